@@ -1,0 +1,1 @@
+"""Adapters: one per implementation under test. Only this package imports JAX."""

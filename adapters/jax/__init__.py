@@ -1,0 +1,84 @@
+"""The `jax` adapter: real JAX, started in the mode given by the environment."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import sys
+from typing import Any
+
+from conformance.adapter import Adapter
+from conformance.mode import Mode
+
+
+class JaxAdapter(Adapter):
+    name = "jax"
+
+    def __init__(self) -> None:
+        self._ns: dict[str, Any] | None = None
+        self.notes: list[str] = []
+
+    def start(self, mode: Mode) -> None:
+        """JAX reads JAX_ENABLE_X64 / JAX_EXPLICIT_X64_DTYPES when it is imported; check it did."""
+        ns = self.namespace()
+        jax = ns["jax"]
+        if bool(jax.config.x64_enabled) != mode.x64:
+            raise RuntimeError(f"JAX started with x64_enabled={jax.config.x64_enabled}, expected {mode.x64}")
+        if not hasattr(jax.config, "jax_explicit_x64_dtypes"):
+            self.notes.append("jax_explicit_x64_dtypes does not exist in this release; JAX_EXPLICIT_X64_DTYPES is ignored")
+
+    def namespace(self) -> dict[str, Any]:
+        if self._ns is None:
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+
+            self._ns = {"jax": jax, "jnp": jnp, "np": np, "lax": jax.lax, "os": os, "sys": sys}
+        return self._ns
+
+    def info(self) -> dict[str, Any]:
+        jax = self.namespace()["jax"]
+        import jaxlib
+        import numpy as np
+
+        devices = jax.devices()
+        backends = sorted({d.platform for d in devices})
+        return {
+            "adapter": self.name,
+            "implementation_version": jax.__version__,
+            "behaviour_version": jax.__version__,
+            "backends": backends,
+            "environment": {
+                "python": platform.python_version(),
+                "numpy": np.__version__,
+                "jax": jax.__version__,
+                "jaxlib": getattr(jaxlib, "__version__", "unknown"),
+                "platform": platform.platform(),
+                "machine": platform.machine(),
+                "devices": [str(d) for d in devices],
+                "x64_enabled": bool(jax.config.x64_enabled),
+                "explicit_x64_dtypes": str(getattr(jax.config, "jax_explicit_x64_dtypes", "unsupported")),
+                "notes": self.notes,
+            },
+        }
+
+    def backend(self, name: str) -> contextlib.AbstractContextManager[Any]:
+        jax = self.namespace()["jax"]
+        return jax.default_device(jax.devices(name)[0])  # type: ignore[no-any-return]
+
+    def dtype_name(self, dtype: Any) -> str:
+        jax = self.namespace()["jax"]
+        import numpy as np
+
+        if dtype == jax.dtypes.float0:
+            return "float0"
+        return str(np.dtype(dtype).name)
+
+    def global_state(self) -> dict[str, Any]:
+        jax = self.namespace()["jax"]
+        state = {"jax_enable_x64": bool(jax.config.x64_enabled)}
+        edm = getattr(jax.config, "jax_explicit_x64_dtypes", None)
+        if edm is not None:
+            state["jax_explicit_x64_dtypes"] = str(edm)
+        return state

@@ -1,0 +1,91 @@
+"""The adapter interface: how the harness reaches an implementation under test.
+
+Adapters are found through the `jax_conformance.adapters` entry-point group, so a third
+party can add one without touching this repository. An adapter is only ever instantiated
+in a worker process (see `conformance.worker`), after the mode's environment is set.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import importlib
+from collections.abc import Iterator
+from importlib.metadata import entry_points
+from typing import Any, ClassVar
+
+from conformance.mode import Mode
+
+GROUP = "jax_conformance.adapters"
+
+
+class AdapterError(Exception):
+    """An adapter that cannot be found or cannot start."""
+
+
+class Adapter(abc.ABC):
+    """One implementation under test."""
+
+    name: ClassVar[str]
+
+    @abc.abstractmethod
+    def start(self, mode: Mode) -> None:
+        """Start the implementation in this mode (its environment variables are already set)."""
+
+    @abc.abstractmethod
+    def namespace(self) -> dict[str, Any]:
+        """The names spec code runs with: at least `jax`, `jnp` and `np`."""
+
+    @abc.abstractmethod
+    def info(self) -> dict[str, Any]:
+        """implementation_version, behaviour_version (compared with `when.version`), backends, environment."""
+
+    def backend(self, name: str) -> contextlib.AbstractContextManager[Any]:
+        """A context in which computations run on this backend."""
+        return contextlib.nullcontext()
+
+    def dtype_name(self, dtype: Any) -> str:
+        """The name a spec uses for this dtype."""
+        import numpy as np
+
+        return str(np.dtype(dtype).name)
+
+    def global_state(self) -> dict[str, Any]:
+        """Process-wide settings a case must not change (compared before and after each case)."""
+        return {}
+
+    def resolve(self, dotted: str) -> Any:
+        """An object by dotted name: builtins first, then the namespace, then an import."""
+        import builtins
+
+        head, _, rest = dotted.partition(".")
+        if not rest and hasattr(builtins, head):
+            return getattr(builtins, head)
+        ns = self.namespace()
+        if head in ns:
+            obj = ns[head]
+            for part in rest.split(".") if rest else []:
+                obj = getattr(obj, part)
+            return obj
+        module, _, attr = dotted.rpartition(".")
+        return getattr(importlib.import_module(module), attr)
+
+
+def installed_adapters() -> dict[str, str]:
+    """name -> 'module:Class' for every adapter registered in the environment."""
+    return {ep.name: ep.value for ep in entry_points(group=GROUP)}
+
+
+def load_adapter(name: str) -> Adapter:
+    """Instantiate the named adapter (or a 'module:Class' reference)."""
+    target = installed_adapters().get(name, name if ":" in name else None)
+    if target is None:
+        raise AdapterError(f"unknown adapter {name!r}; installed: {', '.join(sorted(installed_adapters())) or 'none'}")
+    module, _, cls_name = target.partition(":")
+    cls = getattr(importlib.import_module(module), cls_name)
+    return cls()  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def nothing() -> Iterator[None]:
+    yield

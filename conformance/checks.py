@@ -1,0 +1,303 @@
+"""Expectation checks: compare what a case did (an `Observation`) with what its block demands.
+
+Each failed check is a `Mismatch` that says what happened and what should have, in the
+style of array-api-tests: `dtype=int64, but should be int32`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+MAX_REPR = 2_000
+
+
+class SpecCodeError(Exception):
+    """The spec's own code or names are broken (not the implementation): outcome `error`."""
+
+
+@dataclass
+class Mismatch:
+    field: str
+    message: str
+    expected: Any = None
+    actual: Any = None
+
+
+@dataclass
+class Observation:
+    """What running a case produced."""
+
+    result: Any = None
+    exception: BaseException | None = None
+    warnings: list[tuple[type[Warning], str, str]] = field(default_factory=list)  # (category, message, filename:line)
+    namespace: dict[str, Any] = field(default_factory=dict)
+
+
+class Resolver(Protocol):
+    def resolve(self, dotted: str) -> Any: ...
+
+    def dtype_name(self, dtype: Any) -> str: ...
+
+
+def short(value: Any, limit: int = MAX_REPR) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) > limit:
+        return text[:limit] + f"... [{len(text) - limit:,} more characters]"
+    return text
+
+
+def _qualname(cls: type) -> str:
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def _resolve_class(resolver: Resolver, name: str, base: type) -> type:
+    try:
+        cls = resolver.resolve(name)
+    except Exception as exc:
+        raise SpecCodeError(f"{name!r} does not resolve in the adapter's namespace: {type(exc).__name__}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise SpecCodeError(f"{name!r} resolves to {cls!r}, which is not a {base.__name__} class")
+    return cls
+
+
+def leaves(value: Any) -> list[tuple[str, Any]]:
+    """(path, leaf) pairs of a tuple/list/dict result; a single leaf has path ''."""
+    if isinstance(value, (tuple, list)) and not hasattr(value, "dtype"):
+        return [(f"[{i}]{p}", leaf) for i, item in enumerate(value) for p, leaf in leaves(item)]
+    if isinstance(value, dict):
+        return [(f"[{k!r}]{p}", leaf) for k, item in value.items() for p, leaf in leaves(item)]
+    return [("", value)]
+
+
+def check_raises(spec: dict[str, Any], obs: Observation, resolver: Resolver) -> list[Mismatch]:
+    cls = _resolve_class(resolver, spec["type"], BaseException)
+    pattern = spec.get("match")
+    exc = obs.exception
+    expected = f"{spec['type']}" + (f" matching {pattern!r}" if pattern else "")
+    if exc is None:
+        return [Mismatch("raises", f"returned {short(obs.result, 300)} without raising, but should raise {expected}", expected, "no exception")]
+    actual = f"{_qualname(type(exc))}: {short(str(exc), 800)}"
+    if not isinstance(exc, cls):
+        return [Mismatch("raises", f"raised {actual}, but should raise {expected}", expected, actual)]
+    if pattern and not re.search(pattern, str(exc)):
+        return [Mismatch("raises", f"raised {type(exc).__name__} whose message does not match {pattern!r}: {short(str(exc), 800)}", expected, actual)]
+    return []
+
+
+def _warning_text(warnings: list[tuple[type[Warning], str, str]]) -> str:
+    return "; ".join(f"{c.__name__}: {short(m, 400)}" for c, m, _ in warnings) or "no warnings"
+
+
+def check_warns(spec: Any, obs: Observation, resolver: Resolver) -> list[Mismatch]:
+    if spec == "none":
+        if obs.warnings:
+            return [Mismatch("warns", f"warned {_warning_text(obs.warnings)}, but should not warn", "no warnings", _warning_text(obs.warnings))]
+        return []
+    problems = []
+    for want in [spec] if isinstance(spec, dict) else spec:
+        cls = _resolve_class(resolver, want["category"], Warning)
+        pattern = want.get("match")
+        hits = [w for w in obs.warnings if issubclass(w[0], cls) and (not pattern or re.search(pattern, w[1]))]
+        expected = want["category"] + (f" matching {pattern!r}" if pattern else "")
+        count = want.get("count")
+        if count is not None and len(hits) != count:
+            problems.append(Mismatch("warns", f"{len(hits)} warning(s) {expected}, but should be exactly {count} (saw: {_warning_text(obs.warnings)})", f"{count} x {expected}", _warning_text(obs.warnings)))
+        elif count is None and not hits:
+            problems.append(Mismatch("warns", f"warned {_warning_text(obs.warnings)}, but should warn {expected}", expected, _warning_text(obs.warnings)))
+    return problems
+
+
+def check_dtype(expected: str, obs: Observation, resolver: Resolver) -> list[Mismatch]:
+    problems = []
+    for path, leaf in leaves(obs.result):
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is None:
+            problems.append(Mismatch("dtype", f"result{path} is {type(leaf).__name__} {short(leaf, 200)} with no dtype, but should have dtype {expected}", expected, type(leaf).__name__))
+            continue
+        name = resolver.dtype_name(dtype)
+        if name != expected:
+            problems.append(Mismatch("dtype", f"result{path}.dtype={name}, but should be {expected}", expected, name))
+    return problems
+
+
+def check_shape(expected: list[int], obs: Observation) -> list[Mismatch]:
+    problems = []
+    for path, leaf in leaves(obs.result):
+        shape = getattr(leaf, "shape", None)
+        if shape is None:
+            shape = np.shape(leaf)
+        if tuple(shape) != tuple(expected):
+            problems.append(Mismatch("shape", f"result{path}.shape={tuple(shape)}, but should be {tuple(expected)}", list(expected), list(shape)))
+    return problems
+
+
+def _as_array(value: Any) -> np.ndarray:
+    return np.asarray(value)
+
+
+def check_value(expected: Any, obs: Observation, rtol: float, atol: float) -> list[Mismatch]:
+    return _compare("result", obs.result, parse_value(expected), rtol, atol)
+
+
+def parse_value(value: Any) -> Any:
+    """YAML has no complex numbers, NaN spelled `nan` reads as a string: "1+2j", "nan", "-inf"."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            try:
+                return complex(value.replace(" ", ""))
+            except ValueError:
+                return value
+    if isinstance(value, list):
+        return [parse_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: parse_value(v) for k, v in value.items()}
+    return value
+
+
+def _compare(path: str, actual: Any, expected: Any, rtol: float, atol: float) -> list[Mismatch]:
+    # A container result (tuple of gradients, dict) is compared leaf by leaf.
+    if isinstance(actual, (tuple, list, dict)) and not hasattr(actual, "dtype"):
+        items = list(actual.items()) if isinstance(actual, dict) else list(enumerate(actual))
+        exp_items = (list(expected.items()) if isinstance(expected, dict) else list(enumerate(expected))) if isinstance(expected, (list, dict)) else None
+        if exp_items is None or len(exp_items) != len(items):
+            return [Mismatch("value", f"{path} is a {type(actual).__name__} of {len(items)}, but should be {short(expected, 300)}", expected, short(actual, 300))]
+        problems = []
+        for (k, a), (_, e) in zip(items, exp_items, strict=True):
+            problems += _compare(f"{path}[{k!r}]", a, e, rtol, atol)
+        return problems
+    try:
+        got = _as_array(actual)
+        want = np.asarray(expected)
+    except Exception as exc:
+        return [Mismatch("value", f"{path} cannot be read as an array ({exc}): {short(actual, 300)}", expected, short(actual, 300))]
+    if got.shape != want.shape:
+        return [Mismatch("value", f"{path} has shape {got.shape}, but the expected value has shape {want.shape}: {short(got.tolist(), 300)} vs {short(expected, 300)}", expected, _tolist(got))]
+    try:
+        if got.dtype.kind in "biu" and want.dtype.kind in "biu" or got.dtype.kind == "b":
+            ok = bool(np.array_equal(got, want))
+        else:
+            ok = bool(np.allclose(got.astype(np.complex128 if np.iscomplexobj(got) or np.iscomplexobj(want) else np.float64), want, rtol=rtol, atol=atol, equal_nan=True))
+    except (TypeError, ValueError) as exc:
+        return [Mismatch("value", f"{path} cannot be compared with {short(expected, 200)}: {exc}", expected, _tolist(got))]
+    if not ok:
+        return [Mismatch("value", f"{path}={short(_tolist(got), 300)}, but should be {short(expected, 300)} (rtol={rtol}, atol={atol})", expected, _tolist(got))]
+    return []
+
+
+def _tolist(a: np.ndarray) -> Any:
+    try:
+        return a.tolist()
+    except Exception:
+        return repr(a)
+
+
+def check_expressions(exprs: Any, obs: Observation, file: str, line: int) -> list[Mismatch]:
+    problems = []
+    for expr in [exprs] if isinstance(exprs, str) else exprs:
+        code = compile("\n" * (line - 1) + expr, file, "eval")
+        ns = dict(obs.namespace)
+        ns["result"] = obs.result
+        try:
+            ok = eval(code, ns)  # noqa: S307 - spec code runs with the user's rights, like test262 tests
+        except Exception as exc:
+            raise SpecCodeError(f"check {expr!r} raised {type(exc).__name__}: {exc}") from exc
+        if not ok:
+            problems.append(Mismatch("check", f"check {expr!r} is false (result={short(obs.result, 300)})", expr, short(obs.result, 300)))
+    return problems
+
+
+def check_all(outcome: dict[str, Any], obs: Observation, resolver: Resolver, file: str, line: int) -> list[Mismatch]:
+    """Every mismatch between the block and the observation; [] means the case passed."""
+    problems: list[Mismatch] = []
+    if "raises" in outcome:
+        problems += check_raises(outcome["raises"], obs, resolver)
+    elif obs.exception is not None:
+        exc = obs.exception
+        problems.append(Mismatch("raises", f"raised {_qualname(type(exc))}: {short(str(exc), 1500)}, but should return a result", "no exception", f"{_qualname(type(exc))}: {short(str(exc), 800)}"))
+        if "warns" in outcome:
+            problems += check_warns(outcome["warns"], obs, resolver)
+        return problems
+    if "warns" in outcome:
+        problems += check_warns(outcome["warns"], obs, resolver)
+    if obs.exception is not None:
+        return problems
+    if "dtype" in outcome:
+        problems += check_dtype(outcome["dtype"], obs, resolver)
+    if "shape" in outcome:
+        problems += check_shape(outcome["shape"], obs)
+    if "value" in outcome:
+        problems += check_value(outcome["value"], obs, float(outcome.get("rtol", 1e-6)), float(outcome.get("atol", 0.0)))
+    if "check" in outcome:
+        problems += check_expressions(outcome["check"], obs, file, line)
+    return problems
+
+
+def describe_observation(obs: Observation, resolver: Resolver) -> dict[str, Any]:
+    """A JSON-ready summary of what happened (the record's `actual`)."""
+    out: dict[str, Any] = {}
+    if obs.exception is not None:
+        out["raised"] = {"type": _qualname(type(obs.exception)), "message": short(str(obs.exception), 4000)}
+    else:
+        r = obs.result
+        out["type"] = _qualname(type(r))
+        ls = leaves(r)
+        if len(ls) == 1:
+            dtype = getattr(r, "dtype", None)
+            if dtype is not None:
+                try:
+                    out["dtype"] = resolver.dtype_name(dtype)
+                except Exception:
+                    out["dtype"] = str(dtype)
+            shape = getattr(r, "shape", None)
+            if shape is not None:
+                out["shape"] = list(shape)
+        else:
+            out["dtype"] = [_leaf_dtype(leaf, resolver) for _, leaf in ls]
+        try:
+            arr = np.asarray(r) if len(ls) == 1 else None
+            if arr is not None and arr.size <= 64 and arr.dtype.kind in "biufc":
+                out["value"] = _json_value(arr)
+            elif arr is None and len(ls) <= 16:
+                out["value"] = [_json_value(np.asarray(leaf)) if np.asarray(leaf).size <= 64 else short(leaf, 200) for _, leaf in ls]
+            else:
+                out["value"] = short(r, 500)
+        except Exception:
+            out["value"] = short(r, 500)
+    if obs.warnings:
+        out["warnings"] = [{"category": _qualname(c), "message": short(m, 2000), "where": where} for c, m, where in obs.warnings[:20]]
+        if len(obs.warnings) > 20:
+            out["warnings_omitted"] = len(obs.warnings) - 20
+    return out
+
+
+def _leaf_dtype(leaf: Any, resolver: Resolver) -> str | None:
+    dtype = getattr(leaf, "dtype", None)
+    if dtype is None:
+        return None
+    try:
+        return resolver.dtype_name(dtype)
+    except Exception:
+        return str(dtype)
+
+
+def _json_value(arr: np.ndarray) -> Any:
+    if arr.dtype.kind == "c":
+        return [[float(z.real), float(z.imag)] for z in arr.ravel()] if arr.ndim else [float(arr.real), float(arr.imag)]
+    value = arr.tolist()
+    return _finite(value)
+
+
+def _finite(value: Any) -> Any:
+    # JSON has no NaN/inf: spell them as strings.
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value

@@ -1,0 +1,148 @@
+"""Run one case's code against an adapter and judge it (this runs inside a worker process)."""
+
+from __future__ import annotations
+
+import time
+import traceback
+import warnings
+from typing import Any
+
+from conformance.adapter import Adapter
+from conformance.checks import (
+    Mismatch,
+    Observation,
+    SpecCodeError,
+    check_all,
+    describe_observation,
+    short,
+)
+
+DEFAULT_MAX_EXAMPLES = 25
+
+
+def _compile_run(text: str, line: int, file: str) -> tuple[Any, bool]:
+    """(code, is_expression): `run` is an expression, or statements that bind `result`."""
+    source = "\n" * (line - 1) + text
+    try:
+        return compile(source, file, "eval"), True
+    except SyntaxError:
+        return compile(source, file, "exec"), False
+
+
+def observe(adapter: Adapter, payload: dict[str, Any], drawn: dict[str, Any] | None = None,
+            base: dict[str, Any] | None = None) -> Observation:
+    """Run setup and run with every warning recorded; exceptions are part of what is observed."""
+    obs = Observation()
+    file = payload["file"]
+    with warnings.catch_warnings(record=True) as caught:
+        # "always": no warning is hidden by the once-per-location rule.
+        warnings.simplefilter("always")
+        try:
+            ns = dict(base if base is not None else adapter.namespace())
+            ns.update(drawn or {})
+            obs.namespace = ns
+            with adapter.backend(payload["backend"]):
+                for code in payload["setup"]:
+                    exec(compile("\n" * (code["line"] - 1) + code["text"], file, "exec"), ns)  # noqa: S102
+                run, is_expr = _compile_run(payload["run"]["text"], payload["run"]["line"], file)
+                if is_expr:
+                    obs.result = eval(run, ns)  # noqa: S307
+                else:
+                    exec(run, ns)  # noqa: S102
+                    obs.result = ns.get("result")
+                _block_until_ready(obs.result)
+        except Exception as exc:  # the case's own exception is an observation, judged by `raises`
+            obs.exception = exc
+    obs.warnings = [(w.category, str(w.message), f"{w.filename}:{w.lineno}") for w in caught]
+    return obs
+
+
+def _block_until_ready(value: Any) -> None:
+    # Asynchronous dispatch: make errors and timing belong to this case.
+    for leaf in value if isinstance(value, (tuple, list)) else [value]:
+        ready = getattr(leaf, "block_until_ready", None)
+        if callable(ready):
+            ready()
+
+
+def run_payload(adapter: Adapter, payload: dict[str, Any]) -> dict[str, Any]:
+    """Run one case and return its verdict: outcome, message, expected, actual, duration."""
+    start = time.perf_counter()
+    outcome = payload["expect"]
+    try:
+        if payload.get("given"):
+            verdict = _run_given(adapter, payload)
+        else:
+            obs = observe(adapter, payload)
+            problems = check_all(outcome, obs, adapter, payload["file"], payload["expect_line"])
+            verdict = _verdict(problems, obs, adapter, outcome)
+    except SpecCodeError as exc:
+        verdict = {"outcome": "error", "message": f"spec error: {exc}", "actual": None}
+    except Exception as exc:  # a harness or adapter fault, not the case's behaviour
+        verdict = {"outcome": "error", "message": f"harness error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}", "actual": None}
+    verdict["expected"] = outcome
+    verdict["duration_s"] = round(time.perf_counter() - start, 6)
+    return verdict
+
+
+def _verdict(problems: list[Mismatch], obs: Observation, adapter: Adapter, outcome: dict[str, Any]) -> dict[str, Any]:
+    actual = describe_observation(obs, adapter)
+    if not problems:
+        return {"outcome": "passed", "message": "", "actual": actual}
+    lines = [p.message for p in problems]
+    if obs.exception is not None and "raises" not in outcome:
+        tb = "".join(traceback.format_exception(obs.exception, limit=-6))
+        lines.append("traceback (innermost last):\n" + short(tb, 6000))
+    return {"outcome": "failed", "message": "\n".join(lines), "actual": actual, "mismatches": [p.field for p in problems]}
+
+
+def _run_given(adapter: Adapter, payload: dict[str, Any]) -> dict[str, Any]:
+    """Hypothesis draws the `given` names; every example must meet the block."""
+    import hypothesis
+    import numpy as np
+    from hypothesis import strategies as st
+
+    base = adapter.namespace()
+    strat_ns = {"st": st, "np": np, **base}
+    try:
+        strategies = {name: eval(src, strat_ns) for name, src in payload["given"].items()}  # noqa: S307
+    except Exception as exc:
+        raise SpecCodeError(f"a `given` strategy does not evaluate: {type(exc).__name__}: {exc}") from exc
+    base = {**base, "assume": hypothesis.assume, "note": hypothesis.note}
+    failing: dict[str, Any] = {}
+    examples = 0
+
+    @hypothesis.settings(
+        max_examples=payload.get("max_examples") or DEFAULT_MAX_EXAMPLES,
+        derandomize=True,  # the same examples in every run, order and worker
+        database=None,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        print_blob=False,
+    )
+    @hypothesis.given(**strategies)
+    def prop(**drawn: Any) -> None:
+        nonlocal examples
+        obs = observe(adapter, payload, drawn, base)
+        if isinstance(obs.exception, hypothesis.errors.UnsatisfiedAssumption):
+            raise obs.exception
+        examples += 1
+        problems = check_all(payload["expect"], obs, adapter, payload["file"], payload["expect_line"])
+        if problems:
+            failing.clear()
+            failing.update(drawn=drawn, obs=obs, problems=problems)
+            raise AssertionError("\n".join(p.message for p in problems))
+
+    try:
+        prop()
+    except SpecCodeError:
+        raise
+    except (AssertionError, hypothesis.errors.HypothesisException) as exc:
+        if not failing:
+            raise SpecCodeError(f"hypothesis could not run the case: {type(exc).__name__}: {exc}") from exc
+        verdict = _verdict(failing["problems"], failing["obs"], adapter, payload["expect"])
+        example = ", ".join(f"{k}={short(v, 200)}" for k, v in failing["drawn"].items())
+        verdict["message"] = f"falsifying example: {example}\n" + verdict["message"]
+        verdict["example"] = {k: short(v, 200) for k, v in failing["drawn"].items()}
+        return verdict
+    return {"outcome": "passed", "message": f"{examples} examples", "actual": {"examples": examples}}

@@ -1,0 +1,136 @@
+"""Known divergences: per-adapter files of case ids (and modes) expected to fail, each with a reason.
+
+A listed case becomes `xfailed` when it fails and `xpassed` (an unexpected outcome) when it
+passes, so a backend team can ratchet. Format (YAML):
+
+    adapter: jax                 # required
+    version: ">=0.4.30,<0.8"     # optional PEP 440 range over the behaviour version
+    backend: gpu                 # optional
+    entries:
+      - reason: jax_explicit_x64_dtypes does not exist before 0.8.0
+        cases:
+          - x64.explicit.error-mode-raises           # every mode
+          - {case: x64.explicit.allow-mode, modes: [off-allow]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from packaging.specifiers import SpecifierSet
+
+from conformance.mode import Mode
+from conformance.spec import version_in
+
+NEEDS_REASON = "TODO: say why this case diverges"
+
+
+@dataclass
+class Entry:
+    case: str
+    reason: str
+    modes: frozenset[str] | None = None  # mode slugs (off-warn, on-warn, ...); None = all
+    backends: frozenset[str] | None = None
+    used: bool = False
+
+    def matches(self, case: str, mode: Mode, backend: str) -> bool:
+        return (self.case == case and (self.modes is None or mode.slug in self.modes)
+                and (self.backends is None or backend in self.backends))
+
+
+@dataclass
+class ExpectationFile:
+    path: Path
+    adapter: str
+    version: SpecifierSet | None = None
+    backend: frozenset[str] | None = None
+    entries: list[Entry] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path | str) -> ExpectationFile:
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise pytest.UsageError(f"{path}: cannot read expectations: {exc}") from None
+        if not isinstance(data, dict) or "adapter" not in data:
+            raise pytest.UsageError(f"{path}: an expectations file is a mapping with `adapter` and `entries`")
+        version = SpecifierSet(str(data["version"])) if data.get("version") else None
+        backend = data.get("backend")
+        out = cls(path, str(data["adapter"]), version, frozenset([backend] if isinstance(backend, str) else backend) if backend else None)
+        for group in data.get("entries", []) or []:
+            reason = str(group.get("reason") or NEEDS_REASON)
+            for item in group.get("cases", []) or []:
+                if isinstance(item, str):
+                    out.entries.append(Entry(item, reason))
+                else:
+                    modes = item.get("modes")
+                    backends = item.get("backends")
+                    out.entries.append(Entry(str(item["case"]), reason,
+                                             frozenset(modes) if modes else None,
+                                             frozenset(backends) if backends else None))
+        return out
+
+    @classmethod
+    def load_many(cls, paths: list[str]) -> ExpectationSet:
+        return ExpectationSet([cls.load(p) for p in paths])
+
+    def applies(self, adapter: str, version: str, backend: str | None = None) -> bool:
+        return (self.adapter == adapter and (self.version is None or version_in(version, self.version))
+                and (backend is None or self.backend is None or backend in self.backend))
+
+
+@dataclass
+class ExpectationSet:
+    files: list[ExpectationFile]
+
+    def find(self, case: str, mode: Mode, backend: str, adapter: str, version: str) -> Entry | None:
+        for f in self.files:
+            if f.applies(adapter, version, backend):
+                for entry in f.entries:
+                    if entry.matches(case, mode, backend):
+                        entry.used = True
+                        return entry
+        return None
+
+    def mark(self, item: pytest.Item, case: str, mode: Mode, backend: str, adapter: str, version: str) -> None:
+        entry = self.find(case, mode, backend, adapter, version)
+        if entry is not None:
+            item.add_marker(pytest.mark.xfail(reason=entry.reason, strict=True, raises=Exception))
+
+    def unused(self, mode: Mode, adapter: str | None, version: str) -> Iterator[tuple[Path, str]]:
+        for f in self.files:
+            if adapter is None or not f.applies(adapter, version):
+                continue
+            for entry in f.entries:
+                if not entry.used and (entry.modes is None or mode.slug in entry.modes):
+                    yield f.path, entry.case
+
+
+def write_expectations(path: Path, adapter: str, failing: dict[str, set[str]], all_modes: set[str],
+                       previous: ExpectationFile | None, version: str | None = None) -> None:
+    """Rewrite `path` from a run: `failing` maps case id -> mode slugs that failed.
+
+    Existing reasons are kept; new entries get a reason to fill in.
+    """
+    reasons: dict[str, str] = {}
+    if previous is not None:
+        for e in previous.entries:
+            reasons.setdefault(e.case, e.reason)
+    groups: dict[str, list[Any]] = {}
+    for case in sorted(failing):
+        modes = failing[case]
+        item: Any = case if modes >= all_modes else {"case": case, "modes": sorted(modes)}
+        groups.setdefault(reasons.get(case, NEEDS_REASON), []).append(item)
+    data: dict[str, Any] = {"adapter": adapter}
+    if version:
+        data["version"] = version
+    data["entries"] = [{"reason": r, "cases": cs} for r, cs in sorted(groups.items())]
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False, width=100), encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,337 @@
+"""Spec files to `Spec` objects: safe YAML with a line on every node, the JSON Schema, then the model.
+
+Errors are `SpecError`s that read `path:line: RULE-ID message`; the lint rules that need the
+whole model (regexes, versions, code, `when` blocks) live in `conformance.lint`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from conformance.spec import Case, Code, Expectation, Spec, When
+
+SPECS_DIR = Path(__file__).resolve().parent.parent / "specs"
+SCHEMA_PATH = SPECS_DIR / "schema.json"
+# Refuse what cannot be a spec before parsing it: a spec file is a few hundred lines.
+MAX_SPEC_BYTES = 2_000_000
+
+
+class SpecError(Exception):
+    """A spec file that cannot be used as written."""
+
+    def __init__(self, path: Path | str, line: int, rule: str, message: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.rule = rule
+        self.message = message
+        super().__init__(self.format())
+
+    def format(self, root: Path | None = None) -> str:
+        path = self.path
+        if root is not None:
+            try:
+                path = self.path.resolve().relative_to(root.resolve())
+            except ValueError:
+                pass
+        return f"{path}:{self.line}: {self.rule} {self.message}"
+
+
+class SpecFileErrors(Exception):
+    """Every error found in one spec file."""
+
+    def __init__(self, path: Path, errors: list[SpecError]) -> None:
+        self.path = path
+        self.errors = sorted(errors, key=lambda e: (e.line, e.rule))
+        super().__init__("\n".join(e.format() for e in self.errors))
+
+
+# ---------------------------------------------------------------- YAML with line marks
+
+
+class MarkedMap(dict[str, Any]):
+    """A YAML mapping that remembers the line of itself, of each key and of each value."""
+
+    line: int = 0
+    key_lines: dict[str, int]
+    value_lines: dict[str, int]
+
+
+class MarkedList(list[Any]):
+    line: int = 0
+    item_lines: list[int]
+
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """SafeLoader (libyaml when available) that builds MarkedMap/MarkedList and rejects duplicate keys."""
+
+
+def _value_line(node: yaml.Node) -> int:
+    line = int(node.start_mark.line) + 1
+    # A literal or folded block (`run: |`) starts on the line after its indicator.
+    if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
+        line += 1
+    return line
+
+
+def _construct_map(loader: Any, node: yaml.MappingNode) -> MarkedMap:
+    loader.flatten_mapping(node)
+    result = MarkedMap()
+    result.line = node.start_mark.line + 1
+    result.key_lines = {}
+    result.value_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, str):
+            key = str(key)
+        if key in result:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first on line {result.key_lines[key]})",
+                key_node.start_mark,
+            )
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = key_node.start_mark.line + 1
+        result.value_lines[key] = _value_line(value_node)
+    return result
+
+
+def _construct_seq(loader: Any, node: yaml.SequenceNode) -> MarkedList:
+    result = MarkedList(loader.construct_object(child, deep=True) for child in node.value)
+    result.line = node.start_mark.line + 1
+    result.item_lines = [child.start_mark.line + 1 for child in node.value]
+    return result
+
+
+_MarkedLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_MarkedLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def parse_yaml(text: str, path: Path) -> Any:
+    """Parse with the safe loader; a syntax error or a Python-object tag becomes a SpecError."""
+    try:
+        return yaml.load(text, Loader=_MarkedLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        problem = exc.problem or str(exc)
+        if isinstance(exc, yaml.constructor.ConstructorError):
+            if "duplicate key" in problem:
+                raise SpecError(path, line, "YAML-DUPLICATE-KEY", problem) from None
+            raise SpecError(
+                path, line, "YAML-UNSAFE-TAG",
+                f"{problem}; spec files are plain YAML (no tags that build Python objects)",
+            ) from None
+        context = f" ({exc.context})" if exc.context else ""
+        raise SpecError(path, line, "YAML-SYNTAX", f"{problem}{context}") from None
+    except yaml.YAMLError as exc:
+        raise SpecError(path, 1, "YAML-SYNTAX", str(exc)) from None
+
+
+def line_of(doc: Any, path: Iterable[Any]) -> int:
+    """The line of the deepest marked node along a JSON path into the parsed document."""
+    node, line = doc, getattr(doc, "line", 1)
+    for key in path:
+        if isinstance(node, MarkedMap) and key in node:
+            line = node.key_lines[key]
+        elif isinstance(node, MarkedList) and isinstance(key, int) and key < len(node):
+            line = node.item_lines[key]
+        else:
+            break
+        node = node[key]
+    return line
+
+
+# ---------------------------------------------------------------- schema
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    with SCHEMA_PATH.open(encoding="utf-8") as f:
+        data: dict[str, Any] = json.load(f)
+    return data
+
+
+@functools.cache
+def _validator() -> jsonschema.protocols.Validator:
+    cls = jsonschema.validators.validator_for(schema())
+    cls.check_schema(schema())
+    return cls(schema())
+
+
+def _schema_message(error: jsonschema.ValidationError) -> str:
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "top level"
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        return f"{where}: unknown key {', '.join(map(repr, extra))} (allowed: {', '.join(allowed)})"
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = jsonschema.exceptions.best_match(error.context)
+        return f"{where}: {best.message}"
+    return f"{where}: {error.message}"
+
+
+def schema_errors(doc: Any, path: Path) -> list[SpecError]:
+    errors = []
+    for error in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+        errors.append(SpecError(path, line_of(doc, error.absolute_path), "SCHEMA", _schema_message(error)))
+    return errors
+
+
+# ---------------------------------------------------------------- model
+
+
+def _as_set(value: Any) -> frozenset[str] | None:
+    if value is None:
+        return None
+    return frozenset([value] if isinstance(value, str) else value)
+
+
+def _sources(value: Any) -> list[dict[str, str]]:
+    if value is None:
+        return []
+    return [dict(v) for v in value] if isinstance(value, list) else [dict(value)]
+
+
+def _code(node: MarkedMap, key: str) -> Code | None:
+    if key not in node:
+        return None
+    return Code(str(node[key]), node.value_lines[key])
+
+
+def _when(node: Any, path: Path) -> When:
+    if not node:
+        return When()
+    version = None
+    if "version" in node:
+        try:
+            version = SpecifierSet(str(node["version"]))
+        except InvalidSpecifier:
+            raise SpecError(
+                path, node.value_lines["version"], "VERSION-INVALID",
+                f"version range {node['version']!r} is not a PEP 440 specifier (e.g. \">=0.8.0,<0.10\")",
+            ) from None
+    return When(
+        x64=node.get("x64"),
+        explicit_x64_dtypes=_as_set(node.get("explicit_x64_dtypes")),
+        backend=_as_set(node.get("backend")),
+        adapter=_as_set(node.get("adapter")),
+        version=version,
+    )
+
+
+def build_spec(doc: MarkedMap, path: Path) -> Spec:
+    """The model of a schema-valid document."""
+    file_setup = _code(doc, "setup")
+    file_tags = tuple(doc.get("tags", ()))
+    file_source = _sources(doc.get("source"))
+    cases = []
+    for node in doc["cases"]:
+        expect = []
+        for block in node["expect"]:
+            when_node = block.get("when")
+            outcome = {k: v for k, v in block.items() if k != "when"}
+            expect.append(Expectation(_when(when_node, path), _plain(outcome), block.line))
+        setup = [c for c in (file_setup, _code(node, "setup")) if c is not None]
+        run = _code(node, "run")
+        assert run is not None  # required by the schema
+        cases.append(
+            Case(
+                id=node["id"],
+                claim=node["claim"],
+                spec_path=path,
+                line=node.line,
+                topic=doc["topic"],
+                run=run,
+                expect=expect,
+                source=_sources(node.get("source")) or file_source,
+                tags=tuple(dict.fromkeys(file_tags + tuple(node.get("tags", ())))),
+                setup=setup,
+                isolate=node.get("isolate"),
+                env=dict(node.get("env", {})),
+                given=dict(node.get("given", {})),
+                max_examples=node.get("max_examples"),
+                timeout=node.get("timeout", doc.get("timeout")),
+                drift=dict(node["drift"]) if "drift" in node else None,
+                field_lines={k: node.key_lines[k] for k in node},
+                raw=node,
+            )
+        )
+    return Spec(
+        path=path,
+        topic=doc["topic"],
+        title=doc.get("title", doc["topic"]),
+        source=file_source,
+        tags=file_tags,
+        cases=cases,
+        raw=doc,
+    )
+
+
+def _plain(value: Any) -> Any:
+    """Marked containers to plain dicts and lists (JSON-ready, picklable)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def load_spec(path: Path | str, *, rules: bool = True) -> Spec:
+    """Load and check one spec file; raises SpecFileErrors listing every problem found."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecFileErrors(path, [SpecError(
+                path, 1, "FILE-TOO-LARGE",
+                f"spec file is {size:,} bytes, over the {MAX_SPEC_BYTES:,}-byte limit; split the topic",
+            )])
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecFileErrors(path, [SpecError(path, 1, "FILE-ENCODING", f"not UTF-8: {exc}")]) from None
+    except OSError as exc:
+        raise SpecFileErrors(path, [SpecError(path, 1, "FILE-UNREADABLE", str(exc))]) from None
+    try:
+        doc = parse_yaml(text, path)
+    except SpecError as exc:
+        raise SpecFileErrors(path, [exc]) from None
+    if not isinstance(doc, MarkedMap):
+        raise SpecFileErrors(path, [SpecError(path, 1, "SCHEMA", "a spec file is a mapping with topic, source and cases")])
+    errors = schema_errors(doc, path)
+    if errors:
+        raise SpecFileErrors(path, errors)
+    try:
+        spec = build_spec(doc, path)
+    except SpecError as exc:
+        raise SpecFileErrors(path, [exc]) from None
+    if rules:
+        from conformance.lint import check_spec
+
+        errors = check_spec(spec)
+        if errors:
+            raise SpecFileErrors(path, errors)
+    return spec
+
+
+def spec_files(paths: Iterable[Path | str]) -> Iterator[Path]:
+    """Every spec file under these paths, in a stable order."""
+    for p in map(Path, paths):
+        if p.is_dir():
+            yield from sorted(q for q in p.rglob("*.yaml") if q.is_file())
+            yield from sorted(q for q in p.rglob("*.yml") if q.is_file())
+        else:
+            yield p
+
+
+def is_spec_file(path: Path) -> bool:
+    return path.suffix in (".yaml", ".yml") and path.name not in ("tags.yaml",) and "expectations" not in path.parts

@@ -1,0 +1,137 @@
+"""The spec model: a `Spec` file holds `Case`s; a case holds `Expectation` blocks chosen by `When`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from conformance.mode import Mode
+
+
+@dataclass(frozen=True)
+class When:
+    """Conditions over mode, backend, adapter and version; None means "any"."""
+
+    x64: bool | None = None
+    explicit_x64_dtypes: frozenset[str] | None = None
+    backend: frozenset[str] | None = None
+    adapter: frozenset[str] | None = None
+    version: SpecifierSet | None = None
+
+    def matches(self, mode: Mode, backend: str, adapter: str, version: str) -> bool:
+        if self.x64 is not None and self.x64 != mode.x64:
+            return False
+        if self.explicit_x64_dtypes is not None and mode.explicit_x64_dtypes not in self.explicit_x64_dtypes:
+            return False
+        if self.backend is not None and backend not in self.backend:
+            return False
+        if self.adapter is not None and adapter not in self.adapter:
+            return False
+        return self.version is None or version_in(version, self.version)
+
+    def describe(self) -> str:
+        parts = []
+        if self.x64 is not None:
+            parts.append(f"x64={'on' if self.x64 else 'off'}")
+        for name in ("explicit_x64_dtypes", "backend", "adapter"):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name}={'|'.join(sorted(value))}")
+        if self.version is not None:
+            parts.append(f"version{self.version}")
+        return ", ".join(parts) or "always"
+
+
+def version_in(version: str, spec: SpecifierSet) -> bool:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return False
+    # Compare the release only, so 0.10.2.dev2026 counts as 0.10.2 for a range.
+    return spec.contains(Version(v.base_version), prereleases=True)
+
+
+@dataclass
+class Expectation:
+    """One `expect` block: when it applies, and what the case must do then."""
+
+    when: When
+    outcome: dict[str, Any]  # the block's keys other than `when`, as written
+    line: int
+
+    @property
+    def not_applicable(self) -> str | None:
+        reason = self.outcome.get("not_applicable")
+        return str(reason) if reason is not None else None
+
+
+@dataclass
+class Code:
+    """A piece of Python from a spec, with the spec line its first line sits on."""
+
+    text: str
+    line: int
+
+    def shifted(self) -> str:
+        """The text padded with blank lines so that compile() reports spec line numbers."""
+        return "\n" * (self.line - 1) + self.text
+
+
+@dataclass
+class Case:
+    id: str
+    claim: str
+    spec_path: Path
+    line: int
+    topic: str
+    run: Code
+    expect: list[Expectation]
+    source: list[dict[str, str]] = field(default_factory=list)
+    tags: tuple[str, ...] = ()
+    setup: list[Code] = field(default_factory=list)  # file-level first, then the case's own
+    isolate: str | None = None
+    env: dict[str, str | None] = field(default_factory=dict)
+    given: dict[str, str] = field(default_factory=dict)
+    max_examples: int | None = None
+    timeout: float | None = None
+    drift: dict[str, str] | None = None
+    field_lines: dict[str, int] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def select(self, mode: Mode, backend: str, adapter: str, version: str) -> Expectation | None:
+        """The first expect block whose `when` holds; None means not applicable."""
+        for block in self.expect:
+            if block.when.matches(mode, backend, adapter, version):
+                return block
+        return None
+
+    def payload(self, block: Expectation, mode: Mode, backend: str) -> dict[str, Any]:
+        """What a worker process needs to run this case: code, inputs and the chosen block."""
+        return {
+            "id": self.id,
+            "file": str(self.spec_path),
+            "line": self.line,
+            "setup": [{"text": c.text, "line": c.line} for c in self.setup],
+            "run": {"text": self.run.text, "line": self.run.line},
+            "given": self.given,
+            "max_examples": self.max_examples,
+            "expect": block.outcome,
+            "expect_line": block.line,
+            "mode": mode.to_json(),
+            "backend": backend,
+        }
+
+
+@dataclass
+class Spec:
+    path: Path
+    topic: str
+    title: str
+    source: list[dict[str, str]]
+    tags: tuple[str, ...]
+    cases: list[Case]
+    raw: dict[str, Any] = field(default_factory=dict)
