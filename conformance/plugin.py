@@ -462,6 +462,7 @@ class SuiteReporter:
     def __init__(self, suite: Suite) -> None:
         self.suite = suite
         self._seen_collect_errors: set[str] = set()
+        self._announced = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = _record(report)
@@ -493,6 +494,18 @@ class SuiteReporter:
             "backend": None, "mode": suite.mode.to_json(), "outcome": "error", "message": longrepr,
             "expected": None, "actual": None, "duration_s": 0.0,
         })
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not _is_worker(session.config) and not session.config.pluginmanager.hasplugin("dsession"):
+            self._collected(len(session.items))
+
+    def _collected(self, count: int) -> None:
+        if self.suite.writer is not None and self.suite.adapter is not None and not self._announced:
+            self._announced = True
+            self.suite.writer.write({"record": "collected", "run_id": self.suite.run_id, "count": count})
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self._collected(len(ids))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         suite = self.suite
