@@ -216,11 +216,18 @@ def _probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
 
 
 def _bump(v: Version, step: int) -> str:
+    """The release just above (step=+1) or just below (step=-1) `v`, as a probe version."""
     parts = list(v.release) + [0] * (3 - len(v.release))
-    parts[-1] = max(parts[-1] + step, 0)
-    if step < 0 and v.release[-1] == 0 and len(parts) > 1:
-        parts[-2] = max(parts[-2] - 1, 0)
-        parts[-1] = 99
+    if step > 0:
+        parts[-1] += 1
+        return ".".join(map(str, parts))
+    i = len(parts) - 1
+    while i >= 0 and parts[i] == 0:
+        parts[i] = 99
+        i -= 1
+    if i < 0:
+        return "0"
+    parts[i] -= 1
     return ".".join(map(str, parts))
 
 
