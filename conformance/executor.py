@@ -1,11 +1,14 @@
 """The parent side of the worker protocol: start workers, send cases, survive crashes and hangs.
 
 A case that kills its interpreter is `crashed`, one that outlives its time limit is
-`timeout`; either way the worker is replaced and the run goes on.
+`timeout`; either way the worker is replaced and the run goes on. The verdict says what is
+known: the exit status or signal, the Python stack at the crash or at the deadline (the
+worker's faulthandler), and the tail of what the worker wrote to stderr during the case.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -18,16 +21,22 @@ from pathlib import Path
 from typing import IO, Any
 
 from conformance.mode import Mode
+from conformance.worker import MEMORY_ENV, PARENT_ENV
 
 STARTUP_TIMEOUT = 180.0
-STDERR_TAIL = 3000
+STDERR_TAIL = 6000
+# A reply is one JSON line; past this the worker is not speaking the protocol any more.
+MAX_REPLY_BYTES = 64 * 2**20
+# How long a hung worker gets to print its stack (SIGUSR1) before it is killed.
+STACK_GRACE_S = 1.0
 
 
 class WorkerFailure(Exception):
-    """The worker died or hung; `outcome` is `crashed` or `timeout`."""
+    """The worker died, hung or broke the protocol; `outcome` is `crashed`, `timeout` or `error`."""
 
-    def __init__(self, outcome: str, message: str) -> None:
+    def __init__(self, outcome: str, message: str, details: dict[str, Any] | None = None) -> None:
         self.outcome = outcome
+        self.details = details or {}
         super().__init__(message)
 
 
@@ -47,31 +56,49 @@ def worker_env(mode: Mode, extra: dict[str, str | None] | None = None) -> dict[s
     return env
 
 
-def _describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None) -> str:
+    """`exited with status 3`, `was killed by signal SIGSEGV` (a Popen returncode in words)."""
     if code is None:
         return "still running"
     if code < 0:
         try:
-            return f"killed by signal {signal.Signals(-code).name}"
+            name = signal.Signals(-code).name
         except ValueError:
-            return f"killed by signal {-code}"
+            return f"was killed by signal {-code}"
+        hint = " (the kernel's OOM killer sends this too)" if name == "SIGKILL" else ""
+        return f"was killed by signal {name}{hint}"
     return f"exited with status {code}"
+
+
+def _exit_details(code: int | None) -> dict[str, Any]:
+    if code is None:
+        return {}
+    if code < 0:
+        try:
+            return {"signal": signal.Signals(-code).name}
+        except ValueError:
+            return {"signal": -code}
+    return {"exit_status": code}
 
 
 class Worker:
     """One worker process and its pipes."""
 
     def __init__(self, adapter: str, env: dict[str, str], once: bool = False) -> None:
-        self.stderr: IO[bytes] = tempfile.TemporaryFile()
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         cmd = [sys.executable, "-m", "conformance.worker", "--adapter", adapter] + (["--once"] if once else [])
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+            env={**env, PARENT_ENV: str(os.getpid())},
             start_new_session=True,  # a signal for the worker's process group leaves pytest alone
         )
         self._buffer = b""
+        self._stderr_mark = 0
 
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one request and wait for its one-line reply; failures become WorkerFailure."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._stderr_mark = self._stderr_size()
         try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode())
             self.proc.stdin.flush()
@@ -84,14 +111,40 @@ class Worker:
             while b"\n" not in self._buffer:
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(left):
-                    self.kill()
-                    raise WorkerFailure("timeout", f"no answer within {timeout:g} s; the worker was killed{self._stderr_tail()}")
+                    raise self._timed_out(timeout)
                 chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     raise self._crashed()
                 self._buffer += chunk
+                if len(self._buffer) > MAX_REPLY_BYTES:
+                    self.kill()
+                    raise WorkerFailure("error", f"the worker's reply passed {MAX_REPLY_BYTES:,} bytes without ending; "
+                                        f"the worker was killed{self._stderr_tail()}", {"reply_bytes": len(self._buffer)})
         line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)  # type: ignore[no-any-return]
+        try:
+            reply = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            reply = None
+        if not isinstance(reply, dict):
+            self.kill()
+            raise WorkerFailure("error", f"the worker answered {line[:200]!r}, not a JSON object (did the case write to "
+                                f"the protocol channel?); the worker was killed{self._stderr_tail()}")
+        return reply
+
+    def _timed_out(self, timeout: float) -> WorkerFailure:
+        # Ask for every thread's stack first, so the record says where the case was stuck.
+        size = self._stderr_size()
+        if self.proc.poll() is None and hasattr(signal, "SIGUSR1"):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.proc.pid, signal.SIGUSR1)
+            end = time.monotonic() + STACK_GRACE_S
+            while time.monotonic() < end and self._stderr_size() == size and self.proc.poll() is None:
+                time.sleep(0.05)
+            time.sleep(0.1)  # let the dump finish
+        self.kill()
+        tail = self._stderr_text()
+        return WorkerFailure("timeout", f"no answer within {timeout:g} s; the worker was killed{self._format_tail(tail)}",
+                             {"timeout_s": timeout, "stderr_tail": tail})
 
     def _crashed(self) -> WorkerFailure:
         try:
@@ -99,17 +152,34 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.proc.returncode
-        return WorkerFailure("crashed", f"the worker process {_describe_exit(code)}{self._stderr_tail()}")
+        tail = self._stderr_text()
+        return WorkerFailure("crashed", f"the worker process {describe_exit(code)}{self._format_tail(tail)}",
+                             {**_exit_details(code), "stderr_tail": tail})
 
-    def _stderr_tail(self) -> str:
+    def _stderr_size(self) -> int:
         try:
-            self.stderr.seek(0, os.SEEK_END)
-            size = self.stderr.tell()
-            self.stderr.seek(max(0, size - STDERR_TAIL))
-            tail = self.stderr.read().decode("utf-8", "replace").strip()
+            return os.fstat(self.stderr.fileno()).st_size
+        except (OSError, ValueError):
+            return 0
+
+    def _stderr_text(self) -> str:
+        """What the worker wrote to stderr since the current request began (its last STDERR_TAIL bytes)."""
+        try:
+            size = self._stderr_size()
+            start = max(self._stderr_mark, size - STDERR_TAIL)
+            self.stderr.seek(start)
+            data = self.stderr.read(size - start)
         except (OSError, ValueError):
             return ""
-        return f"\n--- worker stderr (last {STDERR_TAIL} bytes) ---\n{tail}" if tail else ""
+        text = data.decode("utf-8", "replace").strip()
+        return ("[...] " + text) if start > self._stderr_mark and text else text
+
+    def _stderr_tail(self) -> str:
+        return self._format_tail(self._stderr_text())
+
+    @staticmethod
+    def _format_tail(tail: str) -> str:
+        return f"\n--- worker stderr during the case (last {STDERR_TAIL} bytes) ---\n{tail}" if tail else ""
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -120,41 +190,50 @@ class Worker:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
 
     def close(self) -> None:
         if self.proc.stdin is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            except OSError:
-                pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.kill()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         self.stderr.close()
 
 
 class CaseRunner:
-    """Runs cases for one adapter in one mode: a long-lived worker, fresh ones for isolated cases."""
+    """Runs cases for one adapter in one mode: a long-lived worker, fresh ones for isolated cases.
 
-    def __init__(self, adapter: str, mode: Mode, default_timeout: float = 60.0) -> None:
+    `memory_mb` caps every worker's address space (JAX_CONFORMANCE_MEMORY_LIMIT_MB in the
+    worker); a case that runs out of memory under it is `crashed` and the worker replaced.
+    """
+
+    def __init__(self, adapter: str, mode: Mode, default_timeout: float = 60.0, memory_mb: int | None = None) -> None:
         self.adapter = adapter
         self.mode = mode
         self.default_timeout = default_timeout
+        self.memory_mb = memory_mb
         self._worker: Worker | None = None
         self._info: dict[str, Any] | None = None
         self.restarts = 0
+
+    def _env(self, extra: dict[str, str | None] | None = None) -> dict[str, str]:
+        env = worker_env(self.mode, extra)
+        if self.memory_mb:
+            env[MEMORY_ENV] = str(int(self.memory_mb))
+        return env
 
     def _live_worker(self) -> Worker:
         if self._worker is None or not self._worker.alive():
             if self._worker is not None:
                 self._worker.close()
                 self.restarts += 1
-            self._worker = Worker(self.adapter, worker_env(self.mode))
+            self._worker = Worker(self.adapter, self._env())
             reply = self._worker.request({"op": "hello"}, STARTUP_TIMEOUT)
             if not reply.get("ok"):
                 raise RuntimeError(f"adapter {self.adapter!r} could not start in mode {self.mode.label}: {reply.get('error')}\n{reply.get('traceback', '')}")
@@ -180,7 +259,8 @@ class CaseRunner:
         worker = None
         try:
             if isolate:
-                worker = Worker(self.adapter, worker_env(self.mode, env), once=True)
+                worker = Worker(self.adapter, self._env(env), once=True)
+                # A fresh interpreter imports the implementation inside the case: allow for that.
                 reply = worker.request({"op": "run", "payload": payload}, limit + STARTUP_TIMEOUT / 6)
             else:
                 worker = self._live_worker()
@@ -188,8 +268,9 @@ class CaseRunner:
         except WorkerFailure as failure:
             if not isolate:
                 self._drop_worker()
+            key = "crash" if failure.outcome == "crashed" else failure.outcome
             return {"outcome": failure.outcome, "message": str(failure), "expected": payload["expect"],
-                    "actual": None, "duration_s": round(time.perf_counter() - start, 6)}
+                    "actual": {key: failure.details}, "duration_s": round(time.perf_counter() - start, 6)}
         finally:
             if isolate and worker is not None:
                 worker.close()
