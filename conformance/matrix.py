@@ -1,0 +1,490 @@
+"""`jax-conformance run`: every mode on every backend, one pytest process per (adapter, mode), in parallel.
+
+x64 and the explicit-dtype policy are process-wide, so each mode gets its own process
+(`python -m pytest conformance/ --adapter=A --x64=.. --explicit-x64-dtypes=.. --results F`);
+each process runs every backend its adapter reports. Progress is read from the growing
+results files, never from pytest's output. Afterwards the per-mode files are merged into
+`<out>/results.jsonl`, the report is rendered into `<out>/`, and a summary table is printed.
+Exit status: 0 only when every mode's process finished and no case has an unexpected outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from conformance.mode import DEFAULT_MODES, Mode, ModeError
+from conformance.plugin import PACKAGE_DIR
+from conformance.results import OUTCOMES, UNEXPECTED, now
+
+REPO = PACKAGE_DIR.parent
+EXPECTATIONS_DIR = REPO / "specs" / "expectations"
+DEFAULT_OUT = Path("reports/latest")
+# Columns of the summary table, in the order a reader scans them.
+SUMMARY_OUTCOMES = ("passed", "failed", "not_applicable", "xfailed", "xpassed", "error", "crashed", "timeout", "skipped")
+SHORT = {"not_applicable": "n/a"}
+STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--adapter", action="append", metavar="NAME", help="implementation under test (repeatable; default: jax)")
+    parser.add_argument("--modes", action="append", metavar="MODES",
+                        help="modes to run, comma-separated: off-warn,off-error,off-allow,on (default: all four)")
+    parser.add_argument("--backend", action="append", metavar="PLATFORM", help="backend to run (repeatable; default: every backend the adapter reports)")
+    parser.add_argument("-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression")
+    parser.add_argument("-m", dest="markexpr", metavar="TAGS", help="only cases whose tags match this pytest -m expression")
+    parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results and report directory (default: {DEFAULT_OUT}/)")
+    parser.add_argument("--expectations", action="append", metavar="PATH",
+                        help=f"known-divergence file (repeatable; default: the adapter's files in {EXPECTATIONS_DIR.relative_to(REPO)}/)")
+    parser.add_argument("--no-expectations", action="store_true", help="ignore known-divergence files: every divergence fails")
+    parser.add_argument("--update-expectations", action="store_true",
+                        help="rewrite each adapter's expectations file from this run (keeps reasons; new entries are marked for one)")
+    parser.add_argument("--baseline", action="append", default=[], metavar="RESULTS", help="results to compare against in the report")
+    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N", help="mode processes at once (default: CPU count)")
+    parser.add_argument("--case-timeout", type=float, metavar="SECONDS", help="time limit per case unless the spec sets one")
+    parser.add_argument("--no-report", action="store_true", help="write results only")
+    parser.add_argument("--progress", choices=("auto", "live", "plain"), default="auto",
+                        help="live redrawn lines on a terminal, plain lines otherwise (default: auto)")
+
+
+# ---------------------------------------------------------------- one mode process
+
+
+@dataclass
+class ResultsTail:
+    """Reads a results file as it grows: complete lines only, from where it left off."""
+
+    path: Path
+    offset: int = 0
+    partial: bytes = b""
+    header: dict[str, Any] | None = None
+    total: int | None = None
+    end: dict[str, Any] | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def done(self) -> int:
+        return sum(self.counts.values())
+
+    def poll(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        self.offset += len(data)
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            kind = record.get("record", "case") if isinstance(record, dict) else None
+            if kind == "run":
+                self.header = record
+            elif kind == "collected":
+                self.total = int(record.get("count", 0))
+            elif kind == "end":
+                self.end = record
+            elif kind == "case":
+                outcome = str(record.get("outcome", "error"))
+                self.counts[outcome] = self.counts.get(outcome, 0) + 1
+
+
+@dataclass
+class ModeJob:
+    """One (adapter, mode) pytest process and what it has written so far."""
+
+    adapter: str
+    mode: Mode
+    results: Path
+    log: Path
+    argv: list[str]
+    proc: subprocess.Popen[bytes] | None = None
+    started: float | None = None
+    finished: float | None = None
+    returncode: int | None = None
+    tail: ResultsTail = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tail = ResultsTail(self.results)
+
+    @property
+    def name(self) -> str:
+        return f"{self.adapter} {self.mode.slug}"
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.returncode is None
+
+    @property
+    def completed(self) -> bool:
+        """The process ran to its end record, and any failure pytest reports is a recorded case."""
+        end = self.tail.end
+        if end is None or end.get("interrupted"):
+            return False
+        unexpected = any(n for o, n in self.tail.counts.items() if o in UNEXPECTED)
+        return self.returncode in (0, 5) or (self.returncode == 1 and unexpected)
+
+    @property
+    def elapsed(self) -> float:
+        if self.started is None:
+            return 0.0
+        return (self.finished or time.monotonic()) - self.started
+
+    def status(self) -> str:
+        if self.proc is None:
+            return "waiting"
+        if self.returncode is None:
+            return "running"
+        if self.completed:
+            return "done"
+        if self.returncode < 0:
+            return f"killed by {_signal_name(-self.returncode)}"
+        if self.tail.header is None:
+            return f"failed to start (exit {self.returncode})"
+        if self.tail.end is not None and not self.tail.end.get("interrupted"):
+            return f"pytest failed outside the cases (exit {self.returncode})"
+        return f"interrupted (exit {self.returncode})"
+
+    def start(self) -> None:
+        self.results.parent.mkdir(parents=True, exist_ok=True)
+        # A stale file from an earlier run would be counted before pytest truncates it.
+        self.results.unlink(missing_ok=True)
+        with open(self.log, "wb") as log:
+            # Own process group: Ctrl-C on the runner stops a mode and its case workers together.
+            self.proc = subprocess.Popen(self.argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        self.started = time.monotonic()
+
+    def poll(self) -> None:
+        self.tail.poll()
+        if self.proc is not None and self.returncode is None:
+            rc = self.proc.poll()
+            if rc is not None:
+                self.returncode = rc
+                self.finished = time.monotonic()
+                self.tail.poll()
+
+    def stop(self) -> None:
+        if self.proc is None or self.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.poll()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def pytest_argv(adapter: str, mode: Mode, results: Path, args: argparse.Namespace, expectations: list[Path]) -> list[str]:
+    argv = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), f"--adapter={adapter}",
+            f"--x64={'on' if mode.x64 else 'off'}", f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}",
+            "--results", str(results), "-p", "no:cacheprovider", "-q"]
+    for backend in args.backend or []:
+        argv.append(f"--backend={backend}")
+    for spec_dir in args.specs or []:
+        argv += ["--specs", str(Path(spec_dir).resolve())]
+    for path in expectations:
+        argv += ["--expectations", str(path)]
+    if args.keyword:
+        argv += ["-k", args.keyword]
+    if args.markexpr:
+        argv += ["-m", args.markexpr]
+    if args.case_timeout:
+        argv += ["--case-timeout", str(args.case_timeout)]
+    return argv
+
+
+# ---------------------------------------------------------------- progress
+
+
+class Progress:
+    """Cases done / total per mode: redrawn in place on a terminal, plain lines otherwise."""
+
+    def __init__(self, jobs: list[ModeJob], stream: IO[str], live: bool) -> None:
+        self.jobs = jobs
+        self.stream = stream
+        self.live = live
+        self.drawn = 0
+        self.t0 = time.monotonic()
+        self.reported: dict[str, tuple[str, int]] = {}
+
+    def line(self, job: ModeJob) -> str:
+        total = job.tail.total
+        done = job.tail.done
+        width = 24
+        filled = int(width * done / total) if total else 0
+        bar = "#" * filled + "." * (width - filled)
+        bad = sum(n for o, n in job.tail.counts.items() if o in UNEXPECTED)
+        extra = f"  {bad} unexpected" if bad else ""
+        return f"{job.name:<22} [{bar}] {done:>5}/{total if total is not None else '?':<5} {job.elapsed:6.1f}s  {job.status()}{extra}"
+
+    def update(self) -> None:
+        if self.live:
+            out = f"\x1b[{self.drawn}F" if self.drawn else ""
+            out += "".join(f"\x1b[2K{self.line(job)}\n" for job in self.jobs)
+            self.stream.write(out)
+            self.drawn = len(self.jobs)
+            self.stream.flush()
+            return
+        for job in self.jobs:
+            # Plain lines: one when a mode starts, every quarter of its cases, and when it ends.
+            total = job.tail.total or 0
+            quarter = 4 * job.tail.done // total if total else 0
+            key = (job.status(), quarter)
+            if job.proc is not None and self.reported.get(job.name) != key:
+                self.reported[job.name] = key
+                self.stream.write(f"[{time.monotonic() - self.t0:7.1f}s] {self.line(job)}"
+                                  f"{f'  (pid {job.proc.pid})' if job.status() == 'running' and job.tail.done == 0 else ''}\n")
+                self.stream.flush()
+
+
+# ---------------------------------------------------------------- after the run
+
+
+def merge(jobs: list[ModeJob], target: Path) -> int:
+    """Every complete record of every mode into one file; a stopped mode gets an end record saying why."""
+    staged = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    written = 0
+    with open(staged, "wb") as out:
+        for job in jobs:
+            data = job.results.read_bytes() if job.results.is_file() else b""
+            complete = data[: data.rfind(b"\n") + 1]  # a torn last line (killed mid-write) is dropped
+            out.write(complete)
+            written += complete.count(b"\n")
+            for record in _notes(job):
+                # Only in the merged file: the per-mode file stays exactly as the process left it.
+                out.write((json.dumps(record) + "\n").encode())
+                written += 1
+    os.replace(staged, target)
+    return written
+
+
+def _notes(job: ModeJob) -> list[dict[str, Any]]:
+    """Records that make a mode's failure visible in the report when pytest did not record it itself."""
+    if job.completed:
+        return []
+    log = job.log.read_text(errors="replace").strip().splitlines()[-40:] if job.log.is_file() else []
+    header = job.tail.header
+    notes: list[dict[str, Any]] = []
+    if header is None:  # died before writing anything: say who it was
+        header = {"record": "run", "run_id": f"failed-{job.adapter}-{job.mode.slug}-{os.getpid()}", "started": now(),
+                  "adapter": job.adapter, "implementation_version": "?", "mode": job.mode.to_json(), "backends": [],
+                  "environment": {}, "written_by": "jax-conformance run"}
+        notes.append(header)
+    run_id = header.get("run_id")
+    if job.tail.end is not None and not job.tail.end.get("interrupted") or job.tail.header is None:
+        notes.append({"record": "case", "run_id": run_id, "case": f"<pytest {job.adapter} {job.mode.slug}>",
+                      "topic": "<harness>", "claim": "the mode's pytest process runs the suite", "spec_file": str(job.log),
+                      "line": 1, "adapter": job.adapter, "implementation_version": header.get("implementation_version"),
+                      "backend": None, "mode": job.mode.to_json(), "outcome": "error",
+                      "message": f"pytest {job.status()}; the last lines of {job.log}:\n" + "\n".join(log),
+                      "expected": None, "actual": None, "duration_s": 0.0, "written_by": "jax-conformance run"})
+    if job.tail.end is None:
+        notes.append({"record": "end", "run_id": run_id, "finished": now(), "exitstatus": job.returncode,
+                      "interrupted": True, "counts": dict(job.tail.counts),
+                      "reason": f"the mode's pytest process {job.status()} before the run ended",
+                      "written_by": "jax-conformance run"})
+    return notes
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    """The whole records of a results file (a torn line from a killed process is skipped)."""
+    out = []
+    for line in path.read_bytes().splitlines() if path.is_file() else []:
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
+def summary_rows(jobs: list[ModeJob]) -> list[tuple[str, str, str, str, dict[str, int], str]]:
+    rows = []
+    for job in jobs:
+        per_backend: dict[str, dict[str, int]] = {}
+        version = "?"
+        for r in _records(job.results):
+            if r.get("record") == "run":
+                version = str(r.get("implementation_version"))
+                for b in r.get("backends") or []:
+                    per_backend.setdefault(str(b), dict.fromkeys(OUTCOMES, 0))
+            elif r.get("record") == "case":
+                backend = str(r.get("backend") or next(iter(per_backend), "?"))
+                c = per_backend.setdefault(backend, dict.fromkeys(OUTCOMES, 0))
+                c[r.get("outcome", "error")] = c.get(r.get("outcome", "error"), 0) + 1
+        for backend, c in per_backend.items() or [("-", dict.fromkeys(OUTCOMES, 0))]:
+            rows.append((job.adapter, version, backend, job.mode.slug, c, job.status()))
+    return rows
+
+
+def summary_table(rows: list[tuple[str, str, str, str, dict[str, int], str]]) -> str:
+    heads = ["adapter", "version", "backend", "mode", *(SHORT.get(o, o) for o in SUMMARY_OUTCOMES), "total", "status"]
+    body = [[a, v, b, m, *(str(c.get(o, 0)) for o in SUMMARY_OUTCOMES), str(sum(c.values())), s] for a, v, b, m, c, s in rows]
+    widths = [max(len(r[i]) for r in [heads, *body]) for i in range(len(heads))]
+    numeric = range(4, 4 + len(SUMMARY_OUTCOMES) + 1)
+    fmt = lambda r: "  ".join(x.rjust(w) if i in numeric else x.ljust(w) for i, (x, w) in enumerate(zip(r, widths, strict=True)))  # noqa: E731
+    return "\n".join([fmt(heads), "  ".join("-" * w for w in widths), *map(fmt, body)])
+
+
+def unexpected_cases(jobs: list[ModeJob], limit: int = 25) -> list[str]:
+    out = []
+    for job in jobs:
+        for r in _records(job.results):
+            if r.get("record") == "case" and r.get("outcome") in UNEXPECTED:
+                first = (str(r.get("message") or "").strip().splitlines() or [""])[0][:160]
+                out.append(f"{str(r['outcome']).upper():8} {r.get('case')} [{job.adapter} {job.mode.slug} {r.get('backend')}] {first}")
+    return out[:limit] + ([f"... and {len(out) - limit} more (see the report)"] if len(out) > limit else [])
+
+
+def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
+    """Files given with --expectations, else the adapter's files in specs/expectations/."""
+    if args.no_expectations:
+        return []
+    if args.expectations:
+        return [Path(p).resolve() for p in args.expectations]
+    from conformance.expectations import ExpectationFile
+
+    return [p for p in sorted(EXPECTATIONS_DIR.glob("*.y*ml")) if ExpectationFile.load(p).adapter == adapter]
+
+
+def update_expectations(adapter: str, jobs: list[ModeJob], files: list[Path]) -> Path:
+    """Ratchet: the adapter's file lists exactly what still fails; cases or modes not run keep their entries."""
+    from conformance.expectations import ExpectationFile, write_expectations
+
+    path = files[0] if files else EXPECTATIONS_DIR / f"{adapter}.yaml"
+    previous = ExpectationFile.load(path) if path.is_file() else None
+    all_modes = {m.slug for m in DEFAULT_MODES} | {j.mode.slug for j in jobs}
+    failing: dict[str, set[str]] = {}
+    ran: set[tuple[str, str]] = set()
+    for job in jobs:
+        for r in _records(job.results):
+            if r.get("record") == "case" and not str(r.get("case", "")).startswith("<"):
+                ran.add((r["case"], job.mode.slug))
+                if r.get("outcome") in STILL_FAILING:
+                    failing.setdefault(r["case"], set()).add(job.mode.slug)
+    for entry in previous.entries if previous else []:
+        for slug in entry.modes or all_modes:
+            if (entry.case, slug) not in ran:
+                failing.setdefault(entry.case, set()).add(slug)
+    version = str(previous.version) if previous and previous.version else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_expectations(path, adapter, failing, all_modes, previous, version)
+    return path
+
+
+# ---------------------------------------------------------------- main
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def parse_modes(values: list[str] | None) -> list[Mode]:
+    if not values:
+        return list(DEFAULT_MODES)
+    modes: list[Mode] = []
+    for value in values:
+        for slug in filter(None, (s.strip() for s in value.split(","))):
+            mode = Mode.from_slug(slug)
+            if mode not in modes:
+                modes.append(mode)
+    return modes
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        modes = parse_modes(args.modes)
+    except ModeError as exc:
+        print(f"jax-conformance run: --modes: {exc}", file=sys.stderr)
+        return 4
+    adapters = list(dict.fromkeys(args.adapter or ["jax"]))
+    out: Path = args.out
+    (out / "modes").mkdir(parents=True, exist_ok=True)
+    expectations = {a: expectation_files(a, args) for a in adapters}
+    jobs = [ModeJob(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", out / "modes" / f"{a}-{m.slug}.log",
+                    pytest_argv(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", args, expectations[a]))
+            for a in adapters for m in modes]
+    live = args.progress == "live" or (args.progress == "auto" and sys.stdout.isatty())
+    progress = Progress(jobs, sys.stdout, live)
+    print(f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "
+          f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time; results in {out}/", flush=True)
+    for a, files in expectations.items():
+        for p in files:
+            print(f"expectations for {a}: {p}")
+    t0 = time.monotonic()
+    interrupted = False
+    # A terminated runner stops its modes too (they run in their own process groups).
+    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        while any(j.proc is None or j.running for j in jobs):
+            for job in jobs:
+                job.poll()
+            waiting = [j for j in jobs if j.proc is None]
+            for job in waiting[: max(1, args.jobs) - sum(j.running for j in jobs)]:
+                job.start()
+            progress.update()
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        interrupted = True
+        print("\ninterrupted: stopping the mode processes", file=sys.stderr)
+        for job in jobs:
+            job.stop()
+    finally:
+        signal.signal(signal.SIGTERM, previous_term)
+    for job in jobs:
+        job.poll()
+    progress.update()
+    wall = time.monotonic() - t0
+    merged = out / "results.jsonl"
+    records = merge([j for j in jobs if j.proc is not None], merged)
+    print(f"\n{summary_table(summary_rows(jobs))}\n")
+    bad = unexpected_cases(jobs)
+    if bad:
+        print("unexpected outcomes:")
+        print("\n".join(f"  {line}" for line in bad))
+    for job in jobs:
+        if not job.completed:
+            log_tail = job.log.read_text(errors="replace").strip().splitlines()[-5:] if job.log.is_file() else []
+            print(f"mode {job.name}: {job.status()}; log {job.log}" + "".join(f"\n    {t}" for t in log_tail))
+    print(f"results: {merged} ({records} records; per mode in {out / 'modes'}/); {wall:.1f}s")
+    if args.update_expectations and not interrupted:
+        for a in adapters:
+            print(f"expectations rewritten: {update_expectations(a, [j for j in jobs if j.adapter == a], expectations[a])}")
+    if not args.no_report:
+        from conformance.report import build_site
+
+        index, _ = build_site([merged], out, args.baseline)
+        print(f"report: {index}")
+    total = sum(j.tail.done for j in jobs)
+    if interrupted:
+        return 2
+    if total == 0 and all(j.completed for j in jobs):
+        print("no case was selected in any mode", file=sys.stderr)
+        return 5
+    ok = all(j.completed for j in jobs) and not any(o in UNEXPECTED for j in jobs for o, n in j.tail.counts.items() if n)
+    return 0 if ok else 1

@@ -1,0 +1,453 @@
+"""What a report shows, computed from result files: columns (run x backend), cases, cells, and the views over them.
+
+Nothing here renders HTML; `conformance.report.site` turns a `ReportModel` into a static site.
+A column is one (adapter, implementation version, backend, mode) as one run measured it; a
+cell is one case record in one column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from conformance.mode import DEFAULT_MODES, Mode, ModeError
+from conformance.results import OUTCOMES, UNEXPECTED, Run, load_runs
+
+# One character per outcome keeps the case x column grid small enough for a 100,000-record merge.
+CODES = {"passed": "p", "failed": "f", "error": "e", "skipped": "s", "not_applicable": "n",
+         "xfailed": "x", "xpassed": "X", "crashed": "c", "timeout": "t"}
+MISSING = "-"
+HOLDS = frozenset({"passed", "xpassed"})  # the behaviour was seen to hold
+NOT_APPLICABLE = frozenset({"not_applicable", "skipped"})  # left out of the compliance percentage
+MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
+
+
+def version_key(text: str) -> tuple[int, Any]:
+    """Sort releases by PEP 440 order; names that are not versions go last, alphabetically."""
+    try:
+        return (0, Version(text))
+    except (InvalidVersion, TypeError):
+        return (1, str(text))
+
+
+def mode_slug(mode: Any) -> str:
+    if isinstance(mode, dict):
+        try:
+            return Mode.from_json(mode).slug
+        except (KeyError, ModeError):
+            return "?"
+    return str(mode or "?")
+
+
+@dataclass
+class Column:
+    """One (adapter, version, backend, mode) as one run measured it."""
+
+    index: int
+    run_id: str
+    adapter: str
+    version: str
+    backend: str
+    mode: str
+    source: str
+    interrupted: bool
+    end: dict[str, Any] | None
+    collected: int | None
+    environment: dict[str, Any]
+    started: str
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    label: str = ""
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def applicable(self) -> int:
+        return self.total - sum(self.counts[o] for o in NOT_APPLICABLE)
+
+    @property
+    def holds(self) -> int:
+        return sum(self.counts[o] for o in HOLDS)
+
+    @property
+    def unexpected(self) -> int:
+        return sum(self.counts[o] for o in UNEXPECTED)
+
+    @property
+    def compliance(self) -> float | None:
+        """Share of applicable cases whose behaviour holds (passed or xpassed), in percent."""
+        return 100.0 * self.holds / self.applicable if self.applicable else None
+
+    @property
+    def interruption(self) -> str:
+        """Why this column is incomplete, in words; empty when the run ended normally."""
+        if not self.interrupted:
+            return ""
+        if self.end is None:
+            why = "the run stopped before writing its end record (killed or crashed)"
+        else:
+            why = str(self.end.get("reason") or f"pytest ended with status {self.end.get('exitstatus')}")
+        of = f" of {self.collected}" if self.collected is not None else ""
+        return f"interrupted: {why}; {self.total}{of} case records kept"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "adapter": self.adapter, "version": self.version, "backend": self.backend,
+                "mode": self.mode, "interrupted": self.interrupted, "run_id": self.run_id}
+
+
+@dataclass
+class CaseInfo:
+    """What the newest record says about a case (claim, where the spec is, its sources)."""
+
+    index: int
+    id: str
+    topic: str
+    claim: str = ""
+    spec_file: str = ""
+    line: int | None = None
+    source: list[dict[str, Any]] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    drift: dict[str, Any] | None = None
+
+
+@dataclass
+class Change:
+    case: str
+    adapter: str
+    backend: str
+    mode: str
+    before: str
+    after: str
+    message: str = ""
+
+
+@dataclass
+class Comparison:
+    """A run set against a baseline: keyed by (adapter, backend, mode, case), versions aside."""
+
+    title: str
+    regressed: list[Change] = field(default_factory=list)
+    fixed: list[Change] = field(default_factory=list)
+    new: list[Change] = field(default_factory=list)
+    gone: list[Change] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    same: int = 0
+
+    def sections(self) -> list[tuple[str, str, list[Change]]]:
+        return [("regressed", "Regressed: held in the baseline, fails now", self.regressed),
+                ("fixed", "Fixed: failed in the baseline, holds now", self.fixed),
+                ("new", "New: not in the baseline", self.new),
+                ("gone", "Gone: in the baseline, not run now", self.gone),
+                ("changed", "Other changes (applicability, kind of failure)", self.changed)]
+
+
+@dataclass
+class CompatTable:
+    """Behaviour x release for one adapter: per case, a status per release (like caniuse)."""
+
+    adapter: str
+    releases: list[str]
+    rows: list[tuple[int, str, str, list[str]]]  # case index, status codes, first release it holds, titles
+
+
+@dataclass
+class ReportModel:
+    columns: list[Column]
+    cases: list[CaseInfo]
+    cells: dict[tuple[int, int], dict[str, Any]]
+    problems: list[str]
+    comparisons: list[Comparison]
+    compat: list[CompatTable]
+    drift: list[tuple[CaseInfo, list[tuple[Column, str]]]]
+    mutation: dict[str, Any] | None = None
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def records(self) -> int:
+        return len(self.cells)
+
+    @property
+    def topics(self) -> list[str]:
+        return sorted({c.topic for c in self.cases})
+
+    def grid(self) -> list[str]:
+        """One string per case, one outcome code per column."""
+        rows = [[MISSING] * len(self.columns) for _ in self.cases]
+        for (ci, col), rec in self.cells.items():
+            rows[ci][col] = CODES.get(rec.get("outcome", "error"), "e")
+        return ["".join(r) for r in rows]
+
+
+# ---------------------------------------------------------------- loading
+
+
+def result_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given; a directory stands for every *.jsonl under it."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out.extend(sorted(p.rglob("*.jsonl")) if p.is_dir() else [p])
+    return out
+
+
+def dedupe(runs: list[Run]) -> list[Run]:
+    """The same run read twice (a merged file and its per-mode file): keep the fuller copy."""
+    best: dict[str, Run] = {}
+    order: list[str] = []
+    for i, run in enumerate(runs):
+        rid = str(run.header.get("run_id") or f"anonymous-{i}")
+        old = best.get(rid)
+        if old is None:
+            order.append(rid)
+            best[rid] = run
+        elif (run.end is not None, len(run.cases)) > (old.end is not None, len(old.cases)):
+            best[rid] = run
+    return [best[r] for r in order]
+
+
+def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
+    files = result_paths(paths)
+    problems = [f"{p}: no such file" for p in files if not p.is_file()]
+    runs = dedupe(load_runs([p for p in files if p.is_file()]))
+    for run in runs:
+        problems.extend(p for p in run.problems if p not in problems)
+    return runs, problems
+
+
+def case_records(run: Run) -> list[dict[str, Any]]:
+    # load_runs also puts the `collected` record among the cases.
+    return [r for r in run.cases if r.get("record", "case") == "case"]
+
+
+def collected_count(run: Run) -> int | None:
+    for r in run.cases:
+        if r.get("record") == "collected":
+            return int(r.get("count", 0))
+    return None
+
+
+def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = (),
+                mutation: dict[str, Any] | None = None) -> ReportModel:
+    """Merge result files into one model; `baseline` files are only compared against."""
+    runs, problems = load(paths)
+    columns, cases, cells = _grid(runs)
+    comparisons: list[Comparison] = []
+    if baseline:
+        base_runs, base_problems = load(baseline)
+        problems += [f"baseline: {p}" for p in base_problems]
+        base_cols, base_cases, base_cells = _grid(base_runs)
+        comparisons.append(compare(_latest(columns, cases, cells), _latest(base_cols, base_cases, base_cells),
+                                   f"{_describe(columns)} compared with the baseline {_describe(base_cols)}"))
+    else:
+        comparisons.extend(_release_comparisons(columns, cases, cells))
+    return ReportModel(columns=columns, cases=cases, cells=cells, problems=problems, comparisons=comparisons,
+                       compat=compat_tables(columns, cases, cells), drift=drift_cases(columns, cases, cells),
+                       mutation=mutation, sources=sorted({r.source for r in runs}))
+
+
+def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], dict[tuple[int, int], dict[str, Any]]]:
+    pending: list[tuple[Column, list[dict[str, Any]]]] = []
+    for run in runs:
+        h = run.header
+        records = case_records(run)
+        backends = [str(b) for b in (h.get("backends") or [])] or sorted({str(r.get("backend")) for r in records if r.get("backend")}) or ["?"]
+        by_backend: dict[str, list[dict[str, Any]]] = {b: [] for b in backends}
+        for r in records:
+            # Spec-file errors have no backend: they belong to the run, shown once in its first column.
+            by_backend.setdefault(str(r.get("backend") or backends[0]), []).append(r)
+        for backend, recs in by_backend.items():
+            col = Column(index=-1, run_id=str(h.get("run_id", "?")), adapter=str(h.get("adapter") or "?"),
+                         version=str(h.get("implementation_version") or "?"), backend=backend,
+                         mode=mode_slug(h.get("mode")), source=run.source, interrupted=run.interrupted,
+                         end=run.end, collected=collected_count(run), environment=h.get("environment") or {},
+                         started=str(h.get("started", "")))
+            pending.append((col, recs))
+    pending.sort(key=lambda cr: (cr[0].adapter, version_key(cr[0].version), cr[0].backend,
+                                 MODE_ORDER.get(cr[0].mode, 99), cr[0].mode, cr[0].started))
+    columns: list[Column] = []
+    cases: dict[str, CaseInfo] = {}
+    cells: dict[tuple[int, int], dict[str, Any]] = {}
+    labels: dict[str, int] = {}
+    for col, recs in pending:
+        col.index = len(columns)
+        col.label = f"{col.adapter} {col.version} {col.backend} {col.mode}"
+        labels[col.label] = labels.get(col.label, 0) + 1
+        columns.append(col)
+        for r in recs:
+            cid = str(r.get("case", "?"))
+            info = cases.get(cid)
+            if info is None:
+                info = cases[cid] = CaseInfo(index=len(cases), id=cid, topic=str(r.get("topic") or cid.rpartition(".")[0] or "?"))
+            # Columns go oldest release first, so the newest record's wording wins.
+            info.claim = str(r.get("claim") or info.claim)
+            info.spec_file = str(r.get("spec_file") or info.spec_file)
+            info.line = r.get("line") if r.get("line") is not None else info.line
+            info.source = _sources(r.get("source")) or info.source
+            info.tags = list(r.get("tags") or info.tags)
+            info.drift = r.get("drift") if isinstance(r.get("drift"), dict) else info.drift
+            outcome = str(r.get("outcome", "error"))
+            col.counts[outcome] = col.counts.get(outcome, 0) + 1
+            cells[(info.index, col.index)] = r
+    for col in columns:  # the same configuration run twice: tell the columns apart
+        if labels[col.label] > 1:
+            col.label += f" [{col.run_id[:6]}]"
+    ordered = sorted(cases.values(), key=lambda c: (c.topic, c.id))
+    remap = {c.index: i for i, c in enumerate(ordered)}
+    for i, c in enumerate(ordered):
+        c.index = i
+    return columns, ordered, {(remap[ci], col): r for (ci, col), r in cells.items()}
+
+
+def _sources(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, dict)]
+    return []
+
+
+def _describe(columns: list[Column]) -> str:
+    by_adapter: dict[str, set[str]] = {}
+    for c in columns:
+        by_adapter.setdefault(c.adapter, set()).add(c.version)
+    return "; ".join(f"{a} {', '.join(sorted(v, key=version_key))}" for a, v in sorted(by_adapter.items())) or "nothing"
+
+
+# ---------------------------------------------------------------- views
+
+
+Keyed = dict[tuple[str, str, str, str], dict[str, Any]]
+
+
+def _latest(columns: list[Column], cases: list[CaseInfo], cells: dict[tuple[int, int], dict[str, Any]],
+            version: str | None = None) -> Keyed:
+    """(adapter, backend, mode, case) -> record, from the newest release (or the one named)."""
+    out: Keyed = {}
+    for (ci, col), rec in cells.items():
+        c = columns[col]
+        if version is not None and c.version != version:
+            continue
+        # Columns are sorted by version, so a later column replaces an older release's record.
+        out[(c.adapter, c.backend, c.mode, cases[ci].id)] = rec
+    return out
+
+
+def compare(current: Keyed, baseline: Keyed, title: str) -> Comparison:
+    """What regressed, was fixed, is new or gone between two keyed record sets."""
+    cmp = Comparison(title=title)
+    for key in sorted(set(current) | set(baseline)):
+        adapter, backend, mode, case = key
+        now, before = current.get(key), baseline.get(key)
+        after_o = now.get("outcome", "error") if now else ""
+        before_o = before.get("outcome", "error") if before else ""
+        change = Change(case, adapter, backend, mode, before_o or "absent", after_o or "absent",
+                        str((now or before or {}).get("message") or ""))
+        if before is None:
+            cmp.new.append(change)
+        elif now is None:
+            cmp.gone.append(change)
+        elif before_o == after_o:
+            cmp.same += 1
+        elif before_o in HOLDS and after_o not in HOLDS | NOT_APPLICABLE:
+            cmp.regressed.append(change)
+        elif after_o in HOLDS and before_o not in HOLDS | NOT_APPLICABLE:
+            cmp.fixed.append(change)
+        else:
+            cmp.changed.append(change)
+    return cmp
+
+
+def _release_comparisons(columns: list[Column], cases: list[CaseInfo],
+                         cells: dict[tuple[int, int], dict[str, Any]]) -> list[Comparison]:
+    """Without --baseline: each adapter's newest release against the one before it."""
+    out = []
+    for adapter in sorted({c.adapter for c in columns}):
+        releases = sorted({c.version for c in columns if c.adapter == adapter}, key=version_key)
+        if len(releases) < 2:
+            continue
+        new, old = releases[-1], releases[-2]
+        cur = {k: v for k, v in _latest(columns, cases, cells, new).items() if k[0] == adapter}
+        base = {k: v for k, v in _latest(columns, cases, cells, old).items() if k[0] == adapter}
+        out.append(compare(cur, base, f"{adapter} {new} compared with {adapter} {old}"))
+    return out
+
+
+def case_status(outcomes: list[str]) -> str:
+    """One release's verdict on a case over its modes and backends: H holds, F fails, P partly, N n/a."""
+    applicable = [o for o in outcomes if o not in NOT_APPLICABLE]
+    if not outcomes:
+        return MISSING
+    if not applicable:
+        return "N"
+    holding = sum(o in HOLDS for o in applicable)
+    return "H" if holding == len(applicable) else "F" if holding == 0 else "P"
+
+
+def compat_tables(columns: list[Column], cases: list[CaseInfo],
+                  cells: dict[tuple[int, int], dict[str, Any]]) -> list[CompatTable]:
+    """For each adapter run at two or more releases: behaviour x release, rows that differ first."""
+    tables = []
+    for adapter in sorted({c.adapter for c in columns}):
+        cols = [c for c in columns if c.adapter == adapter]
+        releases = sorted({c.version for c in cols}, key=version_key)
+        if len(releases) < 2:
+            continue
+        per: dict[tuple[int, str], list[tuple[str, str]]] = {}
+        for (ci, col), rec in cells.items():
+            c = columns[col]
+            if c.adapter == adapter:
+                per.setdefault((ci, c.version), []).append((f"{c.backend} {c.mode}", str(rec.get("outcome", "error"))))
+        rows = []
+        for case in cases:
+            statuses, titles = [], []
+            for rel in releases:
+                got = sorted(per.get((case.index, rel), []))
+                statuses.append(case_status([o for _, o in got]))
+                titles.append(f"{rel}: " + ", ".join(f"{where} {o.replace('_', ' ')}" for where, o in got))
+            if set(statuses) == {MISSING}:
+                continue
+            first = next((rel for rel, s in zip(releases, statuses, strict=True) if s == "H"), "")
+            rows.append((case.index, "".join(statuses), first, titles))
+        # Rows where the releases disagree come first: they are what an upgrade changes.
+        rows.sort(key=lambda r: (len(set(r[1]) - {MISSING}) <= 1, cases[r[0]].topic, cases[r[0]].id))
+        tables.append(CompatTable(adapter, releases, rows))
+    return tables
+
+
+def drift_cases(columns: list[Column], cases: list[CaseInfo],
+                cells: dict[tuple[int, int], dict[str, Any]]) -> list[tuple[CaseInfo, list[tuple[Column, str]]]]:
+    """Cases whose spec records that the docs and the installed code disagree, with every run's outcome."""
+    drifting = {c.index for c in cases if c.drift}
+    seen: dict[int, list[tuple[Column, str]]] = {i: [] for i in drifting}
+    for (ci, col), rec in sorted(cells.items()):
+        if ci in drifting:
+            seen[ci].append((columns[col], str(rec.get("outcome"))))
+    return [(cases[i], seen[i]) for i in sorted(drifting)]
+
+
+def load_mutation(path: Path) -> dict[str, Any] | None:
+    """A mutation-score file, read tolerantly: whatever keys it has are shown, missing ones are not."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        return {"error": f"{path}: cannot read mutation results: {exc}"}
+    if not isinstance(data, dict):
+        return {"error": f"{path}: mutation results are a JSON object"}
+    mutants = []
+    for m in data.get("mutants") or []:
+        if not isinstance(m, dict):
+            continue
+        killed_by = m.get("killed_by") or []
+        mutants.append({"name": str(m.get("name", "?")), "rule": str(m.get("rule", "")),
+                        "killed": m.get("killed") if isinstance(m.get("killed"), bool) else None,
+                        "killed_by": [str(k) for k in (killed_by if isinstance(killed_by, list) else [killed_by])],
+                        "explanation": str(m.get("explanation", ""))})
+    # Survivors first: they are the gaps in the suite.
+    mutants.sort(key=lambda m: (m["killed"] is not False, m["name"]))
+    return {"score": str(data.get("score", "")), "mutants": mutants,
+            "extra": {k: v for k, v in data.items() if k not in ("score", "mutants") and isinstance(v, str | int | float)}}

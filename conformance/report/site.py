@@ -1,0 +1,164 @@
+"""Render a `ReportModel` as a static site that opens from disk: no server, no network.
+
+Layout of `<out>/`:
+    index.html                      the page (summary, comparisons, drift, mutation: server-rendered)
+    assets/<build>/report.css|js    static assets, copied from reports/static/
+    assets/<build>/data.js          the case x column grid and the behaviour x release rows
+    assets/<build>/detail/NNNN.js   per-case details (claim, sources, expected/actual, message),
+                                    loaded on demand when a cell is opened
+Data files are scripts, not JSON fetched at run time, because browsers refuse fetch() on file://.
+Writing is atomic for a reader: a build is rendered into a temporary directory, renamed into
+place, and only then does index.html (replaced with os.replace) start pointing at it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from conformance.report.model import CODES, ReportModel
+
+REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
+TEMPLATES = REPORTS_DIR / "templates"
+STATIC = REPORTS_DIR / "static"
+DETAIL_FIELDS = ("outcome", "message", "expected", "actual", "duration_s", "expect_line",
+                 "implementation_version", "behaviour_version", "isolate", "nodeid")
+CHUNK_RECORDS = 400  # records per detail file: small enough to load on a click
+SHOWN_CHANGES = 500  # per comparison section in the page; comparison.json has all
+MAIN_PAYLOAD_BUDGET = 4_000_000  # bytes of data.js; claims are dropped from it beyond this
+KEEP_BUILDS = 2  # the new build and the one a reader may still have open
+
+
+def _environment() -> jinja2.Environment:
+    if not TEMPLATES.is_dir():
+        raise FileNotFoundError(f"report templates not found in {TEMPLATES} (the reports/ folder of a jax-conformance checkout)")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["safe_url"] = safe_url
+    env.filters["pct"] = lambda v: "n/a" if v is None else f"{v:.1f}%"
+    env.filters["outcome_label"] = lambda o: str(o).replace("_", " ")
+    return env
+
+
+def safe_url(url: Any) -> str:
+    """Only http(s) links leave the page; anything else (javascript:, data:) is dropped."""
+    text = str(url or "")
+    return text if text.startswith(("https://", "http://")) else ""
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=repr)
+
+
+def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
+    """The first page's data: everything the matrix and filters need, nothing a click can fetch later."""
+    data: dict[str, Any] = {
+        "codes": {v: k for k, v in CODES.items()},
+        "columns": [c.to_json() for c in model.columns],
+        "topics": model.topics,
+        "cases": [],
+        "grid": model.grid(),
+        "chunkStarts": chunk_starts,
+        "claims": True,
+        "compat": [{"adapter": t.adapter, "releases": t.releases,
+                    "rows": [[ci, s, first, titles] for ci, s, first, titles in t.rows]} for t in model.compat],
+    }
+    topic_index = {t: i for i, t in enumerate(data["topics"])}
+    data["cases"] = [[c.id, topic_index[c.topic], c.claim] for c in model.cases]
+    if len(_dump(data)) > MAIN_PAYLOAD_BUDGET:
+        # A very wide merge: keep the first page light; claims stay in the detail files.
+        data["claims"] = False
+        data["cases"] = [[c.id, topic_index[c.topic], ""] for c in model.cases]
+        for t in data["compat"]:
+            t["rows"] = [[ci, s, first, []] for ci, s, first, _ in t["rows"]]
+    return data
+
+
+def detail_chunks(model: ReportModel) -> tuple[list[int], list[dict[str, Any]]]:
+    """Split the case details into files of about CHUNK_RECORDS records, by case order."""
+    per_case: dict[int, dict[int, dict[str, Any]]] = {}
+    for (ci, col), rec in model.cells.items():
+        per_case.setdefault(ci, {})[col] = {k: rec[k] for k in DETAIL_FIELDS if k in rec}
+    starts: list[int] = []
+    chunks: list[dict[str, Any]] = []
+    size = CHUNK_RECORDS
+    for case in model.cases:
+        records = per_case.get(case.index, {})
+        if size + len(records) > CHUNK_RECORDS and (not chunks or chunks[-1]):
+            starts.append(case.index)
+            chunks.append({})
+            size = 0
+        size += len(records)
+        chunks[-1][str(case.index)] = {
+            "id": case.id, "topic": case.topic, "claim": case.claim, "spec_file": case.spec_file,
+            "line": case.line, "source": case.source, "tags": case.tags, "drift": case.drift,
+            "records": {str(col): r for col, r in sorted(records.items())},
+        }
+    return starts, chunks
+
+
+def render(model: ReportModel, out: Path, title: str = "JAX conformance report") -> Path:
+    """Write the site into `out` (created if needed); returns the path of index.html."""
+    out.mkdir(parents=True, exist_ok=True)
+    assets = out / "assets"
+    assets.mkdir(exist_ok=True)
+    build = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    tmp = assets / f".tmp-{build}"
+    tmp.mkdir()
+    try:
+        starts, chunks = detail_chunks(model)
+        (tmp / "detail").mkdir()
+        for n, chunk in enumerate(chunks):
+            (tmp / "detail" / f"{n:04d}.js").write_text(f"window.__reportDetail({n},{_dump(chunk)});\n", encoding="ascii")
+        data = payload(model, starts)
+        (tmp / "data.js").write_text(f"window.REPORT_DATA={_dump(data)};\n", encoding="ascii")
+        for asset in STATIC.iterdir():
+            if asset.is_file():
+                shutil.copy2(asset, tmp / asset.name)
+        (tmp / "comparison.json").write_text(_dump([
+            {"title": c.title, **{name: [vars(ch) for ch in items] for name, _, items in c.sections()}}
+            for c in model.comparisons]), encoding="ascii")
+        page = _environment().get_template("index.html.j2").render(
+            title=title, model=model, build=f"assets/{build}", claims=data["claims"],
+            generated=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            shown_changes=SHOWN_CHANGES, interrupted=[c for c in model.columns if c.interrupted],
+            results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",
+        )
+        os.rename(tmp, assets / build)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    index = out / "index.html"
+    staged = out / f".index-{build}.html"
+    staged.write_text(page, encoding="utf-8")
+    os.replace(staged, index)
+    _prune(assets, keep=build)
+    return index
+
+
+def _prune(assets: Path, keep: str) -> None:
+    """Drop old builds (keeping the newest few, which a reader may still have open) and stale temporaries."""
+    builds = sorted((p for p in assets.iterdir() if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.name)
+    for old in builds[:-KEEP_BUILDS]:
+        if old.name != keep:
+            shutil.rmtree(old, ignore_errors=True)
+    for stale in assets.glob(".tmp-*"):
+        # Another render may be writing right now; only leftovers of a crashed one go.
+        if time.time() - stale.stat().st_mtime > 3600:
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def first_page_bytes(index: Path) -> int:
+    """Bytes a browser loads before any click: the page, its CSS and JS, and data.js."""
+    text = index.read_text(encoding="utf-8")
+    start = text.index('data-build="') + len('data-build="')
+    build = index.parent / text[start:text.index('"', start)]
+    return index.stat().st_size + sum((build / n).stat().st_size for n in ("data.js", "report.js", "report.css"))

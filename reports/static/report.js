@@ -1,0 +1,336 @@
+// jax-conformance report: the case matrix, its filters, case details and the behaviour x release table.
+// Plain JavaScript over window.REPORT_DATA (data.js); details load on demand from detail/NNNN.js.
+// Every string from results reaches the page through textContent or a checked attribute, never innerHTML.
+(function () {
+  "use strict";
+
+  const D = window.REPORT_DATA;
+  const build = document.body.dataset.build;
+  const PAGE = 100;
+  const SYMBOL = { p: "✓", f: "✗", e: "E", s: "s", n: "·", x: "x", X: "X!", c: "C", t: "T", "-": "" };
+  const UNEXPECTED = new Set(["f", "e", "X", "c", "t"]);
+  const STATUS = { H: ["holds", "✓"], F: ["fails", "✗"], P: ["partly", "◐"], N: ["not applicable", "·"], "-": ["not run", ""] };
+  const state = { rows: [], cols: [], page: 0, compatPage: {} };
+  const caseIndex = new Map();
+  const chunks = new Map();
+  const resolvers = new Map();
+
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    if (attrs) {
+      for (const [k, v] of Object.entries(attrs)) {
+        if (k === "class") e.className = v;
+        else e.setAttribute(k, v);
+      }
+    }
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  function outcomeName(code) {
+    return (D.codes[code] || (code === "-" ? "not run" : code)).replace("_", " ");
+  }
+
+  function caseHref(id, col) {
+    return "#case=" + encodeURIComponent(id) + (col === undefined ? "" : "&col=" + col);
+  }
+
+  function safeUrl(url) {
+    const text = String(url || "");
+    return /^https?:\/\//.test(text) ? text : "";
+  }
+
+  // ------------------------------------------------------------ filters
+
+  const f = {
+    search: document.getElementById("f-search"),
+    topic: document.getElementById("f-topic"),
+    outcome: document.getElementById("f-outcome"),
+    mode: document.getElementById("f-mode"),
+    version: document.getElementById("f-version"),
+  };
+
+  function fillSelects() {
+    D.topics.forEach((t, i) => f.topic.appendChild(el("option", { value: String(i) }, t)));
+    for (const [code, name] of Object.entries(D.codes)) {
+      f.outcome.appendChild(el("option", { value: code }, name.replace("_", " ")));
+    }
+    const modes = [...new Set(D.columns.map((c) => c.mode))];
+    modes.forEach((m) => f.mode.appendChild(el("option", { value: m }, m)));
+    const versions = [...new Set(D.columns.map((c) => c.adapter + " " + c.version))];
+    versions.forEach((v) => f.version.appendChild(el("option", { value: v }, v)));
+  }
+
+  function applyFilters() {
+    const q = f.search.value.trim().toLowerCase();
+    const topic = f.topic.value === "" ? -1 : Number(f.topic.value);
+    const outcome = f.outcome.value;
+    state.cols = D.columns.map((c, i) => i).filter((i) => {
+      const c = D.columns[i];
+      return (!f.mode.value || c.mode === f.mode.value) && (!f.version.value || c.adapter + " " + c.version === f.version.value);
+    });
+    const narrowed = state.cols.length !== D.columns.length;
+    state.rows = [];
+    for (let i = 0; i < D.cases.length; i++) {
+      const [id, t, claim] = D.cases[i];
+      if (topic >= 0 && t !== topic) continue;
+      if (q && !id.toLowerCase().includes(q) && !(claim && claim.toLowerCase().includes(q))) continue;
+      const cells = state.cols.map((c) => D.grid[i][c]);
+      if (narrowed && cells.every((x) => x === "-")) continue;
+      if (outcome === "unexpected" && !cells.some((x) => UNEXPECTED.has(x))) continue;
+      if (outcome === "differs" && new Set(cells.filter((x) => x !== "-")).size < 2) continue;
+      if (outcome.length === 1 && !cells.includes(outcome)) continue;
+      state.rows.push(i);
+    }
+    state.page = 0;
+    for (const k of Object.keys(state.compatPage)) state.compatPage[k] = 0;
+    renderMatrix();
+    renderCompat();
+  }
+
+  // ------------------------------------------------------------ matrix
+
+  function renderMatrix() {
+    const table = document.getElementById("matrix-table");
+    table.replaceChildren();
+    const head = el("thead");
+    const hr = el("tr");
+    hr.appendChild(el("th", { class: "case-col" }, "case"));
+    for (const c of state.cols) {
+      const col = D.columns[c];
+      const th = el("th", { class: "col" + (col.interrupted ? " interrupted" : ""), title: col.label + (col.interrupted ? " (interrupted)" : "") });
+      th.appendChild(el("div", null, col.adapter + " " + col.version));
+      th.appendChild(el("div", null, col.backend));
+      th.appendChild(el("div", null, col.mode + (col.interrupted ? " ⚠" : "")));
+      hr.appendChild(th);
+    }
+    head.appendChild(hr);
+    table.appendChild(head);
+    const body = el("tbody");
+    const first = state.page * PAGE;
+    const shown = state.rows.slice(first, first + PAGE);
+    let topic = -1;
+    for (const i of shown) {
+      const [id, t, claim] = D.cases[i];
+      if (t !== topic) {
+        topic = t;
+        const tr = el("tr", { class: "topic" });
+        tr.appendChild(el("th", { colspan: String(state.cols.length + 1) }, D.topics[t]));
+        body.appendChild(tr);
+      }
+      const tr = el("tr", { "data-case": id });
+      const th = el("th", { class: "case-col" });
+      th.appendChild(el("a", { href: caseHref(id) }, id));
+      if (claim) th.appendChild(el("div", { class: "claim" }, claim));
+      tr.appendChild(th);
+      for (const c of state.cols) {
+        const code = D.grid[i][c];
+        const td = el("td");
+        if (code !== "-") {
+          const name = outcomeName(code);
+          td.appendChild(el("a", { class: "cell o-" + D.codes[code], href: caseHref(id, c), title: D.columns[c].label + ": " + name, "data-outcome": D.codes[code] }, SYMBOL[code]));
+        }
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    }
+    table.appendChild(body);
+    document.getElementById("f-count").textContent =
+      state.rows.length + " of " + D.cases.length + " cases × " + state.cols.length + " of " + D.columns.length + " columns";
+    renderPager(document.getElementById("pager"), state.rows.length, state.page, (p) => { state.page = p; renderMatrix(); });
+  }
+
+  function renderPager(box, total, page, go) {
+    box.replaceChildren();
+    if (total <= PAGE) return;
+    const last = Math.ceil(total / PAGE) - 1;
+    const prev = el("button", { type: "button" }, "‹ previous");
+    prev.disabled = page === 0;
+    prev.addEventListener("click", () => go(page - 1));
+    const next = el("button", { type: "button" }, "next ›");
+    next.disabled = page >= last;
+    next.addEventListener("click", () => go(page + 1));
+    box.append(prev, el("span", null, "rows " + (page * PAGE + 1) + "–" + Math.min(total, (page + 1) * PAGE) + " of " + total), next);
+  }
+
+  function renderLegend() {
+    const box = document.getElementById("legend");
+    for (const [code, name] of Object.entries(D.codes)) {
+      const item = el("span", { class: "cell o-" + name }, SYMBOL[code]);
+      box.append(item, el("span", { class: "legend-name" }, name.replace("_", " ")));
+    }
+  }
+
+  // ------------------------------------------------------------ behaviour x release
+
+  function renderCompat() {
+    const box = document.getElementById("compat");
+    if (!box) return;
+    box.replaceChildren();
+    const wanted = new Set(state.rows);
+    D.compat.forEach((t, n) => {
+      const rows = t.rows.filter((r) => wanted.has(r[0]));
+      const page = state.compatPage[n] || 0;
+      box.appendChild(el("h3", null, t.adapter + ": " + t.releases.length + " releases, " + rows.length + " cases"));
+      const table = el("table", { class: "compat", "data-adapter": t.adapter });
+      const hr = el("tr");
+      hr.appendChild(el("th", null, "case"));
+      t.releases.forEach((r) => hr.appendChild(el("th", null, r)));
+      hr.appendChild(el("th", null, "first holds in"));
+      table.appendChild(el("thead")).appendChild(hr);
+      const body = el("tbody");
+      for (const [ci, statuses, first, titles] of rows.slice(page * PAGE, (page + 1) * PAGE)) {
+        const tr = el("tr", { "data-case": D.cases[ci][0] });
+        const th = el("th", { class: "case-col" });
+        th.appendChild(el("a", { href: caseHref(D.cases[ci][0]) }, D.cases[ci][0]));
+        tr.appendChild(th);
+        [...statuses].forEach((s, k) => {
+          const [word, sym] = STATUS[s] || [s, s];
+          tr.appendChild(el("td", { class: "st st-" + (s === "-" ? "missing" : s), title: titles[k] || t.releases[k] + ": " + word }, sym));
+        });
+        tr.appendChild(el("td", { class: "first" }, first || "—"));
+        body.appendChild(tr);
+      }
+      table.appendChild(body);
+      box.appendChild(table);
+      const pager = el("div", { class: "pager" });
+      box.appendChild(pager);
+      renderPager(pager, rows.length, page, (p) => { state.compatPage[n] = p; renderCompat(); });
+    });
+  }
+
+  // ------------------------------------------------------------ details
+
+  function chunkOf(index) {
+    let lo = 0;
+    let hi = D.chunkStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (D.chunkStarts[mid] <= index) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  window.__reportDetail = function (n, data) {
+    const r = resolvers.get(n);
+    if (r) r(data);
+  };
+
+  function loadChunk(n) {
+    if (!chunks.has(n)) {
+      chunks.set(n, new Promise((resolve, reject) => {
+        resolvers.set(n, resolve);
+        const s = el("script", { src: build + "/detail/" + String(n).padStart(4, "0") + ".js" });
+        s.onerror = () => { chunks.delete(n); reject(new Error("could not load " + s.src)); };
+        document.body.appendChild(s);
+      }));
+    }
+    return chunks.get(n);
+  }
+
+  function pre(value) {
+    const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+    return el("pre", null, text === undefined ? "" : text);
+  }
+
+  function row(dl, term, value) {
+    dl.appendChild(el("dt", null, term));
+    const dd = el("dd");
+    if (value instanceof Node) dd.appendChild(value);
+    else dd.textContent = value === undefined || value === null ? "" : String(value);
+    dl.appendChild(dd);
+  }
+
+  function renderDetail(info, col) {
+    const body = document.getElementById("detail-body");
+    body.replaceChildren();
+    const cols = Object.keys(info.records).map(Number);
+    if (col === null || !info.records[col]) {
+      col = cols.find((c) => UNEXPECTED.has(Object.keys(D.codes).find((k) => D.codes[k] === info.records[c].outcome))) ?? cols[0];
+    }
+    body.appendChild(el("h2", { class: "detail-id" }, info.id));
+    body.appendChild(el("p", { class: "detail-claim" }, info.claim));
+    const dl = el("dl");
+    row(dl, "topic", info.topic);
+    row(dl, "spec", info.spec_file + (info.line ? ":" + info.line : ""));
+    if (info.tags && info.tags.length) row(dl, "tags", info.tags.join(", "));
+    for (const src of info.source || []) {
+      const span = el("span");
+      span.appendChild(document.createTextNode([src.doc || src.file || "", src.section || src.function || ""].filter(Boolean).join(" — ") + " "));
+      const url = safeUrl(src.url);
+      if (url) span.appendChild(el("a", { href: url, rel: "noreferrer" }, url));
+      row(dl, "source", span);
+    }
+    if (info.drift) row(dl, "docs vs code", "the docs say: " + (info.drift.docs || "") + "; the code does: " + (info.drift.code || "") + (info.drift.since ? " (since " + info.drift.since + ")" : ""));
+    body.appendChild(dl);
+    const rec = info.records[col];
+    if (rec) {
+      const column = D.columns[col];
+      const sec = el("section", { class: "record o-" + rec.outcome });
+      sec.appendChild(el("h3", null, column.label + (column.interrupted ? " (interrupted run)" : "")));
+      const rdl = el("dl");
+      row(rdl, "outcome", el("span", { class: "badge o-" + rec.outcome, "data-outcome": rec.outcome }, rec.outcome.replace("_", " ")));
+      if (rec.expect_line) row(rdl, "expect block", info.spec_file + ":" + rec.expect_line);
+      if (rec.duration_s !== undefined) row(rdl, "duration", Number(rec.duration_s).toFixed(3) + " s");
+      sec.appendChild(rdl);
+      sec.appendChild(el("h4", null, "expected"));
+      sec.appendChild(pre(rec.expected));
+      sec.appendChild(el("h4", null, "actual"));
+      sec.appendChild(pre(rec.actual));
+      if (rec.message) {
+        sec.appendChild(el("h4", null, "message"));
+        sec.appendChild(el("pre", { class: "message" }, rec.message));
+      }
+      body.appendChild(sec);
+    }
+    body.appendChild(el("h3", null, "All runs of this case"));
+    const list = el("ul", { class: "runs" });
+    for (const c of cols) {
+      const li = el("li");
+      const a = el("a", { href: caseHref(info.id, c), class: c === col ? "current" : "" }, D.columns[c].label + ": ");
+      a.appendChild(el("span", { class: "o-" + info.records[c].outcome }, info.records[c].outcome.replace("_", " ")));
+      li.appendChild(a);
+      list.appendChild(li);
+    }
+    body.appendChild(list);
+  }
+
+  function showFromHash() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    const aside = document.getElementById("detail");
+    const id = params.get("case");
+    if (!id) { aside.hidden = true; return; }
+    const index = caseIndex.get(id);
+    const body = document.getElementById("detail-body");
+    aside.hidden = false;
+    if (index === undefined) {
+      body.replaceChildren(el("p", null, "No case " + id + " in this report."));
+      return;
+    }
+    const col = params.has("col") ? Number(params.get("col")) : null;
+    body.replaceChildren(el("p", null, "Loading " + id + " …"));
+    loadChunk(chunkOf(index)).then(
+      (chunk) => renderDetail(chunk[String(index)], col),
+      (err) => body.replaceChildren(el("p", { class: "error" }, String(err.message))),
+    );
+  }
+
+  // ------------------------------------------------------------ start
+
+  if (!D) {
+    document.getElementById("matrix-table").replaceChildren(el("caption", null, "data.js did not load; the matrix is unavailable."));
+    return;
+  }
+  D.cases.forEach((c, i) => caseIndex.set(c[0], i));
+  fillSelects();
+  renderLegend();
+  for (const input of Object.values(f)) input.addEventListener(input.tagName === "INPUT" ? "input" : "change", applyFilters);
+  document.getElementById("detail-close").addEventListener("click", () => {
+    history.replaceState(null, "", location.pathname + location.search);
+    document.getElementById("detail").hidden = true;
+  });
+  window.addEventListener("hashchange", showFromHash);
+  applyFilters();
+  showFromHash();
+})();
