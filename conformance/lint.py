@@ -8,6 +8,7 @@ the rules here run on a schema-valid model.
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import re
 from collections.abc import Iterable, Iterator
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from conformance.loader import SPECS_DIR, SpecError
 from conformance.mode import EXPLICIT_MODES, Mode
@@ -23,18 +24,17 @@ from conformance.spec import Case, Code, Spec
 
 TAGS_PATH = SPECS_DIR / "tags.yaml"
 
-KNOWN_DTYPES = frozenset(
-    "bool int4 int8 int16 int32 int64 uint4 uint8 uint16 uint32 uint64 "
-    "float8_e4m3fn float8_e5m2 bfloat16 float16 float32 float64 complex64 complex128 float0 object".split()
-)
+KNOWN_DTYPES = frozenset((
+    "bool", "int4", "int8", "int16", "int32", "int64", "uint4", "uint8", "uint16", "uint32", "uint64",
+    "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32", "float64", "complex64", "complex128",
+    "float0", "object",
+))
 # Versions probed when deciding whether `when` blocks can match or overlap: the releases
 # of interest plus the boundaries named in the blocks themselves.
 PROBE_VERSIONS = ("0.4.30", "0.4.38", "0.5.3", "0.6.2", "0.7.2", "0.8.0", "0.9.2", "0.10.0", "0.10.2", "99.0")
 PROBE_BACKENDS = ("cpu", "gpu", "tpu")
 PROBE_ADAPTERS = ("jax", "reference")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-# Calls that change process-wide JAX state; outside `isolate: process` they leak into later cases.
-_GLOBAL_CONFIG = re.compile(r"\bconfig\.update\s*\(|\bjax\.config\.\w+\s*=(?!=)|os\.environ\[[^]]+\]\s*=(?!=)")
 
 
 def known_tags() -> dict[str, str]:
@@ -93,17 +93,28 @@ class UnknownTag(Rule):
         known = known_tags()
         if not known:
             return
-        for tag in spec.tags:
+        for line, tag in _items(spec.raw, "tags"):
             if tag not in known:
-                yield self.error(spec, spec.raw.key_lines.get("tags", 1), self._msg(tag, known))
+                yield self.error(spec, line, self._msg(tag, known))
         for case in spec.cases:
-            for tag in case.raw.get("tags", ()):
+            for line, tag in _items(case.raw, "tags"):
                 if tag not in known:
-                    yield self.error(spec, case.field_lines["tags"], self._msg(tag, known))
+                    yield self.error(spec, line, self._msg(tag, known))
 
     @staticmethod
     def _msg(tag: str, known: dict[str, str]) -> str:
         return f"unknown tag {tag!r}; add it to specs/tags.yaml or use one of: {', '.join(sorted(known))}"
+
+
+def _items(node: Any, key: str) -> list[tuple[int, Any]]:
+    """(line, item) for a list value (a lone string counts as a list of one), with each item's own line."""
+    if not isinstance(node, dict) or key not in node:
+        return []
+    value, line = node[key], _line(node, key, getattr(node, "line", 1))
+    if isinstance(value, list):
+        lines = getattr(value, "item_lines", [line] * len(value))
+        return list(zip(lines, value, strict=False))
+    return [(line, value)]
 
 
 def _outcomes(case: Case) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -111,25 +122,61 @@ def _outcomes(case: Case) -> Iterator[tuple[int, dict[str, Any]]]:
         yield block.line, block.outcome
 
 
+def _raw_block(case: Case, index: int) -> Any:
+    """The marked YAML mapping of the index-th expect block (for exact lines)."""
+    blocks = case.raw.get("expect") if isinstance(case.raw, dict) else None
+    return blocks[index] if isinstance(blocks, list) and index < len(blocks) else {}
+
+
+def _line(node: Any, key: str, default: int) -> int:
+    """The line of `key`'s value in a marked mapping, else `default`."""
+    lines = getattr(node, "value_lines", None)
+    return lines.get(key, default) if isinstance(lines, dict) else default
+
+
+def _class_names(case: Case) -> Iterator[tuple[int, str, str]]:
+    """(line, dotted name, 'raises'|'warns') for every exception and warning class a case names."""
+    for _, line, name, kind in _class_names_by_block(case):
+        yield line, name, kind
+
+
+def _class_names_by_block(case: Case) -> Iterator[tuple[int, int, str, str]]:
+    for index, block in enumerate(case.expect):
+        raw = _raw_block(case, index)
+        raises = block.outcome.get("raises")
+        if isinstance(raises, dict) and "type" in raises:
+            yield block.line, _line(raw.get("raises"), "type", _line(raw, "raises", block.line)), raises["type"], "raises"
+        for item, warning in zip(_raw_warnings(raw), _warnings(block.outcome), strict=False):
+            yield block.line, _line(item, "category", _line(raw, "warns", block.line)), warning["category"], "warns"
+
+
+def _raw_warnings(raw: Any) -> list[Any]:
+    warns = raw.get("warns") if isinstance(raw, dict) else None
+    if isinstance(warns, dict):
+        return [warns]
+    return list(warns) if isinstance(warns, list) else []
+
+
 class InvalidRegex(Rule):
     id = "REGEX-INVALID"
     doc = "`match` patterns of warns/raises compile as Python regular expressions."
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
-        for line, outcome in _outcomes(case):
-            for pattern in _patterns(outcome):
+        for index, block in enumerate(case.expect):
+            for line, pattern in _patterns(_raw_block(case, index), block.outcome, block.line):
                 try:
                     re.compile(pattern)
                 except re.error as exc:
                     yield self.error(spec, line, f"in case {case.id!r}: match pattern {pattern!r} does not compile: {exc}")
 
 
-def _patterns(outcome: dict[str, Any]) -> Iterator[str]:
-    if isinstance(outcome.get("raises"), dict) and "match" in outcome["raises"]:
-        yield outcome["raises"]["match"]
-    for w in _warnings(outcome):
+def _patterns(raw: Any, outcome: dict[str, Any], default: int) -> Iterator[tuple[int, str]]:
+    raises = outcome.get("raises")
+    if isinstance(raises, dict) and "match" in raises:
+        yield _line(raw.get("raises"), "match", _line(raw, "raises", default)), raises["match"]
+    for item, w in zip(_raw_warnings(raw), _warnings(outcome), strict=False):
         if "match" in w:
-            yield w["match"]
+            yield _line(item, "match", _line(raw, "warns", default)), w["match"]
 
 
 def _warnings(outcome: dict[str, Any]) -> list[dict[str, Any]]:
@@ -146,12 +193,26 @@ class ExceptionName(Rule):
     doc = "Exception and warning classes are named by a dotted Python name (resolved by the adapter)."
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
-        for line, outcome in _outcomes(case):
-            names = [outcome["raises"]["type"]] if "raises" in outcome else []
-            names += [w["category"] for w in _warnings(outcome)]
-            for name in names:
-                if not _DOTTED.match(name):
-                    yield self.error(spec, line, f"in case {case.id!r}: {name!r} is not a dotted class name")
+        for line, name, _ in _class_names(case):
+            if not _DOTTED.match(name):
+                yield self.error(spec, line, f"in case {case.id!r}: {name!r} is not a dotted class name")
+
+
+class BuiltinClassName(Rule):
+    id = "EXC-UNRESOLVED"
+    doc = ("Exception and warning names resolve in the adapter's namespace: a bare name must be a Python "
+           "builtin of the right kind (checked without an adapter); dotted names are checked with --adapter.")
+
+    def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
+        for line, name, kind in _class_names(case):
+            if not _DOTTED.match(name) or "." in name:
+                continue
+            obj = getattr(builtins, name, None)
+            if not isinstance(obj, type) or not issubclass(obj, BaseException):
+                yield self.error(spec, line, f"in case {case.id!r}: {name!r} is not a builtin exception; "
+                                             f"name other classes by their dotted path (e.g. jax.errors.{name})")
+            elif kind == "warns" and not issubclass(obj, Warning):
+                yield self.error(spec, line, f"in case {case.id!r}: {name!r} is an exception, not a warning category")
 
 
 class CodeSyntax(Rule):
@@ -160,7 +221,7 @@ class CodeSyntax(Rule):
 
     def check(self, spec: Spec) -> Iterator[SpecError]:
         if "setup" in spec.raw:
-            yield from self._compile(spec, "file setup", Code(spec.raw["setup"], spec.raw.value_lines["setup"]), "exec")
+            yield from self._compile(spec, "file setup", Code(spec.raw["setup"], _line(spec.raw, "setup", 1)), "exec")
         for case in spec.cases:
             own_setup = case.setup[-1:] if "setup" in case.raw else []
             for code in own_setup:
@@ -169,22 +230,23 @@ class CodeSyntax(Rule):
                 yield from self._compile(spec, f"run of {case.id!r}", case.run, "exec")
             for name, strategy in case.given.items():
                 yield from self._compile(spec, f"given.{name} of {case.id!r}", Code(strategy, case.raw["given"].value_lines[name]), "eval")
-            for line, outcome in _outcomes(case):
-                checks = outcome.get("check", [])
-                for expr in [checks] if isinstance(checks, str) else checks:
-                    yield from self._compile(spec, f"check of {case.id!r}", Code(expr, line), "eval")
+            for index, _block in enumerate(case.expect):
+                for line, expr in _items(_raw_block(case, index), "check"):
+                    yield from self._compile(spec, f"check of {case.id!r}", Code(str(expr), line), "eval")
 
     def _compile(self, spec: Spec, what: str, code: Code, mode: str) -> Iterator[SpecError]:
         try:
             compile(code.shifted(), str(spec.path), mode)
         except SyntaxError as exc:
             yield self.error(spec, exc.lineno or code.line, f"{what} is not valid Python: {exc.msg}")
+        except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+            yield self.error(spec, code.line, f"{what} cannot be compiled: {type(exc).__name__}: {str(exc)[:200]}")
 
 
 def _compiles(source: str, mode: str) -> bool:
     try:
         compile(source, "<spec>", mode)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 
@@ -194,9 +256,11 @@ class DtypeName(Rule):
     doc = "`dtype:` names a dtype JAX or NumPy knows, spelled as numpy spells it."
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
-        for line, outcome in _outcomes(case):
-            if "dtype" in outcome and outcome["dtype"] not in KNOWN_DTYPES:
-                yield self.error(spec, line, f"in case {case.id!r}: unknown dtype {outcome['dtype']!r}")
+        for index, block in enumerate(case.expect):
+            dtype = block.outcome.get("dtype")
+            if dtype is not None and dtype not in KNOWN_DTYPES:
+                yield self.error(spec, _line(_raw_block(case, index), "dtype", block.line),
+                                 f"in case {case.id!r}: unknown dtype {dtype!r}")
 
 
 def _probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
@@ -207,7 +271,10 @@ def _probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
         w = block.when
         if w.version is not None:
             for s in w.version:
-                v = Version(s.version.replace(".*", ""))
+                try:
+                    v = Version(s.version.replace(".*", ""))
+                except InvalidVersion:
+                    continue  # `===text` names no release; VERSION-INVALID reports it
                 versions.update({str(v), _bump(v, -1), _bump(v, +1)})
         adapters |= set(w.adapter or ())
         backends |= set(w.backend or ())
@@ -262,20 +329,92 @@ class WhenOverlap(Rule):
 
 class GlobalConfigInProcess(Rule):
     id = "ISOLATE-MISSING"
-    doc = "A case that changes process-wide config (config.update, os.environ) runs with `isolate: process`, or it leaks into later cases."
+    doc = ("A case that changes process-wide state (jax.config.update, os.environ, os.chdir, np.seterr) runs "
+           "with `isolate: process`, or it leaks into later cases.")
+
+    def check(self, spec: Spec) -> Iterator[SpecError]:
+        shared = [c for c in spec.cases if c.isolate != "process"]
+        if "setup" in spec.raw and shared:
+            # File setup runs before every case, so a change there leaks from every shared case.
+            code = Code(spec.raw["setup"], _line(spec.raw, "setup", 1))
+            for line, what in global_changes(code):
+                yield self.error(spec, line, f"the file's setup changes process-wide state ({what}) and runs before "
+                                             f"{len(shared)} case(s) without `isolate: process`; move it into isolated cases")
+        for case in shared:
+            own = ([case.setup[-1]] if "setup" in case.raw else []) + [case.run]
+            for code in own:
+                for line, what in global_changes(code):
+                    yield self.error(spec, line, f"case {case.id!r} changes process-wide state in-process ({what}); add `isolate: process`")
+
+
+# Calls that change process-wide state, by the last two parts of their dotted name.
+_STATE_CALLS = {
+    ("config", "update"), ("environ", "update"), ("environ", "pop"), ("environ", "popitem"),
+    ("environ", "setdefault"), ("environ", "clear"), ("environ", "__setitem__"), ("environ", "__delitem__"),
+    ("os", "putenv"), ("os", "unsetenv"), ("os", "chdir"), ("os", "fchdir"), ("os", "umask"),
+    ("np", "seterr"), ("numpy", "seterr"), ("np", "set_printoptions"), ("numpy", "set_printoptions"),
+}
+
+
+def _dotted(node: ast.AST) -> str:
+    """`jax.config.update` for an attribute chain, '' for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def global_changes(code: Code) -> Iterator[tuple[int, str]]:
+    """(spec line, what) for each statement in `code` that changes process-wide state.
+
+    Read from the syntax tree, so a comment or a string that mentions config.update is not
+    a change; code that does not compile is CODE-SYNTAX's business.
+    """
+    try:
+        tree = ast.parse(code.shifted())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    lines = code.shifted().splitlines()
+    for node in ast.walk(tree):
+        what = None
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            tail = tuple(name.split(".")[-2:])
+            if tail in _STATE_CALLS:
+                what = name
+            elif name == "setattr" and node.args and _dotted(node.args[0]).endswith("config"):
+                what = f"setattr({_dotted(node.args[0])}, ...)"
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript) and _dotted(target.value).split(".")[-1] == "environ":
+                    what = f"{_dotted(target.value)}[...] {'deleted' if isinstance(node, ast.Delete) else 'assigned'}"
+                elif isinstance(target, ast.Attribute) and _dotted(target.value).split(".")[-1] == "config":
+                    what = f"{_dotted(target)} assigned"
+        if what is not None:
+            line = getattr(node, "lineno", code.line)
+            text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            yield line, f"{what}: {text[:120]!r}"
+
+
+class VersionRange(Rule):
+    id = "VERSION-INVALID"
+    doc = "`when.version` is a PEP 440 specifier set over release numbers (the loader rejects what does not parse)."
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
-        if case.isolate == "process":
-            return
-        own = ([case.setup[-1]] if "setup" in case.raw else []) + [case.run]
-        for code in own:
-            for offset, text in enumerate(code.text.splitlines()):
-                if _GLOBAL_CONFIG.search(text) and not _inside_context(text):
-                    yield self.error(spec, code.line + offset, f"case {case.id!r} changes global config in-process ({text.strip()!r}); add `isolate: process`")
-
-
-def _inside_context(text: str) -> bool:
-    return text.lstrip().startswith("with ")
+        for index, block in enumerate(case.expect):
+            for s in block.when.version or ():
+                line = _line(_raw_block(case, index).get("when"), "version", block.line)
+                if s.operator == "===":
+                    yield self.error(spec, line, f"in case {case.id!r}: {str(s)!r} compares version strings verbatim "
+                                                 "and never matches a release like 0.10.2; use == or a range")
+                elif Version(s.version.replace(".*", "")).local:
+                    yield self.error(spec, line, f"in case {case.id!r}: {str(s)!r} names a local version; "
+                                                 "ranges compare releases only")
 
 
 class DriftNeedsSource(Rule):
@@ -302,7 +441,7 @@ class GivenNamesUsed(Rule):
         for text in texts:
             try:
                 used |= {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
-            except SyntaxError:
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
         for name in case.given:
             if name not in used:
@@ -310,8 +449,9 @@ class GivenNamesUsed(Rule):
 
 
 SPEC_RULES: tuple[Rule, ...] = (
-    IdPrefix(), DuplicateIdInFile(), UnknownTag(), InvalidRegex(), ExceptionName(), CodeSyntax(),
-    DtypeName(), WhenUnreachable(), WhenOverlap(), GlobalConfigInProcess(), DriftNeedsSource(), GivenNamesUsed(),
+    IdPrefix(), DuplicateIdInFile(), UnknownTag(), InvalidRegex(), ExceptionName(), BuiltinClassName(),
+    CodeSyntax(), DtypeName(), VersionRange(), WhenUnreachable(), WhenOverlap(), GlobalConfigInProcess(),
+    DriftNeedsSource(), GivenNamesUsed(),
 )
 
 RULE_IDS = {
@@ -319,12 +459,10 @@ RULE_IDS = {
     "YAML-UNSAFE-TAG": "No YAML tags that would construct Python objects.",
     "YAML-DUPLICATE-KEY": "No key appears twice in one mapping.",
     "SCHEMA": "The file matches specs/schema.json.",
-    "VERSION-INVALID": "`when.version` is a PEP 440 specifier set.",
     "FILE-TOO-LARGE": "A spec file stays under the size limit.",
     "FILE-ENCODING": "A spec file is UTF-8.",
     "FILE-UNREADABLE": "A spec file can be read.",
     "ID-DUPLICATE-GLOBAL": "Case ids are unique across all spec files.",
-    "EXC-UNRESOLVED": "Exception and warning names resolve in the adapter's namespace.",
     **{rule.id: rule.doc for rule in SPEC_RULES},
 }
 
@@ -349,6 +487,7 @@ def duplicate_ids(specs: Iterable[Spec]) -> list[SpecError]:
 
 def exception_names(case: Case, adapter: str, version: str) -> Iterator[tuple[int, str]]:
     """(line, dotted name) of every class named in the blocks this adapter/version can choose."""
+    chosen = set()
     for block in case.expect:
         w = block.when
         if w.adapter is not None and adapter not in w.adapter:
@@ -358,7 +497,7 @@ def exception_names(case: Case, adapter: str, version: str) -> Iterator[tuple[in
             next(iter(w.backend or {"cpu"})), adapter, version,
         ):
             continue
-        if "raises" in block.outcome:
-            yield block.line, block.outcome["raises"]["type"]
-        for warning in _warnings(block.outcome):
-            yield block.line, warning["category"]
+        chosen.add(block.line)
+    for block_line, line, name, _ in _class_names_by_block(case):
+        if block_line in chosen:
+            yield line, name
