@@ -8,6 +8,7 @@ spec file is collected, and it never imports JAX: cases run in a worker process
 from __future__ import annotations
 
 import linecache
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from conformance.spec import Case, Spec
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD_KEY = "conformance_record"
+_ERROR_LINE = re.compile(r"^(.*?):(\d+): [A-Z0-9-]+ ")
 
 
 class NotApplicable(Exception):
@@ -378,11 +380,14 @@ def _spec_lines(case: Case, mark: int | None, limit: int = 40) -> list[str]:
     last = max([first, *case.field_lines.values(), *(b.line for b in case.expect)]) + 6
     out = []
     path = str(case.spec_path)
-    for n in range(first, min(last, first + limit) + 1):
+    total = len(linecache.getlines(path))
+    for n in range(first, min(last, first + limit, total) + 1):
         text = linecache.getline(path, n).rstrip("\n")
         if n > first and text.lstrip().startswith("- id:"):
             break
         out.append(f"{'>' if n == mark else ' '}{n:5d} | {text}")
+    while out and out[-1].endswith("| "):
+        out.pop()
     return out
 
 
@@ -485,11 +490,11 @@ class SuiteReporter:
         if suite.writer is None:
             return
         longrepr = str(report.longrepr)
-        first = longrepr.splitlines()[0] if longrepr else nodeid
-        line = first.split(":")[1] if first.count(":") >= 2 else "1"
+        match = _ERROR_LINE.match(longrepr)
+        spec_file = _rel(Path(match.group(1)), suite.config.rootpath) if match else nodeid
         suite.writer.write({
-            "record": "case", "run_id": suite.run_id, "case": f"<{nodeid}>", "spec_file": nodeid,
-            "line": int(line) if line.isdigit() else 1, "topic": "<spec-errors>", "claim": "the spec file loads",
+            "record": "case", "run_id": suite.run_id, "case": f"<{spec_file}>", "spec_file": spec_file,
+            "line": int(match.group(2)) if match else 1, "topic": "<spec-errors>", "claim": "the spec file loads",
             "adapter": suite.adapter, "implementation_version": suite.info["implementation_version"],
             "backend": None, "mode": suite.mode.to_json(), "outcome": "error", "message": longrepr,
             "expected": None, "actual": None, "duration_s": 0.0,
@@ -520,6 +525,10 @@ class SuiteReporter:
         if suite.counts:
             parts = [f"{n} {k.replace('_', ' ')}" for k, n in sorted(suite.counts.items(), key=lambda kv: -kv[1])]
             terminalreporter.write_sep("-", f"conformance [{suite.mode.label}]: {', '.join(parts)}")
+        if "s" in config.option.reportchars or "a" in config.option.reportchars.lower():
+            for report in terminalreporter.stats.get("not applicable", []):
+                reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else ""
+                terminalreporter.write_line(f"NOT APPLICABLE {report.nodeid} - {reason}")
         if suite.writer is not None:
             terminalreporter.write_line(f"results: {suite.writer.path}")
         for path, entry in suite.expectations.unused(suite.mode, suite.adapter, suite.info["behaviour_version"]):

@@ -1,0 +1,50 @@
+"""Shared fixtures: write spec files into a temporary spec directory and run the suite on them."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.plugin import PACKAGE_DIR
+
+REPO = PACKAGE_DIR.parent
+
+
+class SpecDir:
+    """A temporary spec directory and a way to run `pytest conformance/` over it in-process."""
+
+    def __init__(self, pytester: pytest.Pytester) -> None:
+        self.pytester = pytester
+        self.path = pytester.path / "specs"
+        self.path.mkdir()
+
+    def write(self, name: str, text: str) -> Path:
+        path = self.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return path
+
+    def run(self, *args: str, adapter: str = "jax") -> pytest.RunResult:
+        return self.pytester.runpytest(
+            str(PACKAGE_DIR), f"--adapter={adapter}", "--specs", str(self.path), "-p", "no:cacheprovider",
+            f"--rootdir={self.pytester.path}", *args
+        )
+
+    def run_subprocess(self, *args: str, adapter: str = "jax", timeout: float = 300) -> pytest.RunResult:
+        return self.pytester.runpytest_subprocess(
+            str(PACKAGE_DIR), f"--adapter={adapter}", "--specs", str(self.path), "-p", "no:cacheprovider",
+            f"--rootdir={self.pytester.path}", *args, timeout=timeout,
+        )
+
+
+@pytest.fixture
+def specdir(pytester: pytest.Pytester) -> SpecDir:
+    return SpecDir(pytester)
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
