@@ -1,0 +1,33 @@
+"""The conformance suite itself, against real JAX, in each of the four modes (one process each)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conformance.mode import DEFAULT_MODES, Mode
+from tests.conftest import REPO, read_results
+
+
+@pytest.mark.parametrize("mode", DEFAULT_MODES, ids=lambda m: m.slug)
+def test_suite_passes_against_jax(mode: Mode, tmp_path) -> None:
+    out = tmp_path / "results.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "conformance/", "--adapter=jax", f"--x64={'on' if mode.x64 else 'off'}",
+         f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}", f"--results={out}", "-q", "-p", "no:cacheprovider",
+         "-n", "2"],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+    )
+    records = [r for r in read_results(out) if r["record"] == "case"]
+    bad = [f"{r['case']}: {r['outcome']}: {r['message'][:500]}" for r in records
+           if r["outcome"] not in ("passed", "not_applicable", "xfailed")]
+    assert proc.returncode == 0, proc.stdout[-4000:] + "\n".join(bad)
+    assert not bad
+    executed = [r for r in records if r["outcome"] == "passed"]
+    assert len(executed) >= 9, f"only {len(executed)} cases ran"
+    assert all(r["mode"] == mode.to_json() for r in records)
+    # Every defaults case says something in every mode: none of them may be skipped as not applicable.
+    defaults = [r for r in records if r["case"].startswith("x64.defaults.")]
+    assert defaults and all(r["outcome"] == "passed" for r in defaults)
