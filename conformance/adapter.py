@@ -83,7 +83,7 @@ def load_adapter(name: str) -> Adapter:
         raise AdapterError(f"unknown adapter {name!r}; installed: {', '.join(sorted(installed_adapters())) or 'none'}")
     module, _, cls_name = target.partition(":")
     cls = getattr(importlib.import_module(module), cls_name)
-    return cls()  # type: ignore[no-any-return]
+    return cls()
 
 
 @contextlib.contextmanager

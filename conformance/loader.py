@@ -72,7 +72,7 @@ class MarkedList(list[Any]):
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _MarkedLoader(_BaseLoader):
     """SafeLoader (libyaml when available) that builds MarkedMap/MarkedList and rejects duplicate keys."""
 
 

@@ -20,7 +20,14 @@ from conformance.adapter import installed_adapters
 from conformance.executor import CaseRunner
 from conformance.expectations import ExpectationFile
 from conformance.lint import duplicate_ids, exception_names, known_tags
-from conformance.loader import SPECS_DIR, SpecError, SpecFileErrors, is_spec_file, load_spec, spec_files
+from conformance.loader import (
+    SPECS_DIR,
+    SpecError,
+    SpecFileErrors,
+    is_spec_file,
+    load_spec,
+    spec_files,
+)
 from conformance.mode import EXPLICIT_MODES, Mode, ModeError, parse_truth
 from conformance.results import ResultsWriter, new_run_id, now, suite_info
 from conformance.spec import Case, Spec
@@ -293,7 +300,7 @@ class SpecFile(pytest.File):
                 for n, why in sorted(bad.items())
             ]))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, SpecCollectError):
             return excinfo.value.text(self.config.rootpath)
         return str(super().repr_failure(excinfo))
@@ -335,7 +342,7 @@ class SpecItem(pytest.Item):
         if verdict["outcome"] != "passed":
             raise CaseFailure(verdict)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if not isinstance(excinfo.value, CaseFailure):
             return str(super().repr_failure(excinfo))
         return failure_text(self, excinfo.value.verdict)
@@ -457,7 +464,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 def _record(report: Any) -> dict[str, Any] | None:
     for key, value in getattr(report, "user_properties", ()):
         if key == RECORD_KEY:
-            return value  # type: ignore[no-any-return]
+            return value
     return None
 
 
