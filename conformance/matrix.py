@@ -32,6 +32,7 @@ DEFAULT_OUT = Path("reports/latest")
 # Columns of the summary table, in the order a reader scans them.
 SUMMARY_OUTCOMES = ("passed", "failed", "not_applicable", "xfailed", "xpassed", "error", "crashed", "timeout", "skipped")
 SHORT = {"not_applicable": "n/a"}
+HEARTBEAT = 30.0  # seconds between plain progress lines for a mode that is still running
 STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
 
 
@@ -144,7 +145,7 @@ class ModeJob:
         return (self.finished or time.monotonic()) - self.started
 
     def status(self) -> str:
-        if self.proc is None:
+        if self.proc is None and self.returncode is None:
             return "waiting"
         if self.returncode is None:
             return "running"
@@ -230,6 +231,7 @@ class Progress:
         self.drawn = 0
         self.t0 = time.monotonic()
         self.reported: dict[str, tuple[str, int]] = {}
+        self.last_line: dict[str, float] = {}
 
     def line(self, job: ModeJob) -> str:
         total = job.tail.total
@@ -250,12 +252,15 @@ class Progress:
             self.stream.flush()
             return
         for job in self.jobs:
-            # Plain lines: one when a mode starts, every quarter of its cases, and when it ends.
+            # Plain lines: one when a mode starts, every quarter of its cases, when it ends,
+            # and every HEARTBEAT seconds in between, so a CI log shows a slow mode is alive.
             total = job.tail.total or 0
             quarter = 4 * job.tail.done // total if total else 0
             key = (job.status(), quarter)
-            if job.proc is not None and self.reported.get(job.name) != key:
+            stale = job.running and time.monotonic() - self.last_line.get(job.name, 0.0) > HEARTBEAT
+            if job.proc is not None and (self.reported.get(job.name) != key or stale):
                 self.reported[job.name] = key
+                self.last_line[job.name] = time.monotonic()
                 self.stream.write(f"[{time.monotonic() - self.t0:7.1f}s] {self.line(job)}"
                                   f"{f'  (pid {job.proc.pid})' if job.status() == 'running' and job.tail.done == 0 else ''}\n")
                 self.stream.flush()

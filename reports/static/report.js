@@ -257,7 +257,8 @@
     if (info.tags && info.tags.length) row(dl, "tags", info.tags.join(", "));
     for (const src of info.source || []) {
       const span = el("span");
-      span.appendChild(document.createTextNode([src.doc || src.file || "", src.section || src.function || ""].filter(Boolean).join(" — ") + " "));
+      const parts = Object.entries(src).filter(([k, v]) => k !== "url" && v !== null && v !== "").map(([k, v]) => String(v));
+      span.appendChild(document.createTextNode(parts.join(" — ") + " "));
       const url = safeUrl(src.url);
       if (url) span.appendChild(el("a", { href: url, rel: "noreferrer" }, url));
       row(dl, "source", span);

@@ -1,0 +1,238 @@
+"""`jax-conformance run`: real runs of the matrix on a small spec directory, and a mode killed mid-run."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conformance.matrix import Progress, ResultsTail, merge, parse_modes, summary_table
+from conformance.mode import DEFAULT_MODES, Mode
+from conformance.plugin import PACKAGE_DIR
+from conformance.report.model import build_model
+
+REPO = PACKAGE_DIR.parent
+
+SPEC = """
+topic: demo.matrix
+title: Cases for the matrix tests
+source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
+tags: [dtypes]
+cases:
+  - id: demo.matrix.arange
+    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
+    run: jnp.arange(3)
+    expect:
+      - when: {x64: false}
+        dtype: int32
+      - when: {x64: true}
+        dtype: int64
+  - id: demo.matrix.wrong
+    claim: a deliberately wrong claim with x64 off, so that a run has a failure
+    run: jnp.arange(3)
+    expect:
+      - when: {x64: false}
+        dtype: float16
+      - when: {x64: true}
+        dtype: int64
+"""
+
+SLOW_SPEC = """
+topic: demo.slow
+title: A case that takes long in one mode only
+source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
+tags: [dtypes]
+cases:
+  - id: demo.slow.first
+    claim: a quick case that finishes before the slow one
+    run: jnp.arange(3)
+    expect:
+      - when: {x64: false}
+        dtype: int32
+  - id: demo.slow.sleeps
+    claim: a case that sleeps in off-error mode and does not apply in the others
+    run: |
+      import time
+      time.sleep(120)
+      result = jnp.arange(3)
+    expect:
+      - when: {x64: false, explicit_x64_dtypes: error}
+        dtype: int32
+"""
+
+
+def spec_dir(root: Path, text: str, name: str = "demo") -> Path:
+    specs = root / "specs"
+    (specs / name).mkdir(parents=True, exist_ok=True)
+    (specs / name / "cases.yaml").write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return specs
+
+
+def run_matrix(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--progress", "plain", *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# ---------------------------------------------------------------- pieces
+
+
+def test_parse_modes() -> None:
+    assert parse_modes(None) == list(DEFAULT_MODES)
+    assert parse_modes(["off-warn,on", "off/error", "on-warn"]) == [Mode(False, "warn"), Mode(True, "warn"), Mode(False, "error")]
+
+
+def test_results_tail_reads_only_whole_lines(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    tail = ResultsTail(path)
+    tail.poll()  # not there yet
+    assert tail.total is None and tail.done == 0
+    with open(path, "w") as f:
+        f.write('{"record":"run","run_id":"r"}\n{"record":"collected","count":3}\n{"record":"case","outcome":"passed"}\n{"record":"ca')
+    tail.poll()
+    assert (tail.total, tail.done) == (3, 1)
+    with open(path, "a") as f:
+        f.write('se","outcome":"failed"}\n')
+    tail.poll()
+    assert tail.counts == {"passed": 1, "failed": 1} and tail.end is None
+
+
+def test_live_progress_redraws_in_place(tmp_path: Path) -> None:
+    from conformance.matrix import ModeJob
+
+    jobs = [ModeJob("jax", m, tmp_path / f"{m.slug}.jsonl", tmp_path / f"{m.slug}.log", []) for m in DEFAULT_MODES[:2]]
+    stream = io.StringIO()
+    progress = Progress(jobs, stream, live=True)
+    progress.update()
+    progress.update()
+    text = stream.getvalue()
+    assert text.count("\x1b[2F") == 1  # the second frame moves up over the first
+    assert text.count("jax off-warn") == 2 and "waiting" in text
+    plain = io.StringIO()
+    Progress(jobs, plain, live=False).update()
+    assert plain.getvalue() == ""  # nothing has started: nothing to say
+
+
+def test_summary_table_lines_up() -> None:
+    table = summary_table([("jax", "0.10.2", "cpu", "off-warn", {"passed": 12, "failed": 1}, "done"),
+                           ("jax", "0.10.2", "cpu", "on-warn", {"passed": 3, "not_applicable": 10}, "killed by SIGKILL")])
+    lines = table.splitlines()
+    assert lines[0].split()[:7] == ["adapter", "version", "backend", "mode", "passed", "failed", "n/a"]
+    end = lines[0].index("total") + len("total")  # numbers are right-aligned under their heading
+    assert [line[end - 2:end] for line in lines[2:]] == ["13", "13"]
+    assert lines[3].split()[4:7] == ["3", "0", "10"] and lines[3].endswith("killed by SIGKILL")
+
+
+# ---------------------------------------------------------------- real runs
+
+
+@pytest.mark.slow
+def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
+    specs = spec_dir(tmp_path, SPEC)
+    out = tmp_path / "out"
+    expectations = tmp_path / "jax.yaml"
+    expectations.write_text(yaml.safe_dump({"adapter": "jax", "entries": [
+        {"reason": "kept: a case this run does not select", "cases": ["demo.matrix.not-selected"]}]}))
+    proc = run_matrix("--specs", str(specs), "--modes", "off-warn,on", "--out", str(out),
+                      "--expectations", str(expectations), "--update-expectations")
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # demo.matrix.wrong fails with x64 off
+    assert re.search(r"jax\s+0\.10\.2\s+cpu\s+off-warn\s+1\s+1\s+0\s.*done", proc.stdout), proc.stdout
+    assert re.search(r"jax\s+0\.10\.2\s+cpu\s+on-warn\s+2\s+0\s+0\s.*done", proc.stdout), proc.stdout
+    assert "FAILED   demo.matrix.wrong [jax off-warn cpu]" in proc.stdout
+    assert f"report: {out / 'index.html'}" in proc.stdout
+    merged = records(out / "results.jsonl")
+    assert {r["run_id"] for r in merged if r["record"] == "run"} == {r["run_id"] for r in merged if r["record"] == "end"}
+    assert len([r for r in merged if r["record"] == "case"]) == 4
+    assert (out / "modes" / "jax-off-warn.jsonl").is_file() and (out / "modes" / "jax-on-warn.jsonl").is_file()
+    # the ratchet: what failed is listed for a reason; the old entry for an unselected case stays
+    data = yaml.safe_load(expectations.read_text())
+    by_reason = {e["reason"]: e["cases"] for e in data["entries"]}
+    assert by_reason["kept: a case this run does not select"] == ["demo.matrix.not-selected"]
+    assert by_reason["TODO: say why this case diverges"] == [{"case": "demo.matrix.wrong", "modes": ["off-warn"]}]
+    # the same run with the file: the divergence is known, so the run passes
+    proc = run_matrix("--specs", str(specs), "--modes", "off-warn", "--out", str(out), "--expectations", str(expectations))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"off-warn\s+1\s+0\s+0\s+1\s", proc.stdout), proc.stdout  # 1 passed, 1 xfailed
+
+
+@pytest.mark.slow
+def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> None:
+    specs = spec_dir(tmp_path, SLOW_SPEC)
+    out = tmp_path / "out"
+    runner = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "--progress", "plain", "--specs", str(specs),
+                               "--modes", "off-warn,off-error", "--out", str(out), "--case-timeout", "300", "--jobs", "2"],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    victim = None
+    lines: list[str] = []
+    try:
+        assert runner.stdout is not None
+        for line in runner.stdout:
+            lines.append(line)
+            m = re.search(r"jax off-error .*\(pid (\d+)\)", line)
+            if m:
+                victim = int(m.group(1))
+                break
+        assert victim is not None, "".join(lines)
+        mode_file = out / "modes" / "jax-off-error.jsonl"
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:  # wait for the quick case's record, then kill during the slow one
+            if mode_file.is_file() and any(r.get("case") == "demo.slow.first" for r in records(mode_file)):
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the off-error mode never recorded its first case")
+        os.kill(victim, signal.SIGKILL)
+        rest, _ = runner.communicate(timeout=300)
+        lines.append(rest)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        if victim is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(victim, signal.SIGKILL)  # the killed mode's case worker, left sleeping
+    output = "".join(lines)
+    assert runner.returncode == 1, output
+    assert re.search(r"off-error .*killed by SIGKILL", output), output
+    # the other mode finished whole
+    warn = records(out / "modes" / "jax-off-warn.jsonl")
+    assert warn[-1]["record"] == "end" and not warn[-1]["interrupted"]
+    assert {r["case"]: r["outcome"] for r in warn if r["record"] == "case"} == {"demo.slow.first": "passed", "demo.slow.sleeps": "not_applicable"}
+    # the killed mode kept what it wrote, and its own file is exactly what the process left
+    error = records(out / "modes" / "jax-off-error.jsonl")
+    assert [r["record"] for r in error] == ["run", "collected", "case"]
+    assert error[2]["case"] == "demo.slow.first" and error[2]["outcome"] == "passed"
+    model = build_model([out / "results.jsonl"])
+    by_mode = {c.mode: c for c in model.columns}
+    assert not by_mode["off-warn"].interrupted and by_mode["off-warn"].total == 2
+    assert by_mode["off-error"].interrupted and by_mode["off-error"].counts["passed"] == 1
+    assert "killed by SIGKILL" in by_mode["off-error"].interruption and "1 of 2" in by_mode["off-error"].interruption
+    html = (out / "index.html").read_text()
+    assert "Interrupted runs" in html and "jax 0.10.2 cpu off-error" in html
+
+
+def test_merge_adds_an_end_record_for_a_mode_that_never_started(tmp_path: Path) -> None:
+    from conformance.matrix import ModeJob
+
+    job = ModeJob("jax", Mode(False, "warn"), tmp_path / "missing.jsonl", tmp_path / "x.log", [])
+    job.returncode = 4
+    (tmp_path / "x.log").write_text("ERROR: usage: a bad option\n")
+    merge([job], tmp_path / "results.jsonl")
+    out = records(tmp_path / "results.jsonl")
+    assert [r["record"] for r in out] == ["run", "case", "end"]
+    assert out[1]["outcome"] == "error" and "a bad option" in out[1]["message"]
+    assert out[2]["interrupted"] is True

@@ -1,0 +1,318 @@
+"""The report: merging result files, the views computed from them, and the site written from them.
+
+Real records come from a real `pytest conformance/ --adapter=jax` run over a small spec
+directory (one case holds, two fail, one is not applicable); synthetic records cover what one
+machine cannot produce (other releases, killed runs, 100,000-record merges).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.plugin import PACKAGE_DIR
+from conformance.report import build_site
+from conformance.report.model import build_model, case_status, load_mutation
+from conformance.report.site import KEEP_BUILDS, first_page_bytes, safe_url
+
+REPO = PACKAGE_DIR.parent
+SCRIPT = "<script>window.__pwned = 1</script>"
+
+DEMO_SPEC = f"""
+topic: demo.report
+title: Cases for the report tests
+source: {{doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere", url: "https://docs.jax.dev/en/latest/default_dtypes.html"}}
+tags: [dtypes]
+cases:
+  - id: demo.report.holds
+    claim: jnp.arange of Python ints gives int32 with x64 off
+    run: jnp.arange(3)
+    expect:
+      - when: {{x64: false}}
+        dtype: int32
+  - id: demo.report.wrong-dtype
+    claim: a deliberately wrong claim, so that the report has a failure to show
+    run: jnp.arange(3)
+    expect:
+      - when: {{x64: false}}
+        dtype: float16
+  - id: demo.report.markup-message
+    claim: "an exception whose message is markup: {SCRIPT}"
+    run: |
+      raise ValueError("{SCRIPT}<b>bold</b>")
+    expect:
+      - when: {{x64: false}}
+        dtype: int32
+  - id: demo.report.x64-only
+    claim: a claim about x64 on only, so it is not applicable here
+    run: jnp.arange(3)
+    drift: {{docs: "the docs say one thing", code: "the code does another", since: "0.8.0"}}
+    expect:
+      - when: {{x64: true}}
+        dtype: int64
+"""
+
+
+def write_specs(root: Path, text: str = DEMO_SPEC) -> Path:
+    specs = root / "specs"
+    (specs / "demo").mkdir(parents=True, exist_ok=True)
+    (specs / "demo" / "report.yaml").write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return specs
+
+
+def run_suite(specs: Path, results: Path, *args: str, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+    """A real run of the suite on these specs, in a subprocess, writing a results file."""
+    return subprocess.run([python, "-m", "pytest", str(PACKAGE_DIR), "--adapter=jax", "--specs", str(specs),
+                           "--results", str(results), "-p", "no:cacheprovider", "-q", "--x64=off",
+                           "--explicit-x64-dtypes=warn", *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def real_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("real")
+    results = root / "results.jsonl"
+    proc = run_suite(write_specs(root), results)
+    assert results.is_file(), proc.stdout + proc.stderr
+    return results
+
+
+# ---------------------------------------------------------------- synthetic records
+
+
+def run_file(path: Path, cases: dict[str, str], *, version: str = "0.10.2", mode: tuple[bool, str] = (False, "warn"),
+             backend: str = "cpu", adapter: str = "jax", end: bool = True, run_id: str | None = None,
+             extra: dict[str, dict[str, Any]] | None = None, collected: int | None = None) -> Path:
+    """A results file as the plugin writes it: header, collected, one record per case, end."""
+    rid = run_id or f"{adapter}-{version}-{backend}-{mode[0]}-{mode[1]}"
+    m = {"x64": mode[0], "explicit_x64_dtypes": mode[1]}
+    lines: list[dict[str, Any]] = [
+        {"record": "run", "run_id": rid, "adapter": adapter, "implementation_version": version, "behaviour_version": version,
+         "mode": m, "backends": [backend], "environment": {"python": "3.11", "platform": "test"}, "started": "2026-01-01T00:00:00"},
+        {"record": "collected", "run_id": rid, "count": len(cases) if collected is None else collected},
+    ]
+    for case, outcome in cases.items():
+        lines.append({"record": "case", "run_id": rid, "case": case, "topic": case.rpartition(".")[0], "claim": f"claim of {case}",
+                      "spec_file": "specs/t.yaml", "line": 1, "adapter": adapter, "implementation_version": version,
+                      "backend": backend, "mode": m, "outcome": outcome, "message": f"{case} {outcome}",
+                      "expected": {"dtype": "int32"}, "actual": {"dtype": "int32"}, "duration_s": 0.01,
+                      **(extra or {}).get(case, {})})
+    if end:
+        lines.append({"record": "end", "run_id": rid, "exitstatus": 0, "interrupted": False, "counts": {}})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in lines)
+    return path
+
+
+# ---------------------------------------------------------------- the model
+
+
+def test_summary_counts_from_a_real_run(real_results: Path) -> None:
+    model = build_model([real_results])
+    [col] = model.columns
+    assert (col.adapter, col.backend, col.mode) == ("jax", "cpu", "off-warn")
+    assert col.counts["passed"] == 1
+    assert col.counts["failed"] == 2, col.counts
+    assert col.counts["not_applicable"] == 1
+    # not applicable is left out of the denominator: 1 holds of 3 applicable
+    assert col.applicable == 3
+    assert col.compliance == pytest.approx(100 / 3)
+    assert not col.interrupted
+    wrong = model.cells[(next(c.index for c in model.cases if c.id == "demo.report.wrong-dtype"), 0)]
+    assert wrong["expected"]["dtype"] == "float16" and wrong["actual"]["dtype"] == "int32"
+    assert [c.id for c, _ in model.drift] == ["demo.report.x64-only"]
+
+
+def test_markup_in_results_is_text_in_the_page(real_results: Path, tmp_path: Path) -> None:
+    # A baseline where the markup case held makes its message appear server-rendered, as a regression.
+    baseline = tmp_path / "baseline.jsonl"
+    records = [json.loads(line) for line in real_results.read_text().splitlines()]
+    for r in records:
+        r["run_id"] = "baseline"
+        if r.get("case") == "demo.report.markup-message":
+            r["outcome"] = "passed"
+    baseline.write_text("".join(json.dumps(r) + "\n" for r in records))
+    index, model = build_site([real_results], tmp_path / "site", baseline=[baseline])
+    assert [c.case for c in model.comparisons[0].regressed] == ["demo.report.markup-message"]
+    html = index.read_text()
+    assert SCRIPT not in html
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+    assert "<b>bold</b>" not in html
+
+
+def test_two_releases_give_a_release_table_and_a_comparison(tmp_path: Path) -> None:
+    old = run_file(tmp_path / "old.jsonl", {"t.same": "passed", "t.fixed": "failed", "t.broke": "passed",
+                                            "t.gone": "passed", "t.na": "not_applicable"}, version="0.4.30")
+    new = run_file(tmp_path / "new.jsonl", {"t.same": "passed", "t.fixed": "passed", "t.broke": "failed",
+                                            "t.new": "passed", "t.na": "passed"}, version="0.10.2")
+    model = build_model([new, old])
+    assert [c.version for c in model.columns] == ["0.4.30", "0.10.2"]  # release order, not text order
+    [table] = model.compat
+    assert table.releases == ["0.4.30", "0.10.2"]
+    rows = {model.cases[ci].id: (statuses, first) for ci, statuses, first, _ in table.rows}
+    assert rows["t.fixed"] == ("FH", "0.10.2")
+    assert rows["t.broke"] == ("HF", "0.4.30")
+    assert rows["t.same"] == ("HH", "0.4.30")
+    assert rows["t.new"] == ("-H", "0.10.2")
+    assert rows["t.na"] == ("NH", "0.10.2")
+    # rows that differ between releases come first
+    order = [model.cases[ci].id for ci, *_ in table.rows]
+    assert order.index("t.same") > max(order.index(c) for c in ("t.fixed", "t.broke", "t.na"))
+    [cmp] = model.comparisons
+    assert cmp.title == "jax 0.10.2 compared with jax 0.4.30"
+    assert [c.case for c in cmp.regressed] == ["t.broke"]
+    assert [c.case for c in cmp.fixed] == ["t.fixed"]
+    assert [c.case for c in cmp.new] == ["t.new"]
+    assert [c.case for c in cmp.gone] == ["t.gone"]
+    assert [c.case for c in cmp.changed] == ["t.na"]
+    assert cmp.same == 1
+
+
+def test_case_status_over_modes() -> None:
+    assert case_status(["passed", "xpassed"]) == "H"
+    assert case_status(["passed", "failed"]) == "P"
+    assert case_status(["xfailed", "crashed"]) == "F"
+    assert case_status(["not_applicable", "skipped"]) == "N"
+    assert case_status(["not_applicable", "passed"]) == "H"
+    assert case_status([]) == "-"
+
+
+def test_a_run_without_end_record_is_interrupted_and_says_so(tmp_path: Path) -> None:
+    done = run_file(tmp_path / "a.jsonl", {"t.a": "passed", "t.b": "passed"})
+    cut = run_file(tmp_path / "b.jsonl", {"t.a": "passed"}, mode=(False, "error"), end=False, collected=2)
+    with open(cut, "a") as f:
+        f.write('{"record":"case","case":"t.b","outc')  # killed mid-write
+    index, model = build_site([done, cut], tmp_path / "site")
+    interrupted = [c for c in model.columns if c.interrupted]
+    assert [c.mode for c in interrupted] == ["off-error"]
+    assert interrupted[0].counts["passed"] == 1
+    assert "1 of 2 case records kept" in interrupted[0].interruption
+    assert any("cut off while writing" in p for p in model.problems)
+    html = index.read_text()
+    assert "Interrupted runs" in html and "jax 0.10.2 cpu off-error" in html
+
+
+def test_an_end_record_marked_interrupted_counts_too(tmp_path: Path) -> None:
+    path = run_file(tmp_path / "a.jsonl", {"t.a": "passed"}, end=False)
+    with open(path, "a") as f:
+        f.write(json.dumps({"record": "end", "run_id": "jax-0.10.2-cpu-False-warn", "interrupted": True,
+                            "exitstatus": 2, "reason": "the mode's pytest process killed by SIGKILL"}) + "\n")
+    [col] = build_model([path]).columns
+    assert col.interrupted and "killed by SIGKILL" in col.interruption
+
+
+def test_the_same_run_read_twice_is_counted_once(tmp_path: Path) -> None:
+    per_mode = run_file(tmp_path / "modes" / "jax-off-warn.jsonl", {"t.a": "passed", "t.b": "failed"})
+    merged = tmp_path / "results.jsonl"
+    merged.write_bytes(per_mode.read_bytes())
+    model = build_model([tmp_path])  # a directory: every *.jsonl under it
+    [col] = model.columns
+    assert col.total == 2
+
+
+def test_several_backends_of_one_run_are_separate_columns(tmp_path: Path) -> None:
+    path = run_file(tmp_path / "a.jsonl", {"t.a": "passed"}, backend="cpu")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records[0]["backends"] = ["cpu", "gpu"]
+    gpu = dict(records[2], backend="gpu", outcome="failed")
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*records[:3], gpu, records[3]]))
+    model = build_model([path])
+    assert [(c.backend, c.counts["passed"], c.counts["failed"]) for c in model.columns] == [("cpu", 1, 0), ("gpu", 0, 1)]
+
+
+def test_mutation_results_are_read_tolerantly(tmp_path: Path) -> None:
+    path = tmp_path / "mutation.json"
+    path.write_text(json.dumps({"score": "1/3", "mutants": [
+        {"name": "m-killed", "rule": "truncate", "killed": True, "killed_by": ["t.a"]},
+        {"name": "m-survivor", "rule": "drop-warning", "killed": False, "killed_by": [], "explanation": "<i>no case covers it</i>"},
+        {"name": "m-bare"},
+        {"name": "m-unknown", "killed_by": "t.b"},
+        "not a mutant",
+    ]}))
+    mu = load_mutation(path)
+    assert mu is not None and mu["score"] == "1/3"
+    # survivors first; a mutant without `killed` is shown as unknown, not as killed
+    assert [m["name"] for m in mu["mutants"]] == ["m-survivor", "m-bare", "m-killed", "m-unknown"]
+    assert mu["mutants"][1]["killed"] is None and mu["mutants"][3]["killed_by"] == ["t.b"]
+    results = run_file(tmp_path / "r.jsonl", {"t.a": "passed"})
+    index, _ = build_site([results], tmp_path)  # picks up <out>/mutation.json
+    html = index.read_text()
+    assert "Mutation score" in html and "1/3" in html
+    assert "&lt;i&gt;no case covers it&lt;/i&gt;" in html
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert "cannot read" in (load_mutation(bad) or {}).get("error", "")
+
+
+def test_links_only_to_http() -> None:
+    assert safe_url("https://docs.jax.dev/x") == "https://docs.jax.dev/x"
+    assert safe_url("javascript:alert(1)") == ""
+    assert safe_url(None) == ""
+
+
+def test_rendering_replaces_the_site_whole_and_leaves_other_files(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    results = run_file(out / "results.jsonl", {"t.a": "passed"})
+    (out / "modes").mkdir()
+    (out / "modes" / "keep.jsonl").write_text("{}\n")
+    builds = []
+    for _ in range(KEEP_BUILDS + 2):
+        index, _ = build_site([results], out)
+        builds.append(re.search(r'data-build="([^"]+)"', index.read_text()).group(1))  # type: ignore[union-attr]
+        assert (out / builds[-1] / "data.js").is_file()
+        time.sleep(1.1)  # builds are named by the second they were made
+    left = sorted(p.name for p in (out / "assets").iterdir())
+    assert len(left) == KEEP_BUILDS and builds[-1].split("/")[1] in left
+    assert not list(out.glob(".index-*")) and not list((out / "assets").glob(".tmp-*"))
+    assert results.is_file() and (out / "modes" / "keep.jsonl").read_text() == "{}\n"
+
+
+def test_report_command(real_results: Path, tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "report", str(real_results), "--out", str(tmp_path / "site")],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"report: .*index\.html \(1 columns, 4 cases, 4 records; first page [0-9.]+ MB", proc.stdout)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "report", str(empty), "--out", str(tmp_path / "none")],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "no runs found" in proc.stderr
+    assert not (tmp_path / "none" / "index.html").exists()
+
+
+def synthetic_merge(root: Path, cases: int, versions: int, backends: tuple[str, ...] = ("cpu", "gpu")) -> list[Path]:
+    """cases x versions x backends x 4 modes records, outcomes varied, as separate result files."""
+    outcomes = ["passed"] * 12 + ["failed", "not_applicable", "not_applicable", "xfailed", "crashed", "timeout"]
+    paths = []
+    modes = [(False, "warn"), (False, "error"), (False, "allow"), (True, "warn")]
+    for v in range(versions):
+        for backend in backends:
+            for m, mode in enumerate(modes):
+                path = root / f"r-{v}-{backend}-{m}.jsonl"
+                picks = {f"topic{c % 40}.case-{c:05d}": outcomes[(c * 7 + v * 3 + m) % len(outcomes)] for c in range(cases)}
+                extra = {k: {"message": "x" * 200 if o != "passed" else "", "claim": f"claim {k} " + "word " * 15}
+                         for k, o in picks.items()}
+                paths.append(run_file(path, picks, version=f"0.{v + 4}.0", mode=mode, backend=backend, extra=extra))
+    return paths
+
+
+@pytest.mark.slow
+def test_a_100000_record_merge_keeps_the_first_page_light(tmp_path: Path) -> None:
+    paths = synthetic_merge(tmp_path / "in", cases=1250, versions=10)  # 1250 x 10 x 2 x 4 = 100,000
+    t0 = time.perf_counter()
+    index, model = build_site(paths, tmp_path / "site")
+    took = time.perf_counter() - t0
+    assert model.records == 100_000 and len(model.columns) == 80
+    size = first_page_bytes(index)
+    print(f"\n100,000 records: first page {size / 1e6:.2f} MB, rendered in {took:.1f}s")
+    assert size < 5_000_000
+    assert len(model.compat[0].releases) == 10
