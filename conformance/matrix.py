@@ -170,6 +170,8 @@ class ModeJob:
         self.started = time.monotonic()
 
     def poll(self) -> None:
+        if self.proc is None:  # the file there now, if any, is an earlier run's
+            return
         self.tail.poll()
         if self.proc is not None and self.returncode is None:
             rc = self.proc.poll()
