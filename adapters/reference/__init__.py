@@ -1,21 +1,124 @@
-"""The `reference` adapter: a strict, JAX-free model of the documented semantics (work in progress)."""
+"""The `reference` adapter: a strict, JAX-free executable model of the documented semantics.
+
+Where to look:
+- the dtype policy (defaults, the 64->32 table, warn / error / allow): `dtypes.py`;
+- the flags and start-up from the environment: `config.py`;
+- the tracing core (Primitive, bind, Trace, Tracer; the closure check): `core.py`;
+- primitives and their rules: `lax.py`; jax.numpy: `numpy_api.py`;
+- transformations: `ad.py` (jvp, vjp, grad), `vmap.py`, `jit.py` (IR, cache key);
+- custom_jvp / custom_vjp (the Tracer check, the bwd argument order): `custom.py`;
+- mutants for `jax-conformance mutate`: `mutants.py`.
+Nothing here imports JAX (tests/reference/test_no_jax.py checks it).
+"""
 
 from __future__ import annotations
 
+import os
+import platform
+import sys
+import types
 from typing import Any
 
+import numpy as np
+
+from conformance import __version__ as suite_version
 from conformance.adapter import Adapter
 from conformance.mode import Mode
+
+BEHAVIOUR_VERSION = "0.10.2"  # the JAX release whose documented behaviour this models
+
+
+def build_jax_module() -> types.ModuleType:
+    """Read the environment (as `import jax` would) and assemble the `jax` namespace."""
+    from adapters.reference import mutants
+
+    mutants.load_from_environ()
+    from adapters.reference import ad, custom, dtypes, errors, jit, lax, numpy_api, tree_util, vmap
+    from adapters.reference.config import config, enable_x64
+
+    config.load_from_environ()  # an invalid JAX_ENABLE_X64 fails here, like `import jax`
+    jax = types.ModuleType("jax", "The reference model of JAX (no JAX inside).")
+    dtypes_mod = types.ModuleType("jax.dtypes")
+    dtypes_mod.__dict__.update(
+        canonicalize_dtype=dtypes.canonicalize_dtype, float0=dtypes.float0, issubdtype=dtypes.issubdtype,
+        result_type=numpy_api.result_type, dtype=lambda x: dtypes.dtype_of_input(x)[0] if not hasattr(x, "dtype") else x.dtype,
+    )
+    if dtypes.bfloat16 is not None:
+        dtypes_mod.bfloat16 = dtypes.bfloat16  # type: ignore[attr-defined]
+    jnp = types.ModuleType("jax.numpy")
+    jnp.__dict__.update({k: v for k, v in vars(numpy_api).items() if not k.startswith("_") and k not in ("annotations", "builtins", "operator", "np", "Any", "lax")})
+    lax_mod = types.ModuleType("jax.lax")
+    lax_mod.__dict__.update({k: v for k, v in vars(lax).items() if not k.startswith("_") and not k.endswith("_p") and k not in ("annotations", "np", "Any", "Callable", "Array", "Primitive", "bind", "get_aval")})
+    tu = types.ModuleType("jax.tree_util")
+    tu.__dict__.update(tree_map=tree_util.tree_map, tree_flatten=tree_util.tree_flatten, tree_unflatten=tree_util.tree_unflatten,
+                       tree_leaves=tree_util.tree_leaves, tree_structure=tree_util.tree_structure, PyTreeDef=tree_util.PyTreeDef)
+    cd = types.ModuleType("jax.custom_derivatives")
+    cd.__dict__.update(custom_jvp=custom.custom_jvp, custom_vjp=custom.custom_vjp, closure_convert=custom.closure_convert,
+                       SymbolicZero=custom.SymbolicZero, CustomVJPPrimal=custom.CustomVJPPrimal)
+    err = types.ModuleType("jax.errors")
+    err.__dict__.update({k: getattr(errors, k) for k in errors.__all__})
+    jax.__dict__.update(
+        __version__=BEHAVIOUR_VERSION, config=config, enable_x64=enable_x64,
+        numpy=jnp, lax=lax_mod, dtypes=dtypes_mod, errors=err, tree_util=tu, custom_derivatives=cd,
+        tree_map=tree_util.tree_map, tree_leaves=tree_util.tree_leaves, tree_structure=tree_util.tree_structure,
+        jit=jit.jit, make_jaxpr=jit.make_jaxpr, vmap=vmap.vmap, jvp=ad.jvp, vjp=ad.vjp, grad=ad.grad,
+        value_and_grad=ad.value_and_grad, custom_jvp=custom.custom_jvp, custom_vjp=custom.custom_vjp,
+        closure_convert=custom.closure_convert, Array=numpy_api.ndarray,
+        devices=lambda backend=None: ["CpuDevice(id=0)"], default_backend=lambda: "cpu",
+        device_put=lambda x, device=None: tree_util.tree_map(numpy_api.asarray, x),
+        block_until_ready=lambda x: x,
+    )
+    return jax
 
 
 class ReferenceAdapter(Adapter):
     name = "reference"
 
+    def __init__(self) -> None:
+        self._ns: dict[str, Any] | None = None
+
     def start(self, mode: Mode) -> None:
-        raise NotImplementedError("the reference implementation is not built yet")
+        """Build the namespace (reading the environment) and check it started in this mode."""
+        jax = self.namespace()["jax"]
+        edm = jax.config.jax_explicit_x64_dtypes.name.lower()
+        if (jax.config.x64_enabled, edm) != (mode.x64, mode.explicit_x64_dtypes):
+            raise RuntimeError(f"the reference started with x64={jax.config.x64_enabled}, explicit_x64_dtypes={edm}; expected {mode.label}")
 
     def namespace(self) -> dict[str, Any]:
-        raise NotImplementedError("the reference implementation is not built yet")
+        if self._ns is None:
+            jax = build_jax_module()
+            self._ns = {"jax": jax, "jnp": jax.numpy, "np": np, "lax": jax.lax, "os": os, "sys": sys}
+        return self._ns
 
     def info(self) -> dict[str, Any]:
-        raise NotImplementedError("the reference implementation is not built yet")
+        from adapters.reference import mutants
+
+        jax = self.namespace()["jax"]
+        return {
+            "adapter": self.name,
+            "implementation_version": suite_version,
+            "behaviour_version": BEHAVIOUR_VERSION,
+            "backends": ["cpu"],
+            "environment": {
+                "python": platform.python_version(),
+                "numpy": np.__version__,
+                "platform": platform.platform(),
+                "machine": platform.machine(),
+                "models_jax": BEHAVIOUR_VERSION,
+                "x64_enabled": bool(jax.config.x64_enabled),
+                "explicit_x64_dtypes": jax.config.jax_explicit_x64_dtypes.name.lower(),
+                "mutant": mutants.active(),
+                "notes": [f"mutant {mutants.active()} is switched on"] if mutants.active() else [],
+            },
+        }
+
+    def dtype_name(self, dtype: Any) -> str:
+        from adapters.reference.dtypes import float0
+
+        d = np.dtype(dtype)
+        return "float0" if d == float0 else str(d.name)
+
+    def global_state(self) -> dict[str, Any]:
+        jax = self.namespace()["jax"]
+        return {"jax_enable_x64": bool(jax.config.x64_enabled),
+                "jax_explicit_x64_dtypes": jax.config.jax_explicit_x64_dtypes.name.lower()}

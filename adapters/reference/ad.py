@@ -1,0 +1,303 @@
+"""Autodiff: forward mode (`jvp`) and reverse mode (`vjp`, `grad`, `value_and_grad`).
+
+Forward mode is autodidax's JVPTrace: each tracer carries a primal and a tangent (None is
+a zero). Reverse mode records a tape: each LinearizeTracer carries its primal and the tape
+node that made it; a node keeps its primitive's pullback (from `lax.vjp_rules`). The pullbacks
+are built from primitives too, so the backward pass is itself differentiable.
+
+Integer inputs are never traced; their cotangent is a float0 zero. Custom rules are
+processed here (`process_custom_*_call`), with the rules themselves in `custom.py`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from adapters.reference import core, lax
+from adapters.reference.core import Array, ShapedArray, Trace, Tracer, get_aval, new_main
+from adapters.reference.dtypes import float0
+from adapters.reference.mutants import mutant
+from adapters.reference.tree_util import tree_flatten, tree_map, tree_unflatten
+
+
+def is_float(aval: ShapedArray) -> bool:
+    return aval.dtype.kind in "fc"
+
+
+def zeros_like_aval(aval: ShapedArray) -> Array:
+    """The zero cotangent or tangent of a value: float0 for integers and booleans."""
+    return Array(np.zeros(aval.shape, aval.dtype if is_float(aval) else float0))
+
+
+def lower(x: Any, main: core.MainTrace) -> Any:
+    """The primal of x at `main`'s level (x itself if it is not that transformation's tracer)."""
+    if isinstance(x, (JVPTracer, LinearizeTracer)) and x._trace.main is main:
+        return x.primal
+    return x
+
+
+def strip_autodiff(x: Any) -> Any:
+    """x with every jvp/grad perturbation removed (stop_gradient); vmap and jit tracers stay."""
+    if isinstance(x, (JVPTracer, LinearizeTracer)):
+        return strip_autodiff(x.primal)
+    from adapters.reference.vmap import BatchTracer
+
+    if isinstance(x, BatchTracer):
+        return BatchTracer(x._trace, strip_autodiff(x.val), x.bdim)
+    return x
+
+
+# ---------------------------------------------------------------- forward mode
+
+
+class JVPTracer(Tracer):
+    def __init__(self, trace: Trace, primal: Any, tangent: Any) -> None:
+        self._trace, self.primal, self.tangent = trace, primal, tangent
+
+    @property
+    def aval(self) -> ShapedArray:
+        return get_aval(self.primal)
+
+    def concrete(self) -> Any:
+        p = self.primal
+        return p.concrete() if isinstance(p, Tracer) else p
+
+
+class JVPTrace(Trace):
+    is_autodiff = True
+
+    def pure(self, val: Any) -> JVPTracer:
+        return JVPTracer(self, val, None)
+
+    def process_primitive(self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent if is_float(get_aval(t.primal)) else None for t in tracers]
+        out, tangent = lax.jvp_rules[prim](primals, tangents, **params)
+        return JVPTracer(self, out, tangent if is_float(get_aval(out)) else None)
+
+    def process_custom_jvp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent if t.tangent is not None else zeros_like_aval(get_aval(t.primal)) for t in tracers]
+        outs, out_tangents = call.jvp_flat(primals, tangents)
+        return [JVPTracer(self, o, t) for o, t in zip(outs, out_tangents, strict=True)]
+
+    def process_custom_vjp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
+        if mutant("jvp-of-custom-vjp-allowed"):
+            return [JVPTracer(self, o, None) for o in call.fun_flat([t.primal for t in tracers])]
+        raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> Any:
+    """`jax.jvp`: (fun(*primals), its directional derivative along tangents)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
+                        f"found {type(primals).__name__} and {type(tangents).__name__}.")
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; primals have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
+    with new_main(JVPTrace) as main:
+        trace = JVPTrace(main)
+        ins = [JVPTracer(trace, _as_value(p), _as_value(t)) for p, t in zip(p_leaves, t_leaves, strict=True)]
+        out = fun(*tree_unflatten(p_tree, ins))
+        out, aux = out if has_aux else (out, None)
+        o_leaves, o_tree = tree_flatten(out)
+        pairs = [(core.full_raise(trace, o).primal, core.full_raise(trace, o).tangent) for o in o_leaves]
+    primal_out = tree_unflatten(o_tree, [p for p, _ in pairs])
+    tangent_out = tree_unflatten(o_tree, [t if t is not None else zeros_like_aval(get_aval(p)) for p, t in pairs])
+    return (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
+
+
+def _as_value(x: Any) -> Any:
+    if isinstance(x, (Array, Tracer)):
+        return x
+    aval = get_aval(x)
+    return Array(np.asarray(x, aval.dtype), aval.weak_type)
+
+
+# ---------------------------------------------------------------- reverse mode (a tape)
+
+_ids = itertools.count()
+
+
+@dataclass(eq=False)
+class Node:
+    """One recorded operation: its inputs' tracers and the pullback from output to input cotangents."""
+
+    parents: list[LinearizeTracer | None]
+    pullback: Callable[[list[Any]], Sequence[Any]]
+    outputs: list[int] = field(default_factory=list)
+
+
+class LinearizeTracer(Tracer):
+    def __init__(self, trace: Trace, primal: Any, node: Node | None, perturbed: bool = True) -> None:
+        self._trace, self.primal, self.node, self.id = trace, primal, node, next(_ids)
+        self.perturbed = perturbed  # False for constants lifted into the transformation
+
+    @property
+    def aval(self) -> ShapedArray:
+        return get_aval(self.primal)
+
+    def concrete(self) -> Any:
+        p = self.primal
+        return p.concrete() if isinstance(p, Tracer) else p
+
+
+class LinearizeTrace(Trace):
+    is_autodiff = True
+
+    @property
+    def tape(self) -> list[Node]:
+        return self.main.global_data  # type: ignore[no-any-return]
+
+    def pure(self, val: Any) -> Any:
+        return LinearizeTracer(self, val, None, perturbed=False)
+
+    def record(self, parents: list[Any], outs: list[Any], pullback: Callable[[list[Any]], Sequence[Any]]) -> list[Any]:
+        """Tracers for the outputs, and a tape node when a float input and a float output connect them."""
+        live = [p if isinstance(p, LinearizeTracer) and p._trace.main is self.main and p.perturbed and is_float(p.aval) else None for p in parents]
+        if all(p is None for p in live) or not any(is_float(get_aval(o)) for o in outs):
+            return list(outs)  # nothing to differentiate: leave this transformation
+        node = Node(live, pullback)
+        tracers = [LinearizeTracer(self, o, node) for o in outs]
+        node.outputs = [t.id for t in tracers]
+        self.tape.append(node)
+        return tracers
+
+    def process_primitive(self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
+        out, pullback = lax.vjp_rules[prim](*[t.primal for t in tracers], **params)
+        return self.record(tracers, [out], lambda cts: pullback(cts[0]))[0]
+
+    def process_custom_vjp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
+        perturbed = [isinstance(t, LinearizeTracer) and t.perturbed and is_float(t.aval) for t in tracers]
+        outs, res = call.fwd_flat([t.primal for t in tracers], perturbed)
+        return self.record(tracers, outs, lambda cts: call.bwd_flat(res, cts))
+
+    def process_custom_jvp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
+        # Reverse mode from a forward rule: the rule's tangent map is linear, so its VJP is its transpose.
+        primals = [t.primal for t in tracers]
+        zero_tangents = [zeros_like_aval(get_aval(p)) for p in primals]
+        holder: dict[str, Any] = {}
+
+        def tangent_map(*tangents: Any) -> Any:
+            outs, out_tangents = call.jvp_flat(primals, list(tangents))
+            holder["outs"] = [strip_autodiff(o) for o in outs]
+            return [t for t, o in zip(out_tangents, outs, strict=True) if is_float(get_aval(o))]
+
+        diff = [i for i, p in enumerate(primals) if is_float(get_aval(p))]
+        _, pullback = vjp(lambda *ts: tangent_map(*_fill(zero_tangents, diff, ts)), *[zero_tangents[i] for i in diff])
+        outs = holder["outs"]
+        float_outs = [i for i, o in enumerate(outs) if is_float(get_aval(o))]
+
+        def cotangents(cts: list[Any]) -> list[Any]:
+            got = pullback([cts[i] if cts[i] is not None else zeros_like_aval(get_aval(outs[i])) for i in float_outs])
+            full: list[Any] = [None] * len(primals)
+            for i, ct in zip(diff, got, strict=True):
+                full[i] = ct
+            return full
+
+        return self.record(tracers, outs, cotangents)
+
+
+def _fill(base: list[Any], positions: list[int], values: Sequence[Any]) -> list[Any]:
+    out = list(base)
+    for i, v in zip(positions, values, strict=True):
+        out[i] = v
+    return out
+
+
+def backward_pass(tape: list[Node], cts: dict[int, Any]) -> dict[int, Any]:
+    """Run the tape backwards from output cotangents (by tracer id) to every tracer's cotangent."""
+    for node in reversed(tape):
+        outs = [cts.pop(i, None) for i in node.outputs]
+        if all(c is None for c in outs):
+            continue
+        in_cts = node.pullback(outs)
+        for parent, ct in zip(node.parents, in_cts, strict=True):
+            if parent is not None and ct is not None:
+                cts[parent.id] = ct if parent.id not in cts else lax.add(cts[parent.id], ct)
+    return cts
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """`jax.vjp`: (fun(*primals), a function from output cotangents to input cotangents)."""
+    p_leaves, p_tree = tree_flatten(primals)
+    avals = [get_aval(p) for p in p_leaves]
+    with new_main(LinearizeTrace, []) as main:
+        trace = LinearizeTrace(main)
+        ins = [LinearizeTracer(trace, _as_value(p), None) if is_float(a) else p for p, a in zip(p_leaves, avals, strict=True)]
+        out = fun(*tree_unflatten(p_tree, ins))
+        out, aux = out if has_aux else (out, None)
+        o_leaves, o_tree = tree_flatten(out)
+        o_ids = [o.id if isinstance(o, LinearizeTracer) and o._trace.main is main else None for o in o_leaves]
+        primal_out = [lower(o, main) for o in o_leaves]
+    tape = main.global_data
+
+    def vjp_fun(ct: Any) -> tuple[Any, ...]:
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != o_tree:
+            raise ValueError(f"unexpected tree structure of argument to vjp function: got {ct_tree}, but expected to match {o_tree}")
+        cts = backward_pass(tape, {i: c for i, c in zip(o_ids, ct_leaves, strict=True) if i is not None})
+        got = [cts.get(t.id) if isinstance(t, LinearizeTracer) else None for t in ins]
+        return tree_unflatten(p_tree, [c if c is not None else zeros_like_aval(a) for c, a in zip(got, avals, strict=True)])
+
+    result = tree_unflatten(o_tree, primal_out)
+    return (result, vjp_fun, aux) if has_aux else (result, vjp_fun)
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   allow_int: bool = False) -> Callable[..., Any]:
+    """`jax.value_and_grad`: (fun(*args), d fun / d args[argnums]) for a real scalar output."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        for i in nums:
+            for leaf in tree_flatten(args[i])[0]:
+                dtype = get_aval(leaf).dtype
+                if dtype.kind not in "fc" and not allow_int:
+                    raise TypeError(
+                        f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), but got {dtype.name}. "
+                        "If you want to use Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+
+        def f_of_diff(*diff: Any) -> Any:
+            full = list(args)
+            for i, d in zip(nums, diff, strict=True):
+                full[i] = d
+            return fun(*full, **kwargs)
+
+        out = vjp(f_of_diff, *[args[i] for i in nums], has_aux=has_aux)
+        value, pullback = out[0], out[1]
+        aval = None if isinstance(value, (tuple, list, dict)) else get_aval(value)
+        if aval is None or aval.shape != ():
+            shape = aval.shape if aval is not None else type(value).__name__
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
+        if aval.dtype.kind != "f":
+            raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got {aval.dtype.name}. "
+                            "For holomorphic differentiation, pass holomorphic=True. For differentiation of non-holomorphic functions "
+                            "involving complex outputs, use jax.vjp directly.")
+        grads = pullback(Array(np.ones((), aval.dtype)))
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((value, out[2]), g) if has_aux else (value, g)
+
+    return wrapped
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         allow_int: bool = False) -> Callable[..., Any]:
+    """`jax.grad`: the gradient of a real scalar function with respect to args[argnums]."""
+    vg = value_and_grad(fun, argnums, has_aux, allow_int)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        (value, g) = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapped
+
+
+def tree_zeros_like(tree: Any) -> Any:
+    return tree_map(lambda x: zeros_like_aval(get_aval(x)), tree)

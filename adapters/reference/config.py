@@ -1,0 +1,125 @@
+"""`jax.config`: the two dtype flags, how they start from the environment, and how they change.
+
+JAX reads `JAX_ENABLE_X64` and `JAX_EXPLICIT_X64_DTYPES` once, at import; the reference
+reads them when the adapter builds its namespace (`load_from_environ`), which plays the
+part of `import jax`. After that only `config.update` (or the `enable_x64` context) changes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from adapters.reference.mutants import mutant
+
+_TRUE = {"y", "yes", "t", "true", "on", "1"}
+_FALSE = {"n", "no", "f", "false", "off", "0"}
+
+
+class ExplicitX64Mode(enum.Enum):
+    """What an explicit 64-bit dtype request does while x64 is off."""
+
+    WARN = 1
+    ERROR = 2
+    ALLOW = 3
+
+    @classmethod
+    def _missing_(cls, value: object) -> ExplicitX64Mode | None:
+        # 'warn' / 'error' / 'allow', lower case only, as the flag's parser takes them.
+        if isinstance(value, str) and value in ("warn", "error", "allow"):
+            return cls[value.upper()]
+        return None
+
+
+def parse_env_bool(name: str, value: str) -> bool:
+    """A boolean environment flag, spelled as JAX accepts it; anything else fails start-up."""
+    v = value.lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE or mutant("x64-env-lenient"):
+        return False
+    raise ValueError(f"invalid truth value {value!r} for environment {name!r}")
+
+
+class Config:
+    """The process-wide flags (`jax.config`); `x64_enabled` is read-only."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {"jax_enable_x64": False, "jax_explicit_x64_dtypes": ExplicitX64Mode.WARN}
+        self._local = threading.local()  # `with enable_x64(...)` is per thread
+
+    def load_from_environ(self) -> None:
+        """Start-up: the flags from JAX_ENABLE_X64 / JAX_EXPLICIT_X64_DTYPES (invalid values raise)."""
+        x64 = False
+        if "JAX_ENABLE_X64" in os.environ and not mutant("x64-env-ignored"):
+            x64 = parse_env_bool("JAX_ENABLE_X64", os.environ["JAX_ENABLE_X64"])
+        edm = os.environ.get("JAX_EXPLICIT_X64_DTYPES", "warn")
+        try:
+            mode = ExplicitX64Mode(edm)
+        except ValueError:
+            raise ValueError(f'Invalid value "{edm}" for JAX flag jax_explicit_x64_dtypes') from None
+        self._values = {"jax_enable_x64": x64, "jax_explicit_x64_dtypes": mode}
+
+    def update(self, name: str, value: Any) -> None:
+        """`jax.config.update(name, value)`: set a flag for the whole process."""
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        if name == "jax_enable_x64":
+            if mutant("x64-update-ignored"):
+                return
+            self._values[name] = bool(value)  # JAX 0.10.2 parses with bool(): 'false' enables it
+        else:
+            self._values[name] = _explicit_mode(value)
+
+    def read(self, name: str) -> Any:
+        """The value of a flag by name."""
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        return getattr(self, name)
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    @property
+    def jax_enable_x64(self) -> bool:
+        override = getattr(self._local, "x64", None)
+        return bool(self._values["jax_enable_x64"] if override is None else override)
+
+    @property
+    def x64_enabled(self) -> bool:
+        """Read-only: whether 64-bit dtypes are on (change it with `update`)."""
+        return self.jax_enable_x64
+
+    @property
+    def jax_explicit_x64_dtypes(self) -> ExplicitX64Mode:
+        return self._values["jax_explicit_x64_dtypes"]  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"<reference jax.config x64={self.x64_enabled} explicit_x64_dtypes={self.jax_explicit_x64_dtypes.name.lower()}>"
+
+
+def _explicit_mode(value: Any) -> ExplicitX64Mode:
+    if isinstance(value, ExplicitX64Mode):
+        return value
+    if isinstance(value, str):
+        return ExplicitX64Mode(value)  # ValueError "'bogus' is not a valid ExplicitX64Mode"
+    raise TypeError(f"new enum value must be an instance of {ExplicitX64Mode}, got {value!r} of type {type(value)}.")
+
+
+config = Config()
+
+
+@contextlib.contextmanager
+def enable_x64(new_val: bool = True) -> Iterator[None]:
+    """`with jax.enable_x64(True):` a thread-local override of the flag (JAX >= 0.8)."""
+    previous = getattr(config._local, "x64", None)
+    config._local.x64 = bool(new_val)
+    try:
+        yield
+    finally:
+        config._local.x64 = previous

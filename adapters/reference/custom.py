@@ -1,0 +1,376 @@
+"""`jax.custom_jvp`, `jax.custom_vjp` and `jax.closure_convert`: the rules, each in one place.
+
+- The Tracer check: `check_for_tracers` (custom_vjp's nondiff_argnums may not hold Tracers;
+  custom_jvp's may: they are passed through `stop_gradient`).
+- The argument order of the rules: `VJPCall.bwd_flat` (nondiff arguments first, then the
+  residuals, then the output cotangent) and `JVPCall.jvp_flat` (nondiff arguments first).
+- What bwd may return: `cotangents_from_bwd` (a tuple with one entry per differentiable
+  argument; None for a zero; float0 for integer inputs; shapes checked, dtypes not).
+- fwd's output: `VJPCall.fwd_flat` (a pair of primal output and residuals).
+How a call is processed under each transformation lives with the transformation
+(`ad.py`, `vmap.py`, `jit.py`; the closure check in `core.py`).
+Docs: https://docs.jax.dev/en/latest/notebooks/Custom_derivative_rules_for_Python_code.html
+and https://docs.jax.dev/en/latest/jep/4008-custom-vjp-update.html
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from adapters.reference import core, errors
+from adapters.reference.ad import is_float, strip_autodiff, zeros_like_aval
+from adapters.reference.core import ShapedArray, Tracer, get_aval
+from adapters.reference.mutants import mutant
+from adapters.reference.tree_util import (
+    PyTreeDef,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
+
+
+def check_for_tracers(x: Any) -> None:
+    """The rule of JAX PR #4008: a custom_vjp nondiff argument may not be or contain a Tracer."""
+    if mutant("vjp-nondiff-accepts-tracers"):
+        return
+    for leaf in tree_leaves(x):
+        if isinstance(leaf, Tracer):
+            msg = ("Found a JAX Tracer object passed as an argument to a custom_vjp function in a position indicated "
+                   "by nondiff_argnums as non-differentiable. Tracers cannot be passed as non-differentiable arguments "
+                   "to custom_vjp functions; instead, nondiff_argnums should only be used for arguments that can't be "
+                   "or contain JAX tracers, e.g. function-valued arguments. In particular, array-valued arguments "
+                   "should typically not be indicated as nondiff_argnums.")
+            if mutant("vjp-nondiff-wrong-error"):
+                raise ValueError(msg)
+            raise errors.UnexpectedTracerError(msg)
+
+
+def _argnums(fun: Callable[..., Any], nums: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
+    out = set(nums)
+    if names:
+        params = list(inspect.signature(fun).parameters)
+        out |= {params.index(n) for n in names}
+    return tuple(sorted(out))
+
+
+def _resolve_args(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    if not kwargs:
+        return list(args)
+    bound = inspect.signature(fun).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return list(bound.args)
+
+
+class _Call:
+    """One application of a custom function: its static (nondiff) and dynamic arguments."""
+
+    def __init__(self, fun: Callable[..., Any], static_nums: tuple[int, ...], args: list[Any]) -> None:
+        self.fun, self.static_nums, self.nargs = fun, static_nums, len(args)
+        self.static = [args[i] for i in static_nums]
+        dyn = tuple(a for i, a in enumerate(args) if i not in static_nums)
+        self.leaves, self.in_tree = tree_flatten(dyn)
+        self.in_avals: list[ShapedArray] = [get_aval(x) for x in self.leaves]
+        self.out_tree: PyTreeDef | None = None
+
+    def full_args(self, leaves: Sequence[Any]) -> list[Any]:
+        """The original argument list, static arguments back in their positions."""
+        dyn = iter(tree_unflatten(self.in_tree, list(leaves)))
+        static = iter(self.static)
+        return [next(static) if i in self.static_nums else next(dyn) for i in range(self.nargs)]
+
+    def fun_flat(self, leaves: Sequence[Any]) -> list[Any]:
+        out_leaves, self.out_tree = tree_flatten(self.fun(*self.full_args(leaves)))
+        return out_leaves
+
+    def batched(self, trace: Any) -> BatchedCall:
+        return BatchedCall(self, trace)
+
+
+# ---------------------------------------------------------------- custom_vjp
+
+
+class CustomVJPPrimal:
+    """With symbolic_zeros=True, fwd gets these: the value and whether autodiff perturbs it."""
+
+    def __init__(self, value: Any, perturbed: bool) -> None:
+        self.value, self.perturbed = value, perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+class SymbolicZero:
+    """With symbolic_zeros=True, bwd gets this for an output cotangent that is known to be zero."""
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval, self.shape, self.dtype = aval, aval.shape, aval.dtype
+
+    def __repr__(self) -> str:
+        return f"SymbolicZero({self.aval})"
+
+
+class custom_vjp:  # noqa: N801 - JAX's name
+    """A function with a reverse-mode rule: `f.defvjp(fwd, bwd)`."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _argnums(fun, nondiff_argnums, nondiff_argnames)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any], symbolic_zeros: bool = False,
+               optimize_remat: bool = False) -> None:
+        if symbolic_zeros and optimize_remat:
+            raise NotImplementedError("remat optimization for custom_vjp does not support symbolic zeros")
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros  # optimize_remat changes no result
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {self.fun.__name__} using defvjp.")
+        full = _resolve_args(self.fun, args, kwargs)
+        for i in self.nondiff_argnums:
+            check_for_tracers(full[i])
+        call = VJPCall(self, full)
+        out = core.bind_custom_vjp(call, call.leaves)
+        return tree_unflatten(call.out_tree, out)  # type: ignore[arg-type]
+
+
+class VJPCall(_Call):
+    def __init__(self, f: custom_vjp, args: list[Any]) -> None:
+        super().__init__(f.fun, f.nondiff_argnums, args)
+        self.f = f
+
+    def fwd_flat(self, leaves: Sequence[Any], perturbed: Sequence[bool] | None = None) -> tuple[list[Any], Any]:
+        """Run fwd (same signature as the primal); it must return (primal output, residuals)."""
+        assert self.f.fwd is not None
+        if self.f.symbolic_zeros:
+            leaves = [CustomVJPPrimal(x, bool(p)) for x, p in zip(leaves, perturbed or [True] * len(leaves), strict=True)]
+        pair = self.f.fwd(*self.full_args(leaves))
+        if mutant("fwd-pair-unchecked") and not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            pair = (pair, None)
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            fwd_name, f_name = getattr(self.f.fwd, "__name__", "fwd"), self.fun.__name__
+            raise TypeError(
+                f"Custom VJP fwd rule {fwd_name} for function {f_name} must produce a pair (list or tuple of length two) "
+                f"where the first element represents the primal output (equal to those of the custom_vjp-decorated "
+                f"function {f_name}) and the second element represents residuals (i.e. values stored from the forward "
+                f"pass for use on the backward pass), but instead of a pair the fwd rule {fwd_name} produced {pair}.")
+        out, res = pair
+        out_leaves, self.out_tree = tree_flatten(out)
+        self.out_avals = [get_aval(o) for o in out_leaves]
+        return out_leaves, res
+
+    def bwd_flat(self, res: Any, ct_leaves: Sequence[Any]) -> list[Any]:
+        """Run bwd: the nondiff arguments FIRST, then the residuals, then the output cotangent."""
+        assert self.f.bwd is not None and self.out_tree is not None
+        zero = SymbolicZero if self.f.symbolic_zeros else zeros_like_aval  # for outputs no cotangent reached
+        ct = tree_unflatten(self.out_tree, [c if c is not None else zero(a) for c, a in zip(ct_leaves, self.out_avals, strict=True)])
+        if mutant("bwd-static-args-last"):
+            out = self.f.bwd(res, *self.static, ct)
+        else:
+            out = self.f.bwd(*self.static, res, ct)
+        return cotangents_from_bwd(out, self.in_tree, self.in_avals)
+
+
+def cotangents_from_bwd(out: Any, in_tree: PyTreeDef, in_avals: list[ShapedArray]) -> list[Any]:
+    """The flat input cotangents from bwd's output: one entry per argument, None meaning zero."""
+    if isinstance(out, list):
+        out = tuple(out)
+    n_args = len(in_tree.children)
+    if mutant("bwd-structure-unchecked") and isinstance(out, tuple):
+        out = (out + (None,) * n_args)[:n_args]
+    if not isinstance(out, tuple) or len(out) != n_args:
+        raise TypeError(
+            "Custom VJP bwd rule must produce an output with the same container (pytree) structure as the args tuple "
+            "of the primal function, and in particular must produce a tuple of length equal to the number of arguments "
+            f"to the primal function, but got bwd output structure {tree_structure(out)} for primal input structure {in_tree}.")
+    avals = iter(in_avals)
+    flat: list[Any] = []
+    for i, (ct, arg_tree) in enumerate(zip(out, in_tree.children, strict=True)):
+        if ct is None and mutant("bwd-none-rejected"):
+            raise TypeError(f"Custom VJP bwd rule produced None at output[{i}]")
+        leaves = _match(ct, arg_tree, out, in_tree)
+        for leaf in leaves:
+            flat.append(_leaf_cotangent(leaf, next(avals), i))
+    return flat
+
+
+def _match(ct: Any, tree: PyTreeDef, out: Any, in_tree: PyTreeDef) -> list[Any]:
+    """ct's leaves in tree's order; None stands for a zero subtree of any shape."""
+    if ct is None or isinstance(ct, SymbolicZero):
+        return [None] * tree.num_leaves
+    if tree.kind == "leaf":
+        return [ct]
+    got = tree_structure(ct, is_leaf=lambda x: x is None)
+    same_kind = got.kind == tree.kind or {got.kind, tree.kind} <= {"tuple", "list"}
+    if not same_kind or len(got.children) != len(tree.children) or (tree.kind == "dict" and got.meta != tree.meta):
+        raise TypeError(
+            "Custom VJP bwd rule must produce an output with the same container (pytree) structure as the args tuple "
+            "of the primal function, and in particular must produce a tuple of length equal to the number of arguments "
+            f"to the primal function, but got bwd output structure {tree_structure(out)} for primal input structure {in_tree}.")
+    kids = [ct[k] for k in tree.meta] if tree.kind == "dict" else list(ct)
+    return [leaf for kid, sub in zip(kids, tree.children, strict=True) for leaf in _match(kid, sub, out, in_tree)]
+
+
+def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
+    if not is_float(aval):
+        if mutant("int-cotangent-not-float0"):
+            return ct if ct is not None else core.Array(np.zeros(aval.shape, aval.dtype))
+        return zeros_like_aval(aval)  # an integer input's cotangent is always float0
+    if ct is None:
+        return zeros_like_aval(aval)
+    ct_aval = get_aval(ct)
+    if ct_aval.shape != aval.shape:
+        raise ValueError(
+            "Custom VJP bwd rule must produce an output with the same type as the args tuple of the primal function, "
+            f"but at output[{i}] the bwd rule produced an output of type {ct_aval} corresponding to an input of type "
+            f"{aval}, so the shapes do not match")
+    if isinstance(ct, (int, float, complex)):
+        from adapters.reference.numpy_api import _lift
+
+        return _lift(ct)
+    return ct  # the dtype is not checked (JAX 0.10.2 accepts an int32 cotangent for a float input)
+
+
+# ---------------------------------------------------------------- custom_jvp
+
+
+class custom_jvp:  # noqa: N801 - JAX's name
+    """A function with a forward-mode rule: `@f.defjvp def f_jvp(primals, tangents)`."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _argnums(fun, nondiff_argnums, nondiff_argnames)
+        self.jvp: Callable[..., Any] | None = None
+
+    def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
+        if symbolic_zeros:
+            raise NotImplementedError("the reference does not model symbolic_zeros")
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
+        """One tangent function per argument: t_out = sum of jvp_i(t_i, primal_out, *primals)."""
+        def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+            out = self(*primals)
+            terms = [f(t, out, *primals) for f, t in zip(jvps, tangents, strict=False) if f is not None]
+            total = terms[0]
+            for t in terms[1:]:
+                total = tree_map(lambda a, b: a + b, total, t)
+            return out, total
+        self.jvp = jvp
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {self.fun.__name__} using defjvp.")
+        full = _resolve_args(self.fun, args, kwargs)
+        for i in self.nondiff_argnums:
+            if mutant("jvp-nondiff-rejects-tracers"):
+                check_for_tracers(full[i])
+            # Tracers are fine here (PR #4008): their perturbations are stopped, so d/d(nondiff) is 0.
+            full[i] = tree_map(strip_autodiff, full[i])
+        call = JVPCall(self, full)
+        out = core.bind_custom_jvp(call, call.leaves)
+        return tree_unflatten(call.out_tree, out)  # type: ignore[arg-type]
+
+
+class JVPCall(_Call):
+    def __init__(self, f: custom_jvp, args: list[Any]) -> None:
+        super().__init__(f.fun, f.nondiff_argnums, args)
+        self.f = f
+
+    def jvp_flat(self, primal_leaves: Sequence[Any], tangent_leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        """Run the rule: the nondiff arguments FIRST, then the tuple of primals, then the tuple of tangents."""
+        assert self.f.jvp is not None
+        primals = tuple(tree_unflatten(self.in_tree, list(primal_leaves)))
+        tangents = tuple(tree_unflatten(self.in_tree, list(tangent_leaves)))
+        if mutant("jvp-rule-static-args-last"):
+            pair = self.f.jvp(primals, tangents, *self.static)
+        else:
+            pair = self.f.jvp(*self.static, primals, tangents)
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise TypeError(f"Custom JVP rule must produce a pair (list or tuple of length two) representing primal and tangent outputs, but got {pair}.")
+        out_leaves, self.out_tree = tree_flatten(pair[0])
+        t_leaves, t_tree = tree_flatten(pair[1])
+        if t_tree != self.out_tree:
+            raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with equal container (pytree) structures, but got {self.out_tree} and {t_tree} respectively.")
+        return out_leaves, t_leaves
+
+
+# ---------------------------------------------------------------- batching a custom call
+
+
+class BatchedCall:
+    """A custom call seen from below a vmap: its functions take and give values with a batch axis."""
+
+    def __init__(self, call: Any, trace: Any) -> None:
+        self.call, self.trace = call, trace
+
+    @property
+    def out_tree(self) -> PyTreeDef | None:
+        return self.call.out_tree  # type: ignore[no-any-return]
+
+    def _wrap(self, leaves: Sequence[Any], trace: Any = None) -> list[Any]:
+        from adapters.reference.vmap import BatchTracer
+
+        return [BatchTracer(trace or self.trace, x, 0) if x is not None else None for x in leaves]
+
+    def fun_flat(self, leaves: Sequence[Any]) -> list[Any]:
+        return self.trace.unwrap(self.call.fun_flat(self._wrap(leaves)))  # type: ignore[no-any-return]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.call.out_avals  # type: ignore[no-any-return]
+
+    def fwd_flat(self, leaves: Sequence[Any], perturbed: Sequence[bool] | None = None) -> tuple[list[Any], Any]:
+        outs, res = self.call.fwd_flat(self._wrap(leaves), perturbed)
+        return self.trace.unwrap(outs), self.trace.unwrap(res)
+
+    def bwd_flat(self, res: Any, ct_leaves: Sequence[Any]) -> list[Any]:
+        # The backward pass runs after the vmap has returned: batch it under a fresh vmap of the same size.
+        from adapters.reference.core import new_main
+        from adapters.reference.vmap import BatchTrace, BatchTracer, _is_array
+
+        with new_main(BatchTrace, self.trace.axis_size) as main:
+            trace = BatchTrace(main)
+            res = tree_map(lambda x: BatchTracer(trace, x, 0) if _is_array(x) else x, res)
+            return trace.unwrap(self.call.bwd_flat(res, self._wrap(ct_leaves, trace)))  # type: ignore[no-any-return]
+
+    def jvp_flat(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        outs, touts = self.call.jvp_flat(self._wrap(primals), self._wrap(tangents))
+        return self.trace.unwrap(outs), self.trace.unwrap(touts)
+
+    def batched(self, trace: Any) -> BatchedCall:
+        return BatchedCall(self, trace)
+
+
+# ---------------------------------------------------------------- closure_convert
+
+
+def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable[..., Any], list[Any]]:
+    """`jax.closure_convert`: fun with its closed-over Tracers hoisted into extra trailing arguments."""
+    from adapters.reference.jit import eval_ir, trace_to_ir
+
+    leaves, in_tree = tree_flatten(example_args)
+    ir, out_tree = trace_to_ir(lambda *flat: fun(*tree_unflatten(in_tree, list(flat))), [get_aval(x) for x in leaves])
+    hoist = [i for i, c in enumerate(ir.consts) if isinstance(c, Tracer) and is_float(get_aval(c))]
+    n = len(example_args)
+
+    def converted(*args: Any) -> Any:
+        consts = list(ir.consts)
+        for i, value in zip(hoist, args[n:], strict=True):
+            consts[i] = value
+        flat = tree_flatten(tuple(args[:n]))[0]
+        return tree_unflatten(out_tree, eval_ir(ir, consts, flat))
+
+    return converted, [ir.consts[i] for i in hoist]

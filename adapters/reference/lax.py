@@ -1,0 +1,414 @@
+"""`jax.lax`: the primitives, each with its NumPy impl and its rules, registered side by side.
+
+Primitives take operands of one dtype and one shape (jax.numpy promotes and broadcasts
+first), so the rules stay short. Rule tables, read by the transformations:
+- `jvp_rules[p](primals, tangents, **params) -> (out, tangent_out)`; a tangent of None is a zero;
+- `vjp_rules[p](*primals, **params) -> (out, pullback)`, `pullback(ct) -> cotangent per operand`;
+- `batch_rules[p](vals, dims, **params) -> (out, dim)`; a dim is 0 (batched in front) or None.
+Rules are written with the functions of this module, so they compose (grad of grad, vmap of grad).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from adapters.reference.core import Array, Primitive, bind, get_aval
+
+jvp_rules: dict[Primitive, Callable[..., Any]] = {}
+vjp_rules: dict[Primitive, Callable[..., Any]] = {}
+batch_rules: dict[Primitive, Callable[..., Any]] = {}
+
+
+def _never_weak(avals: Any, params: Any) -> bool:
+    return False
+
+
+def _t_sum(*ts: Any) -> Any:
+    """Sum of tangents where None is a zero."""
+    live = [t for t in ts if t is not None]
+    if not live:
+        return None
+    out = live[0]
+    for t in live[1:]:
+        out = add(out, t)
+    return out
+
+
+def _t_map(t: Any, f: Callable[[Any], Any]) -> Any:
+    return None if t is None else f(t)
+
+
+def _elementwise_batch(prim: Primitive) -> Callable[..., Any]:
+    def rule(vals: list[Any], dims: list[Any], **params: Any) -> tuple[Any, Any]:
+        size = next(v.shape[0] for v, d in zip(vals, dims, strict=True) if d is not None)
+        vals = [v if d is not None else broadcast_to(v, (size, *get_aval(v).shape)) for v, d in zip(vals, dims, strict=True)]
+        return bind(prim, *vals, **params), 0
+    return rule
+
+
+# ---------------------------------------------------------------- elementwise arithmetic
+
+add_p = Primitive("add", lambda x, y: np.add(x, y, dtype=x.dtype))
+sub_p = Primitive("sub", lambda x, y: np.subtract(x, y, dtype=x.dtype))
+mul_p = Primitive("mul", lambda x, y: np.multiply(x, y, dtype=x.dtype))
+div_p = Primitive("div", lambda x, y: (np.floor_divide if x.dtype.kind in "iu" else np.true_divide)(x, y).astype(x.dtype))
+neg_p = Primitive("neg", lambda x: np.negative(x))
+max_p = Primitive("max", lambda x, y: np.maximum(x, y))
+min_p = Primitive("min", lambda x, y: np.minimum(x, y))
+pow_p = Primitive("pow", lambda x, y: np.power(x, y).astype(x.dtype))
+integer_pow_p = Primitive("integer_pow", lambda x, *, y: np.power(x, y).astype(x.dtype) if y >= 0 else (1 / np.power(x, -y)).astype(x.dtype))
+sin_p = Primitive("sin", np.sin)
+cos_p = Primitive("cos", np.cos)
+exp_p = Primitive("exp", np.exp)
+log_p = Primitive("log", np.log)
+tanh_p = Primitive("tanh", np.tanh)
+sqrt_p = Primitive("sqrt", np.sqrt)
+sign_p = Primitive("sign", np.sign)
+
+
+def add(x: Any, y: Any) -> Any: return bind(add_p, x, y)
+def sub(x: Any, y: Any) -> Any: return bind(sub_p, x, y)
+def mul(x: Any, y: Any) -> Any: return bind(mul_p, x, y)
+def div(x: Any, y: Any) -> Any: return bind(div_p, x, y)
+def neg(x: Any) -> Any: return bind(neg_p, x)
+def max(x: Any, y: Any) -> Any: return bind(max_p, x, y)  # noqa: A001 - lax's name
+def min(x: Any, y: Any) -> Any: return bind(min_p, x, y)  # noqa: A001 - lax's name
+def pow(x: Any, y: Any) -> Any: return bind(pow_p, x, y)  # noqa: A001 - lax's name
+def integer_pow(x: Any, y: int) -> Any: return bind(integer_pow_p, x, y=int(y))
+def sin(x: Any) -> Any: return bind(sin_p, x)
+def cos(x: Any) -> Any: return bind(cos_p, x)
+def exp(x: Any) -> Any: return bind(exp_p, x)
+def log(x: Any) -> Any: return bind(log_p, x)
+def tanh(x: Any) -> Any: return bind(tanh_p, x)
+def sqrt(x: Any) -> Any: return bind(sqrt_p, x)
+def sign(x: Any) -> Any: return bind(sign_p, x)
+
+
+jvp_rules[add_p] = lambda p, t: (add(*p), _t_sum(*t))
+jvp_rules[sub_p] = lambda p, t: (sub(*p), _t_sum(t[0], _t_map(t[1], neg)))
+jvp_rules[mul_p] = lambda p, t: (mul(*p), _t_sum(_t_map(t[0], lambda a: mul(a, p[1])), _t_map(t[1], lambda b: mul(p[0], b))))
+jvp_rules[div_p] = lambda p, t: (div(*p), _t_sum(_t_map(t[0], lambda a: div(a, p[1])), _t_map(t[1], lambda b: neg(mul(b, div(p[0], mul(p[1], p[1])))))))
+jvp_rules[neg_p] = lambda p, t: (neg(p[0]), _t_map(t[0], neg))
+jvp_rules[sin_p] = lambda p, t: (sin(p[0]), _t_map(t[0], lambda a: mul(a, cos(p[0]))))
+jvp_rules[cos_p] = lambda p, t: (cos(p[0]), _t_map(t[0], lambda a: neg(mul(a, sin(p[0])))))
+jvp_rules[exp_p] = lambda p, t: (exp(p[0]), _t_map(t[0], lambda a: mul(a, exp(p[0]))))
+jvp_rules[log_p] = lambda p, t: (log(p[0]), _t_map(t[0], lambda a: div(a, p[0])))
+jvp_rules[tanh_p] = lambda p, t: (tanh(p[0]), _t_map(t[0], lambda a: mul(a, sub(_one(p[0]), mul(tanh(p[0]), tanh(p[0]))))))
+jvp_rules[sqrt_p] = lambda p, t: (sqrt(p[0]), _t_map(t[0], lambda a: div(a, mul(_full_like(p[0], 2), sqrt(p[0])))))
+jvp_rules[sign_p] = lambda p, t: (sign(p[0]), None)
+jvp_rules[integer_pow_p] = lambda p, t, *, y: (integer_pow(p[0], y), _t_map(t[0], lambda a: mul(a, mul(_full_like(p[0], y), integer_pow(p[0], y - 1))) if y != 0 else None))
+jvp_rules[pow_p] = lambda p, t: (pow(*p), _t_sum(
+    _t_map(t[0], lambda a: mul(a, mul(p[1], pow(p[0], sub(p[1], _one(p[1])))))),
+    _t_map(t[1], lambda b: mul(b, mul(log(p[0]), pow(*p)))),
+))
+jvp_rules[max_p] = lambda p, t: (max(*p), _t_sum(_t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], gt))), _t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], gt)))))
+jvp_rules[min_p] = lambda p, t: (min(*p), _t_sum(_t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], lt))), _t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], lt)))))
+
+vjp_rules[add_p] = lambda x, y: (add(x, y), lambda ct: (ct, ct))
+vjp_rules[sub_p] = lambda x, y: (sub(x, y), lambda ct: (ct, neg(ct)))
+vjp_rules[mul_p] = lambda x, y: (mul(x, y), lambda ct: (mul(ct, y), mul(x, ct)))
+vjp_rules[div_p] = lambda x, y: (div(x, y), lambda ct: (div(ct, y), neg(mul(ct, div(x, mul(y, y))))))
+vjp_rules[neg_p] = lambda x: (neg(x), lambda ct: (neg(ct),))
+vjp_rules[sin_p] = lambda x: (sin(x), lambda ct: (mul(ct, cos(x)),))
+vjp_rules[cos_p] = lambda x: (cos(x), lambda ct: (neg(mul(ct, sin(x))),))
+vjp_rules[exp_p] = lambda x: (exp(x), lambda ct: (mul(ct, exp(x)),))
+vjp_rules[log_p] = lambda x: (log(x), lambda ct: (div(ct, x),))
+vjp_rules[tanh_p] = lambda x: (tanh(x), lambda ct: (mul(ct, sub(_one(x), mul(tanh(x), tanh(x)))),))
+vjp_rules[sqrt_p] = lambda x: (sqrt(x), lambda ct: (div(ct, mul(_full_like(x, 2), sqrt(x))),))
+vjp_rules[sign_p] = lambda x: (sign(x), lambda ct: (mul(ct, _full_like(x, 0)),))
+vjp_rules[integer_pow_p] = lambda x, *, y: (integer_pow(x, y), lambda ct: (mul(ct, mul(_full_like(x, y), integer_pow(x, y - 1))) if y != 0 else mul(ct, _full_like(x, 0)),))
+vjp_rules[pow_p] = lambda x, y: (pow(x, y), lambda ct: (mul(ct, mul(y, pow(x, sub(y, _one(y))))), mul(ct, mul(log(x), pow(x, y)))))
+vjp_rules[max_p] = lambda x, y: (max(x, y), lambda ct: (mul(ct, _pick(x, y, gt)), mul(ct, _pick(y, x, gt))))
+vjp_rules[min_p] = lambda x, y: (min(x, y), lambda ct: (mul(ct, _pick(x, y, lt)), mul(ct, _pick(y, x, lt))))
+
+
+def _full_like(x: Any, value: Any) -> Array:
+    a = get_aval(x)
+    return Array(np.full(a.shape, value, a.dtype))
+
+
+def _one(x: Any) -> Array:
+    return _full_like(x, 1)
+
+
+def _pick(x: Any, y: Any, better: Callable[[Any, Any], Any]) -> Any:
+    """1 where x wins, 0.5 on a tie, 0 where it loses: JAX's convention for max/min."""
+    wins = convert_element_type(better(x, y), get_aval(x).dtype)
+    ties = convert_element_type(eq(x, y), get_aval(x).dtype)
+    return add(wins, mul(ties, _full_like(x, 0.5)))
+
+
+# ---------------------------------------------------------------- comparisons and select
+
+gt_p = Primitive("gt", np.greater, _never_weak)
+lt_p = Primitive("lt", np.less, _never_weak)
+ge_p = Primitive("ge", np.greater_equal, _never_weak)
+le_p = Primitive("le", np.less_equal, _never_weak)
+eq_p = Primitive("eq", np.equal, _never_weak)
+ne_p = Primitive("ne", np.not_equal, _never_weak)
+select_p = Primitive("select", lambda c, x, y: np.where(c, x, y), lambda avals, params: avals[1].weak_type and avals[2].weak_type)
+
+
+def gt(x: Any, y: Any) -> Any: return bind(gt_p, x, y)
+def lt(x: Any, y: Any) -> Any: return bind(lt_p, x, y)
+def ge(x: Any, y: Any) -> Any: return bind(ge_p, x, y)
+def le(x: Any, y: Any) -> Any: return bind(le_p, x, y)
+def eq(x: Any, y: Any) -> Any: return bind(eq_p, x, y)
+def ne(x: Any, y: Any) -> Any: return bind(ne_p, x, y)
+def select(pred: Any, on_true: Any, on_false: Any) -> Any: return bind(select_p, pred, on_true, on_false)
+
+
+for _p in (gt_p, lt_p, ge_p, le_p, eq_p, ne_p):
+    jvp_rules[_p] = (lambda prim: lambda p, t: (bind(prim, *p), None))(_p)
+    vjp_rules[_p] = (lambda prim: lambda x, y: (bind(prim, x, y), lambda ct: (None, None)))(_p)
+jvp_rules[select_p] = lambda p, t: (select(*p), None if t[1] is None and t[2] is None else select(p[0], t[1] if t[1] is not None else _full_like(p[1], 0), t[2] if t[2] is not None else _full_like(p[2], 0)))
+vjp_rules[select_p] = lambda c, x, y: (select(c, x, y), lambda ct: (None, select(c, ct, _full_like(ct, 0)), select(c, _full_like(ct, 0), ct)))
+
+for _p in (add_p, sub_p, mul_p, div_p, neg_p, max_p, min_p, pow_p, integer_pow_p, sin_p, cos_p, exp_p,
+           log_p, tanh_p, sqrt_p, sign_p, gt_p, lt_p, ge_p, le_p, eq_p, ne_p, select_p):
+    batch_rules[_p] = _elementwise_batch(_p)
+
+
+# ---------------------------------------------------------------- dtype conversion
+
+convert_element_type_p = Primitive(
+    "convert_element_type",
+    lambda x, *, new_dtype, weak_type: x.astype(new_dtype),
+    lambda avals, params: bool(params["weak_type"]),
+)
+
+
+def _convert(x: Any, new_dtype: np.dtype, weak_type: bool = False) -> Any:
+    return bind(convert_element_type_p, x, new_dtype=np.dtype(new_dtype), weak_type=weak_type)
+
+
+def convert_element_type(operand: Any, new_dtype: Any) -> Any:
+    """`lax.convert_element_type`: an explicit dtype request, so it goes through the dtype policy."""
+    from adapters.reference.dtypes import check_user_dtype
+
+    dtype = check_user_dtype(new_dtype, "convert_element_type")
+    x = operand if hasattr(operand, "aval") else _as_array(operand)
+    if get_aval(x).dtype == dtype and not get_aval(x).weak_type:
+        return x
+    return _convert(x, dtype)
+
+
+def _as_array(x: Any) -> Array:
+    a = get_aval(x)
+    return Array(np.asarray(x, a.dtype), a.weak_type)
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    return dtype.kind in "fc"
+
+
+jvp_rules[convert_element_type_p] = lambda p, t, *, new_dtype, weak_type: (
+    _convert(p[0], new_dtype, weak_type),
+    _t_map(t[0], lambda a: _convert(a, new_dtype, weak_type)) if _is_float(new_dtype) else None,
+)
+vjp_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type: (
+    _convert(x, new_dtype, weak_type),
+    lambda ct: (_convert(ct, get_aval(x).dtype, get_aval(x).weak_type) if _is_float(get_aval(x).dtype) else None,),
+)
+batch_rules[convert_element_type_p] = _elementwise_batch(convert_element_type_p)
+
+
+# ---------------------------------------------------------------- shapes: broadcast, reshape, transpose
+
+broadcast_to_p = Primitive("broadcast_to", lambda x, *, shape: np.broadcast_to(x, shape).copy())
+reshape_p = Primitive("reshape", lambda x, *, new_shape: np.reshape(x, new_shape))
+transpose_p = Primitive("transpose", lambda x, *, permutation: np.transpose(x, permutation))
+
+
+def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    shape = tuple(shape)
+    return x if get_aval(x).shape == shape else bind(broadcast_to_p, x, shape=shape)
+
+
+def reshape(x: Any, new_shape: tuple[int, ...]) -> Any:
+    return bind(reshape_p, x, new_shape=tuple(new_shape))
+
+
+def transpose(x: Any, permutation: tuple[int, ...]) -> Any:
+    return bind(transpose_p, x, permutation=tuple(permutation))
+
+
+def _unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
+    """Sum a cotangent back down to the shape the operand had before broadcasting."""
+    ct_shape = get_aval(ct).shape
+    lead = len(ct_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and ct_shape[lead + i] != 1)
+    return reshape(reduce_sum(ct, axes), shape) if axes else ct
+
+
+jvp_rules[broadcast_to_p] = lambda p, t, *, shape: (broadcast_to(p[0], shape), _t_map(t[0], lambda a: broadcast_to(a, shape)))
+vjp_rules[broadcast_to_p] = lambda x, *, shape: (broadcast_to(x, shape), lambda ct: (_unbroadcast(ct, get_aval(x).shape),))
+jvp_rules[reshape_p] = lambda p, t, *, new_shape: (reshape(p[0], new_shape), _t_map(t[0], lambda a: reshape(a, new_shape)))
+vjp_rules[reshape_p] = lambda x, *, new_shape: (reshape(x, new_shape), lambda ct: (reshape(ct, get_aval(x).shape),))
+jvp_rules[transpose_p] = lambda p, t, *, permutation: (transpose(p[0], permutation), _t_map(t[0], lambda a: transpose(a, permutation)))
+vjp_rules[transpose_p] = lambda x, *, permutation: (transpose(x, permutation), lambda ct: (transpose(ct, tuple(np.argsort(permutation))),))
+
+
+def _broadcast_batch(vals: list[Any], dims: list[Any], *, shape: tuple[int, ...]) -> tuple[Any, Any]:
+    x = vals[0]
+    size, inner = get_aval(x).shape[0], get_aval(x).shape[1:]
+    x = reshape(x, (size,) + (1,) * (len(shape) - len(inner)) + inner)
+    return broadcast_to(x, (size, *shape)), 0
+
+
+batch_rules[broadcast_to_p] = _broadcast_batch
+batch_rules[reshape_p] = lambda vals, dims, *, new_shape: (reshape(vals[0], (get_aval(vals[0]).shape[0], *new_shape)), 0)
+batch_rules[transpose_p] = lambda vals, dims, *, permutation: (transpose(vals[0], (0, *(p + 1 for p in permutation))), 0)
+
+
+# ---------------------------------------------------------------- reductions
+
+reduce_sum_p = Primitive("reduce_sum", lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype))
+reduce_max_p = Primitive("reduce_max", lambda x, *, axes: np.max(x, axis=axes))
+reduce_min_p = Primitive("reduce_min", lambda x, *, axes: np.min(x, axis=axes))
+
+
+def reduce_sum(x: Any, axes: tuple[int, ...]) -> Any:
+    return bind(reduce_sum_p, x, axes=tuple(axes))
+
+
+def reduce_max(x: Any, axes: tuple[int, ...]) -> Any:
+    return bind(reduce_max_p, x, axes=tuple(axes))
+
+
+def reduce_min(x: Any, axes: tuple[int, ...]) -> Any:
+    return bind(reduce_min_p, x, axes=tuple(axes))
+
+
+def _expand_back(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return broadcast_to(reshape(ct, kept), shape)
+
+
+def _argmax_mask(x: Any, out: Any, axes: tuple[int, ...]) -> Any:
+    """The positions holding the extreme value, each weighted 1/count (JAX's tie rule)."""
+    shape = get_aval(x).shape
+    hit = convert_element_type(eq(x, _expand_back(out, shape, axes)), get_aval(x).dtype)
+    return div(hit, _expand_back(reduce_sum(hit, axes), shape, axes))
+
+
+jvp_rules[reduce_sum_p] = lambda p, t, *, axes: (reduce_sum(p[0], axes), _t_map(t[0], lambda a: reduce_sum(a, axes)))
+vjp_rules[reduce_sum_p] = lambda x, *, axes: (reduce_sum(x, axes), lambda ct: (_expand_back(ct, get_aval(x).shape, axes),))
+for _p, _f in ((reduce_max_p, reduce_max), (reduce_min_p, reduce_min)):
+    jvp_rules[_p] = (lambda f: lambda p, t, *, axes: (f(p[0], axes), _t_map(t[0], lambda a: reduce_sum(mul(a, _argmax_mask(p[0], f(p[0], axes), axes)), axes))))(_f)
+    vjp_rules[_p] = (lambda f: lambda x, *, axes: (f(x, axes), lambda ct: (mul(_expand_back(ct, get_aval(x).shape, axes), _argmax_mask(x, f(x, axes), axes)),)))(_f)
+for _p in (reduce_sum_p, reduce_max_p, reduce_min_p):
+    batch_rules[_p] = (lambda prim: lambda vals, dims, *, axes: (bind(prim, vals[0], axes=tuple(a + 1 for a in axes)), 0))(_p)
+
+
+# ---------------------------------------------------------------- static indexing
+
+getitem_p = Primitive("getitem", lambda x, *, idx: np.asarray(x[idx]))
+scatter_add_p = Primitive("scatter_add", lambda x, u, *, idx: _scatter_add(x, u, idx))
+
+
+def _scatter_add(x: np.ndarray, u: np.ndarray, idx: Any) -> np.ndarray:
+    out = np.array(x, copy=True)
+    np.add.at(out, idx, u)
+    return out
+
+
+def getitem(x: Any, idx: Any) -> Any:
+    return bind(getitem_p, x, idx=idx)
+
+
+def scatter_add(x: Any, u: Any, idx: Any) -> Any:
+    return bind(scatter_add_p, x, u, idx=idx)
+
+
+def _batched_idx(idx: Any) -> Any:
+    return (slice(None), *(idx if isinstance(idx, tuple) else (idx,)))
+
+
+jvp_rules[getitem_p] = lambda p, t, *, idx: (getitem(p[0], idx), _t_map(t[0], lambda a: getitem(a, idx)))
+vjp_rules[getitem_p] = lambda x, *, idx: (getitem(x, idx), lambda ct: (scatter_add(_full_like(x, 0), ct, idx),))
+jvp_rules[scatter_add_p] = lambda p, t, *, idx: (scatter_add(*p, idx=idx), None if t[0] is None and t[1] is None else scatter_add(
+    t[0] if t[0] is not None else _full_like(p[0], 0), t[1] if t[1] is not None else _full_like(p[1], 0), idx))
+vjp_rules[scatter_add_p] = lambda x, u, *, idx: (scatter_add(x, u, idx), lambda ct: (ct, getitem(ct, idx)))
+batch_rules[getitem_p] = lambda vals, dims, *, idx: (getitem(vals[0], _batched_idx(idx)), 0)
+
+
+def _scatter_batch(vals: list[Any], dims: list[Any], *, idx: Any) -> tuple[Any, Any]:
+    (x, u), size = vals, next(get_aval(v).shape[0] for v, d in zip(vals, dims, strict=True) if d is not None)
+    x = x if dims[0] is not None else broadcast_to(x, (size, *get_aval(x).shape))
+    u = u if dims[1] is not None else broadcast_to(u, (size, *get_aval(u).shape))
+    return scatter_add(x, u, _batched_idx(idx)), 0
+
+
+batch_rules[scatter_add_p] = _scatter_batch
+
+
+# ---------------------------------------------------------------- public lax helpers
+
+def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 - lax's argument names
+    """`lax.clamp(min, x, max)`."""
+    from adapters.reference import numpy_api
+
+    return numpy_api.clip(x, min, max)
+
+
+def stop_gradient(x: Any) -> Any:
+    """`lax.stop_gradient`: the value with every autodiff transformation stripped off."""
+    from adapters.reference.ad import strip_autodiff
+    from adapters.reference.tree_util import tree_map
+
+    return tree_map(strip_autodiff, x)
+
+
+# ---------------------------------------------------------------- indexing with a traced integer (x[i], x.at[i].set)
+# `nbatch` leading axes are shared by x and i (vmap adds one); i picks along the next axis of x.
+
+
+def _take_rows(x: np.ndarray, i: np.ndarray, *, nbatch: int) -> np.ndarray:
+    idx = np.asarray(i).reshape(np.shape(i) + (1,) * (x.ndim - nbatch))
+    return np.take_along_axis(x, idx % x.shape[nbatch], axis=nbatch).squeeze(axis=nbatch)
+
+
+def _put_rows(x: np.ndarray, i: np.ndarray, u: np.ndarray, *, nbatch: int, mode: str) -> np.ndarray:
+    idx = np.asarray(i).reshape(np.shape(i) + (1,) * (x.ndim - nbatch)) % x.shape[nbatch]
+    vals = np.expand_dims(np.asarray(u, x.dtype), nbatch)
+    if mode == "add":
+        vals = vals + np.take_along_axis(x, idx, axis=nbatch)
+    out = np.array(x, copy=True)
+    np.put_along_axis(out, idx, vals, axis=nbatch)
+    return out
+
+
+dynamic_index_p = Primitive("dynamic_index", _take_rows, lambda avals, params: avals[0].weak_type)
+index_update_p = Primitive("index_update", _put_rows, lambda avals, params: avals[0].weak_type)
+
+
+def dynamic_index(x: Any, i: Any, nbatch: int = 0) -> Any:
+    return bind(dynamic_index_p, x, i, nbatch=nbatch)
+
+
+def index_update(x: Any, i: Any, u: Any, mode: str = "set", nbatch: int = 0) -> Any:
+    return bind(index_update_p, x, i, u, nbatch=nbatch, mode=mode)
+
+
+jvp_rules[dynamic_index_p] = lambda p, t, *, nbatch: (dynamic_index(p[0], p[1], nbatch), _t_map(t[0], lambda a: dynamic_index(a, p[1], nbatch)))
+vjp_rules[dynamic_index_p] = lambda x, i, *, nbatch: (dynamic_index(x, i, nbatch), lambda ct: (index_update(_full_like(x, 0), i, ct, "add", nbatch), None))
+jvp_rules[index_update_p] = lambda p, t, *, nbatch, mode: (index_update(*p, mode=mode, nbatch=nbatch), None if t[0] is None and t[2] is None else index_update(
+    t[0] if t[0] is not None else _full_like(p[0], 0), p[1], t[2] if t[2] is not None else _full_like(p[2], 0), mode, nbatch))
+vjp_rules[index_update_p] = lambda x, i, u, *, nbatch, mode: (index_update(x, i, u, mode, nbatch), lambda ct: (
+    ct if mode == "add" else index_update(ct, i, _full_like(u, 0), "set", nbatch), None, dynamic_index(ct, i, nbatch)))
+
+
+def _rows_batch(prim: Primitive) -> Callable[..., Any]:
+    def rule(vals: list[Any], dims: list[Any], **params: Any) -> tuple[Any, Any]:
+        size = next(get_aval(v).shape[0] for v, d in zip(vals, dims, strict=True) if d is not None)
+        vals = [v if d is not None else broadcast_to(v, (size, *get_aval(v).shape)) for v, d in zip(vals, dims, strict=True)]
+        return bind(prim, *vals, **{**params, "nbatch": params["nbatch"] + 1}), 0
+    return rule
+
+
+batch_rules[dynamic_index_p] = _rows_batch(dynamic_index_p)
+batch_rules[index_update_p] = _rows_batch(index_update_p)

@@ -1,0 +1,73 @@
+"""Mutants: named, deliberate breaks of one documented rule each, to measure the suite.
+
+A mutant is switched on by `JAX_CONFORMANCE_MUTANT=<name>`, read when the reference
+namespace is built (`ReferenceAdapter.namespace()`). The code of each mutant sits next to
+the rule it breaks, behind `if mutant("<name>")`, so reading the rule shows its mutant.
+`jax-conformance mutate` runs the suite once per mutant and mode.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENV_VAR = "JAX_CONFORMANCE_MUTANT"
+
+# name -> the documented rule it breaks (where the code lives)
+MUTANTS: dict[str, str] = {
+    # dtype policy (dtypes.py)
+    "default-int64-x64-off": "with x64 off the default integer type is int32 (dtypes.default_int)",
+    "default-float64-x64-off": "with x64 off the default float type is float32 (dtypes.default_float)",
+    "default-complex128-x64-off": "with x64 off the default complex type is complex64 (dtypes.default_complex)",
+    "no-truncation-warning": "warn mode warns when a 64-bit request is truncated (dtypes.check_user_dtype)",
+    "warn-without-truncating": "warn mode truncates the request to 32 bits (dtypes.check_user_dtype)",
+    "error-mode-warns": "error mode raises ValueError instead of warning (dtypes.check_user_dtype)",
+    "allow-mode-truncates": "allow mode keeps the requested 64-bit dtype (dtypes.check_user_dtype)",
+    "python-int-not-int": "dtype=int means the default integer and never warns (dtypes.check_user_dtype)",
+    "warning-not-userwarning": "the truncation warning is a UserWarning (dtypes.check_user_dtype)",
+    "numpy-input-keeps-64": "NumPy 64-bit inputs are canonicalized to 32 bits with x64 off (dtypes.canonicalize_dtype)",
+    "uint64-not-truncated": "uint64 is in the 64->32 table (dtypes.TRUNCATE_64)",
+    "x64-env-ignored": "JAX_ENABLE_X64 is read at start-up (config.load_from_environ)",
+    "x64-env-lenient": "an invalid JAX_ENABLE_X64 value fails at start-up (config.parse_env_bool)",
+    "x64-update-ignored": "config.update('jax_enable_x64', True) turns x64 on (config.Config.update)",
+    # jit (jit.py)
+    "jit-cache-ignores-x64": "the jit cache key includes the x64 flag (jit.cache_key)",
+    "jit-cache-ignores-explicit-mode": "the jit cache key includes jax_explicit_x64_dtypes (jit.cache_key)",
+    # custom_vjp / custom_jvp (custom.py)
+    "vjp-nondiff-accepts-tracers": "custom_vjp rejects Tracers in nondiff_argnums (custom.check_for_tracers)",
+    "vjp-nondiff-wrong-error": "the rejection is jax.errors.UnexpectedTracerError (custom.check_for_tracers)",
+    "bwd-static-args-last": "bwd receives the nondiff arguments first (custom.custom_vjp.__call__)",
+    "bwd-none-rejected": "None in bwd's output means a zero cotangent (custom.cotangents_from_bwd)",
+    "bwd-structure-unchecked": "bwd's output must be a tuple with one entry per argument (custom.cotangents_from_bwd)",
+    "fwd-pair-unchecked": "fwd must return a (primal output, residuals) pair (custom.custom_vjp.fwd_and_bwd)",
+    "jvp-nondiff-rejects-tracers": "custom_jvp accepts Tracers in nondiff_argnums (custom.custom_jvp.__call__)",
+    "jvp-rule-static-args-last": "the custom_jvp rule receives the nondiff arguments first (custom.custom_jvp.__call__)",
+    "int-cotangent-not-float0": "the cotangent of an integer input is float0 (custom.cotangents_from_bwd)",
+    "closure-over-ad-tracer-allowed": "a custom rule closing over a differentiated value raises (core.check_sealed)",
+    "jvp-of-custom-vjp-allowed": "forward-mode autodiff of a custom_vjp function is a TypeError (core.JVPTrace)",
+}
+
+_active: str | None = None
+
+
+class UnknownMutant(ValueError):
+    """JAX_CONFORMANCE_MUTANT names no mutant (a typo must not pass as a surviving mutant)."""
+
+
+def load_from_environ() -> None:
+    """Read the mutant switch; called when the namespace is built."""
+    global _active
+    name = os.environ.get(ENV_VAR) or None
+    if name is not None and name not in MUTANTS:
+        raise UnknownMutant(f"{ENV_VAR}={name!r} names no mutant; known: {', '.join(sorted(MUTANTS))}")
+    _active = name
+
+
+def mutant(name: str) -> bool:
+    """True when the named mutant is switched on (the rule next to this call is broken)."""
+    assert name in MUTANTS, name  # a misspelt name at a call site would be a dead mutant
+    return _active == name
+
+
+def active() -> str | None:
+    """The mutant in effect, or None."""
+    return _active

@@ -1,0 +1,424 @@
+"""`jax.numpy`: creation functions with JAX's defaults, promotion, and the operations the specs use.
+
+Every explicit `dtype=` goes through `dtypes.check_user_dtype(dtype, "<function name>")`
+(warn / error / allow); every value without a JAX dtype through `dtypes.dtype_of_input`.
+Operations promote with `dtypes.result_type`, broadcast, then bind a `lax` primitive.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import numpy as np
+
+from adapters.reference import lax
+from adapters.reference.core import Array, ArrayOps, Tracer, get_aval
+from adapters.reference.dtypes import (
+    bfloat16,
+    check_user_dtype,
+    default_complex,
+    default_float,
+    default_int,
+    dtype_of_input,
+    python_scalar_dtype,
+    to_dtype,
+)
+from adapters.reference.dtypes import issubdtype as issubdtype  # re-exported as jnp.issubdtype
+from adapters.reference.dtypes import result_type as _result_type
+
+ndarray = ArrayOps  # isinstance(x, jnp.ndarray) holds for arrays and tracers, as for jax.Array
+dtype = np.dtype
+inexact, floating, integer, number, complexfloating = np.inexact, np.floating, np.integer, np.number, np.complexfloating
+signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
+pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
+
+
+class _ScalarMeta(type):
+    """jnp.float32 and friends: a dtype you can call; calling it is `asarray(x, dtype)`."""
+
+    dtype: np.dtype
+
+    def __call__(cls, x: Any) -> Any:  # type: ignore[override]
+        return asarray(x, dtype=cls.dtype)
+
+    def __eq__(cls, other: Any) -> bool:
+        return cls is other or cls.dtype.type is other or cls.dtype == getattr(other, "dtype", other)
+
+    def __hash__(cls) -> int:
+        return hash(cls.dtype.type)
+
+    def __repr__(cls) -> str:
+        return f"<class 'jax.numpy.{cls.__name__}'>"
+
+
+def _scalar_type(name: str, dt: np.dtype) -> type:
+    return _ScalarMeta(name, (), {"dtype": dt})
+
+
+bool_ = _scalar_type("bool_", np.dtype(bool))
+globals()["bool"] = bool_  # jnp.bool (NumPy 2 name), without shadowing the builtin here
+int8, int16, int32, int64 = (_scalar_type(n, np.dtype(n)) for n in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (_scalar_type(n, np.dtype(n)) for n in ("uint8", "uint16", "uint32", "uint64"))
+float16, float32, float64 = (_scalar_type(n, np.dtype(n)) for n in ("float16", "float32", "float64"))
+complex64, complex128 = (_scalar_type(n, np.dtype(n)) for n in ("complex64", "complex128"))
+if bfloat16 is not None:
+    globals()["bfloat16"] = _scalar_type("bfloat16", bfloat16)
+
+
+# ---------------------------------------------------------------- values into arrays
+
+
+def _lift(x: Any) -> Any:
+    """An array or tracer for x; Python scalars stay weakly typed."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    dt, weak = dtype_of_input(x)
+    _check_int_range(x, dt)
+    return Array(np.asarray(x, dt), weak)
+
+
+def _check_int_range(x: Any, dt: np.dtype) -> None:
+    if isinstance(x, int) and not isinstance(x, bool) and dt.kind == "i":
+        info = np.iinfo(dt)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+
+
+def _convert(x: Any, dt: np.dtype, weak: bool = False) -> Any:
+    a = get_aval(x)
+    if a.dtype == dt and a.weak_type == weak:
+        return x
+    return lax._convert(x, dt, weak)
+
+
+def _promote(*args: Any) -> list[Any]:
+    """Operands of one dtype (JAX's promotion, weak Python scalars) and one shape (broadcast)."""
+    xs = [_lift(a) for a in args]
+    avals = [get_aval(x) for x in xs]
+    out = (avals[0].dtype, avals[0].weak_type)
+    for a in avals[1:]:
+        out = _result_type(out, (a.dtype, a.weak_type))
+    shape = np.broadcast_shapes(*[a.shape for a in avals])
+    return [lax.broadcast_to(_convert(x, out[0], out[1]), shape) for x in xs]
+
+
+def _binary(prim_fun: Any) -> Any:
+    def f(x: Any, y: Any) -> Any:
+        return prim_fun(*_promote(x, y))
+    f.__name__ = prim_fun.__name__
+    return f
+
+
+add, subtract, multiply = _binary(lax.add), _binary(lax.sub), _binary(lax.mul)
+maximum, minimum = _binary(lax.max), _binary(lax.min)
+greater, less, greater_equal, less_equal = _binary(lax.gt), _binary(lax.lt), _binary(lax.ge), _binary(lax.le)
+equal, not_equal = _binary(lax.eq), _binary(lax.ne)
+
+
+def divide(x: Any, y: Any) -> Any:
+    """True division: integer operands give the default float."""
+    x, y = _promote(x, y)
+    a = get_aval(x)
+    if a.dtype.kind in "biu":
+        x, y = _convert(x, default_float(), a.weak_type), _convert(y, default_float(), a.weak_type)
+    return lax.div(x, y)
+
+
+true_divide = divide
+
+
+def power(x: Any, y: Any) -> Any:
+    if isinstance(y, int) and not isinstance(y, bool):
+        return lax.integer_pow(_lift(x), y)
+    return lax.pow(*_promote(x, y))
+
+
+def _unary(prim_fun: Any, floating_only: bool = True) -> Any:
+    def f(x: Any) -> Any:
+        x = _lift(x)
+        a = get_aval(x)
+        if floating_only and a.dtype.kind in "biu":
+            x = _convert(x, default_float(), a.weak_type)
+        return prim_fun(x)
+    f.__name__ = prim_fun.__name__
+    return f
+
+
+sin, cos, exp, log, tanh, sqrt = (_unary(f) for f in (lax.sin, lax.cos, lax.exp, lax.log, lax.tanh, lax.sqrt))
+negative, sign = _unary(lax.neg, False), _unary(lax.sign, False)
+
+
+def abs(x: Any) -> Any:  # noqa: A001 - NumPy's name
+    x = _lift(x)
+    return lax.select(lax.lt(x, lax._full_like(x, 0)), lax.neg(x), x)
+
+
+absolute = abs
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    c = _lift(condition)
+    if get_aval(c).dtype != np.dtype(bool):
+        c = lax.ne(c, lax._full_like(c, 0))
+    x, y = _promote(x, y)
+    shape = np.broadcast_shapes(get_aval(c).shape, get_aval(x).shape)
+    return lax.select(lax.broadcast_to(c, shape), lax.broadcast_to(x, shape), lax.broadcast_to(y, shape))
+
+
+def clip(arr: Any, min: Any = None, max: Any = None, *, a_min: Any = None, a_max: Any = None) -> Any:  # noqa: A002
+    """`jnp.clip(x, min, max)`: max(x, min), then min(., max)."""
+    lo, hi = (min if min is not None else a_min), (max if max is not None else a_max)
+    out = _lift(arr)
+    if lo is not None:
+        out = maximum(out, lo)
+    if hi is not None:
+        out = minimum(out, hi)
+    return out
+
+
+# ---------------------------------------------------------------- reductions and shapes
+
+
+def _axes(x: Any, axis: Any) -> tuple[int, ...]:
+    nd = get_aval(x).ndim
+    if axis is None:
+        return tuple(range(nd))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(a % nd if nd else a for a in axes)
+
+
+def _keep(out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    if not keepdims:
+        return out
+    return lax.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(get_aval(x).shape)))
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    x = _lift(a)
+    dt = check_user_dtype(dtype, "sum")
+    av = get_aval(x)
+    if dt is None and (av.dtype.kind == "b" or (av.dtype.kind == "i" and av.dtype.itemsize < default_int().itemsize)):
+        dt = default_int()
+    if dt is not None:
+        x = _convert(x, dt)
+    axes = _axes(x, axis)
+    return _keep(lax.reduce_sum(x, axes), x, axes, keepdims)
+
+
+def mean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    x = _lift(a)
+    av = get_aval(x)
+    if av.dtype.kind in "biu":
+        x = _convert(x, default_float())
+    axes = _axes(x, axis)
+    count = int(np.prod([av.shape[i] for i in axes], dtype=np.int64))
+    total = lax.reduce_sum(x, axes)
+    return _keep(lax.div(total, lax._full_like(total, count)), x, axes, keepdims)
+
+
+def max(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    x = _lift(a)
+    axes = _axes(x, axis)
+    return _keep(lax.reduce_max(x, axes), x, axes, keepdims)
+
+
+def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    x = _lift(a)
+    axes = _axes(x, axis)
+    return _keep(lax.reduce_min(x, axes), x, axes, keepdims)
+
+
+def reshape(a: Any, shape: Any) -> Any:
+    x = _lift(a)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return lax.reshape(x, np.empty(get_aval(x).shape, np.int8).reshape(shape).shape)
+
+
+def transpose(a: Any, axes: Any = None) -> Any:
+    x = _lift(a)
+    nd = get_aval(x).ndim
+    return lax.transpose(x, tuple(reversed(range(nd))) if axes is None else tuple(axes))
+
+
+def moveaxis(a: Any, source: int, destination: int) -> Any:
+    x = _lift(a)
+    nd = get_aval(x).ndim
+    order = [i for i in range(nd) if i != source % nd]
+    order.insert(destination % nd, source % nd)
+    return lax.transpose(x, tuple(order))
+
+
+def getitem(a: Any, idx: Any) -> Any:
+    """Indexing with a static index (ints, slices, concrete arrays)."""
+    x = _lift(a)
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if isinstance(idx, Tracer) and get_aval(idx).shape == () and get_aval(idx).dtype.kind in "iu":
+        return lax.dynamic_index(x, idx)
+    if any(isinstance(p, Tracer) for p in parts):
+        raise NotImplementedError("the reference models indexing with one traced integer scalar only")
+    static = tuple(np.asarray(p) if isinstance(p, Array) else p for p in parts)
+    return lax.getitem(x, static if isinstance(idx, tuple) else static[0])
+
+
+class _IndexUpdateRef:
+    """`x.at[idx]`: functional updates, `.set(v)`, `.add(v)`, `.get()`."""
+
+    def __init__(self, x: Any, idx: Any) -> None:
+        self.x, self.idx = x, idx
+
+    def get(self) -> Any:
+        return getitem(self.x, self.idx)
+
+    def _update(self, v: Any, mode: str) -> Any:
+        x = _lift(self.x)
+        v = _convert(_lift(v), get_aval(x).dtype)
+        if isinstance(self.idx, Tracer):
+            return lax.index_update(x, self.idx, lax.broadcast_to(v, get_aval(x).shape[1:]), mode)
+        idx = np.asarray(self.idx) if isinstance(self.idx, Array) else self.idx
+        part = lax.getitem(x, idx)
+        delta = lax.broadcast_to(v, get_aval(part).shape)
+        return lax.scatter_add(x, lax.sub(delta, part) if mode == "set" else delta, idx)
+
+    def set(self, v: Any) -> Any:
+        return self._update(v, "set")
+
+    def add(self, v: Any) -> Any:
+        return self._update(v, "add")
+
+
+class _IndexHelper:
+    def __init__(self, x: Any) -> None:
+        self.x = x
+
+    def __getitem__(self, idx: Any) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.x, idx)
+
+
+ArrayOps.at = property(lambda self: _IndexHelper(self))  # type: ignore[attr-defined]
+
+
+def matmul(a: Any, b: Any) -> Any:
+    raise NotImplementedError("the reference does not model matmul (no spec uses it)")
+
+
+dot = matmul
+
+
+# ---------------------------------------------------------------- creation: the documented defaults
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    return (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(operator.index(s) for s in shape)
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:  # noqa: A002 - NumPy's name
+    """`jnp.array`: a strongly typed array; Python scalars take the default dtype of their kind."""
+    dt = check_user_dtype(dtype, "array")
+    if isinstance(object, Tracer):
+        return _convert(object, dt if dt is not None else object.dtype)
+    if isinstance(object, Array):
+        return Array(object._value.astype(dt) if dt is not None else object._value.copy())
+    if dt is None:
+        dt = _infer_dtype(object)
+    _check_int_range(object, dt)
+    return Array(np.asarray(object, dtype=dt))
+
+
+def _infer_dtype(obj: Any) -> np.dtype:
+    if isinstance(obj, (bool, int, float, complex)) and not isinstance(obj, np.generic):
+        return python_scalar_dtype(obj)
+    raw = np.asarray(obj)
+    if isinstance(obj, (list, tuple)) and raw.dtype.kind in "iufc" and raw.dtype.itemsize == 8:
+        # a list of Python numbers: the default of its kind
+        return {"i": default_int, "u": default_int, "f": default_float, "c": default_complex}[raw.dtype.kind]()
+    return dtype_of_input(raw)[0]
+
+
+def asarray(a: Any, dtype: Any = None, copy: Any = None) -> Any:
+    """`jnp.asarray`: like `array`, reported as asarray in the dtype warning."""
+    dt = check_user_dtype(dtype, "asarray")
+    if isinstance(a, Tracer):
+        return a if dt is None else _convert(a, dt)
+    if isinstance(a, Array):
+        return a if dt is None or dt == a.dtype else Array(a._value.astype(dt))
+    if dt is None:
+        dt = _infer_dtype(a)
+    _check_int_range(a, dt)
+    return Array(np.asarray(a, dtype=dt))
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    """`x.astype(dtype)`: an explicit request, so 64-bit dtypes obey the policy."""
+    dt = check_user_dtype(dtype, "astype")
+    return _convert(_lift(x), dt)
+
+
+def zeros(shape: Any, dtype: Any = None) -> Array:
+    return Array(np.zeros(_shape(shape), check_user_dtype(dtype, "zeros") or default_float()))
+
+
+def ones(shape: Any, dtype: Any = None) -> Array:
+    return Array(np.ones(_shape(shape), check_user_dtype(dtype, "ones") or default_float()))
+
+
+def empty(shape: Any, dtype: Any = None) -> Array:
+    return Array(np.zeros(_shape(shape), check_user_dtype(dtype, "empty") or default_float()))
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    dt = check_user_dtype(dtype, "full")
+    if dt is None:
+        dt = get_aval(fill_value).dtype if isinstance(fill_value, (Array, Tracer)) else _infer_dtype(fill_value)
+    if isinstance(fill_value, Tracer):
+        return lax.broadcast_to(_convert(fill_value, dt), _shape(shape))
+    return Array(np.full(_shape(shape), np.asarray(fill_value), dt))
+
+
+def _like(x: Any, dtype: Any, fun_name: str) -> np.dtype:
+    return check_user_dtype(dtype, fun_name) or get_aval(_lift(x)).dtype
+
+
+def zeros_like(a: Any, dtype: Any = None) -> Array:
+    return Array(np.zeros(get_aval(_lift(a)).shape, _like(a, dtype, "zeros_like")))
+
+
+def ones_like(a: Any, dtype: Any = None) -> Array:
+    return Array(np.ones(get_aval(_lift(a)).shape, _like(a, dtype, "ones_like")))
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Array:
+    return Array(np.full(get_aval(_lift(a)).shape, fill_value, _like(a, dtype, "full_like")))
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
+    """`jnp.arange`: the default int for integer arguments, the default float otherwise."""
+    dt = check_user_dtype(dtype, "arange")
+    args = [a for a in (start, stop, step) if a is not None]
+    if dt is None:
+        kinds = [to_dtype(get_aval(a).dtype).kind for a in args]
+        dt = default_float() if any(k in "fc" for k in kinds) else default_int()
+    values = [np.asarray(a).item() if isinstance(a, Array) else a for a in args]
+    # Computed wide, then cast: a truncated int64 request wraps like JAX's does.
+    wide = np.arange(*values, dtype=np.result_type(dt, np.int64) if dt.kind in "iu" else dt)
+    return Array(wide.astype(dt))
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype: Any = None) -> Any:
+    dt = check_user_dtype(dtype, "linspace") or default_float()
+    out = Array(np.linspace(float(start), float(stop), num, endpoint=endpoint).astype(dt))
+    return (out, Array(np.asarray((float(stop) - float(start)) / builtins.max(num - int(endpoint), 1), dt))) if retstep else out
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:  # noqa: N803 - NumPy's names
+    return Array(np.eye(N, M, k, dtype=check_user_dtype(dtype, "eye") or default_float()))
+
+
+def result_type(*args: Any) -> np.dtype:
+    """`jnp.result_type`: the dtype an operation on these operands would have."""
+    avals = [get_aval(_lift(a)) for a in args]
+    out = (avals[0].dtype, avals[0].weak_type)
+    for a in avals[1:]:
+        out = _result_type(out, (a.dtype, a.weak_type))
+    return out[0]
