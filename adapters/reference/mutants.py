@@ -71,3 +71,7 @@ def mutant(name: str) -> bool:
 def active() -> str | None:
     """The mutant in effect, or None."""
     return _active
+
+
+# A mutant the suite cannot kill, with the reason (shown by `jax-conformance mutate` and the report).
+EXPLAINED: dict[str, str] = {}

@@ -1,0 +1,226 @@
+"""`jax-conformance mutate`: run the suite against mutants of the reference and print the mutation score.
+
+A mutant is the reference adapter with one documented rule broken on purpose, switched on
+by the environment variable `JAX_CONFORMANCE_MUTANT=<name>` (the list and the code live in
+`adapters/reference/mutants.py`). For each mutant and mode this runs
+
+    python -m pytest conformance/ --adapter=reference --x64=.. --explicit-x64-dtypes=.. --results F
+
+with that variable set, and reads the `case` records of F. A case that passes on the
+unmutated reference (the baseline, run first in every mode) but fails, errors, crashes or
+times out with the mutant kills it. By default a mutant stops at its first kill (`--maxfail=1`,
+and its remaining modes are skipped), which keeps the whole run short; `--exhaustive` runs
+every case in every mode and lists every killer. The summary goes to the terminal and to a
+JSON file (`reports/latest/mutation.json` by default), which `jax-conformance report` shows.
+Exit status: 0 when every mutant is killed or explained, 1 when one survives unexplained,
+2 when the baseline itself does not pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.mode import DEFAULT_MODES, Mode, ModeError
+from conformance.plugin import PACKAGE_DIR
+
+REPO = PACKAGE_DIR.parent
+DEFAULT_OUT = Path("reports/latest/mutation.json")
+ENV_VAR = "JAX_CONFORMANCE_MUTANT"
+KILLING = frozenset({"failed", "error", "crashed", "timeout", "xpassed"})
+
+
+@dataclass
+class Job:
+    """One pytest process: a mutant (None for the baseline) in one mode."""
+
+    mutant: str | None
+    mode: Mode
+    results: Path
+    proc: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    seconds: float = 0.0
+    returncode: int | None = None
+    failing: dict[str, str] = field(default_factory=dict)  # case id -> outcome and first message line
+    cases: int = 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mutants", action="append", metavar="NAMES", help="mutants to run, comma-separated (default: all)")
+    parser.add_argument("--modes", action="append", metavar="MODES", help="modes, comma-separated: off-warn,off-error,off-allow,on (default: all four)")
+    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N", help="pytest processes at once (default: CPU count)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON summary (default: {DEFAULT_OUT})")
+    parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/)")
+    parser.add_argument("-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression")
+    parser.add_argument("--exhaustive", action="store_true", help="run every case in every mode and list every killer (slower)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run (then every failure counts as a kill)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and the rule each breaks, then exit")
+
+
+def _mutant_table() -> tuple[dict[str, str], dict[str, str]]:
+    from adapters.reference.mutants import EXPLAINED, MUTANTS
+
+    return dict(MUTANTS), dict(EXPLAINED)
+
+
+def _modes(args: argparse.Namespace) -> list[Mode]:
+    if not args.modes:
+        return list(DEFAULT_MODES)
+    return [Mode.from_slug(s.strip()) for group in args.modes for s in group.split(",") if s.strip()]
+
+
+def _command(job: Job, args: argparse.Namespace) -> list[str]:
+    cmd = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--adapter=reference",
+           f"--x64={'on' if job.mode.x64 else 'off'}", f"--explicit-x64-dtypes={job.mode.explicit_x64_dtypes}",
+           "--results", str(job.results), "-q", "--no-header", "-p", "no:cacheprovider"]
+    if job.mutant is not None and not args.exhaustive:
+        cmd.append("--maxfail=1")
+    for d in args.specs or []:
+        cmd += ["--specs", d]
+    if args.keyword:
+        cmd += ["-k", args.keyword]
+    return cmd
+
+
+def _start(job: Job, args: argparse.Namespace) -> None:
+    env = dict(os.environ)
+    env.pop(ENV_VAR, None)
+    if job.mutant is not None:
+        env[ENV_VAR] = job.mutant
+    job.started = time.monotonic()
+    job.proc = subprocess.Popen(_command(job, args), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _read(job: Job) -> None:
+    """The failing cases of a finished job, from its results file."""
+    try:
+        lines = job.results.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by a killed process
+        if rec.get("record") != "case":
+            continue
+        job.cases += 1
+        if rec.get("outcome") in KILLING:
+            first = str(rec.get("message") or "").strip().splitlines()[:1]
+            job.failing[str(rec.get("case"))] = f"{rec.get('outcome')}: {first[0][:160] if first else ''}"
+
+
+def _run_all(jobs: list[Job], args: argparse.Namespace, skip: Any = None, done: Any = None) -> None:
+    """Run jobs, at most --jobs at once; `skip(job)` may drop a queued job, `done(job)` sees each finished one."""
+    queue, running = list(jobs), []
+    while queue or running:
+        while queue and len(running) < max(1, args.jobs):
+            job = queue.pop(0)
+            if skip is not None and skip(job):
+                continue
+            _start(job, args)
+            running.append(job)
+        time.sleep(0.05)
+        for job in list(running):
+            assert job.proc is not None
+            if job.proc.poll() is None:
+                continue
+            job.returncode, job.seconds = job.proc.returncode, time.monotonic() - job.started
+            _read(job)
+            running.remove(job)
+            if done is not None:
+                done(job)
+            print(f"  {job.mutant or '(baseline)':36} {job.mode.slug:10} {len(job.failing):3} failing of {job.cases:3} cases  {job.seconds:5.1f} s", flush=True)
+
+
+def main(args: argparse.Namespace) -> int:
+    mutants, explained = _mutant_table()
+    if args.list:
+        for name, rule in mutants.items():
+            print(f"{name:36} {rule}")
+        return 0
+    try:
+        modes = _modes(args)
+    except ModeError as exc:
+        print(f"jax-conformance mutate: {exc}", file=sys.stderr)
+        return 2
+    names = [n.strip() for group in args.mutants or [] for n in group.split(",") if n.strip()] or list(mutants)
+    unknown = [n for n in names if n not in mutants]
+    if unknown:
+        print(f"jax-conformance mutate: unknown mutant(s) {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="jax-conformance-mutate-"))
+    baseline: dict[str, set[str]] = {m.slug: set() for m in modes}
+    if not args.no_baseline:
+        print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
+        base_jobs = [Job(None, m, tmp / f"baseline-{m.slug}.jsonl") for m in modes]
+        _run_all(base_jobs, args)
+        for job in base_jobs:
+            baseline[job.mode.slug] = set(job.failing)
+            if job.failing or job.returncode not in (0, 5):
+                print(f"baseline does not pass in {job.mode.slug} (pytest exit {job.returncode}): "
+                      f"{', '.join(sorted(job.failing)) or 'no case records'}", file=sys.stderr)
+        if any(baseline.values()) or any(j.returncode not in (0, 5) for j in base_jobs):
+            print("jax-conformance mutate: fix the reference (or the specs) first; a failing baseline makes kills meaningless", file=sys.stderr)
+            return 2
+    print(f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at once{'' if args.exhaustive else ', stopping each mutant at its first kill'}")
+    jobs = [Job(n, m, tmp / f"{n}-{m.slug}.jsonl") for n in names for m in modes]
+    killed: set[str] = set()
+
+    def skip(job: Job) -> bool:
+        return not args.exhaustive and job.mutant in killed
+
+    def done(job: Job) -> None:
+        if set(job.failing) - baseline[job.mode.slug]:
+            killed.add(str(job.mutant))
+
+    _run_all(jobs, args, skip, done)
+    summary = _summarize(names, mutants, explained, jobs, baseline, modes)
+    summary["seconds"] = round(time.monotonic() - t0, 1)
+    _print(summary)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(f"mutation summary: {args.out}")
+    survivors = [m for m in summary["mutants"] if not m["killed"] and not m["explanation"]]
+    return 1 if survivors else 0
+
+
+def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, str], jobs: list[Job],
+               baseline: dict[str, set[str]], modes: list[Mode]) -> dict[str, Any]:
+    rows = []
+    for name in names:
+        mine = [j for j in jobs if j.mutant == name and j.returncode is not None]
+        killers = sorted({f"{case}[{j.mode.slug}]" for j in mine for case in set(j.failing) - baseline[j.mode.slug]})
+        messages = {f"{case}[{j.mode.slug}]": j.failing[case] for j in mine for case in set(j.failing) - baseline[j.mode.slug]}
+        rows.append({
+            "name": name, "rule": mutants[name], "killed": bool(killers), "killed_by": killers,
+            "first_message": messages[killers[0]] if killers else "",
+            "modes_run": [j.mode.slug for j in mine], "seconds": round(sum(j.seconds for j in mine), 1),
+            "explanation": "" if killers else explained.get(name, ""),
+        })
+    killed = sum(r["killed"] for r in rows)
+    return {
+        "score": f"{killed}/{len(rows)}", "killed": killed, "total": len(rows),
+        "percent": round(100.0 * killed / len(rows), 1) if rows else 0.0,
+        "modes": ", ".join(m.slug for m in modes), "mutants": rows,
+    }
+
+
+def _print(summary: dict[str, Any]) -> None:
+    print()
+    print(f"{'mutant':36} {'result':9} killed by (first)")
+    for row in summary["mutants"]:
+        result = "killed" if row["killed"] else ("explained" if row["explanation"] else "SURVIVED")
+        first = row["killed_by"][0] if row["killed_by"] else row["explanation"][:70]
+        more = f" (+{len(row['killed_by']) - 1})" if len(row["killed_by"]) > 1 else ""
+        print(f"{row['name']:36} {result:9} {first}{more}")
+    print(f"\nmutation score: {summary['score']} killed ({summary['percent']}%) in {summary.get('seconds', '?')} s")
