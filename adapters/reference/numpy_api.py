@@ -322,6 +322,9 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:  # noqa: A0
         return Array(object._value.astype(dt) if dt is not None else object._value.copy())
     if dt is None:
         dt = _infer_dtype(object)
+    elif isinstance(object, (float, complex)):
+        # JAX 0.10.2 canonicalizes a Python scalar first: in allow mode float64 holds float32's rounding.
+        object = np.asarray(object, _infer_dtype(object))  # noqa: A001
     _check_int_range(object, dt)
     return Array(np.asarray(object, dtype=dt))
 
