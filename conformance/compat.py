@@ -140,13 +140,24 @@ def find_python(minor: str, overrides: dict[str, str] | None = None) -> str | No
     """An interpreter of this minor version: --interpreter, then PATH, then pyenv's versions."""
     if overrides and minor in overrides:
         return overrides[minor]
-    found = shutil.which(f"python{minor}")
-    if found:
-        return found
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    candidates = sorted(pyenv.glob(f"{minor}.*/bin/python{minor}"), key=lambda p: _version_key(p.parent.parent.name),
-                        reverse=True)
-    return str(candidates[0]) if candidates else None
+    candidates = [shutil.which(f"python{minor}")] + sorted(
+        (str(p) for p in pyenv.glob(f"{minor}.*/bin/python{minor}")), key=lambda p: _version_key(Path(p).parent.parent.name),
+        reverse=True)
+    for candidate in candidates:
+        # a pyenv shim is on PATH even when its version is not selected: it must actually run
+        if candidate and _runs(candidate, minor):
+            return candidate
+    return None
+
+
+def _runs(python: str, minor: str) -> bool:
+    try:
+        out = subprocess.run([python, "-c", "import sys;print('%d.%d' % sys.version_info[:2])"], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and out.stdout.strip() == minor
 
 
 def default_cache_dir() -> Path:
@@ -198,6 +209,7 @@ def _run_logged(cmd: list[str], log: Path, timeout: float, env: dict[str, str] |
     with open(log, "a", encoding="utf-8") as f:
         f.write(f"\n$ {' '.join(cmd)}\n")
         f.flush()
+        start = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env=env, cwd=cwd, start_new_session=True)
         try:
@@ -205,9 +217,9 @@ def _run_logged(cmd: list[str], log: Path, timeout: float, env: dict[str, str] |
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             out, _ = proc.communicate()
-            f.write(out or "")
+            f.write(f"{out or ''}# killed after {time.monotonic() - start:.1f} s\n")
             return 124, (out or "") + f"\nERROR: timed out after {timeout:.0f} s: {' '.join(cmd[:4])} ..."
-        f.write(out or "")
+        f.write(f"{out or ''}# exit status {proc.returncode} after {time.monotonic() - start:.1f} s\n")
         return proc.returncode, out or ""
 
 
@@ -673,6 +685,13 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
             cf.ThreadPoolExecutor(max(1, args.build_jobs), thread_name_prefix="build") as builds:
 
         def prepare(version: str) -> Environment:
+            try:
+                env = _prepare_env(version)
+            except Exception as exc:  # noqa: BLE001 - one broken release must not stop the others
+                env = Environment(version, cache, [], reason=f"{type(exc).__name__}: {exc}")
+            return _queue(env)
+
+        def _prepare_env(version: str) -> Environment:
             minor = python_needed(version)
             python = find_python(minor, overrides) if minor else args.python
             if version in given:
@@ -685,6 +704,10 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
                     if python not in tags:
                         tags[python] = python_tag(python)
                 env = ensure_env(version, cache, python, tags[python], args.install_timeout, args.rebuild)
+            return env
+
+        def _queue(env: Environment) -> Environment:
+            version = env.version
             with lock:
                 envs.append(env)
                 if env.ok:

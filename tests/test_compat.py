@@ -1,0 +1,266 @@
+"""Tests of `jax-conformance compat`: release lists, cache keys, the table, unavailable releases.
+
+Real multi-release environments (hundreds of MB each) are built only when
+JAX_CONFORMANCE_COMPAT_REAL=1 is set; everything else runs in seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from importlib.metadata import version as dist_version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import compat
+from conformance.mode import Mode
+from conformance.results import load_runs
+
+REAL = os.environ.get("JAX_CONFORMANCE_COMPAT_REAL") == "1"
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    compat.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+# ---------------------------------------------------------------- release lists and pins
+
+
+def test_versions_are_sorted_as_releases_not_strings() -> None:
+    assert compat.parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == ["0.4.30", "0.8.0", "0.9.2", "0.10.2"]
+
+
+def test_duplicate_versions_are_dropped() -> None:
+    assert compat.parse_versions("0.8.0,0.8.0,0.8") == ["0.8.0"]
+
+
+@pytest.mark.parametrize("text", ["", " , ", "0.4.30,banana", "latest"])
+def test_bad_version_lists_are_rejected(text: str) -> None:
+    with pytest.raises(ValueError):
+        compat.parse_versions(text)
+
+
+def test_bad_versions_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        parse(["--versions", "0.4.30,nope"])
+    assert exc.value.code == 2
+    assert "'nope' is not a release number" in capsys.readouterr().err
+
+
+def test_default_list_spans_at_least_five_releases_from_0_4_30() -> None:
+    args = parse([])
+    assert args.versions[0] == "0.4.30" and len(args.versions) >= 5
+    assert args.versions == compat.parse_versions(",".join(compat.DEFAULT_VERSIONS))
+    assert [m.slug for m in args.modes] == ["off-warn", "off-error", "off-allow", "on-warn"]
+
+
+def test_modes_option() -> None:
+    assert parse(["--modes", "off-error,on"]).modes == [Mode(False, "error"), Mode(True, "warn")]
+    with pytest.raises(SystemExit):
+        parse(["--modes", "sideways"])
+
+
+def test_pins_apply_every_matching_row() -> None:
+    table = [("<0.5", ("numpy<2.1",)), ("<0.7", ("scipy<1.16", "numpy<2.1")), (">=0.9", ("ml_dtypes>=0.5",))]
+    assert compat.pins_for("0.4.30", table) == ["numpy<2.1", "scipy<1.16"]
+    assert compat.pins_for("0.6.2", table) == ["scipy<1.16", "numpy<2.1"]
+    assert compat.pins_for("0.8.0", table) == []
+    assert compat.pins_for("0.10.2", table) == ["ml_dtypes>=0.5"]
+
+
+def test_requirements_pin_the_release_and_add_the_harness() -> None:
+    reqs = compat.requirements("0.6.2", ["numpy<2.3"])
+    assert reqs[:2] == ["jax[cpu]==0.6.2", "numpy<2.3"]
+    for dep in ("pyyaml", "jsonschema", "jinja2", "packaging", "pytest", "hypothesis", "pytest-xdist"):
+        assert dep in reqs
+
+
+def test_releases_after_0_10_need_python_3_12() -> None:
+    assert compat.python_needed("0.10.2") is None
+    assert compat.python_needed("0.11.0") == "3.12"
+    assert compat.python_needed("0.12.0.1") == "3.12"
+
+
+def test_interpreter_override_wins() -> None:
+    assert compat.find_python("3.99", {"3.99": "/opt/py/bin/python3.99"}) == "/opt/py/bin/python3.99"
+
+
+# ---------------------------------------------------------------- cache keys
+
+
+def test_env_key_is_stable_and_short() -> None:
+    key = compat.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
+    assert key == compat.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
+    assert len(key) == 12 and all(c in "0123456789abcdef" for c in key)
+
+
+@pytest.mark.parametrize("change", [
+    ("0.4.31", ["numpy<2.1"], "cpython-3.11.7"),
+    ("0.4.30", [], "cpython-3.11.7"),
+    ("0.4.30", ["numpy<2.2"], "cpython-3.11.7"),
+    ("0.4.30", ["numpy<2.1"], "cpython-3.12.1"),
+])
+def test_env_key_changes_with_what_decides_the_contents(change: tuple[str, list[str], str]) -> None:
+    assert compat.env_key(*change) != compat.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
+
+
+def test_a_cached_environment_is_reused_without_pip(tmp_path: Path) -> None:
+    """A ready marker means no venv and no pip run (the python given does not even exist)."""
+    pins = compat.pins_for("0.8.0")
+    path = tmp_path / "envs" / f"jax-0.8.0-{compat.env_key('0.8.0', pins, 'cpython-3.11.7')}"
+    path.mkdir(parents=True)
+    (path / compat.MARKER).write_text(json.dumps({"versions": {"jax": "0.8.0", "numpy": "2.3.4"}}))
+    env = compat.ensure_env("0.8.0", tmp_path, "/nonexistent/python", "cpython-3.11.7")
+    assert env.ok and env.cached and env.path == path and env.versions["numpy"] == "2.3.4"
+
+
+# ---------------------------------------------------------------- the table and the summary
+
+
+def _run(version: str, mode: Mode, cases: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    """Records of one run: case id -> (outcome, message)."""
+    run_id = f"{version}-{mode.slug}"
+    out: list[dict[str, Any]] = [{"record": "run", "run_id": run_id, "adapter": "jax", "implementation_version": version,
+                                  "mode": mode.to_json(), "backends": ["cpu"]},
+                                 {"record": "collected", "run_id": run_id, "count": len(cases)}]
+    for case, (outcome, message) in cases.items():
+        out.append({"record": "case", "run_id": run_id, "case": case, "topic": case.rsplit(".", 1)[0],
+                    "claim": f"claim of {case}", "adapter": "jax", "implementation_version": version,
+                    "backend": "cpu", "mode": mode.to_json(), "outcome": outcome, "message": message})
+    out.append({"record": "end", "run_id": run_id, "interrupted": False, "counts": {}})
+    return out
+
+
+OFF, ERR = Mode(False, "warn"), Mode(False, "error")
+
+
+def _synthetic(tmp_path: Path) -> Path:
+    records: list[dict[str, Any]] = []
+    na = ("not_applicable", "no expect block for this version")
+    ok = ("passed", "")
+    for version in ("0.4.30", "0.8.0", "0.10.2"):
+        new = version != "0.4.30"
+        records += _run(version, OFF, {
+            "x64.same": ok,
+            "x64.ctx.enable": ok if version == "0.10.2" else ("failed", "AttributeError: no enable_x64\nmore lines"),
+            "x64.explicit.error": ok,
+            "vjp.closure": ("failed", "raised UnexpectedTracerError, but should raise CustomVJPException\n...")
+            if version == "0.10.2" else ok,
+        })
+        records += _run(version, ERR, {
+            "x64.same": ok, "x64.ctx.enable": na, "vjp.closure": na,
+            "x64.explicit.error": ok if new else ("failed", "no ValueError was raised; the dtype is float32"),
+        })
+    records += compat.unavailable_records("0.0.1", OFF, "pip install jax[cpu]==0.0.1 failed: no such version")
+    path = tmp_path / "merged.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_table_statuses_and_order(tmp_path: Path) -> None:
+    table = compat.build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
+    assert table.versions == ["0.0.1", "0.4.30", "0.8.0", "0.10.2"]
+    assert table.unavailable == {"0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"}
+    rows = {r.case: r for r in table.rows}
+    assert set(rows) == {"x64.same", "x64.ctx.enable", "x64.explicit.error", "vjp.closure"}  # no `collected` row
+    assert rows["x64.explicit.error"].cells == {"0.0.1": "unavailable", "0.4.30": "fails", "0.8.0": "holds", "0.10.2": "holds"}
+    assert rows["x64.explicit.error"].modes["0.4.30"] == {"off-error": "fails", "off-warn": "holds"}
+    assert rows["x64.same"].cells["0.4.30"] == "holds" and not rows["x64.same"].differs(table.versions)
+    # the rows that differ come first, then the rest
+    assert [r.case for r in table.rows][-1] == "x64.same"
+    assert all(r.differs(table.versions) for r in table.rows[:-1])
+
+
+def test_summary_names_first_holds_last_fails_and_the_reason(tmp_path: Path) -> None:
+    table = compat.build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
+    data = compat.summary(table)
+    changes = {c["case"]: c for c in data["changes"]}
+    assert set(changes) == {"x64.ctx.enable", "x64.explicit.error", "vjp.closure"}
+    assert data["changed"] == 3 and data["cases"] == 4
+    explicit = changes["x64.explicit.error"]
+    assert (explicit["first_holds"], explicit["last_fails"], explicit["holds_since"]) == ("0.8.0", "0.4.30", "0.8.0")
+    assert explicit["reason"] == "[off-error] failed: no ValueError was raised; the dtype is float32"
+    ctx = changes["x64.ctx.enable"]
+    assert (ctx["first_holds"], ctx["last_fails"]) == ("0.10.2", "0.8.0")
+    assert ctx["reason"] == "[off-warn] failed: AttributeError: no enable_x64"  # first line only
+    closure = changes["vjp.closure"]  # holds on old releases, fails on the newest: a regression
+    assert (closure["first_holds"], closure["last_holds"], closure["first_fails"]) == ("0.4.30", "0.8.0", "0.10.2")
+    assert closure["holds_since"] is None
+    assert closure["reason"].startswith("[off-warn] failed: raised UnexpectedTracerError")
+
+
+def test_terminal_table(tmp_path: Path) -> None:
+    table = compat.build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
+    text = compat.format_table(table)
+    lines = text.splitlines()
+    assert lines[0].split()[:5] == ["case", "0.0.1", "0.4.30", "0.8.0", "0.10.2"]
+    row = next(ln for ln in lines if ln.startswith("x64.explicit.error"))
+    assert row.split()[1:] == ["--", "FAIL", "ok", "ok", "0.8.0"]
+    assert "unavailable: jax 0.0.1: pip install" in text
+    assert text.index("[changes across releases]") < text.index("[same in every release]")
+    only = compat.format_table(table, changes_only=True)
+    assert "x64.same" not in only and "x64.explicit.error" in only
+    assert "x64.explicit.error: holds from 0.8.0 (first 0.8.0)" in compat.format_changes(table)
+
+
+def test_an_interrupted_run_is_reported_as_incomplete(tmp_path: Path) -> None:
+    records = _run("0.8.0", OFF, {"a.b": ("passed", "")})[:-1]  # no end record
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = compat.build_table(load_runs([path]))
+    assert table.problems == {"0.8.0": ["interrupted"]} and table.rows[0].cells == {"0.8.0": "holds"}
+
+
+def test_pip_reason_keeps_the_telling_line() -> None:
+    out = ("Looking in indexes: x\nERROR: Ignored the following versions that require a different python version: 0.11.0\n"
+           "ERROR: Could not find a version that satisfies the requirement jax[cpu]==0.0.1 (from versions: "
+           + ", ".join(f"0.4.{i}" for i in range(40)) + ")\nERROR: No matching distribution found for jax[cpu]==0.0.1\n")
+    reason = compat._pip_reason(out)
+    assert reason.startswith("ERROR: Could not find a version that satisfies the requirement jax[cpu]==0.0.1")
+    assert "0.4.0, 0.4.1, ..., 0.4.37, 0.4.38, 0.4.39)" in reason
+
+
+# ---------------------------------------------------------------- real subprocesses
+
+
+@pytest.mark.slow
+def test_an_unavailable_release_is_recorded_and_the_rest_still_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """0.0.1 cannot be installed; the release this venv has still runs (one case, one mode)."""
+    here = dist_version("jax")
+    args = parse(["--versions", f"0.0.1,{here}", "--env", f"{here}={sys.prefix}", "--modes", "off-warn",
+                  "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "--install-timeout", "120",
+                  "--no-report", "--", "-k", "x64.defaults"])
+    status = compat.main(args)
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "jax 0.0.1: UNAVAILABLE: pip install jax[cpu]==0.0.1 failed" in out
+    runs = load_runs([tmp_path / "out" / "compat-results.jsonl"])
+    unavailable = [r for r in runs if r.header.get("status") == "unavailable"]
+    assert [r.header["implementation_version"] for r in unavailable] == ["0.0.1"]
+    assert unavailable[0].end is not None and not unavailable[0].interrupted
+    assert "jax[cpu]==0.0.1" in unavailable[0].header["reason"]
+    ran = [r for r in runs if r.header.get("status") is None]
+    assert [r.header["implementation_version"] for r in ran] == [here] and ran[0].end is not None
+    assert any(c.get("outcome") == "passed" for c in ran[0].cases)
+    data = json.loads((tmp_path / "out" / "compat-summary.json").read_text())
+    assert data["unavailable"]["0.0.1"].startswith("pip install jax[cpu]==0.0.1 failed")
+    assert not (tmp_path / "cache" / "envs").exists() or not any(
+        (p / compat.MARKER).exists() for p in (tmp_path / "cache" / "envs").iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not REAL, reason="builds real JAX environments: set JAX_CONFORMANCE_COMPAT_REAL=1")
+def test_real_releases_show_the_explicit_dtype_option_arriving_in_0_8_0(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = parse(["--versions", "0.7.2,0.8.0", "--modes", "off-error", "--out", str(out), "--no-report",
+                  "--", "-k", "explicit"])
+    assert compat.main(args) == 0
+    data = json.loads((out / "compat-summary.json").read_text())
+    firsts = {c["first_holds"] for c in data["changes"]}
+    assert "0.8.0" in firsts, data
