@@ -372,18 +372,33 @@ def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
     """Files given with --expectations, else the adapter's files in specs/expectations/."""
     if args.no_expectations:
         return []
-    if args.expectations:
-        return [Path(p).resolve() for p in args.expectations]
     from conformance.expectations import ExpectationFile
 
-    return [p for p in sorted(EXPECTATIONS_DIR.glob("*.y*ml")) if ExpectationFile.load(p).adapter == adapter]
+    given = [Path(p).resolve() for p in args.expectations or []]
+    missing = [p for p in given if not p.is_file() and not args.update_expectations]
+    if missing:
+        raise ExpectationsError(f"--expectations {missing[0]}: no such file")
+    # A file speaks for one adapter; with several adapters each gets its own files.
+    candidates = [p for p in given or sorted(EXPECTATIONS_DIR.glob("*.y*ml")) if p.is_file()]
+    return [p for p in candidates if ExpectationFile.load(p).adapter == adapter]
 
 
-def update_expectations(adapter: str, jobs: list[ModeJob], files: list[Path]) -> Path:
+def update_target(adapter: str, args: argparse.Namespace, files: list[Path]) -> Path:
+    """The file --update-expectations rewrites: the adapter's own, a new one named with --expectations, or the default."""
+    if files:
+        return files[0]
+    new = [Path(p).resolve() for p in args.expectations or [] if not Path(p).is_file()]
+    return new[0] if new and len(set(args.adapter or ["jax"])) == 1 else EXPECTATIONS_DIR / f"{adapter}.yaml"
+
+
+class ExpectationsError(Exception):
+    """An expectations file that cannot be used."""
+
+
+def update_expectations(adapter: str, jobs: list[ModeJob], path: Path) -> Path:
     """Ratchet: the adapter's file lists exactly what still fails; cases or modes not run keep their entries."""
     from conformance.expectations import ExpectationFile, write_expectations
 
-    path = files[0] if files else EXPECTATIONS_DIR / f"{adapter}.yaml"
     previous = ExpectationFile.load(path) if path.is_file() else None
     all_modes = {m.slug for m in DEFAULT_MODES} | {j.mode.slug for j in jobs}
     failing: dict[str, set[str]] = {}
@@ -432,7 +447,11 @@ def main(args: argparse.Namespace) -> int:
     adapters = list(dict.fromkeys(args.adapter or ["jax"]))
     out: Path = args.out
     (out / "modes").mkdir(parents=True, exist_ok=True)
-    expectations = {a: expectation_files(a, args) for a in adapters}
+    try:
+        expectations = {a: expectation_files(a, args) for a in adapters}
+    except Exception as exc:  # ExpectationsError, or pytest.UsageError from a malformed file
+        print(f"jax-conformance run: {exc}", file=sys.stderr)
+        return 4
     jobs = [ModeJob(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", out / "modes" / f"{a}-{m.slug}.log",
                     pytest_argv(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", args, expectations[a]))
             for a in adapters for m in modes]
@@ -481,7 +500,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"results: {merged} ({records} records; per mode in {out / 'modes'}/); {wall:.1f}s")
     if args.update_expectations and not interrupted:
         for a in adapters:
-            print(f"expectations rewritten: {update_expectations(a, [j for j in jobs if j.adapter == a], expectations[a])}")
+            print(f"expectations rewritten: {update_expectations(a, [j for j in jobs if j.adapter == a], update_target(a, args, expectations[a]))}")
     if not args.no_report:
         from conformance.report import build_site
 

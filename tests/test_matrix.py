@@ -236,3 +236,24 @@ def test_merge_adds_an_end_record_for_a_mode_that_never_started(tmp_path: Path) 
     assert [r["record"] for r in out] == ["run", "case", "end"]
     assert out[1]["outcome"] == "error" and "a bad option" in out[1]["message"]
     assert out[2]["interrupted"] is True
+
+
+def test_expectation_files_are_per_adapter_and_must_exist(tmp_path: Path) -> None:
+    import argparse
+
+    from conformance.cli import main
+    from conformance.matrix import expectation_files, update_target
+
+    jax_file, ref_file = tmp_path / "jax.yaml", tmp_path / "ref.yaml"
+    jax_file.write_text("adapter: jax\nentries: []\n")
+    ref_file.write_text("adapter: reference\nentries: []\n")
+    args = argparse.Namespace(no_expectations=False, expectations=[str(jax_file), str(ref_file)],
+                              update_expectations=False, adapter=["jax", "reference"])
+    assert expectation_files("jax", args) == [jax_file.resolve()]
+    assert expectation_files("reference", args) == [ref_file.resolve()]
+    new = tmp_path / "new.yaml"
+    args = argparse.Namespace(no_expectations=False, expectations=[str(new)], update_expectations=True, adapter=["jax"])
+    assert expectation_files("jax", args) == [] and update_target("jax", args, []) == new.resolve()
+    # a missing file without --update-expectations is a usage error, before any process starts
+    assert main(["run", "--expectations", str(new), "--out", str(tmp_path / "out")]) == 4
+    assert not (tmp_path / "out" / "modes" / "jax-off-warn.log").exists()

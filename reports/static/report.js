@@ -125,7 +125,7 @@
       tr.appendChild(th);
       for (const c of state.cols) {
         const code = D.grid[i][c];
-        const td = el("td");
+        const td = el("td", code === "-" ? null : { class: "bg-" + D.codes[code] });
         if (code !== "-") {
           const name = outcomeName(code);
           td.appendChild(el("a", { class: "cell o-" + D.codes[code], href: caseHref(id, c), title: D.columns[c].label + ": " + name, "data-outcome": D.codes[code] }, SYMBOL[code]));
