@@ -63,9 +63,13 @@ print(json.dumps({"jax": jax.__version__, "jaxlib": getattr(jaxlib, "__version__
                   "devices": [str(d) for d in jax.devices()]}))
 """
 
-UNEXPECTED_FOR_COMPAT = frozenset({"failed", "error", "crashed", "timeout", "xpassed", "xfailed"})
-HOLDS, FAILS, NOT_APPLICABLE, MISSING, UNAVAILABLE = "holds", "fails", "n/a", "missing", "unavailable"
-CELL = {HOLDS: "ok", FAILS: "FAIL", NOT_APPLICABLE: "n/a", MISSING: "?", UNAVAILABLE: "--"}
+# The same verdicts as the report's behaviour x release table (conformance.report.model):
+# xpassed means a listed divergence did not happen, so the behaviour was seen to hold.
+HOLDING = frozenset({"passed", "xpassed"})
+SKIPPED = frozenset({"not_applicable", "skipped"})
+HOLDS, FAILS, PARTLY, NOT_APPLICABLE = "holds", "fails", "partly", "n/a"
+MISSING, UNAVAILABLE = "missing", "unavailable"
+CELL = {HOLDS: "ok", FAILS: "FAIL", PARTLY: "part", NOT_APPLICABLE: "n/a", MISSING: "?", UNAVAILABLE: "--"}
 
 
 # ---------------------------------------------------------------- versions, pins, cache keys
@@ -413,7 +417,7 @@ class CaseRow:
     messages: dict[str, str] = field(default_factory=dict)  # version -> first line of a failure (or n/a) message
 
     def known(self, order: Sequence[str]) -> list[tuple[str, str]]:
-        return [(v, self.cells[v]) for v in order if self.cells.get(v) in (HOLDS, FAILS, NOT_APPLICABLE)]
+        return [(v, self.cells[v]) for v in order if self.cells.get(v) in (HOLDS, FAILS, PARTLY, NOT_APPLICABLE)]
 
     def differs(self, order: Sequence[str]) -> bool:
         return len({s for _, s in self.known(order)}) > 1
@@ -423,6 +427,13 @@ class CaseRow:
 
     def last(self, status: str, order: Sequence[str]) -> str | None:
         return next((v for v, s in reversed(self.known(order)) if s == status), None)
+
+    def first_failing(self, order: Sequence[str]) -> str | None:
+        """The first release where it fails in some applicable mode."""
+        return next((v for v, s in self.known(order) if s in (FAILS, PARTLY)), None)
+
+    def last_failing(self, order: Sequence[str]) -> str | None:
+        return next((v for v, s in reversed(self.known(order)) if s in (FAILS, PARTLY)), None)
 
     def holds_since(self, order: Sequence[str]) -> str | None:
         """The release from which it holds in every later release tested (None if the newest fails)."""
@@ -443,19 +454,20 @@ class CompatTable:
 
 
 def _status(outcomes: Iterable[str]) -> str:
-    seen = set(outcomes)
-    if seen & UNEXPECTED_FOR_COMPAT:
-        return FAILS
-    if "passed" in seen:
-        return HOLDS
-    return NOT_APPLICABLE
+    """Holds in every applicable mode, fails in every one, partly (some of each), or n/a."""
+    applicable = [o for o in outcomes if o not in SKIPPED]
+    if not applicable:
+        return NOT_APPLICABLE
+    holding = sum(o in HOLDING for o in applicable)
+    return HOLDS if holding == len(applicable) else FAILS if holding == 0 else PARTLY
 
 
 def _first_line(text: str | None) -> str:
-    for line in (text or "").splitlines():
-        if line.strip():
-            return line.strip()[:300]
-    return ""
+    """The message's first line; for a Hypothesis case, the failure with its example after it."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    if len(lines) > 1 and lines[0].startswith("falsifying example"):
+        return f"{lines[1][:240]} ({lines[0][:80]})"
+    return lines[0][:300] if lines else ""
 
 
 def _slug(mode: dict[str, Any]) -> str:
@@ -496,11 +508,11 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
                 meta.setdefault(case, (str(rec.get("topic") or case.rsplit(".", 1)[0]), str(rec.get("claim") or "")))
                 outcome = str(rec.get("outcome", "error"))
                 outcomes.setdefault((case, version), {}).setdefault(slug, []).append(outcome)
-                if outcome in UNEXPECTED_FOR_COMPAT or (outcome == "not_applicable" and (case, version) not in messages):
-                    prev = messages.get((case, version))
-                    if prev is None or outcome in UNEXPECTED_FOR_COMPAT and not prev.startswith("!"):
-                        messages[(case, version)] = ("!" if outcome in UNEXPECTED_FOR_COMPAT else "") + \
-                            f"[{slug}] {outcome}: {_first_line(rec.get('message'))}"
+                # keep one message per release: the first failure, else the first n/a explanation
+                bad = outcome not in HOLDING and outcome not in SKIPPED
+                prev = messages.get((case, version))
+                if (bad and (prev is None or not prev.startswith("!"))) or (outcome in SKIPPED and prev is None):
+                    messages[(case, version)] = ("!" if bad else "") + f"[{slug}] {outcome}: {_first_line(rec.get('message'))}"
     rows = []
     for case, (topic, claim) in meta.items():
         row = CaseRow(case, topic, claim)
@@ -548,8 +560,8 @@ def summary(table: CompatTable) -> dict[str, Any]:
             continue
         changes.append({
             "case": row.case, "topic": row.topic, "claim": row.claim,
-            "first_holds": row.first(HOLDS, order), "last_fails": row.last(FAILS, order),
-            "holds_since": row.holds_since(order), "first_fails": row.first(FAILS, order),
+            "first_holds": row.first(HOLDS, order), "last_fails": row.last_failing(order),
+            "holds_since": row.holds_since(order), "first_fails": row.first_failing(order),
             "last_holds": row.last(HOLDS, order),
             "statuses": {v: row.cells[v] for v in order}, "modes": row.modes,
             "reason": change_reason(row, order),
@@ -576,8 +588,8 @@ def format_table(table: CompatTable, changes_only: bool = False, width: int = 48
         name = row.case if len(row.case) <= width else "…" + row.case[-(width - 1):]
         cells = " ".join(f"{CELL[row.cells[v]]:>{col}}" for v in order)
         lines.append(f"{name:<{width}} {cells}  {row.first(HOLDS, order) or '-'}")
-    lines.append("ok = holds in every mode that applies, FAIL = fails in some mode, n/a = no expect block applies,"
-                 " -- = release unavailable, ? = no result")
+    lines.append("ok = holds in every mode that applies, FAIL = fails in every one, part = fails in some,"
+                 " n/a = no expect block applies, -- = release unavailable, ? = no result")
     for version, reason in table.unavailable.items():
         lines.append(f"unavailable: jax {version}: {reason}")
     for version, reasons in table.problems.items():

@@ -169,7 +169,9 @@ def test_table_statuses_and_order(tmp_path: Path) -> None:
     assert table.unavailable == {"0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"}
     rows = {r.case: r for r in table.rows}
     assert set(rows) == {"x64.same", "x64.ctx.enable", "x64.explicit.error", "vjp.closure"}  # no `collected` row
-    assert rows["x64.explicit.error"].cells == {"0.0.1": "unavailable", "0.4.30": "fails", "0.8.0": "holds", "0.10.2": "holds"}
+    # fails with the error policy, holds with warn: partly
+    assert rows["x64.explicit.error"].cells == {"0.0.1": "unavailable", "0.4.30": "partly", "0.8.0": "holds", "0.10.2": "holds"}
+    assert rows["x64.ctx.enable"].cells["0.8.0"] == "fails"  # fails where it applies, n/a elsewhere
     assert rows["x64.explicit.error"].modes["0.4.30"] == {"off-error": "fails", "off-warn": "holds"}
     assert rows["x64.same"].cells["0.4.30"] == "holds" and not rows["x64.same"].differs(table.versions)
     # the rows that differ come first, then the rest
@@ -201,12 +203,27 @@ def test_terminal_table(tmp_path: Path) -> None:
     lines = text.splitlines()
     assert lines[0].split()[:5] == ["case", "0.0.1", "0.4.30", "0.8.0", "0.10.2"]
     row = next(ln for ln in lines if ln.startswith("x64.explicit.error"))
-    assert row.split()[1:] == ["--", "FAIL", "ok", "ok", "0.8.0"]
+    assert row.split()[1:] == ["--", "part", "ok", "ok", "0.8.0"]
+    row = next(ln for ln in lines if ln.startswith("x64.ctx.enable"))
+    assert row.split()[1:] == ["--", "FAIL", "FAIL", "ok", "0.10.2"]
     assert "unavailable: jax 0.0.1: pip install" in text
     assert text.index("[changes across releases]") < text.index("[same in every release]")
     only = compat.format_table(table, changes_only=True)
     assert "x64.same" not in only and "x64.explicit.error" in only
     assert "x64.explicit.error: holds from 0.8.0 (first 0.8.0)" in compat.format_changes(table)
+
+
+@pytest.mark.parametrize(("outcomes", "status"), [
+    (["passed", "not_applicable"], "holds"), (["xpassed"], "holds"), (["xfailed", "passed"], "partly"),
+    (["failed", "error", "skipped"], "fails"), (["skipped", "not_applicable"], "n/a"), (["crashed"], "fails"),
+])
+def test_status_over_modes(outcomes: list[str], status: str) -> None:
+    assert compat._status(outcomes) == status
+
+
+def test_hypothesis_reason_names_the_failure_then_the_example() -> None:
+    msg = "falsifying example: dt=float64\n2 warning(s) UserWarning, but should be exactly 1\nmore"
+    assert compat._first_line(msg) == "2 warning(s) UserWarning, but should be exactly 1 (falsifying example: dt=float64)"
 
 
 def test_an_interrupted_run_is_reported_as_incomplete(tmp_path: Path) -> None:
