@@ -298,14 +298,42 @@ def _bump(v: Version, step: int) -> str:
     return ".".join(map(str, parts))
 
 
+def _match_table(case: Case) -> tuple[list[tuple[Mode, str, str, str]], list[list[bool]]]:
+    """The probe points, and for each expect block whether its `when` holds at each point.
+
+    Same answer as `When.matches`, computed per dimension with each version parsed once:
+    the rules probe thousands of points per case and the loader runs them on every load.
+    """
+    points = _probe_points(case)
+    parsed = {v: Version(v) for v in {p[3] for p in points}}
+    table = []
+    for block in case.expect:
+        w = block.when
+        versions = {v: w.version is None or w.version.contains(pv, prereleases=True) for v, pv in parsed.items()}
+        table.append([
+            (w.x64 is None or w.x64 == mode.x64)
+            and (w.explicit_x64_dtypes is None or mode.explicit_x64_dtypes in w.explicit_x64_dtypes)
+            and (w.backend is None or backend in w.backend)
+            and (w.adapter is None or adapter in w.adapter)
+            and versions[version]
+            for mode, backend, adapter, version in points
+        ])
+    return points, table
+
+
 class WhenUnreachable(Rule):
     id = "WHEN-UNREACHABLE"
     doc = "Every expect block can be chosen for some mode, backend, adapter and version (first match wins)."
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
-        chosen = {case.select(*p[:1], p[1], p[2], p[3]).line for p in _probe_points(case) if case.select(*p[:1], p[1], p[2], p[3])}  # type: ignore[union-attr]
-        for block in case.expect:
-            if block.line not in chosen:
+        points, table = _match_table(case)
+        taken = [False] * len(points)
+        for block, matches in zip(case.expect, table, strict=True):
+            chosen = False
+            for i, hit in enumerate(matches):
+                if hit and not taken[i]:
+                    chosen = taken[i] = True
+            if not chosen:
                 yield self.error(spec, block.line, f"in case {case.id!r}: expect block (when {block.when.describe()}) can never be chosen; an earlier block covers it or its conditions contradict")
 
 
@@ -314,11 +342,11 @@ class WhenOverlap(Rule):
     doc = "Two outcome blocks do not both match one mode: which one applies must not depend on their order (not_applicable blocks may carve out)."
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
-        blocks = [b for b in case.expect if b.not_applicable is None]
-        points = _probe_points(case)
-        for a, b in itertools.combinations(blocks, 2):
-            for mode, backend, adapter, version in points:
-                if a.when.matches(mode, backend, adapter, version) and b.when.matches(mode, backend, adapter, version):
+        points, table = _match_table(case)
+        blocks = [(b, m) for b, m in zip(case.expect, table, strict=True) if b.not_applicable is None]
+        for (a, a_hits), (b, b_hits) in itertools.combinations(blocks, 2):
+            for (mode, backend, adapter, version), x, y in zip(points, a_hits, b_hits, strict=True):
+                if x and y:
                     yield self.error(
                         spec, b.line,
                         f"in case {case.id!r}: this block and the one on line {a.line} both match "

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 from conformance.lint import RULE_IDS, duplicate_ids, exception_names
-from conformance.loader import SPECS_DIR, SpecError, SpecFileErrors, is_spec_file, load_spec, spec_files
+from conformance.loader import (
+    SPECS_DIR,
+    SpecError,
+    SpecFileErrors,
+    is_spec_file,
+    load_spec,
+    spec_files,
+)
 from conformance.spec import Spec
 
 
@@ -53,6 +61,11 @@ def _unresolved(specs: list[Spec], adapter: str) -> list[SpecError]:
             for name, why in sorted(bad.items()) for path, line in where[name]]
 
 
+def one_line(error: SpecError, root: Path | None = None) -> str:
+    """`path:line: RULE-ID message` on one line, whatever the message holds (a grep-able contract)."""
+    return re.sub(r"\s*\n\s*", " | ", error.format(root).strip())
+
+
 def main(args: argparse.Namespace) -> int:
     if args.rules:
         for rule_id, doc in sorted(RULE_IDS.items()):
@@ -64,6 +77,6 @@ def main(args: argparse.Namespace) -> int:
         return 2
     errors, n = lint_paths(args.paths, args.adapter)
     for error in sorted(errors, key=lambda e: (str(e.path), e.line, e.rule)):
-        print(error.format(Path.cwd()))
+        print(one_line(error, Path.cwd()))
     print(f"{n} spec file(s) checked, {len(errors)} error(s)", file=sys.stderr)
     return 1 if errors else 0
