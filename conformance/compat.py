@@ -635,6 +635,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rebuild", action="store_true", help="rebuild the environments even when cached")
     parser.add_argument("--env", action="append", default=[], metavar="VERSION=PATH",
                         help="use an existing environment for a release instead of building one (repeatable)")
+    parser.add_argument("--live-specs", action="store_true",
+                        help="run specs/ as it is when each run starts (default: a snapshot taken once, "
+                             "so every release runs the same cases)")
     parser.add_argument("--changes-only", action="store_true", help="print only the rows that differ")
     parser.add_argument("--no-report", action="store_true", help="do not build the HTML report")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
@@ -693,6 +696,8 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
     lock = threading.Lock()
     run_futures: list[cf.Future[ModeRun]] = []
     extra = [a for a in args.pytest_args if a != "--"]
+    if not args.live_specs:
+        extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
     with cf.ThreadPoolExecutor(max(1, args.jobs), thread_name_prefix="run") as runs, \
             cf.ThreadPoolExecutor(max(1, args.build_jobs), thread_name_prefix="build") as builds:
 
@@ -750,6 +755,22 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
     return envs, mode_runs, files
 
 
+def snapshot_specs(dest: Path, source: Path = REPO_ROOT / "specs") -> Path:
+    """Copy the specs once, so every release runs the same cases even while specs/ is being edited."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
+def specs_digest(root: Path) -> str:
+    """A short hash of every spec file's path and bytes: which spec set a table was built from."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.y*ml")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def render_report(merged: Path, out: Path) -> str:
     """Build the HTML report through the `report` subcommand, if this checkout has one."""
     try:
@@ -785,6 +806,9 @@ def main(args: argparse.Namespace) -> int:
         print("\nchanges across releases:")
         print(changes)
     data = summary(table)
+    snapshot = args.out / "compat" / "specs"
+    data["specs"] = {"digest": specs_digest(snapshot if snapshot.is_dir() and not args.live_specs else REPO_ROOT / "specs"),
+                     "snapshot": not args.live_specs, **suite_info()}
     data["timing"] = {"wall_s": round(time.monotonic() - start, 1),
                       "environments": {e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
                                        for e in envs},
