@@ -632,6 +632,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--build-jobs", type=int, default=2, help="environments built at once (default 2)")
     parser.add_argument("--install-timeout", type=float, default=900.0, help="seconds to build one environment")
     parser.add_argument("--run-timeout", type=float, default=1200.0, help="seconds for one mode's pytest run")
+    parser.add_argument("--pin", type=_pin_arg, action="append", default=[], metavar="RELEASES:REQ",
+                        help="an extra requirement for some releases, e.g. '<0.5:numpy<2.1' or '0.7.2:numpy<2.4' "
+                             "(repeatable; added to the built-in table, and part of the cache key)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the environments even when cached")
     parser.add_argument("--env", action="append", default=[], metavar="VERSION=PATH",
                         help="use an existing environment for a release instead of building one (repeatable)")
@@ -652,6 +655,28 @@ def _given_envs(items: Sequence[str]) -> dict[str, Path]:
             raise SystemExit(f"--env {item!r}: use VERSION=PATH")
         out[parse_versions(version)[0]] = Path(path).resolve()
     return out
+
+
+def parse_pin(text: str) -> tuple[str, tuple[str, ...]]:
+    """`0.4.30:numpy<2.1` or `<0.5:numpy<2.1,scipy<1.14` -> a row of the pin table."""
+    spec, sep, reqs = text.partition(":")
+    spec = spec.strip()
+    if not sep or not reqs.strip():
+        raise ValueError(f"{text!r}: use RELEASES:REQUIREMENT[,REQUIREMENT], e.g. '<0.5:numpy<2.1'")
+    if spec and spec[0].isdigit():
+        spec = f"=={spec}"
+    try:
+        SpecifierSet(spec)
+    except ValueError:
+        raise ValueError(f"{text!r}: {spec!r} is not a version specifier") from None
+    return spec, tuple(r.strip() for r in reqs.split(",") if r.strip())
+
+
+def _pin_arg(text: str) -> tuple[str, tuple[str, ...]]:
+    try:
+        return parse_pin(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _interpreters(items: Sequence[str]) -> dict[str, str]:
@@ -720,7 +745,8 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
                 with lock:
                     if python not in tags:
                         tags[python] = python_tag(python)
-                env = ensure_env(version, cache, python, tags[python], args.install_timeout, args.rebuild)
+                env = ensure_env(version, cache, python, tags[python], args.install_timeout, args.rebuild,
+                                 (*RELEASE_PINS, *args.pin))
             return env
 
         def _queue(env: Environment) -> Environment:

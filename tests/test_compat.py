@@ -281,3 +281,13 @@ def test_real_releases_show_the_explicit_dtype_option_arriving_in_0_8_0(tmp_path
     data = json.loads((out / "compat-summary.json").read_text())
     firsts = {c["first_holds"] for c in data["changes"]}
     assert "0.8.0" in firsts, data
+
+
+def test_pin_option() -> None:
+    assert compat.parse_pin("0.4.30:numpy<2.1") == ("==0.4.30", ("numpy<2.1",))
+    assert compat.parse_pin("<0.5: numpy<2.1, scipy<1.14") == ("<0.5", ("numpy<2.1", "scipy<1.14"))
+    args = parse(["--pin", "<0.5:numpy<2.1"])
+    assert compat.pins_for("0.4.30", args.pin) == ["numpy<2.1"] and compat.pins_for("0.5.3", args.pin) == []
+    for bad in ("numpy<2.1", "<0.5:", "~~1:numpy"):
+        with pytest.raises(ValueError):
+            compat.parse_pin(bad)
