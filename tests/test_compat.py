@@ -291,3 +291,15 @@ def test_pin_option() -> None:
     for bad in ("numpy<2.1", "<0.5:", "~~1:numpy"):
         with pytest.raises(ValueError):
             compat.parse_pin(bad)
+
+
+def test_spec_snapshot_is_a_copy_and_its_digest_follows_the_content(tmp_path: Path) -> None:
+    src = tmp_path / "specs"
+    (src / "x64").mkdir(parents=True)
+    (src / "x64" / "a.yaml").write_text("topic: a\n")
+    snap = compat.snapshot_specs(tmp_path / "out" / "specs", src)
+    digest = compat.specs_digest(snap)
+    (src / "x64" / "a.yaml").write_text("topic: b\n")  # edited after the snapshot was taken
+    assert (snap / "x64" / "a.yaml").read_text() == "topic: a\n"
+    assert compat.specs_digest(src) != digest == compat.specs_digest(snap)
+    assert compat.snapshot_specs(tmp_path / "out" / "specs", src) == snap and compat.specs_digest(snap) != digest
