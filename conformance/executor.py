@@ -56,6 +56,22 @@ def worker_env(mode: Mode, extra: dict[str, str | None] | None = None) -> dict[s
     return env
 
 
+def encodable(value: Any) -> Any:
+    """`value` with every string made UTF-8-encodable: a lone surrogate from a case (JSON allows
+    `"\\ud800"`) becomes the text `\\ud800` instead of breaking every writer of the record later."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable(v) for v in value]
+    return value
+
+
 def describe_exit(code: int | None) -> str:
     """`exited with status 3`, `was killed by signal SIGSEGV` (a Popen returncode in words)."""
     if code is None:
@@ -129,7 +145,7 @@ class Worker:
             self.kill()
             raise WorkerFailure("error", f"the worker answered {line[:200]!r}, not a JSON object (did the case write to "
                                 f"the protocol channel?); the worker was killed{self._stderr_tail()}")
-        return reply
+        return dict(encodable(reply))
 
     def _timed_out(self, timeout: float) -> WorkerFailure:
         # Ask for every thread's stack first, so the record says where the case was stuck.
