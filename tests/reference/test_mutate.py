@@ -1,0 +1,36 @@
+"""`jax-conformance mutate` end to end on a small slice: one mutant killed, one surviving."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_mutate_kills_and_reports_survivors(tmp_path: Path) -> None:
+    out = tmp_path / "mutation.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "mutate", "--mutants", "default-int64-x64-off,bwd-static-args-last",
+         "--modes", "off-warn", "-k", "x64 and defaults and not startup", "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the bwd mutant survives this slice of the suite
+    summary = json.loads(out.read_text())
+    rows = {m["name"]: m for m in summary["mutants"]}
+    assert summary["score"] == "1/2"
+    assert rows["default-int64-x64-off"]["killed"] is True
+    assert any(k.startswith("x64.defaults.") and k.endswith("[off-warn]") for k in rows["default-int64-x64-off"]["killed_by"])
+    assert rows["bwd-static-args-last"]["killed"] is False and rows["bwd-static-args-last"]["killed_by"] == []
+    assert "mutation score: 1/2 killed (50.0%)" in proc.stdout
+
+
+def test_unknown_mutant_is_a_usage_error(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "mutate", "--mutants", "no-such-mutant", "--out", str(tmp_path / "m.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "unknown mutant(s) no-such-mutant" in proc.stderr
