@@ -173,7 +173,9 @@ def main(args: argparse.Namespace) -> int:
             print("jax-conformance mutate: fix the reference (or the specs) first; a failing baseline makes kills meaningless", file=sys.stderr)
             return 2
     print(f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at once{'' if args.exhaustive else ', stopping each mutant at its first kill'}")
-    jobs = [Job(n, m, tmp / f"{n}-{m.slug}.jsonl") for n in names for m in modes]
+    # Mode-major order: jobs running side by side belong to different mutants, so a mutant killed
+    # in its first mode never has a second mode already running (its later modes are skipped).
+    jobs = [Job(n, m, tmp / f"{n}-{m.slug}.jsonl") for m in modes for n in names]
     killed: set[str] = set()
 
     def skip(job: Job) -> bool:
