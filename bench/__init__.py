@@ -1,0 +1,1 @@
+"""Benchmarks of the harness against the floor (see bench/README.md)."""
