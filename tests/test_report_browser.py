@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conformance.report import build_site
-from tests.test_report import SCRIPT, run_suite, write_specs
+from tests.test_report import SCRIPT, run_file, run_suite, write_specs
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = [
@@ -125,3 +125,29 @@ def test_a_link_to_a_case_opens_it(page: Any, site: Path) -> None:
     text = page.locator("#detail").inner_text()
     assert "the docs say one thing" in text  # drift shown with the case
     assert page.locator("#drift").inner_text().count("demo.report.x64-only") == 1
+
+
+def test_release_filter_and_table_on_a_two_release_merge(browser: Any, tmp_path: Path) -> None:
+    files = []
+    for version, outcomes in (("0.4.30", {"t.changed": "failed", "t.same": "passed"}),
+                              ("0.10.2", {"t.changed": "passed", "t.same": "passed"})):
+        for mode in ((False, "warn"), (True, "warn")):
+            # t.same differs between modes, never between releases
+            picks = {**outcomes, "t.same": "passed" if mode[0] else "not_applicable"}
+            files.append(run_file(tmp_path / f"{version}-{mode[0]}.jsonl", picks, version=version, mode=mode))
+    index, _ = build_site(files, tmp_path / "site")
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(index.as_uri())
+    rows = page.locator("#matrix-table tbody tr[data-case]")
+    page.select_option("#f-outcome", "differs")
+    assert rows.count() == 2
+    page.select_option("#f-outcome", "releases")
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.case)") == ["t.changed"]
+    compat = page.locator("table.compat tbody tr")
+    assert compat.count() == 1
+    assert compat.first.locator("td").all_inner_texts() == ["✗", "✓", "0.10.2"]
+    assert "0 regressed · 2 fixed" in page.locator("#comparison").inner_text()  # t.changed in both modes
+    assert errors == []
+    page.close()

@@ -61,6 +61,20 @@
     versions.forEach((v) => f.version.appendChild(el("option", { value: v }, v)));
   }
 
+  // The same adapter, backend and mode at different releases: what an upgrade changes.
+  function differsAcrossReleases(i) {
+    const seen = new Map();
+    for (const c of state.cols) {
+      const code = D.grid[i][c];
+      if (code === "-") continue;
+      const col = D.columns[c];
+      const key = col.adapter + "|" + col.backend + "|" + col.mode;
+      if (!seen.has(key)) seen.set(key, code);
+      else if (seen.get(key) !== code) return true;
+    }
+    return false;
+  }
+
   function applyFilters() {
     const q = f.search.value.trim().toLowerCase();
     const topic = f.topic.value === "" ? -1 : Number(f.topic.value);
@@ -79,6 +93,7 @@
       if (narrowed && cells.every((x) => x === "-")) continue;
       if (outcome === "unexpected" && !cells.some((x) => UNEXPECTED.has(x))) continue;
       if (outcome === "differs" && new Set(cells.filter((x) => x !== "-")).size < 2) continue;
+      if (outcome === "releases" && !differsAcrossReleases(i)) continue;
       if (outcome.length === 1 && !cells.includes(outcome)) continue;
       state.rows.push(i);
     }
@@ -268,8 +283,8 @@
     const rec = info.records[col];
     if (rec) {
       const column = D.columns[col];
-      const sec = el("section", { class: "record o-" + rec.outcome });
-      sec.appendChild(el("h3", null, column.label + (column.interrupted ? " (interrupted run)" : "")));
+      const sec = el("section", { class: "record", "data-outcome": rec.outcome });
+      sec.appendChild(el("h3", { class: "o-" + rec.outcome }, column.label + (column.interrupted ? " (interrupted run)" : "")));
       const rdl = el("dl");
       row(rdl, "outcome", el("span", { class: "badge o-" + rec.outcome, "data-outcome": rec.outcome }, rec.outcome.replace("_", " ")));
       if (rec.expect_line) row(rdl, "expect block", info.spec_file + ":" + rec.expect_line);
