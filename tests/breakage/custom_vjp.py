@@ -12,6 +12,7 @@ start, which the test reports (a break that silently did nothing would prove not
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -69,10 +70,12 @@ def _wrap_bwd_output(cd: Any, change: Callable[[Any, list[Any]], Any]) -> None:
     def rewrite(cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
         seen: list[Any] = []  # the differentiable primal arguments of the latest fwd call (shapes are static)
 
+        @functools.wraps(fwd)  # JAX's messages name the rule: keep its name
         def fwd2(*args: Any) -> Any:
             seen[:] = [a for i, a in enumerate(args) if i not in cv.nondiff_argnums]
             return fwd(*args)
 
+        @functools.wraps(bwd)
         def bwd2(*args: Any) -> Any:
             return change(bwd(*args), list(seen))
 
@@ -96,6 +99,12 @@ def _closes_over_tracer(jax: Any, fn: Any, depth: int = 2) -> bool:
             if depth and callable(leaf) and _closes_over_tracer(jax, leaf, depth - 1):
                 return True
     return False
+
+
+def _closes_over_tracers(jax: Any, cf: Any, args: tuple[Any, ...]) -> bool:
+    """Whether a custom_vjp/custom_jvp object, its rules or its function arguments close over a Tracer."""
+    rules = (getattr(cf, name, None) for name in ("fun", "fwd", "bwd", "jvp"))
+    return any(_closes_over_tracer(jax, f) for f in (*rules, *args) if callable(f))
 
 
 def _call_patch(cls: Any, before: Callable[[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]) -> None:
@@ -238,6 +247,7 @@ class NoFwdPairCheck(BrokenJax):
 
     def patch(self, jax: Any, cd: Any) -> None:
         def rewrite(cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+            @functools.wraps(fwd)
             def fwd2(*args: Any) -> Any:
                 out = fwd(*args)
                 if isinstance(out, (tuple, list)) and len(out) == 2:
@@ -256,6 +266,7 @@ class FwdMustBeTuple(BrokenJax):
 
     def patch(self, jax: Any, cd: Any) -> None:
         def rewrite(cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+            @functools.wraps(fwd)
             def fwd2(*args: Any) -> Any:
                 out = fwd(*args)
                 if isinstance(out, list):
@@ -386,7 +397,7 @@ class RejectClosedOverTracers(BrokenJax):
         from jax.errors import UnexpectedTracerError
 
         def strict(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            if any(_closes_over_tracer(jax, f) for f in (self.fun, *args) if callable(f)):
+            if _closes_over_tracers(jax, self, args):
                 raise UnexpectedTracerError("custom derivative functions may not close over tracers")
             return original(self, *args, **kwargs)
 
@@ -399,7 +410,7 @@ class BypassRuleForClosedOverTracers(BrokenJax):
 
     def patch(self, jax: Any, cd: Any) -> None:
         def lenient(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            if any(_closes_over_tracer(jax, f) for f in (self.fun, *args) if callable(f)):
+            if _closes_over_tracers(jax, self, args):
                 return self.fun(*args, **kwargs)
             return original(self, *args, **kwargs)
 

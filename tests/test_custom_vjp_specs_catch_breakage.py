@@ -1,0 +1,248 @@
+"""Every custom_vjp / custom_jvp spec case fails when the rule it checks is broken in real JAX.
+
+For each breakage adapter in `tests/breakage/custom_vjp.py` the suite runs in a subprocess
+(`pytest conformance/ --adapter=tests.breakage.custom_vjp:NAME`) over the cases that check
+the broken rule plus one unrelated control case; the former must come out `failed` and the
+control `passed`. A baseline run with the real `jax` adapter shows the same cases pass, so
+the failures are the break's doing. The runs go in parallel to stay near a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.loader import load_spec, spec_files
+from tests.breakage import custom_vjp as breaks
+
+REPO = Path(__file__).resolve().parent.parent
+SPEC_DIRS = [REPO / "specs" / "custom_vjp", REPO / "specs" / "custom_jvp"]
+MODE = ["--x64=off", "--explicit-x64-dtypes=warn"]
+PARALLEL = max(2, min(4, os.cpu_count() or 2))
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Break:
+    """A breakage adapter, the cases that must fail under it, and a case that must still pass."""
+
+    adapter: str
+    must_fail: tuple[str, ...]
+    control: str
+
+
+def _ids(prefix: str, names: str) -> tuple[str, ...]:
+    return tuple(f"{prefix}.{n}" for n in names.split())
+
+
+V_ND, V_RO, V_CL, V_INT, V_OPT = (f"custom_vjp.{t}" for t in ("nondiff_argnums", "rule_outputs", "closures", "integer_inputs", "defvjp_options"))
+J_ND, J_CL = "custom_jvp.nondiff_argnums", "custom_jvp.closures"
+
+BREAKS = [
+    # claim 1
+    Break("AcceptTracersInNondiff",
+          _ids(V_ND, "tracer-under-jit tracer-under-jit-grad tracer-jax-test-jit tracer-in-container-under-jit "
+                     "tracer-in-container-under-grad tracer-under-vmap tracer-under-vmap-of-grad tracer-under-grad-wrt-it")
+          + _ids(V_OPT, "nondiff-argnames-tracer-rejected"),
+          f"{V_ND}.old-style-concrete-grad"),
+    Break("NondiffOnlyCallables",
+          _ids(V_ND, "old-style-concrete-grad old-style-concrete-primal old-style-closed-over-bounds-under-jit old-style-vmap-over-x-only"),
+          f"{V_ND}.skip-app-grad"),
+    # claims 2, 3, 4, 6, 7, 10: the custom rule must be what differentiation uses
+    Break("GradIgnoresCustomRule",
+          _ids(V_ND, "migrated-grad migrated-grad-table migrated-primal-is-identity migrated-jit-grad-traced-bounds "
+                     "migrated-grad-of-jit migrated-vmap-over-cotangent-scale migrated-vmap-over-bound migrated-jit-of-vmap "
+                     "migrated-vmap-of-jit migrated-grad-of-grad-clipped migrated-matches-numpy-clip "
+                     "migrated-jvp-is-rejected skip-app-grad skip-app-grad-scaled skip-app-jit-static skip-app-jit-inside-grad "
+                     "skip-app-vmap app-static-first-in-bwd app2-statics-first-wherever-they-are app2-under-jit-and-vmap "
+                     "jax-test-value-and-grad")
+          + _ids(V_RO, "fwd-pair-works rules-run-under-grad")
+          + _ids(J_ND, "tracer-under-jit-grad tracer-under-vmap jvp-uses-rule app-grad-uses-rule jax-test-app-jvp")
+          + _ids(V_CL, "jit-tracer-rule-used vmap-tracer-rule-used grad-wrt-argument-still-works closure-convert-grad "
+                       "closure-convert-grad-under-jit closure-convert-grad-under-vmap unconverted-closure-grad-wrt-x")
+          + _ids(J_CL, "jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp grad-wrt-argument-still-works"),
+          f"{V_ND}.app-primal"),
+    # claim 2
+    Break("NoneCotangentAsOne",
+          _ids(V_ND, "migrated-none-gives-zero migrated-none-gives-zero-under-jit") + _ids(V_RO, "bwd-none-entry-is-zero"),
+          f"{V_ND}.migrated-grad"),
+    Break("RejectNoneCotangents",
+          _ids(V_ND, "migrated-grad migrated-jit-grad-traced-bounds migrated-vmap-over-bound migrated-none-gives-zero "
+                     "migrated-grad-of-grad")
+          + _ids(V_INT, "grad-wrt-float grad-wrt-float-under-jit grad-under-vmap-over-int int-cotangent-is-float0 "
+                        "integer-bounds-traced-under-jit"),
+          f"{V_RO}.fwd-pair-works"),
+    # claim 3
+    Break("StaticArgsLastInBwd",
+          _ids(V_ND, "app-static-first-in-bwd app2-statics-first-wherever-they-are app2-under-jit-and-vmap "
+                     "jax-test-value-and-grad skip-app-grad skip-app-jit-static skip-app-vmap")
+          + _ids(V_CL, "closure-convert-grad"),
+          f"{V_ND}.migrated-grad"),
+    Break("StaticArgsNotPassedToBwd",
+          _ids(V_ND, "bwd-arity-includes-statics app-static-first-in-bwd skip-app-grad"),
+          f"{V_ND}.migrated-grad"),
+    Break("RejectFunctionNondiff",
+          _ids(V_ND, "app-primal jax-test-primal-int skip-app-grad")
+          + _ids(V_CL, "closure-convert-primal closure-convert-grad closure-convert-hoists-only-tracers"),
+          f"{V_ND}.old-style-concrete-grad"),
+    Break("JitTreatsCallablesAsStatic", _ids(V_ND, "function-not-static-under-jit"), f"{V_ND}.skip-app-jit-static"),
+    # claim 4
+    Break("NoFwdPairCheck",
+          _ids(V_RO, "fwd-bare-value fwd-triple fwd-one-tuple fwd-none fwd-bare-under-jit-grad"),
+          f"{V_RO}.fwd-pair-works"),
+    Break("FwdMustBeTuple", _ids(V_RO, "fwd-list-of-two-accepted"), f"{V_RO}.fwd-pair-works"),
+    Break("FwdRunsOnPrimalCall",
+          _ids(V_RO, "rules-not-run-without-differentiation broken-fwd-unused-without-differentiation"),
+          f"{J_ND}.app-primal"),
+    # claim 5
+    Break("LenientBwdStructure",
+          _ids(V_RO, "bwd-too-many bwd-too-few bwd-bare-array bwd-wrong-nesting"),
+          f"{V_RO}.bwd-list-accepted"),
+    Break("NoBwdShapeCheck", _ids(V_RO, "bwd-wrong-shape bwd-wrong-shape-second-argument"), f"{V_RO}.bwd-tuple-per-argument"),
+    Break("BwdCotangentsReversed",
+          _ids(V_RO, "bwd-tuple-per-argument bwd-list-accepted") + _ids(V_ND, "migrated-none-gives-zero migrated-grad"),
+          f"{V_RO}.fwd-pair-works"),
+    # claim 6
+    Break("CustomJvpRejectsTracers",
+          _ids(J_ND, "tracer-under-jit-primal tracer-under-jit-grad tracer-under-vmap tracer-under-vmap-primal "
+                     "grad-wrt-nondiff-is-zero"),
+          f"{J_ND}.app-grad-uses-rule"),
+    Break("CustomJvpNondiffNotStopped",
+          _ids(J_ND, "grad-wrt-nondiff-is-zero grad-wrt-nondiff-is-zero-under-jit grad-wrt-nondiff-other-paths-kept"),
+          f"{J_ND}.tracer-under-jit-grad"),
+    Break("CustomJvpStaticArgsLast",
+          _ids(J_ND, "app-grad-uses-rule app2-statics-first jax-test-app-jvp"),
+          f"{J_CL}.jit-tracer-rule-used"),
+    Break("CustomJvpArrayOnlyNondiff",
+          _ids(J_ND, "app-primal app-grad-uses-rule app2-statics-first jax-test-app-jvp"),
+          f"{J_ND}.tracer-under-jit-grad"),
+    # claim 7
+    Break("RejectClosedOverTracers",
+          _ids(V_CL, "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used jax-test-closed-over-vmap-tracer "
+                     "jax-test-closed-over-tracer-in-residual jax-test-bwd-closes-over-tracer")
+          + _ids(J_CL, "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp"),
+          f"{V_CL}.grad-wrt-argument-still-works"),
+    # claim 8
+    Break("BypassRuleForClosedOverTracers",
+          _ids(V_CL, "grad-wrt-closed-over-is-error jvp-wrt-closed-over-is-error grad-of-jit-wrt-closed-over-is-error "
+                     "jit-of-grad-wrt-closed-over-is-error unconverted-closure-grad-wrt-c-is-error")
+          + _ids(J_CL, "grad-wrt-closed-over-is-error jax-test-jvp-error jax-test-grad-error grad-of-jit-wrt-closed-over-is-error"),
+          f"{V_CL}.grad-wrt-argument-still-works"),
+    # claim 9
+    Break("NoFloat0ForIntCotangents",
+          _ids(V_INT, "int-cotangent-is-float0 grad-allow-int-is-float0 bwd-nonzero-for-int-becomes-float0 "
+                      "integer-bounds-as-ordinary-arguments"),
+          f"{V_INT}.grad-wrt-float"),
+    # claim 11
+    Break("SymbolicZerosIgnored",
+          _ids(V_OPT, "symbolic-zeros-perturbed symbolic-zeros-both-perturbed symbolic-zeros-unused-output "
+                      "symbolic-zeros-both-outputs-used"),
+          f"{V_OPT}.optimize-remat"),
+    Break("OptimizeRematMissing",
+          _ids(V_OPT, "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros"),
+          f"{V_OPT}.symbolic-zeros-perturbed"),
+    Break("NondiffArgnamesIgnored",
+          _ids(V_OPT, "nondiff-argnames nondiff-argnums-and-argnames nondiff-argnames-tracer-rejected") + _ids(J_ND, "nondiff-argnames"),
+          f"{V_OPT}.missing-defvjp"),
+    Break("PrimalWithoutRule", _ids(V_OPT, "missing-defvjp"), f"{V_OPT}.optimize-remat"),
+]
+
+
+def _spec_case_ids() -> set[str]:
+    ids = set()
+    for directory in SPEC_DIRS:
+        for path in spec_files([directory]):
+            ids.update(case.id for case in load_spec(path).cases)
+    return ids
+
+
+def _keyword(case_ids: set[str]) -> str:
+    # -k matches substrings, so a selection may also pick up longer ids; only the listed ones are judged.
+    return " or ".join(sorted(case_ids))
+
+
+def _run_suite(adapter: str, case_ids: set[str], out: Path) -> dict[str, dict[str, Any]]:
+    """Run the selected cases in a subprocess; the case records by id."""
+    specs = [arg for d in SPEC_DIRS for arg in ("--specs", str(d))]
+    cmd = [sys.executable, "-m", "pytest", str(REPO / "conformance"), f"--adapter={adapter}", *MODE, *specs,
+           "-k", _keyword(case_ids), "--results", str(out), "-q", "-p", "no:cacheprovider"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    records = {}
+    if out.exists():
+        for line in out.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("record", "case") == "case" and "case" in record:
+                records[record["case"]] = record
+    if not records:
+        raise AssertionError(f"{adapter}: no case records (exit {proc.returncode})\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return records
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
+    """adapter -> case id -> record, for every break and for the real `jax` adapter (the baseline)."""
+    tmp = tmp_path_factory.mktemp("breakage")
+    jobs = {f"tests.breakage.custom_vjp:{b.adapter}": {*b.must_fail, b.control} for b in BREAKS}
+    jobs["jax"] = set().union(*jobs.values())
+    # The baseline is the longest run: start it first.
+    order = sorted(jobs, key=lambda a: -len(jobs[a]))
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        futures = {a: pool.submit(_run_suite, a, jobs[a], tmp / f"{a.rsplit(':', 1)[-1]}.jsonl") for a in order}
+        return {a: f.result() for a, f in futures.items()}
+
+
+def _describe(adapter: str, record: dict[str, Any] | None) -> str:
+    if record is None:
+        return f"{adapter}: the case did not run"
+    mode = record.get("mode", {})
+    return (f"{record['case']} [x64={mode.get('x64')}, explicit_x64_dtypes={mode.get('explicit_x64_dtypes')}] under {adapter}: "
+            f"{record['outcome']}\n  expected: {json.dumps(record.get('expected'))}\n  actual: {json.dumps(record.get('actual'))[:600]}"
+            f"\n  message: {(record.get('message') or '')[:600]}")
+
+
+def test_every_case_is_covered_by_a_break() -> None:
+    """No case in specs/custom_vjp or specs/custom_jvp goes unchecked by the breakage runs."""
+    listed = {c for b in BREAKS for c in b.must_fail}
+    missing = _spec_case_ids() - listed
+    assert not missing, f"cases no break is expected to catch: {sorted(missing)}"
+    unknown = (listed | {b.control for b in BREAKS}) - _spec_case_ids()
+    assert not unknown, f"listed cases that are not in the specs: {sorted(unknown)}"
+    assert {b.adapter for b in BREAKS} == {cls.__name__ for cls in breaks.ALL}, "every breakage adapter is run"
+
+
+def test_baseline_passes(runs: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """With real, unbroken JAX every selected case passes (so a failure below is the break's doing)."""
+    records = runs["jax"]
+    wanted = {c for b in BREAKS for c in (*b.must_fail, b.control)}
+    bad = [_describe("jax", records.get(c)) for c in sorted(wanted) if records.get(c, {}).get("outcome") != "passed"]
+    assert not bad, "\n".join(bad)
+
+
+def _params() -> Iterator[Any]:
+    for b in BREAKS:
+        yield pytest.param(b, id=b.adapter)
+
+
+@pytest.mark.parametrize("brk", list(_params()))
+def test_break_is_caught(brk: Break, runs: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """The cases of the broken rule fail (with a message saying what happened), and the control case passes."""
+    adapter = f"tests.breakage.custom_vjp:{brk.adapter}"
+    records = runs[adapter]
+    claim = getattr(breaks, brk.adapter).claim
+    uncaught = [_describe(adapter, records.get(c)) for c in brk.must_fail if records.get(c, {}).get("outcome") != "failed"]
+    assert not uncaught, f"break of claim {claim} not caught by:\n" + "\n".join(uncaught)
+    for case in brk.must_fail:
+        record = records[case]
+        assert record.get("message") and record.get("actual") is not None and record.get("expected") is not None, _describe(adapter, record)
+    control = records.get(brk.control)
+    assert control is not None and control["outcome"] == "passed", f"control case should pass: {_describe(adapter, control)}"
