@@ -158,7 +158,7 @@ def test_two_releases_give_a_release_table_and_a_comparison(tmp_path: Path) -> N
     assert [c.version for c in model.columns] == ["0.4.30", "0.10.2"]  # release order, not text order
     [table] = model.compat
     assert table.releases == ["0.4.30", "0.10.2"]
-    rows = {model.cases[ci].id: (statuses, first) for ci, statuses, first, _ in table.rows}
+    rows = {model.cases[ci].id: (statuses, first) for ci, statuses, first in table.rows}
     assert rows["t.fixed"] == ("FH", "0.10.2")
     assert rows["t.broke"] == ("HF", "0.4.30")
     assert rows["t.same"] == ("HH", "0.4.30")

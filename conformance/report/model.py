@@ -153,7 +153,7 @@ class CompatTable:
 
     adapter: str
     releases: list[str]
-    rows: list[tuple[int, str, str, list[str]]]  # case index, status codes, first release it holds, titles
+    rows: list[tuple[int, str, str]]  # case index, status codes (one per release), first release it holds
 
 
 @dataclass
@@ -397,22 +397,18 @@ def compat_tables(columns: list[Column], cases: list[CaseInfo],
         releases = sorted({c.version for c in cols}, key=version_key)
         if len(releases) < 2:
             continue
-        per: dict[tuple[int, str], list[tuple[str, str]]] = {}
+        per: dict[tuple[int, str], list[str]] = {}
         for (ci, col), rec in cells.items():
             c = columns[col]
             if c.adapter == adapter:
-                per.setdefault((ci, c.version), []).append((f"{c.backend} {c.mode}", str(rec.get("outcome", "error"))))
+                per.setdefault((ci, c.version), []).append(str(rec.get("outcome", "error")))
         rows = []
         for case in cases:
-            statuses, titles = [], []
-            for rel in releases:
-                got = sorted(per.get((case.index, rel), []))
-                statuses.append(case_status([o for _, o in got]))
-                titles.append(f"{rel}: " + ", ".join(f"{where} {o.replace('_', ' ')}" for where, o in got))
+            statuses = [case_status(per.get((case.index, rel), [])) for rel in releases]
             if set(statuses) == {MISSING}:
                 continue
             first = next((rel for rel, s in zip(releases, statuses, strict=True) if s == "H"), "")
-            rows.append((case.index, "".join(statuses), first, titles))
+            rows.append((case.index, "".join(statuses), first))
         # Rows where the releases disagree come first: they are what an upgrade changes.
         rows.sort(key=lambda r: (len(set(r[1]) - {MISSING}) <= 1, cases[r[0]].topic, cases[r[0]].id))
         tables.append(CompatTable(adapter, releases, rows))

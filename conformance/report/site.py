@@ -32,7 +32,7 @@ STATIC = REPORTS_DIR / "static"
 DETAIL_FIELDS = ("outcome", "message", "expected", "actual", "duration_s", "expect_line",
                  "implementation_version", "behaviour_version", "isolate", "nodeid")
 CHUNK_RECORDS = 400  # records per detail file: small enough to load on a click
-SHOWN_CHANGES = 500  # per comparison section in the page; comparison.json has all
+SHOWN_CHANGES = 200  # per comparison section in the page; comparison.json has all
 MAIN_PAYLOAD_BUDGET = 4_000_000  # bytes of data.js; claims are dropped from it beyond this
 KEEP_BUILDS = 2  # the new build and the one a reader may still have open
 
@@ -69,7 +69,7 @@ def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
         "chunkStarts": chunk_starts,
         "claims": True,
         "compat": [{"adapter": t.adapter, "releases": t.releases,
-                    "rows": [[ci, s, first, titles] for ci, s, first, titles in t.rows]} for t in model.compat],
+                    "rows": [[ci, s, first] for ci, s, first in t.rows]} for t in model.compat],
     }
     topic_index = {t: i for i, t in enumerate(data["topics"])}
     data["cases"] = [[c.id, topic_index[c.topic], c.claim] for c in model.cases]
@@ -77,8 +77,6 @@ def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
         # A very wide merge: keep the first page light; claims stay in the detail files.
         data["claims"] = False
         data["cases"] = [[c.id, topic_index[c.topic], ""] for c in model.cases]
-        for t in data["compat"]:
-            t["rows"] = [[ci, s, first, []] for ci, s, first, _ in t["rows"]]
     return data
 
 

@@ -6,7 +6,9 @@
 
   const D = window.REPORT_DATA;
   const build = document.body.dataset.build;
-  const PAGE = 100;
+  const PAGE = 100;  // rows per page of the release table
+  // Rows per matrix page: about 5,000 cells, so a wide merge (many releases x modes) stays quick to draw.
+  const matrixPage = () => Math.max(20, Math.min(100, Math.round(5000 / Math.max(1, state.cols.length))));
   const SYMBOL = { p: "✓", f: "✗", e: "E", s: "s", n: "·", x: "x", X: "X!", c: "C", t: "T", "-": "" };
   const UNEXPECTED = new Set(["f", "e", "X", "c", "t"]);
   const STATUS = { H: ["holds", "✓"], F: ["fails", "✗"], P: ["partly", "◐"], N: ["not applicable", "·"], "-": ["not run", ""] };
@@ -122,8 +124,9 @@
     head.appendChild(hr);
     table.appendChild(head);
     const body = el("tbody");
-    const first = state.page * PAGE;
-    const shown = state.rows.slice(first, first + PAGE);
+    const size = matrixPage();
+    const first = state.page * size;
+    const shown = state.rows.slice(first, first + size);
     let topic = -1;
     for (const i of shown) {
       const [id, t, claim] = D.cases[i];
@@ -152,20 +155,20 @@
     table.appendChild(body);
     document.getElementById("f-count").textContent =
       state.rows.length + " of " + D.cases.length + " cases × " + state.cols.length + " of " + D.columns.length + " columns";
-    renderPager(document.getElementById("pager"), state.rows.length, state.page, (p) => { state.page = p; renderMatrix(); });
+    renderPager(document.getElementById("pager"), state.rows.length, state.page, (p) => { state.page = p; renderMatrix(); }, size);
   }
 
-  function renderPager(box, total, page, go) {
+  function renderPager(box, total, page, go, size = PAGE) {
     box.replaceChildren();
-    if (total <= PAGE) return;
-    const last = Math.ceil(total / PAGE) - 1;
+    if (total <= size) return;
+    const last = Math.ceil(total / size) - 1;
     const prev = el("button", { type: "button" }, "‹ previous");
     prev.disabled = page === 0;
     prev.addEventListener("click", () => go(page - 1));
     const next = el("button", { type: "button" }, "next ›");
     next.disabled = page >= last;
     next.addEventListener("click", () => go(page + 1));
-    box.append(prev, el("span", null, "rows " + (page * PAGE + 1) + "–" + Math.min(total, (page + 1) * PAGE) + " of " + total), next);
+    box.append(prev, el("span", null, "rows " + (page * size + 1) + "–" + Math.min(total, (page + 1) * size) + " of " + total), next);
   }
 
   function renderLegend() {
@@ -194,7 +197,11 @@
       hr.appendChild(el("th", null, "first holds in"));
       table.appendChild(el("thead")).appendChild(hr);
       const body = el("tbody");
-      for (const [ci, statuses, first, titles] of rows.slice(page * PAGE, (page + 1) * PAGE)) {
+      // Which columns measured each release, for the cell's hover text (built here, not shipped in data.js).
+      const byRelease = t.releases.map((r) => D.columns.map((c, i) => i).filter((i) => D.columns[i].adapter === t.adapter && D.columns[i].version === r));
+      for (const [ci, statuses, first] of rows.slice(page * PAGE, (page + 1) * PAGE)) {
+        const titles = byRelease.map((cols, k) => t.releases[k] + ": " + cols.filter((c) => D.grid[ci][c] !== "-")
+          .map((c) => D.columns[c].backend + " " + D.columns[c].mode + " " + outcomeName(D.grid[ci][c])).join(", "));
         const tr = el("tr", { "data-case": D.cases[ci][0] });
         const th = el("th", { class: "case-col" });
         th.appendChild(el("a", { href: caseHref(D.cases[ci][0]) }, D.cases[ci][0]));
