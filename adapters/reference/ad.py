@@ -30,7 +30,9 @@ def is_float(aval: ShapedArray) -> bool:
 
 
 def zeros_like_aval(aval: ShapedArray) -> Array:
-    """The zero cotangent or tangent of a value: float0 for integers and booleans."""
+    """The zero cotangent or tangent of a value: float0 for integers and booleans (never traced, so always zero)."""
+    if mutant("int-cotangent-not-float0"):
+        return Array(np.zeros(aval.shape, aval.dtype))
     return Array(np.zeros(aval.shape, aval.dtype if is_float(aval) else float0))
 
 

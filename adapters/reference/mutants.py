@@ -41,7 +41,7 @@ MUTANTS: dict[str, str] = {
     "fwd-pair-unchecked": "fwd must return a (primal output, residuals) pair (custom.custom_vjp.fwd_and_bwd)",
     "jvp-nondiff-rejects-tracers": "custom_jvp accepts Tracers in nondiff_argnums (custom.custom_jvp.__call__)",
     "jvp-rule-static-args-last": "the custom_jvp rule receives the nondiff arguments first (custom.custom_jvp.__call__)",
-    "int-cotangent-not-float0": "the cotangent of an integer input is float0 (custom.cotangents_from_bwd)",
+    "int-cotangent-not-float0": "the cotangent of an integer input is a float0 zero (ad.zeros_like_aval)",
     "closure-over-ad-tracer-allowed": "a custom rule closing over a differentiated value raises (core.check_sealed)",
     "jvp-of-custom-vjp-allowed": "forward-mode autodiff of a custom_vjp function is a TypeError (core.JVPTrace)",
 }
