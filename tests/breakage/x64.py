@@ -1,0 +1,443 @@
+"""Breakage adapters for the x64 specs: real JAX with one documented rule broken on purpose.
+
+Each class is a `JaxAdapter` that patches JAX inside the worker process (before or right
+after `import jax`), so that exactly one documented behaviour of default dtypes, the
+`jax_enable_x64` flag or the explicit 64-bit policy stops holding. Running the suite with
+`--adapter=tests.breakage.x64:ClassName` must then make the cases for that rule fail; see
+tests/test_x64_specs_catch_breakage.py. The patches target JAX 0.10.2 internals
+(`jax._src.dtypes`, `jax._src.config`); they are test fixtures, not a model of JAX.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
+
+import numpy as np
+
+from adapters.jax import JaxAdapter
+
+_NARROW = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
+
+
+class Breakage(JaxAdapter):
+    """A JaxAdapter that applies `patch` once, when the namespace is first built."""
+
+    breaks: ClassVar[str] = ""  # the documented rule this adapter breaks, in one line
+
+    def namespace(self) -> dict[str, Any]:
+        if self._ns is None:
+            self.before_import(os.environ)
+            ns = super().namespace()
+            self.patch(ns)
+        return super().namespace()
+
+    def before_import(self, environ: os._Environ[str]) -> None:
+        """Change what JAX reads at start-up (its environment variables)."""
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        """Change JAX after it is imported."""
+
+
+def _dtypes_module() -> Any:
+    from jax._src import dtypes
+
+    return dtypes
+
+
+def _config_module() -> Any:
+    from jax._src import config
+
+    return config
+
+
+def _policy() -> str:
+    """The explicit-dtype policy in force: 'warn', 'error' or 'allow'."""
+    return str(_config_module().explicit_x64_dtypes.value.name).lower()
+
+
+def _wrap_explicit(wrapper: Callable[[Callable[[Any, str], Any], Any, str], Any]) -> None:
+    """Replace jax._src.dtypes._maybe_canonicalize_explicit_dtype (the policy) by a wrapper of it."""
+    dtypes = _dtypes_module()
+    original = dtypes._maybe_canonicalize_explicit_dtype
+
+    def patched(dtype: Any, fun_name: str) -> Any:
+        return wrapper(original, dtype, fun_name)
+
+    dtypes._maybe_canonicalize_explicit_dtype = patched
+
+
+@contextlib.contextmanager
+def _rewritten_warnings(rewrite: Callable[[str], list[str]]) -> Iterator[None]:
+    """Catch the warnings of the block and issue `rewrite(message)` instead of each one."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        yield
+    for w in seen:
+        for text in rewrite(str(w.message)):
+            warnings.warn(text, w.category, stacklevel=4)
+
+
+# ---------------------------------------------------------------- claims 1-3: defaults, table
+
+
+class DefaultInt64(Breakage):
+    breaks = "with x64 off the default integer is int32 (and the table maps int64 to int32)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        dtypes = _dtypes_module()
+        dtypes.default_int_dtype = lambda: np.dtype("int64")
+        dtypes.default_types["i"] = dtypes._DEFAULT_TYPEMAP[int] = dtypes.default_int_dtype
+        dtypes._dtype_to_32bit_dtype.pop(np.dtype("int64"))
+        dtypes._canonicalize_dtype.cache_clear()
+
+
+class X64OnFloat32Defaults(Breakage):
+    breaks = "with x64 on the default float is float64, as NumPy's"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        dtypes = _dtypes_module()
+        dtypes.default_float_dtype = lambda: np.dtype("float32")
+        dtypes.default_types["f"] = dtypes._DEFAULT_TYPEMAP[float] = dtypes.default_float_dtype
+
+
+class CanonicalizeIdentity(Breakage):
+    breaks = "jax.dtypes.canonicalize_dtype narrows the four 64-bit dtypes with x64 off"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        ns["jax"].dtypes.canonicalize_dtype = lambda dtype, allow_extended_dtype=False: np.dtype(dtype)
+
+
+class CanonicalizeWidensNarrowTypes(Breakage):
+    breaks = "jax.dtypes.canonicalize_dtype leaves dtypes outside the 64-bit four unchanged"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        real = jax.dtypes.canonicalize_dtype
+        widen = {"float16": "float32", "int8": "int32", "uint16": "uint32"}
+
+        def widening(dtype: Any, allow_extended_dtype: bool = False) -> Any:
+            out = real(dtype, allow_extended_dtype)
+            return np.dtype(widen[out.name]) if out.name in widen else out
+
+        jax.dtypes.canonicalize_dtype = widening
+
+
+# ---------------------------------------------------------------- claim 4: the warn / error / allow policy
+
+
+class NoTruncationWarning(Breakage):
+    breaks = "warn mode: a truncated explicit 64-bit request warns"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def silent(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return original(dtype, fun_name)
+
+        _wrap_explicit(silent)
+
+
+class WarningNamesWrongFunction(Breakage):
+    breaks = "warn mode: the warning names the function the dtype was requested in"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        _wrap_explicit(lambda original, dtype, fun_name: original(dtype, "asarray"))
+
+
+class WarningWithoutEnvHint(Breakage):
+    breaks = "warn mode: the warning names both ways to enable x64 (the option and JAX_ENABLE_X64)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def no_hint(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            with _rewritten_warnings(lambda m: [m.replace("JAX_ENABLE_X64", "environment")]):
+                return original(dtype, fun_name)
+
+        _wrap_explicit(no_hint)
+
+
+class WarnsTwice(Breakage):
+    breaks = "warn mode: exactly one warning per truncated request"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def twice(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            with _rewritten_warnings(lambda m: [m, m]):
+                return original(dtype, fun_name)
+
+        _wrap_explicit(twice)
+
+
+class ErrorModeOnlyWarns(Breakage):
+    breaks = "error mode: an explicit 64-bit request raises ValueError"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        config = _config_module()
+
+        def lenient(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            if _policy() == "error":
+                with config.explicit_x64_dtypes("warn"):
+                    return original(dtype, fun_name)
+            return original(dtype, fun_name)
+
+        _wrap_explicit(lenient)
+
+
+class ErrorModeRaisesTypeError(Breakage):
+    breaks = "error mode: the exception is a ValueError"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def wrong_type(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            try:
+                return original(dtype, fun_name)
+            except ValueError as exc:
+                raise TypeError(str(exc)) from None
+
+        _wrap_explicit(wrong_type)
+
+
+class AllowModeTruncates(Breakage):
+    breaks = "allow mode: an explicit 64-bit request gives a real 64-bit array"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        dtypes = _dtypes_module()
+
+        def truncating(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            if _policy() == "allow" and not _config_module().enable_x64.value:
+                return dtypes.canonicalize_dtype(dtype)
+            return original(dtype, fun_name)
+
+        _wrap_explicit(truncating)
+
+
+class ExplicitEnvIgnored(Breakage):
+    breaks = "JAX_EXPLICIT_X64_DTYPES set before start-up chooses the policy"
+
+    def before_import(self, environ: os._Environ[str]) -> None:
+        environ.pop("JAX_EXPLICIT_X64_DTYPES", None)
+
+
+class PolicyUpdateIgnored(Breakage):
+    breaks = "jax.config.update('jax_explicit_x64_dtypes', ...) chooses the policy"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        _only_some_updates(ns["jax"].config, lambda name, value: name != "jax_explicit_x64_dtypes")
+
+
+class InvalidPolicyAccepted(Breakage):
+    breaks = "a policy name other than warn/error/allow is rejected (by update and at start-up)"
+
+    def before_import(self, environ: os._Environ[str]) -> None:
+        if environ.get("JAX_EXPLICIT_X64_DTYPES") not in (None, "warn", "error", "allow"):
+            environ.pop("JAX_EXPLICIT_X64_DTYPES")
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        _only_some_updates(ns["jax"].config, lambda name, value: name != "jax_explicit_x64_dtypes"
+                           or value in ("warn", "error", "allow"))
+
+
+def _only_some_updates(config: Any, keep: Callable[[str, Any], bool]) -> None:
+    """Make jax.config.update a silent no-op for the (name, value) pairs `keep` refuses."""
+    real = config.update
+
+    def update(name: str, value: Any) -> None:
+        if keep(name, value):
+            real(name, value)
+
+    config.update = update
+
+
+# ---------------------------------------------------------------- claim 5: x64 on
+
+
+class X64OnStillWarns(Breakage):
+    breaks = "with x64 on an explicit 64-bit request is honoured silently"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def noisy(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            out = original(dtype, fun_name)
+            name = np.dtype(dtype).name
+            if _config_module().enable_x64.value and name in _NARROW:
+                warnings.warn(f"Explicitly requested dtype {name} requested in {fun_name} is 64-bit", UserWarning, stacklevel=4)
+            return out
+
+        _wrap_explicit(noisy)
+
+
+class X64OnErrorPolicyRaises(Breakage):
+    breaks = "with x64 on the error policy has no effect"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def strict(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            name = np.dtype(dtype).name
+            if _policy() == "error" and name in _NARROW:
+                raise ValueError(f"Explicitly requested dtype {name} requested in {fun_name} is not available")
+            return original(dtype, fun_name)
+
+        _wrap_explicit(strict)
+
+
+# ---------------------------------------------------------------- claim 6: turning x64 on
+
+
+class X64DefaultOn(Breakage):
+    breaks = "with JAX_ENABLE_X64 unset, x64 is off"
+
+    def before_import(self, environ: os._Environ[str]) -> None:
+        environ.setdefault("JAX_ENABLE_X64", "1")
+
+
+class EnvSpellingsNarrow(Breakage):
+    breaks = "JAX_ENABLE_X64 accepts true/True/yes/on (not only 1) as true"
+
+    def before_import(self, environ: os._Environ[str]) -> None:
+        if environ.get("JAX_ENABLE_X64") in ("true", "True", "yes", "on"):
+            environ["JAX_ENABLE_X64"] = "0"
+
+
+class EnvLenientParsing(Breakage):
+    breaks = "JAX_ENABLE_X64 that is neither true nor false (2, empty) makes start-up fail"
+
+    def before_import(self, environ: os._Environ[str]) -> None:
+        value = environ.get("JAX_ENABLE_X64")
+        if value == "":
+            environ["JAX_ENABLE_X64"] = "0"
+        elif value == "2":
+            environ["JAX_ENABLE_X64"] = "1"
+
+
+class X64UpdateIgnored(Breakage):
+    breaks = "jax.config.update('jax_enable_x64', value) switches the flag"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        _only_some_updates(ns["jax"].config, lambda name, value: name != "jax_enable_x64")
+
+
+class X64EnabledAssignable(Breakage):
+    breaks = "jax.config.x64_enabled is read-only"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        config_type = type(jax.config)
+        getter = config_type.x64_enabled.fget
+        config_type.x64_enabled = property(getter, lambda self, value: jax.config.update("jax_enable_x64", bool(value)))
+
+
+# ---------------------------------------------------------------- claim 7: the jit cache key
+
+
+class X64NotInJitKey(Breakage):
+    breaks = "the x64 flag is part of the jit cache key (a switch retraces)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        real_jit = jax.jit
+
+        def stale_jit(fun: Any, *args: Any, **kwargs: Any) -> Any:
+            jitted = real_jit(fun, *args, **kwargs)
+            first: list[bool] = []
+
+            def call(*a: Any, **k: Any) -> Any:
+                # Run every call under the flag of the first one: its trace is reused.
+                if not first:
+                    first.append(bool(jax.config.x64_enabled))
+                with jax.enable_x64(first[0]):
+                    return jitted(*a, **k)
+
+            return call
+
+        jax.jit = stale_jit
+
+
+class ArraysFollowFlag(Breakage):
+    breaks = "an array made while x64 was off keeps its 32-bit dtype after x64 is turned on"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        array_type = type(ns["jnp"].zeros(1))
+        real = array_type.dtype
+
+        def dtype(self: Any) -> Any:
+            d = real.__get__(self)
+            return np.dtype(_WIDEN.get(d.name, d.name)) if jax.config.x64_enabled else d
+
+        array_type.dtype = property(dtype)
+
+
+_WIDEN = {v: k for k, v in _NARROW.items()}
+
+
+# ---------------------------------------------------------------- claim 8: global vs contextual
+
+
+class ContextManagerGlobal(Breakage):
+    breaks = "jax.enable_x64(...) is thread-local (from 0.8.0)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+
+        @contextlib.contextmanager
+        def global_enable_x64(value: bool = True) -> Iterator[None]:
+            before = bool(jax.config.x64_enabled)
+            jax.config.update("jax_enable_x64", value)
+            try:
+                yield
+            finally:
+                jax.config.update("jax_enable_x64", before)
+
+        jax.enable_x64 = global_enable_x64
+
+
+class ContextManagerNoOp(Breakage):
+    breaks = "with jax.enable_x64(flag): switches x64 for the block (from 0.8.0)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        ns["jax"].enable_x64 = lambda value=True: contextlib.nullcontext()
+
+
+class GlobalUpdateThreadLocal(Breakage):
+    breaks = "jax.config.update('jax_enable_x64', ...) is global: every thread sees it"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        real = jax.config.update
+
+        def update(name: str, value: Any) -> None:
+            if name == "jax_enable_x64":
+                jax.enable_x64(bool(value)).__enter__()  # this thread only, never left
+            else:
+                real(name, value)
+
+        jax.config.update = update
+
+
+class ExperimentalEnableX64Kept(Breakage):
+    breaks = "jax.experimental.enable_x64 is gone from 0.9.0"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        experimental = importlib.import_module("jax.experimental")
+        experimental.enable_x64 = lambda: jax.enable_x64(True)
+        experimental.disable_x64 = lambda: jax.enable_x64(False)
+
+
+# ---------------------------------------------------------------- claim 9: under transformations
+
+
+class PolicySkippedUnderTracing(Breakage):
+    breaks = "the explicit-dtype policy also applies inside jit and grad"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        from jax._src import core
+
+        dtypes = _dtypes_module()
+
+        def eager_only(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            if not core.trace_state_clean() and not _config_module().enable_x64.value:
+                return dtypes.canonicalize_dtype(dtype)
+            return original(dtype, fun_name)
+
+        _wrap_explicit(eager_only)

@@ -1,0 +1,183 @@
+"""Every x64 spec case is seen to fail: run the suite against JAX with one rule broken.
+
+Each breakage adapter in tests/breakage/x64.py patches real JAX in the worker so that one
+documented rule no longer holds. For each one the suite runs in a subprocess, in the mode
+where the rule speaks, restricted with -k to the cases that should catch it (plus, for some,
+a control case that must still pass). The test reads the results file and the terminal
+output: the expected cases must be `failed`, and each failure must name the case, the mode,
+what was expected and what happened. A baseline run with the unbroken `jax` adapter shows
+the same cases pass, so the failures are the breakage's doing.
+
+All runs start at once (module fixture, a thread per subprocess) to keep the file short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODES = {"off-warn": ("off", "warn"), "off-error": ("off", "error"), "off-allow": ("off", "allow"), "on": ("on", "warn")}
+LABELS = {
+    "off-warn": "x64=off, explicit_x64_dtypes=warn",
+    "off-error": "x64=off, explicit_x64_dtypes=error",
+    "off-allow": "x64=off, explicit_x64_dtypes=allow",
+    "on": "x64=on, explicit_x64_dtypes=warn",
+}
+RUN_TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class Breakage:
+    """One break: the adapter class, the mode it is run in, and the cases that must catch it."""
+
+    adapter: str
+    claim: str
+    mode: str
+    catches: tuple[str, ...]
+    controls: tuple[str, ...] = field(default=())  # cases the break does not touch: must pass
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.catches + self.controls
+
+
+BREAKAGES = [
+    # claims 1-3: defaults and the canonicalization table
+    Breakage("DefaultInt64", "1 defaults (x64 off), 3 table", "off-warn",
+             ("x64.defaults.arange-int", "x64.defaults.full-int", "x64.defaults.python-int-list", "x64.defaults.like-numpy",
+              "x64.canonicalize.narrowed-64bit", "x64.canonicalize.python-types", "x64.explicit.message-int64"),
+             ("x64.defaults.zeros-float",)),
+    Breakage("X64OnFloat32Defaults", "2 defaults (x64 on)", "on",
+             ("x64.defaults.zeros-float", "x64.defaults.dtype-float", "x64.defaults.float-creation", "x64.defaults.like-numpy"),
+             ("x64.defaults.arange-int",)),
+    Breakage("CanonicalizeIdentity", "3 table", "off-warn",
+             ("x64.canonicalize.narrowed-64bit", "x64.canonicalize.python-types"), ("x64.canonicalize.unchanged",)),
+    Breakage("CanonicalizeWidensNarrowTypes", "3 table (unchanged dtypes)", "on",
+             ("x64.canonicalize.unchanged",), ("x64.canonicalize.narrowed-64bit",)),
+    # claim 4: warn / error / allow
+    Breakage("NoTruncationWarning", "4 warn", "off-warn",
+             ("x64.explicit.arange", "x64.explicit.message-float64", "x64.transforms.jit")),
+    Breakage("WarningNamesWrongFunction", "4 warn (function named)", "off-warn",
+             ("x64.explicit.zeros", "x64.explicit.astype"), ("x64.explicit.asarray",)),
+    Breakage("WarningWithoutEnvHint", "4 warn (both ways named)", "off-warn",
+             ("x64.explicit.ones", "x64.transforms.jit")),
+    Breakage("WarnsTwice", "4 warn (exactly one)", "off-warn", ("x64.explicit.full", "x64.explicit.eye")),
+    Breakage("ErrorModeOnlyWarns", "4 error", "off-error",
+             ("x64.explicit.linspace", "x64.explicit.message-uint64", "x64.transforms.grad")),
+    Breakage("ErrorModeRaisesTypeError", "4 error (ValueError)", "off-error",
+             ("x64.explicit.array", "x64.explicit.array-python-scalar", "x64.explicit_mode.update-error")),
+    Breakage("AllowModeTruncates", "4 allow", "off-allow",
+             ("x64.explicit.empty", "x64.explicit.precision", "x64.explicit.large-int64", "x64.transforms.jit-astype",
+              "x64.explicit.allow-scalar-value-is-32bit")),
+    Breakage("ExplicitEnvIgnored", "4 policy by JAX_EXPLICIT_X64_DTYPES", "off-warn",
+             ("x64.explicit_mode.env-error", "x64.explicit_mode.env-allow")),
+    Breakage("PolicyUpdateIgnored", "4 policy by jax.config.update", "off-warn",
+             ("x64.explicit_mode.update-error", "x64.explicit_mode.update-allow")),
+    Breakage("InvalidPolicyAccepted", "4 invalid policy rejected", "off-warn",
+             ("x64.explicit_mode.update-invalid", "x64.explicit_mode.update-invalid-case", "x64.explicit_mode.env-invalid")),
+    # claim 5: x64 on
+    Breakage("X64OnStillWarns", "5 x64 on is silent", "on", ("x64.explicit.arange", "x64.explicit.message-complex128")),
+    Breakage("X64OnErrorPolicyRaises", "5 x64 on beats error", "on", ("x64.explicit_mode.x64-on-beats-error",)),
+    # claim 6: turning x64 on
+    Breakage("X64DefaultOn", "6 default off", "off-warn", ("x64.flag.default-off",)),
+    Breakage("EnvSpellingsNarrow", "6 JAX_ENABLE_X64 spellings", "off-warn",
+             ("x64.flag.env-yes-is-on", "x64.flag.env-true-capitalized-is-on"), ("x64.flag.env-1-is-on",)),
+    Breakage("EnvLenientParsing", "6 invalid JAX_ENABLE_X64", "off-warn", ("x64.flag.env-empty", "x64.flag.env-invalid")),
+    Breakage("X64UpdateIgnored", "6 jax.config.update", "off-warn",
+             ("x64.flag.update-turns-on", "x64.defaults.startup-config-update")),
+    Breakage("X64EnabledAssignable", "6 x64_enabled read-only", "off-warn", ("x64.flag.x64-enabled-read-only",)),
+    # claim 7: jit cache key
+    Breakage("X64NotInJitKey", "7 jit cache key", "off-warn",
+             ("x64.jit_cache.retrace-on-switch", "x64.jit_cache.retrace-from-on")),
+    Breakage("ArraysFollowFlag", "7 arrays keep their dtype", "off-warn", ("x64.jit_cache.array-keeps-dtype",)),
+    # claim 8: global vs contextual
+    Breakage("ContextManagerGlobal", "8 jax.enable_x64 thread-local", "off-warn", ("x64.context.enable-x64-thread-local",)),
+    Breakage("ContextManagerNoOp", "8 jax.enable_x64 works", "on",
+             ("x64.context.enable-x64-context-manager", "x64.context.enable-x64-retraces-jit")),
+    Breakage("GlobalUpdateThreadLocal", "8 update is global", "off-warn", ("x64.context.global-update-all-threads",)),
+    Breakage("ExperimentalEnableX64Kept", "8 jax.experimental.enable_x64 gone", "off-warn",
+             ("x64.context.experimental-enable-x64",)),
+    # claim 9: under transformations
+    Breakage("PolicySkippedUnderTracing", "9 jit and grad", "off-error",
+             ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad"),
+             ("x64.explicit.zeros",)),
+]
+
+
+def _select(ids: tuple[str, ...]) -> str:
+    # A case's item is named "<id>[<mode>-<backend>]": "<id>[" selects it and no longer id.
+    return " or ".join(f"{case}[" for case in ids)
+
+
+def _run(adapter: str, mode: str, ids: tuple[str, ...], results: Path) -> dict[str, Any]:
+    x64, edm = MODES[mode]
+    cmd = [sys.executable, "-m", "pytest", "conformance/", "--specs", "specs/x64", f"--adapter={adapter}", f"--x64={x64}",
+           f"--explicit-x64-dtypes={edm}", "-p", "no:cacheprovider", "-q", "-k", _select(ids), "--results", str(results)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "PYTEST_"))}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    records = {}
+    if results.exists():
+        for line in results.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("record") == "case":
+                records[record["case"]] = record
+    return {"returncode": proc.returncode, "stdout": proc.stdout + proc.stderr, "records": records}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Every breakage run plus one baseline run per mode, all at once."""
+    tmp = tmp_path_factory.mktemp("x64-breakage")
+    jobs: dict[str, tuple[str, str, tuple[str, ...]]] = {
+        b.adapter: (f"tests.breakage.x64:{b.adapter}", b.mode, b.ids) for b in BREAKAGES
+    }
+    for mode in MODES:
+        ids = tuple(sorted({i for b in BREAKAGES if b.mode == mode for i in b.ids}))
+        if ids:
+            jobs[f"baseline-{mode}"] = ("jax", mode, ids)
+    with ThreadPoolExecutor(max_workers=max(4, os.cpu_count() or 1)) as pool:
+        futures = {name: pool.submit(_run, adapter, mode, ids, tmp / f"{name}.jsonl")
+                   for name, (adapter, mode, ids) in jobs.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+@pytest.mark.parametrize("mode", [m for m in MODES if any(b.mode == m for b in BREAKAGES)])
+def test_baseline_passes(runs: dict[str, dict[str, Any]], mode: str) -> None:
+    """Unbroken JAX passes every case the breakages are checked with, so their failures are the breaks' doing."""
+    run = runs[f"baseline-{mode}"]
+    wanted = {i for b in BREAKAGES if b.mode == mode for i in b.ids}
+    outcomes = {case: run["records"].get(case, {}).get("outcome", "missing") for case in sorted(wanted)}
+    assert all(o == "passed" for o in outcomes.values()), f"{outcomes}\n{run['stdout'][-3000:]}"
+
+
+@pytest.mark.parametrize("breakage", BREAKAGES, ids=[b.adapter for b in BREAKAGES])
+def test_breakage_is_caught(runs: dict[str, dict[str, Any]], breakage: Breakage) -> None:
+    """The cases for the broken rule fail, readably; the control cases still pass."""
+    run = runs[breakage.adapter]
+    records = run["records"]
+    out = run["stdout"]
+    label = LABELS[breakage.mode]
+    assert run["returncode"] == 1, f"pytest exited {run['returncode']} (1 = some case failed)\n{out[-3000:]}"
+    for case in breakage.catches:
+        record = records.get(case)
+        assert record is not None, f"{case} did not run under {breakage.adapter}\n{out[-3000:]}"
+        assert record["outcome"] == "failed", f"{breakage.adapter} ({breakage.claim}) was not caught by {case}: {record['outcome']} {record['message'][:500]}"
+        assert record["mode"] == {"x64": MODES[breakage.mode][0] == "on", "explicit_x64_dtypes": MODES[breakage.mode][1]}
+        assert record["expected"] and record["actual"], f"{case}: the record lacks expected/actual: {record}"
+        # The terminal failure names the case and the mode, shows the expect block, and says what happened.
+        assert f"{case} FAILED [{label}" in out, f"no failure header for {case} [{label}] in the output"
+        first_line = record["message"].splitlines()[0]
+        assert first_line[:120] in out, f"the failure text of {case} is missing from the output: {first_line!r}"
+        assert "but should" in record["message"] or "is false" in record["message"], record["message"]
+    for case in breakage.controls:
+        outcome = records.get(case, {}).get("outcome", "missing")
+        assert outcome == "passed", f"{breakage.adapter} should leave {case} alone, but it is {outcome}"
