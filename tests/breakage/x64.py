@@ -96,13 +96,50 @@ class DefaultInt64(Breakage):
         dtypes._canonicalize_dtype.cache_clear()
 
 
-class X64OnFloat32Defaults(Breakage):
-    breaks = "with x64 on the default float is float64, as NumPy's"
+class X64OnNarrowDefaults(Breakage):
+    breaks = "with x64 on the default float and complex types are float64 and complex128, as NumPy's"
 
     def patch(self, ns: dict[str, Any]) -> None:
         dtypes = _dtypes_module()
         dtypes.default_float_dtype = lambda: np.dtype("float32")
         dtypes.default_types["f"] = dtypes._DEFAULT_TYPEMAP[float] = dtypes.default_float_dtype
+        dtypes.default_complex_dtype = lambda: np.dtype("complex64")
+        dtypes.default_types["c"] = dtypes._DEFAULT_TYPEMAP[complex] = dtypes.default_complex_dtype
+
+
+class PythonScalarsNarrowed(Breakage):
+    breaks = "Python scalars and lists follow the mode's defaults (64-bit with x64 on; bool stays bool)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        narrow = {bool: np.dtype("int32"), int: np.dtype("int32"), float: np.dtype("float32"), complex: np.dtype("complex64")}
+        _dtypes_module().python_scalar_types_to_dtypes.update(narrow)  # lists of scalars
+        for name in ("array", "asarray"):
+            real = getattr(jnp, name)
+
+            def create(obj: Any, dtype: Any = None, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                if dtype is None and type(obj) in narrow:  # a bare scalar takes another path in JAX
+                    dtype = narrow[type(obj)]
+                return _real(obj, dtype, *args, **kwargs)
+
+            setattr(jnp, name, create)
+
+
+class NumpyInputsKeep64(Breakage):
+    breaks = "with x64 off, NumPy int64/float64 arrays given to jnp.asarray without a dtype become 32-bit"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        real = jnp.asarray
+        config = _config_module()
+
+        def asarray(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if dtype is None and isinstance(obj, np.ndarray) and obj.dtype.name in _NARROW:
+                with config.explicit_x64_dtypes("allow"):
+                    return real(obj, obj.dtype, *args, **kwargs)
+            return real(obj, dtype, *args, **kwargs)
+
+        jnp.asarray = asarray
 
 
 class CanonicalizeIdentity(Breakage):
@@ -213,11 +250,15 @@ class AllowModeTruncates(Breakage):
         _wrap_explicit(truncating)
 
 
-class ExplicitEnvIgnored(Breakage):
-    breaks = "JAX_EXPLICIT_X64_DTYPES set before start-up chooses the policy"
+class EnvPolicyMisread(Breakage):
+    breaks = "JAX starts with the policy JAX_EXPLICIT_X64_DTYPES names, and warn when it is unset"
 
     def before_import(self, environ: os._Environ[str]) -> None:
-        environ.pop("JAX_EXPLICIT_X64_DTYPES", None)
+        # Off by one when the name is turned into the policy; nothing set reads as error.
+        shifted = {None: "error", "warn": "error", "error": "allow", "allow": "warn"}
+        value = environ.get("JAX_EXPLICIT_X64_DTYPES")
+        if value in shifted:
+            environ["JAX_EXPLICIT_X64_DTYPES"] = shifted[value]
 
 
 class PolicyUpdateIgnored(Breakage):
@@ -290,12 +331,21 @@ class X64DefaultOn(Breakage):
         environ.setdefault("JAX_ENABLE_X64", "1")
 
 
-class EnvSpellingsNarrow(Breakage):
-    breaks = "JAX_ENABLE_X64 accepts true/True/yes/on (not only 1) as true"
+class EnvTruthInverted(Breakage):
+    breaks = "JAX_ENABLE_X64 read at start-up: 1/true/True/yes/on mean on, 0/false/False/no/off mean off"
+
+    started = False
+
+    def start(self, mode: Any) -> None:
+        # The harness's long-lived worker must start in its mode; the start-up cases run in
+        # fresh interpreters, where start() is never called and the break applies.
+        self.started = True
+        super().start(mode)
 
     def before_import(self, environ: os._Environ[str]) -> None:
-        if environ.get("JAX_ENABLE_X64") in ("true", "True", "yes", "on"):
-            environ["JAX_ENABLE_X64"] = "0"
+        value = environ.get("JAX_ENABLE_X64")
+        if not self.started and value:
+            environ["JAX_ENABLE_X64"] = "0" if value.lower() in ("1", "true", "yes", "on") else "1"
 
 
 class EnvLenientParsing(Breakage):
@@ -324,6 +374,15 @@ class X64EnabledAssignable(Breakage):
         config_type = type(jax.config)
         getter = config_type.x64_enabled.fget
         config_type.x64_enabled = property(getter, lambda self, value: jax.config.update("jax_enable_x64", bool(value)))
+
+
+class X64EnabledAlwaysFalse(Breakage):
+    breaks = "jax.config.x64_enabled reports the flag"
+
+    def start(self, mode: Any) -> None:
+        super().start(mode)  # started (and checked) in its mode; then the property lies
+        jax = self.namespace()["jax"]
+        type(jax.config).x64_enabled = property(lambda self: False)
 
 
 # ---------------------------------------------------------------- claim 7: the jit cache key
@@ -414,14 +473,15 @@ class GlobalUpdateThreadLocal(Breakage):
         jax.config.update = update
 
 
-class ExperimentalEnableX64Kept(Breakage):
-    breaks = "jax.experimental.enable_x64 is gone from 0.9.0"
+class LegacyContextApisKept(Breakage):
+    breaks = "no contextual x64 API besides jax.enable_x64: jax.experimental.enable_x64 is gone from 0.9.0, jax.config has no `use`"
 
     def patch(self, ns: dict[str, Any]) -> None:
         jax = ns["jax"]
         experimental = importlib.import_module("jax.experimental")
         experimental.enable_x64 = lambda: jax.enable_x64(True)
         experimental.disable_x64 = lambda: jax.enable_x64(False)
+        jax.config.use = lambda name, value: jax.enable_x64(value)
 
 
 # ---------------------------------------------------------------- claim 9: under transformations
