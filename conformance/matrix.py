@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -247,8 +248,10 @@ class Progress:
 
     def update(self) -> None:
         if self.live:
+            # A line that wraps would throw off the cursor-up count: cut lines to the terminal's width.
+            width = max(20, shutil.get_terminal_size().columns - 1)
             out = f"\x1b[{self.drawn}F" if self.drawn else ""
-            out += "".join(f"\x1b[2K{self.line(job)}\n" for job in self.jobs)
+            out += "".join(f"\x1b[2K{self.line(job)[:width]}\n" for job in self.jobs)
             self.stream.write(out)
             self.drawn = len(self.jobs)
             self.stream.flush()
