@@ -448,7 +448,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"jax-conformance run: --modes: {exc}", file=sys.stderr)
         return 4
     adapters = list(dict.fromkeys(args.adapter or ["jax"]))
-    out: Path = args.out
+    out: Path = args.out.resolve()  # the mode processes run in the repository root, not here
     (out / "modes").mkdir(parents=True, exist_ok=True)
     try:
         expectations = {a: expectation_files(a, args) for a in adapters}

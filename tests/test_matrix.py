@@ -80,9 +80,9 @@ def spec_dir(root: Path, text: str, name: str = "demo") -> Path:
     return specs
 
 
-def run_matrix(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_matrix(*args: str, timeout: float = 600, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--progress", "plain", *args],
-                          cwd=REPO, capture_output=True, text=True, timeout=timeout)
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -165,7 +165,8 @@ def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
     assert by_reason["kept: a case this run does not select"] == ["demo.matrix.not-selected"]
     assert by_reason["TODO: say why this case diverges"] == [{"case": "demo.matrix.wrong", "modes": ["off-warn"]}]
     # the same run with the file: the divergence is known, so the run passes
-    proc = run_matrix("--specs", str(specs), "--modes", "off-warn", "--out", str(out), "--expectations", str(expectations))
+    # (run from elsewhere with relative paths: they mean the caller's directory, not the repository's)
+    proc = run_matrix("--specs", "specs", "--modes", "off-warn", "--out", "out", "--expectations", "jax.yaml", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"off-warn\s+1\s+0\s+0\s+1\s", proc.stdout), proc.stdout  # 1 passed, 1 xfailed
 
