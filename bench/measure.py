@@ -119,6 +119,9 @@ def machine() -> dict[str, Any]:
         "pytest": _version("pytest"),
         "platform": platform.platform(),
         "git": git.stdout.strip() or None,
+        # PYTHONDONTWRITEBYTECODE=1 makes every process compile (and pytest re-rewrite) from source.
+        "env": {k: os.environ[k] for k in ("PYTHONDONTWRITEBYTECODE", "JAX_PLATFORMS", "XLA_FLAGS", "OMP_NUM_THREADS")
+                if k in os.environ},
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
