@@ -488,7 +488,8 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
     unavailable: dict[str, str] = {}
     problems: dict[str, list[str]] = {}
     outcomes: dict[tuple[str, str], dict[str, list[str]]] = {}
-    messages: dict[tuple[str, str], str] = {}
+    # (case, version) -> mode slug -> (outcome, first line of its message)
+    messages: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
     meta: dict[str, tuple[str, str]] = {}
     for version in order:
         vruns = by_version.get(version, [])
@@ -508,11 +509,8 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
                 meta.setdefault(case, (str(rec.get("topic") or case.rsplit(".", 1)[0]), str(rec.get("claim") or "")))
                 outcome = str(rec.get("outcome", "error"))
                 outcomes.setdefault((case, version), {}).setdefault(slug, []).append(outcome)
-                # keep one message per release: the first failure, else the first n/a explanation
-                bad = outcome not in HOLDING and outcome not in SKIPPED
-                prev = messages.get((case, version))
-                if (bad and (prev is None or not prev.startswith("!"))) or (outcome in SKIPPED and prev is None):
-                    messages[(case, version)] = ("!" if bad else "") + f"[{slug}] {outcome}: {_first_line(rec.get('message'))}"
+                if outcome not in HOLDING:
+                    messages.setdefault((case, version), {}).setdefault(slug, (outcome, _first_line(rec.get("message"))))
     rows = []
     for case, (topic, claim) in meta.items():
         row = CaseRow(case, topic, claim)
@@ -526,10 +524,22 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
                 row.cells[version] = _status(o for os_ in per_mode.values() for o in os_)
                 row.modes[version] = {m: _status(os_) for m, os_ in sorted(per_mode.items())}
                 if (case, version) in messages:
-                    row.messages[version] = messages[(case, version)].lstrip("!")
+                    row.messages[version] = _explain(messages[(case, version)])
         rows.append(row)
     rows.sort(key=lambda r: (not r.differs(order), r.topic, r.case))
     return CompatTable(order, rows, unavailable, problems)
+
+
+_MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
+
+
+def _explain(per_mode: dict[str, tuple[str, str]]) -> str:
+    """`off-warn, off-error failed: <first line>`: the modes where it did not hold, and why (failures first)."""
+    bad = {m: v for m, v in per_mode.items() if v[0] not in SKIPPED}
+    chosen = bad or per_mode
+    modes = sorted(chosen, key=lambda m: (_MODE_ORDER.get(m, 99), m))
+    outcome, line = chosen[modes[0]]
+    return f"{', '.join(modes)} {outcome.replace('_', ' ')}: {line}"
 
 
 def _version_key(v: str) -> tuple[int, Any]:
@@ -598,15 +608,16 @@ def format_table(table: CompatTable, changes_only: bool = False, width: int = 48
     return "\n".join(lines)
 
 
-def format_changes(table: CompatTable) -> str:
+def format_changes(table: CompatTable, width: int = 200) -> str:
     """One line per changed case: id, first release where it holds, and why it did not before."""
     order = table.versions
     lines = []
     for row in table.rows:
         if row.differs(order):
             first = row.first(HOLDS, order) or "never"
-            lines.append(f"{row.case}: holds from {row.holds_since(order) or '-'} (first {first}); "
-                         f"{change_reason(row, order) or '(no message)'}")
+            reason = change_reason(row, order) or "(no message)"
+            reason = reason if len(reason) <= width else reason[:width - 3] + "..."
+            lines.append(f"{row.case}: holds from {row.holds_since(order) or '-'} (first {first}); {reason}")
     return "\n".join(lines)
 
 

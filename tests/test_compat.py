@@ -187,14 +187,14 @@ def test_summary_names_first_holds_last_fails_and_the_reason(tmp_path: Path) -> 
     assert data["changed"] == 3 and data["cases"] == 4
     explicit = changes["x64.explicit.error"]
     assert (explicit["first_holds"], explicit["last_fails"], explicit["holds_since"]) == ("0.8.0", "0.4.30", "0.8.0")
-    assert explicit["reason"] == "[off-error] failed: no ValueError was raised; the dtype is float32"
+    assert explicit["reason"] == "off-error failed: no ValueError was raised; the dtype is float32"
     ctx = changes["x64.ctx.enable"]
     assert (ctx["first_holds"], ctx["last_fails"]) == ("0.10.2", "0.8.0")
-    assert ctx["reason"] == "[off-warn] failed: AttributeError: no enable_x64"  # first line only
+    assert ctx["reason"] == "off-warn failed: AttributeError: no enable_x64"  # first line only
     closure = changes["vjp.closure"]  # holds on old releases, fails on the newest: a regression
     assert (closure["first_holds"], closure["last_holds"], closure["first_fails"]) == ("0.4.30", "0.8.0", "0.10.2")
     assert closure["holds_since"] is None
-    assert closure["reason"].startswith("[off-warn] failed: raised UnexpectedTracerError")
+    assert closure["reason"].startswith("off-warn failed: raised UnexpectedTracerError")
 
 
 def test_terminal_table(tmp_path: Path) -> None:
@@ -219,6 +219,12 @@ def test_terminal_table(tmp_path: Path) -> None:
 ])
 def test_status_over_modes(outcomes: list[str], status: str) -> None:
     assert compat._status(outcomes) == status
+
+
+def test_reason_lists_the_modes_in_matrix_order_failures_first() -> None:
+    per_mode = {"on-warn": ("not_applicable", "x64 on"), "off-allow": ("failed", "B"), "off-warn": ("error", "A")}
+    assert compat._explain(per_mode) == "off-warn, off-allow error: A"
+    assert compat._explain({"on-warn": ("not_applicable", "no block for x64 on")}) == "on-warn not applicable: no block for x64 on"
 
 
 def test_hypothesis_reason_names_the_failure_then_the_example() -> None:
