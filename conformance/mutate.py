@@ -120,7 +120,7 @@ def _read(job: Job) -> None:
 
 def _run_all(jobs: list[Job], args: argparse.Namespace, skip: Any = None, done: Any = None) -> None:
     """Run jobs, at most --jobs at once; `skip(job)` may drop a queued job, `done(job)` sees each finished one."""
-    queue, running = list(jobs), []
+    queue, running = list(jobs), list[Job]()
     while queue or running:
         while queue and len(running) < max(1, args.jobs):
             job = queue.pop(0)
@@ -209,7 +209,7 @@ def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, s
             "modes_run": [j.mode.slug for j in mine], "seconds": round(sum(j.seconds for j in mine), 1),
             "explanation": "" if killers else explained.get(name, ""),
         })
-    killed = sum(r["killed"] for r in rows)
+    killed = sum(1 for r in rows if r["killed"])
     return {
         "score": f"{killed}/{len(rows)}", "killed": killed, "total": len(rows),
         "percent": round(100.0 * killed / len(rows), 1) if rows else 0.0,

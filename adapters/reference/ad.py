@@ -155,7 +155,7 @@ class LinearizeTrace(Trace):
 
     @property
     def tape(self) -> list[Node]:
-        return self.main.global_data  # type: ignore[no-any-return]
+        return self.main.global_data
 
     def pure(self, val: Any) -> Any:
         return LinearizeTracer(self, val, None, perturbed=False)

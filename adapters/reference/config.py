@@ -97,7 +97,7 @@ class Config:
 
     @property
     def jax_explicit_x64_dtypes(self) -> ExplicitX64Mode:
-        return self._values["jax_explicit_x64_dtypes"]  # type: ignore[no-any-return]
+        return self._values["jax_explicit_x64_dtypes"]
 
     def __repr__(self) -> str:
         return f"<reference jax.config x64={self.x64_enabled} explicit_x64_dtypes={self.jax_explicit_x64_dtypes.name.lower()}>"

@@ -88,8 +88,8 @@ class ArrayOps:
     def __lt__(self, o: Any) -> Any: return self._np().less(self, o)
     def __ge__(self, o: Any) -> Any: return self._np().greater_equal(self, o)
     def __le__(self, o: Any) -> Any: return self._np().less_equal(self, o)
-    def __eq__(self, o: Any) -> Any: return self._np().equal(self, o)  # type: ignore[override]
-    def __ne__(self, o: Any) -> Any: return self._np().not_equal(self, o)  # type: ignore[override]
+    def __eq__(self, o: Any) -> Any: return self._np().equal(self, o)
+    def __ne__(self, o: Any) -> Any: return self._np().not_equal(self, o)
     def __getitem__(self, idx: Any) -> Any: return self._np().getitem(self, idx)
     __hash__ = None  # type: ignore[assignment]
 

@@ -314,7 +314,7 @@ class BatchedCall:
 
     @property
     def out_tree(self) -> PyTreeDef | None:
-        return self.call.out_tree  # type: ignore[no-any-return]
+        return self.call.out_tree
 
     def _wrap(self, leaves: Sequence[Any], trace: Any = None) -> list[Any]:
         from adapters.reference.vmap import BatchTracer
@@ -322,11 +322,11 @@ class BatchedCall:
         return [BatchTracer(trace or self.trace, x, 0) if x is not None else None for x in leaves]
 
     def fun_flat(self, leaves: Sequence[Any]) -> list[Any]:
-        return self.trace.unwrap(self.call.fun_flat(self._wrap(leaves)))  # type: ignore[no-any-return]
+        return self.trace.unwrap(self.call.fun_flat(self._wrap(leaves)))
 
     @property
     def out_avals(self) -> list[ShapedArray]:
-        return self.call.out_avals  # type: ignore[no-any-return]
+        return self.call.out_avals
 
     def fwd_flat(self, leaves: Sequence[Any], perturbed: Sequence[bool] | None = None) -> tuple[list[Any], Any]:
         outs, res = self.call.fwd_flat(self._wrap(leaves), perturbed)
@@ -340,7 +340,7 @@ class BatchedCall:
         with new_main(BatchTrace, self.trace.axis_size) as main:
             trace = BatchTrace(main)
             res = tree_map(lambda x: BatchTracer(trace, x, 0) if _is_array(x) else x, res)
-            return trace.unwrap(self.call.bwd_flat(res, self._wrap(ct_leaves, trace)))  # type: ignore[no-any-return]
+            return trace.unwrap(self.call.bwd_flat(res, self._wrap(ct_leaves, trace)))
 
     def jvp_flat(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
         outs, touts = self.call.jvp_flat(self._wrap(primals), self._wrap(tangents))

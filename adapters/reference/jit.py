@@ -86,7 +86,7 @@ class JitTracer(Tracer):
 class JitTrace(Trace):
     @property
     def ir(self) -> IR:
-        return self.main.global_data  # type: ignore[no-any-return]
+        return self.main.global_data
 
     def pure(self, val: Any) -> JitTracer:
         # A constant (or an outer transformation's tracer, under closure_convert) enters as a constvar.

@@ -149,7 +149,7 @@ ge_p = Primitive("ge", np.greater_equal, _never_weak)
 le_p = Primitive("le", np.less_equal, _never_weak)
 eq_p = Primitive("eq", np.equal, _never_weak)
 ne_p = Primitive("ne", np.not_equal, _never_weak)
-select_p = Primitive("select", lambda c, x, y: np.where(c, x, y), lambda avals, params: avals[1].weak_type and avals[2].weak_type)
+select_p = Primitive("select", lambda c, x, y: np.asarray(np.where(c, x, y)), lambda avals, params: avals[1].weak_type and avals[2].weak_type)
 
 
 def gt(x: Any, y: Any) -> Any: return bind(gt_p, x, y)
@@ -190,6 +190,7 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     from adapters.reference.dtypes import check_user_dtype
 
     dtype = check_user_dtype(new_dtype, "convert_element_type")
+    assert dtype is not None
     x = operand if hasattr(operand, "aval") else _as_array(operand)
     if get_aval(x).dtype == dtype and not get_aval(x).weak_type:
         return x
@@ -330,7 +331,7 @@ def _batched_idx(idx: Any) -> Any:
 
 jvp_rules[getitem_p] = lambda p, t, *, idx: (getitem(p[0], idx), _t_map(t[0], lambda a: getitem(a, idx)))
 vjp_rules[getitem_p] = lambda x, *, idx: (getitem(x, idx), lambda ct: (scatter_add(_full_like(x, 0), ct, idx),))
-jvp_rules[scatter_add_p] = lambda p, t, *, idx: (scatter_add(*p, idx=idx), None if t[0] is None and t[1] is None else scatter_add(
+jvp_rules[scatter_add_p] = lambda p, t, *, idx: (scatter_add(p[0], p[1], idx), None if t[0] is None and t[1] is None else scatter_add(
     t[0] if t[0] is not None else _full_like(p[0], 0), t[1] if t[1] is not None else _full_like(p[1], 0), idx))
 vjp_rules[scatter_add_p] = lambda x, u, *, idx: (scatter_add(x, u, idx), lambda ct: (ct, getitem(ct, idx)))
 batch_rules[getitem_p] = lambda vals, dims, *, idx: (getitem(vals[0], _batched_idx(idx)), 0)
@@ -396,7 +397,7 @@ def index_update(x: Any, i: Any, u: Any, mode: str = "set", nbatch: int = 0) -> 
 
 jvp_rules[dynamic_index_p] = lambda p, t, *, nbatch: (dynamic_index(p[0], p[1], nbatch), _t_map(t[0], lambda a: dynamic_index(a, p[1], nbatch)))
 vjp_rules[dynamic_index_p] = lambda x, i, *, nbatch: (dynamic_index(x, i, nbatch), lambda ct: (index_update(_full_like(x, 0), i, ct, "add", nbatch), None))
-jvp_rules[index_update_p] = lambda p, t, *, nbatch, mode: (index_update(*p, mode=mode, nbatch=nbatch), None if t[0] is None and t[2] is None else index_update(
+jvp_rules[index_update_p] = lambda p, t, *, nbatch, mode: (index_update(p[0], p[1], p[2], mode, nbatch), None if t[0] is None and t[2] is None else index_update(
     t[0] if t[0] is not None else _full_like(p[0], 0), p[1], t[2] if t[2] is not None else _full_like(p[2], 0), mode, nbatch))
 vjp_rules[index_update_p] = lambda x, i, u, *, nbatch, mode: (index_update(x, i, u, mode, nbatch), lambda ct: (
     ct if mode == "add" else index_update(ct, i, _full_like(u, 0), "set", nbatch), None, dynamic_index(ct, i, nbatch)))

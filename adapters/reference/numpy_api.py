@@ -40,7 +40,7 @@ class _ScalarMeta(type):
 
     dtype: np.dtype
 
-    def __call__(cls, x: Any) -> Any:  # type: ignore[override]
+    def __call__(cls, x: Any) -> Any:
         return asarray(x, dtype=cls.dtype)
 
     def __eq__(cls, other: Any) -> bool:
@@ -355,6 +355,7 @@ def asarray(a: Any, dtype: Any = None, copy: Any = None) -> Any:
 def astype(x: Any, dtype: Any) -> Any:
     """`x.astype(dtype)`: an explicit request, so 64-bit dtypes obey the policy."""
     dt = check_user_dtype(dtype, "astype")
+    assert dt is not None
     return _convert(_lift(x), dt)
 
 

@@ -30,7 +30,7 @@ class BatchTracer(Tracer):
 class BatchTrace(Trace):
     @property
     def axis_size(self) -> int:
-        return self.main.global_data  # type: ignore[no-any-return]
+        return self.main.global_data
 
     def pure(self, val: Any) -> BatchTracer:
         return BatchTracer(self, val, None)
