@@ -306,7 +306,7 @@ def table(results: dict[str, Any]) -> str:
         add("2", f"matrix ({len(x['modes'])} modes, {x['jobs']} at a time): run / floor wall", f"{x['ratio']:.2f}x",
             f"<= {x['target_max']}", x["met"],
             f"run {_s(x['run_wall_s'])} s; floor {_s(x['floor_wall_s'])} s; CPU ratio {x['cpu_ratio']:.2f}; "
-            f"vs the slowest plain mode alone {x['ratio_vs_slowest_mode']:.2f}x")
+            f"vs the slowest plain mode {x['ratio_vs_slowest_mode']:.2f}x")
     if "isolated" in s and s["isolated"].get("cases"):
         i = s["isolated"]
         add("3", f"isolated case: harness above bare `import jax` ({i['cases']} cases)", f"{i['overhead_per_case_s']:+.3f} s",
