@@ -65,7 +65,7 @@ class JaxAdapter(Adapter):
 
     def backend(self, name: str) -> contextlib.AbstractContextManager[Any]:
         jax = self.namespace()["jax"]
-        return jax.default_device(jax.devices(name)[0])  # type: ignore[no-any-return]
+        return jax.default_device(jax.devices(name)[0])
 
     def dtype_name(self, dtype: Any) -> str:
         jax = self.namespace()["jax"]
@@ -77,7 +77,7 @@ class JaxAdapter(Adapter):
 
     def global_state(self) -> dict[str, Any]:
         jax = self.namespace()["jax"]
-        state = {"jax_enable_x64": bool(jax.config.x64_enabled)}
+        state: dict[str, Any] = {"jax_enable_x64": bool(jax.config.x64_enabled)}
         edm = getattr(jax.config, "jax_explicit_x64_dtypes", None)
         if edm is not None:
             state["jax_explicit_x64_dtypes"] = str(edm)
