@@ -135,6 +135,9 @@ def _run_all(jobs: list[Job], args: argparse.Namespace, skip: Any = None, done: 
                 continue
             job.returncode, job.seconds = job.proc.returncode, time.monotonic() - job.started
             _read(job)
+            if job.returncode not in (0, 1, 5) and not job.failing:
+                # pytest itself failed (usage error, internal error, the worker never started): a kill, said plainly
+                job.failing[f"<pytest exited {job.returncode}>"] = "no case records"
             running.remove(job)
             if done is not None:
                 done(job)
