@@ -36,11 +36,8 @@ class SpecError(Exception):
 
     def format(self, root: Path | None = None) -> str:
         path = self.path
-        if root is not None:
-            try:
-                path = self.path.resolve().relative_to(root.resolve())
-            except ValueError:
-                pass
+        if root is not None and self.path.resolve().is_relative_to(root.resolve()):
+            path = self.path.resolve().relative_to(root.resolve())
         return f"{path}:{self.line}: {self.rule} {self.message}"
 
 

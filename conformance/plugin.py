@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import linecache
 import re
+import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -189,6 +191,23 @@ def pytest_configure(config: pytest.Config) -> None:
     results = config.getoption("results")
     if results and not _is_worker(config):
         suite.writer = ResultsWriter(results)
+        _interrupt_on_sigterm(config)
+
+
+def _interrupt_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C, so the results file still gets its `end` record."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"terminated by signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    config.add_cleanup(restore)
 
 
 def pytest_configure_node(node: Any) -> None:
@@ -490,7 +509,7 @@ class SuiteReporter:
         if not report.failed or _is_worker(suite.config) or suite.adapter is None:
             return
         nodeid = str(report.nodeid)
-        if not nodeid.endswith((".yaml", ".yml")) or nodeid in self._seen_collect_errors:
+        if nodeid in self._seen_collect_errors:
             return
         self._seen_collect_errors.add(nodeid)  # xdist: every worker reports the same error
         suite.counts["error"] = suite.counts.get("error", 0) + 1
@@ -499,13 +518,21 @@ class SuiteReporter:
         longrepr = str(report.longrepr)
         match = _ERROR_LINE.match(longrepr)
         spec_file = _rel(Path(match.group(1)), suite.config.rootpath) if match else nodeid
+        # A spec file's errors, or anything else that broke collection (an import error in the harness).
         suite.writer.write({
             "record": "case", "run_id": suite.run_id, "case": f"<{spec_file}>", "spec_file": spec_file,
-            "line": int(match.group(2)) if match else 1, "topic": "<spec-errors>", "claim": "the spec file loads",
-            "adapter": suite.adapter, "implementation_version": suite.info["implementation_version"],
+            "line": int(match.group(2)) if match else 1, "topic": "<spec-errors>" if match else "<collection>",
+            "claim": "the spec file loads" if match else "the suite collects",
+            "adapter": suite.adapter, "implementation_version": self._version(),
             "backend": None, "mode": suite.mode.to_json(), "outcome": "error", "message": longrepr,
             "expected": None, "actual": None, "duration_s": 0.0,
         })
+
+    def _version(self) -> str | None:
+        try:
+            return str(self.suite.info["implementation_version"])
+        except Exception:  # the adapter itself may be what failed
+            return None
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not _is_worker(session.config) and not session.config.pluginmanager.hasplugin("dsession"):

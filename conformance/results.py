@@ -90,6 +90,7 @@ class Run:
     end: dict[str, Any] | None = None
     source: str = ""
     problems: list[str] = field(default_factory=list)
+    collected: int | None = None  # items the run collected, when it got that far
 
     @property
     def interrupted(self) -> bool:
@@ -144,6 +145,8 @@ def load_runs(paths: Iterable[Path | str]) -> list[Run]:
                     by_id[run.header["run_id"]] = run
                 if kind == "end":
                     run.end = record
+                elif kind == "collected":
+                    run.collected = int(record.get("count", 0))
                 else:
                     run.cases.append(record)
         for run in by_id.values():

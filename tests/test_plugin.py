@@ -373,3 +373,40 @@ def test_junitxml_and_xdist_match_a_serial_run(specdir: SpecDir, tmp_path) -> No
     xml = junit.read_text()
     assert xml.count("<testcase ") == len(outcomes(serial))
     assert 'name="x64.defaults.arange-int[off-warn-cpu]"' in xml
+
+
+def test_sigterm_ends_the_run_with_an_interrupted_end_record(specdir: SpecDir, tmp_path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conformance.plugin import PACKAGE_DIR
+
+    specdir.write("demo.yaml", case("""
+      - id: demo.first
+        claim: finishes before the signal
+        run: jnp.arange(3)
+        expect:
+          - dtype: int32
+      - id: demo.slow
+        claim: still running when the signal comes
+        run: __import__('time').sleep(60)
+        timeout: 120
+        expect:
+          - check: result is None
+    """))
+    out = tmp_path / "r.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--adapter=jax", "--specs", str(specdir.path),
+                             f"--results={out}", "-p", "no:cacheprovider", "-q"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out.exists() and '"demo.first"' in out.read_text()):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    os.kill(proc.pid, signal.SIGTERM)
+    output, _ = proc.communicate(timeout=60)
+    records = read_results(out)
+    assert [r["case"] for r in records if r["record"] == "case"] == ["demo.first"], output
+    assert records[-1]["record"] == "end" and records[-1]["interrupted"] is True, output

@@ -220,15 +220,7 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
 
 
 def case_records(run: Run) -> list[dict[str, Any]]:
-    # load_runs also puts the `collected` record among the cases.
     return [r for r in run.cases if r.get("record", "case") == "case"]
-
-
-def collected_count(run: Run) -> int | None:
-    for r in run.cases:
-        if r.get("record") == "collected":
-            return int(r.get("count", 0))
-    return None
 
 
 def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = (),
@@ -264,7 +256,7 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], dict[tuple[int
             col = Column(index=-1, run_id=str(h.get("run_id", "?")), adapter=str(h.get("adapter") or "?"),
                          version=str(h.get("implementation_version") or "?"), backend=backend,
                          mode=mode_slug(h.get("mode")), source=run.source, interrupted=run.interrupted,
-                         end=run.end, collected=collected_count(run), environment=h.get("environment") or {},
+                         end=run.end, collected=run.collected, environment=h.get("environment") or {},
                          started=str(h.get("started", "")))
             pending.append((col, recs))
     pending.sort(key=lambda cr: (cr[0].adapter, version_key(cr[0].version), cr[0].backend,
