@@ -1,0 +1,441 @@
+"""Environments and runs for `jax-conformance compat`: one cached venv per JAX release, a pytest per mode.
+
+An environment is built with the standard tools (`python -m venv`, pip), keyed by what decides
+its contents (release, pins, harness deps, interpreter), and marked ready only after JAX
+imported and computed in it. A run that cannot start or finish still leaves whole records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from conformance.mode import Mode, ModeError
+from conformance.results import load_runs, new_run_id, now, suite_info
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_CACHE = REPO_ROOT / ".conformance-cache"
+# From the first release the suite targets to the newest one the index offered when this was
+# written; each has cp311 jaxlib wheels (checked with `pip index versions jaxlib`).
+DEFAULT_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.7.2", "0.8.0", "0.9.2", "0.10.2", "0.11.2", "0.12.0.1")
+
+# Releases that need a newer Python than the default interpreter: (specifier over the JAX
+# version, Python minor). jax 0.11.0 and later declare Requires-Python >=3.12.
+PYTHON_NEEDED: tuple[tuple[str, str], ...] = ((">=0.11.0", "3.12"),)
+
+# Pins each release needs besides jax[cpu]==VERSION, found by installing and running the suite.
+# (specifier over the JAX version, requirements); every matching row applies.
+RELEASE_PINS: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+# What the harness itself needs in every environment (the project is installed with --no-deps).
+HARNESS_DEPS = ("pyyaml", "jsonschema", "jinja2", "packaging", "pytest", "hypothesis", "pytest-xdist",
+                "setuptools>=68")
+# Bump when the way environments are built changes, so old cache entries are not reused.
+ENV_LAYOUT = 1
+MARKER = "conformance-env.json"
+
+# Run by each environment's interpreter: imports JAX, computes once, reports the versions.
+IMPORT_CHECK = """
+import json, sys
+import numpy, jax, jaxlib
+x = jax.jit(lambda a: a + 1)(jax.numpy.zeros(3)).block_until_ready()
+print(json.dumps({"jax": jax.__version__, "jaxlib": getattr(jaxlib, "__version__", "?"),
+                  "numpy": numpy.__version__, "python": sys.version.split()[0],
+                  "devices": [str(d) for d in jax.devices()]}))
+"""
+
+# The same verdicts as the report's behaviour x release table (conformance.report.model):
+
+# ---------------------------------------------------------------- versions, pins, cache keys
+
+
+def parse_versions(text: str) -> list[str]:
+    """`0.4.30,0.6.2 0.8.0` -> sorted, de-duplicated release strings; a bad one is an error."""
+    out: dict[Version, str] = {}
+    for raw in text.replace(",", " ").split():
+        try:
+            v = Version(raw)
+        except InvalidVersion:
+            raise ValueError(f"{raw!r} is not a release number (e.g. 0.4.30)") from None
+        out.setdefault(v, raw)
+    if not out:
+        raise ValueError("no release given (e.g. --versions 0.4.30,0.10.2)")
+    return [out[v] for v in sorted(out)]
+
+
+def _versions_arg(text: str) -> list[str]:
+    try:
+        return parse_versions(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _modes_arg(text: str) -> list[Mode]:
+    try:
+        return list(dict.fromkeys(Mode.from_slug(s) for s in text.replace(",", " ").split()))
+    except (ModeError, IndexError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def pins_for(version: str, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS) -> list[str]:
+    """The extra requirements this JAX release needs (every matching row of the table)."""
+    v = Version(version)
+    pins: list[str] = []
+    for spec, reqs in table:
+        if SpecifierSet(spec).contains(v, prereleases=True):
+            pins.extend(r for r in reqs if r not in pins)
+    return pins
+
+
+def requirements(version: str, pins: Sequence[str]) -> list[str]:
+    """Everything the environment's pip install is asked for."""
+    return [f"jax[cpu]=={version}", *pins, *HARNESS_DEPS]
+
+
+def env_key(version: str, pins: Sequence[str], python: str) -> str:
+    """A short hash of what decides an environment's contents: release, pins, deps, interpreter."""
+    blob = json.dumps({"layout": ENV_LAYOUT, "version": version, "requirements": requirements(version, pins),
+                       "python": python}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def python_tag(python: str) -> str:
+    """`cpython-3.11.7` for an interpreter, the part of the cache key it decides."""
+    out = subprocess.run([python, "-c", "import sys,platform;print(f'{sys.implementation.name}-{platform.python_version()}')"],
+                         capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(f"{python} does not run: {out.stderr.strip()[-300:]}")
+    return out.stdout.strip()
+
+
+def python_needed(version: str, table: Iterable[tuple[str, str]] = PYTHON_NEEDED) -> str | None:
+    """The Python minor version (e.g. "3.12") this release needs, if not any supported one."""
+    v = Version(version)
+    return next((minor for spec, minor in table if SpecifierSet(spec).contains(v, prereleases=True)), None)
+
+
+def find_python(minor: str, overrides: dict[str, str] | None = None) -> str | None:
+    """An interpreter of this minor version: --interpreter, then PATH, then pyenv's versions."""
+    if overrides and minor in overrides:
+        return overrides[minor]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    candidates = [shutil.which(f"python{minor}")] + sorted(
+        (str(p) for p in pyenv.glob(f"{minor}.*/bin/python{minor}")), key=lambda p: _version_key(Path(p).parent.parent.name),
+        reverse=True)
+    for candidate in candidates:
+        # a pyenv shim is on PATH even when its version is not selected: it must actually run
+        if candidate and _runs(candidate, minor):
+            return candidate
+    return None
+
+
+def _runs(python: str, minor: str) -> bool:
+    try:
+        out = subprocess.run([python, "-c", "import sys;print('%d.%d' % sys.version_info[:2])"], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and out.stdout.strip() == minor
+
+
+def _version_key(v: str) -> tuple[int, Any]:
+    try:
+        return (0, Version(v))
+    except InvalidVersion:
+        return (1, v)
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("JAX_CONFORMANCE_CACHE") or DEFAULT_CACHE)
+
+
+# ---------------------------------------------------------------- environments
+
+
+@dataclass
+class Environment:
+    """One release's environment: ready to run, or unavailable with the reason."""
+
+    version: str
+    path: Path
+    pins: list[str]
+    ok: bool = False
+    reason: str = ""
+    cached: bool = False
+    seconds: float = 0.0
+    versions: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+
+def _tail(text: str, lines: int = 1) -> str:
+    kept = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return " | ".join(kept[-lines:]) if kept else ""
+
+
+def _pip_reason(output: str) -> str:
+    """The line of pip's output that says why: its first telling ERROR line, else its last line."""
+    errors = [ln.strip() for ln in output.splitlines()
+              if ln.strip().startswith("ERROR:") and "Ignored the following" not in ln]
+    reason = errors[0] if errors else _tail(output)
+    # "(from versions: 0.1.19, ... 0.10.2)" lists every release: keep its ends
+    head, sep, rest = reason.partition("(from versions: ")
+    if sep and rest.count(",") > 6:
+        listed = [x.strip() for x in rest.rstrip(")").split(",")]
+        reason = f"{head}(from versions: {', '.join(listed[:2])}, ..., {', '.join(listed[-3:])})"
+    return reason[:500]
+
+
+def _run_logged(cmd: list[str], log: Path, timeout: float, env: dict[str, str] | None = None,
+                cwd: Path | None = None) -> tuple[int, str]:
+    """Run a command, append its output to a log, kill its process group on timeout."""
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"\n$ {' '.join(cmd)}\n")
+        f.flush()
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env, cwd=cwd, start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, _ = proc.communicate()
+            f.write(f"{out or ''}# killed after {time.monotonic() - start:.1f} s\n")
+            return 124, (out or "") + f"\nERROR: timed out after {timeout:.0f} s: {' '.join(cmd[:4])} ..."
+        f.write(f"{out or ''}# exit status {proc.returncode} after {time.monotonic() - start:.1f} s\n")
+        return proc.returncode, out or ""
+
+
+def _kill_group(proc: subprocess.Popen[Any]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _clean_environ(env_dir: Path | None = None) -> dict[str, str]:
+    """The parent's environment without anything that would leak another Python or a mode into it."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JAX_ENABLE_X64", "JAX_EXPLICIT_X64_DTYPES",
+                        "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_XDIST_AUTO_NUM_WORKERS")}
+    if env_dir is not None:
+        env["VIRTUAL_ENV"] = str(env_dir)
+        env["PATH"] = os.pathsep.join([str(env_dir / "bin"), env.get("PATH", "")])
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+    return env
+
+
+# pip install -e writes the project's egg-info into the repository: one at a time.
+_EDITABLE_LOCK = threading.Lock()
+
+
+def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: float = 900.0,
+               rebuild: bool = False, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS) -> Environment:
+    """The cached environment for this release, built (venv, pip, import check) if it is missing."""
+    pins = pins_for(version, table)
+    path = cache / "envs" / f"jax-{version}-{env_key(version, pins, py_tag)}"
+    env = Environment(version, path, pins)
+    marker = path / MARKER
+    if marker.is_file() and not rebuild:
+        try:
+            data = json.loads(marker.read_text())
+            env.ok, env.cached, env.versions = True, True, data.get("versions", {})
+            return env
+        except (OSError, json.JSONDecodeError):
+            pass  # a torn marker: build again
+    start = time.monotonic()
+    if path.exists():
+        shutil.rmtree(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log = cache / "logs" / f"jax-{version}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"building {path} at {now()}\n")
+    deadline = start + timeout
+
+    def left() -> float:
+        return max(5.0, deadline - time.monotonic())
+
+    steps: list[tuple[str, list[str], Path | None]] = [
+        ("create the venv", [python, "-m", "venv", str(path)], None),
+        (f"pip install jax[cpu]=={version}", [str(env.python), "-m", "pip", "install", "--only-binary=:all:",
+                                             "--progress-bar", "off", *requirements(version, pins)], None),
+        ("install this project", [str(env.python), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                                  "--progress-bar", "off", "-e", str(REPO_ROOT)], REPO_ROOT),
+    ]
+    for what, cmd, cwd in steps:
+        if "-e" in cmd:
+            with _EDITABLE_LOCK:
+                rc, out = _run_logged(cmd, log, left(), _clean_environ(path), cwd)
+        else:
+            rc, out = _run_logged(cmd, log, left(), _clean_environ(path if cmd[0] != python else None), cwd)
+        if rc != 0:
+            env.reason = f"{what} failed: {_pip_reason(out)}"
+            env.seconds = time.monotonic() - start
+            return env
+    rc, out = _run_logged([str(env.python), "-c", IMPORT_CHECK], log, min(left(), 300.0), _clean_environ(path))
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    if rc != 0 or not lines:
+        env.reason = f"import jax failed: {_tail(out)}"
+        env.seconds = time.monotonic() - start
+        return env
+    env.versions = json.loads(lines[-1])
+    rc, freeze = _run_logged([str(env.python), "-m", "pip", "freeze", "--exclude-editable"], log, 120.0,
+                             _clean_environ(path))
+    env.ok, env.seconds = True, time.monotonic() - start
+    marker.write_text(json.dumps({"version": version, "pins": pins, "requirements": requirements(version, pins),
+                                  "python": py_tag, "built": now(), "build_seconds": round(env.seconds, 1),
+                                  "versions": env.versions, "freeze": freeze.split() if rc == 0 else []}, indent=1))
+    return env
+
+
+# ---------------------------------------------------------------- runs
+
+
+@dataclass
+class ModeRun:
+    """One pytest process: a release in one mode."""
+
+    version: str
+    mode: Mode
+    results: Path
+    returncode: int | None = None
+    seconds: float = 0.0
+    reason: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def pytest_command(env: Environment, mode: Mode, results: Path, extra: Sequence[str] = ()) -> list[str]:
+    """The pytest command line that runs the suite in one mode inside a release's environment."""
+    return [str(env.python), "-m", "pytest", "conformance/", "--adapter=jax", f"--x64={'on' if mode.x64 else 'off'}",
+            f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}", "--results", str(results), "-q",
+            "-p", "no:cacheprovider", *extra]
+
+
+def run_mode(env: Environment, mode: Mode, out_dir: Path, timeout: float, extra: Sequence[str] = ()) -> ModeRun:
+    """Run the suite in one mode; a run that dies or hangs is closed with an interrupted `end` record."""
+    results = out_dir / f"{env.version}-{mode.slug}.jsonl"
+    run = ModeRun(env.version, mode, results)
+    results.unlink(missing_ok=True)
+    log = out_dir / f"{env.version}-{mode.slug}.log"
+    log.write_text("")
+    start = time.monotonic()
+    rc, out = _run_logged(pytest_command(env, mode, results, extra), log, timeout, _clean_environ(env.path), REPO_ROOT)
+    run.returncode, run.seconds = rc, time.monotonic() - start
+    runs = load_runs([results]) if results.is_file() else []
+    if not runs:
+        run.reason = f"pytest wrote no results (exit status {rc}): {_tail(out, 2)}"
+        _append(results, unavailable_records(env.version, mode, run.reason, status="error"))
+        return run
+    last = runs[-1]
+    run.counts = {k: v for k, v in _count(last.cases).items() if v}
+    if last.end is None:
+        run.reason = f"pytest did not finish (exit status {rc}): {_tail(out, 2)}"
+        _append(results, [{"record": "end", "run_id": last.header.get("run_id"), "finished": now(), "exitstatus": rc,
+                           "interrupted": True, "counts": run.counts, "reason": run.reason}])
+    elif rc not in (0, 1):
+        run.reason = f"pytest exit status {rc}: {_tail(out, 2)}"
+    return run
+
+
+def _count(cases: Iterable[dict[str, Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in cases:
+        if c.get("record", "case") != "case":
+            continue
+        out[c.get("outcome", "error")] = out.get(c.get("outcome", "error"), 0) + 1
+    return out
+
+
+def _append(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, default=repr) + "\n")
+
+
+def unavailable_records(version: str, mode: Mode, reason: str, status: str = "unavailable",
+                        env_info: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A `run` and an `end` record for a release that could not run in this mode, with the reason."""
+    run_id = new_run_id()
+    header = {"record": "run", "run_id": run_id, "started": now(), "adapter": "jax",
+              "implementation_version": version, "behaviour_version": version, "mode": mode.to_json(),
+              "backends": [], "status": status, "reason": reason,
+              "environment": {**(env_info or {}), **suite_info()}}
+    end: dict[str, Any] = {"record": "end", "run_id": run_id, "finished": now(), "exitstatus": None, "interrupted": False,
+           "counts": {}, "status": status, "reason": reason}
+    return [header, end]
+
+
+def merge(files: Iterable[Path], dest: Path) -> int:
+    """Concatenate result files into one (each record keeps its run_id); returns the line count."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(dest, "w", encoding="utf-8") as out:
+        for path in files:
+            if not path.is_file():
+                continue
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.strip():
+                    out.write(line + "\n")
+                    n += 1
+    return n
+
+
+
+def parse_pin(text: str) -> tuple[str, tuple[str, ...]]:
+    """`0.4.30:numpy<2.1` or `<0.5:numpy<2.1,scipy<1.14` -> a row of the pin table."""
+    spec, sep, reqs = text.partition(":")
+    spec = spec.strip()
+    if not sep or not reqs.strip():
+        raise ValueError(f"{text!r}: use RELEASES:REQUIREMENT[,REQUIREMENT], e.g. '<0.5:numpy<2.1'")
+    if spec and spec[0].isdigit():
+        spec = f"=={spec}"
+    try:
+        SpecifierSet(spec)
+    except ValueError:
+        raise ValueError(f"{text!r}: {spec!r} is not a version specifier") from None
+    return spec, tuple(r.strip() for r in reqs.split(",") if r.strip())
+
+
+def _pin_arg(text: str) -> tuple[str, tuple[str, ...]]:
+    try:
+        return parse_pin(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+
+def _existing_env(version: str, path: Path) -> Environment:
+    """An environment the user built: check that it runs and has this release."""
+    env = Environment(version, path, [], cached=True)
+    if not env.python.exists():
+        env.reason = f"{env.python} does not exist"
+        return env
+    out = subprocess.run([str(env.python), "-c", IMPORT_CHECK], capture_output=True, text=True, timeout=300,
+                         env=_clean_environ(path))
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if out.returncode != 0 or not lines:
+        env.reason = f"import jax failed: {_tail(out.stderr)}"
+    elif json.loads(lines[-1])["jax"] != version:
+        env.reason = f"{path} has jax {json.loads(lines[-1])['jax']}, not {version}"
+    else:
+        env.ok, env.versions = True, json.loads(lines[-1])
+    return env
+
+
