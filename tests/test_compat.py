@@ -203,14 +203,14 @@ def test_terminal_table(tmp_path: Path) -> None:
     lines = text.splitlines()
     assert lines[0].split()[:5] == ["case", "0.0.1", "0.4.30", "0.8.0", "0.10.2"]
     row = next(ln for ln in lines if ln.startswith("x64.explicit.error"))
-    assert row.split()[1:] == ["--", "part", "ok", "ok", "0.8.0"]
+    assert row.split()[1:] == ["--", "part", "ok", "ok", "0.8.0", "0.8.0"]
     row = next(ln for ln in lines if ln.startswith("x64.ctx.enable"))
-    assert row.split()[1:] == ["--", "FAIL", "FAIL", "ok", "0.10.2"]
+    assert row.split()[1:] == ["--", "FAIL", "FAIL", "ok", "0.10.2", "0.10.2"]
     assert "unavailable: jax 0.0.1: pip install" in text
     assert text.index("[changes across releases]") < text.index("[same in every release]")
     only = compat.format_table(table, changes_only=True)
     assert "x64.same" not in only and "x64.explicit.error" in only
-    assert "x64.explicit.error: holds from 0.8.0 (first 0.8.0)" in compat.format_changes(table)
+    assert "x64.explicit.error: changed in 0.8.0; holds from 0.8.0 (first 0.8.0)" in compat.format_changes(table)
 
 
 @pytest.mark.parametrize(("outcomes", "status"), [
@@ -309,3 +309,55 @@ def test_spec_snapshot_is_a_copy_and_its_digest_follows_the_content(tmp_path: Pa
     assert (snap / "x64" / "a.yaml").read_text() == "topic: a\n"
     assert compat.specs_digest(src) != digest == compat.specs_digest(snap)
     assert compat.snapshot_specs(tmp_path / "out" / "specs", src) == snap and compat.specs_digest(snap) != digest
+
+
+SPEC = """\
+topic: x64.explicit
+source: {doc: docs/default_dtypes.md}
+cases:
+  - id: x64.explicit.error
+    claim: an explicit float64 request raises in error mode from 0.8.0
+    run: jnp.zeros(2, dtype="float64")
+    expect:
+      - when: {x64: false, explicit_x64_dtypes: error, version: "<0.8.0"}
+        dtype: float32
+        note: the option does not exist yet
+      - when: {x64: false, explicit_x64_dtypes: error, version: ">=0.8.0"}
+        raises: {type: ValueError, match: "float64"}
+"""
+
+
+def test_a_change_the_spec_knows_of_is_a_change_even_when_it_holds_everywhere(tmp_path: Path) -> None:
+    """Every release passes, but the expect block that applies changes at 0.8.0: that is the finding."""
+    spec = tmp_path / "explicit.yaml"
+    spec.write_text(SPEC)
+    records: list[dict[str, Any]] = []
+    for version, line in (("0.4.30", 8), ("0.7.2", 8), ("0.8.0", 11), ("0.10.2", 11)):
+        run = _run(version, ERR, {"x64.explicit.error": ("passed", "")})
+        run[2]["expect_line"], run[2]["spec_file"] = line, str(spec)
+        records += run
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = compat.build_table(load_runs([path]))
+    row = table.rows[0]
+    assert set(row.cells.values()) == {"holds"} and row.differs(table.versions)
+    assert row.changed_in(table.versions) == ["0.8.0"]
+    change = compat.summary(table)["changes"][0]
+    assert change["changed_in"] == ["0.8.0"] and change["first_holds"] == "0.4.30" and change["last_fails"] is None
+    assert change["spec_changes"][0]["modes"] == ["off-error"]
+    assert change["reason"] == (
+        "from 0.8.0, off-error: the spec expects line 11: when x64=off, explicit_x64_dtypes=error, version>=0.8.0 "
+        "instead of line 8: when x64=off, explicit_x64_dtypes=error, version<0.8.0 (the option does not exist yet)")
+    assert "x64.explicit.error: changed in 0.8.0; holds from 0.4.30" in compat.format_changes(table)
+
+
+def test_same_block_everywhere_is_no_change(tmp_path: Path) -> None:
+    records: list[dict[str, Any]] = []
+    for version in ("0.4.30", "0.10.2"):
+        run = _run(version, OFF, {"a.b": ("passed", "")})
+        run[2]["expect_line"] = 12
+        records += run
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = compat.build_table(load_runs([path]))
+    assert not table.rows[0].differs(table.versions) and compat.summary(table)["changed"] == 0

@@ -8,14 +8,19 @@ releases. Rows that change come first; each change carries a one-line reason.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from conformance.loader import load_spec
 from conformance.mode import DEFAULT_MODES, Mode, ModeError
 from conformance.results import Run, now
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 # xpassed means a listed divergence did not happen, so the behaviour was seen to hold.
 HOLDING = frozenset({"passed", "xpassed"})
@@ -38,12 +43,38 @@ class CaseRow:
     cells: dict[str, str] = field(default_factory=dict)  # version -> status
     modes: dict[str, dict[str, str]] = field(default_factory=dict)  # version -> mode slug -> outcome
     messages: dict[str, str] = field(default_factory=dict)  # version -> first line of a failure (or n/a) message
+    blocks: dict[str, dict[str, int | None]] = field(default_factory=dict)  # version -> mode -> expect block line
+    spec_file: str = ""
 
     def known(self, order: Sequence[str]) -> list[tuple[str, str]]:
         return [(v, self.cells[v]) for v in order if self.cells.get(v) in (HOLDS, FAILS, PARTLY, NOT_APPLICABLE)]
 
-    def differs(self, order: Sequence[str]) -> bool:
+    def status_differs(self, order: Sequence[str]) -> bool:
         return len({s for _, s in self.known(order)}) > 1
+
+    def differs(self, order: Sequence[str]) -> bool:
+        """The verdict changes between releases, or the spec expects something else from some release on."""
+        return self.status_differs(order) or bool(self.spec_changes(order))
+
+    def spec_changes(self, order: Sequence[str]) -> list[dict[str, Any]]:
+        """Releases from which another expect block applies (a `version:` range in the spec), per mode."""
+        out = []
+        seen = [v for v, _ in self.known(order) if v in self.blocks]
+        for prev, cur in zip(seen, seen[1:], strict=False):
+            before, after = self.blocks[prev], self.blocks[cur]
+            modes = sorted((m for m in set(before) & set(after) if before[m] != after[m]),
+                           key=lambda m: (_MODE_ORDER.get(m, 99), m))
+            if modes:
+                out.append({"release": cur, "previous": prev, "modes": modes,
+                            "from": [before[m] for m in modes], "to": [after[m] for m in modes]})
+        return out
+
+    def changed_in(self, order: Sequence[str]) -> list[str]:
+        """Every release whose verdict or applicable expect block differs from the release before it."""
+        known = self.known(order)
+        at = {c["release"] for c in self.spec_changes(order)}
+        at |= {cur for (_, a), (cur, b) in zip(known, known[1:], strict=False) if a != b}
+        return [v for v in order if v in at]
 
     def first(self, status: str, order: Sequence[str]) -> str | None:
         return next((v for v, s in self.known(order) if s == status), None)
@@ -114,6 +145,8 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
     # (case, version) -> mode slug -> (outcome, first line of its message)
     messages: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
     meta: dict[str, tuple[str, str]] = {}
+    blocks: dict[tuple[str, str], dict[str, int | None]] = {}
+    files: dict[str, str] = {}
     for version in order:
         vruns = by_version.get(version, [])
         ran = [r for r in vruns if r.header.get("status") not in ("unavailable", "error")]
@@ -132,11 +165,14 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
                 meta.setdefault(case, (str(rec.get("topic") or case.rsplit(".", 1)[0]), str(rec.get("claim") or "")))
                 outcome = str(rec.get("outcome", "error"))
                 outcomes.setdefault((case, version), {}).setdefault(slug, []).append(outcome)
+                line = rec.get("expect_line")
+                blocks.setdefault((case, version), {})[slug] = int(line) if isinstance(line, int) else None
+                files.setdefault(case, str(rec.get("spec_file") or ""))
                 if outcome not in HOLDING:
                     messages.setdefault((case, version), {}).setdefault(slug, (outcome, _first_line(rec.get("message"))))
     rows = []
     for case, (topic, claim) in meta.items():
-        row = CaseRow(case, topic, claim)
+        row = CaseRow(case, topic, claim, spec_file=files.get(case, ""))
         for version in order:
             per_mode = outcomes.get((case, version))
             if version in unavailable:
@@ -146,6 +182,7 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
             else:
                 row.cells[version] = _status(o for os_ in per_mode.values() for o in os_)
                 row.modes[version] = {m: _status(os_) for m, os_ in sorted(per_mode.items())}
+                row.blocks[version] = blocks.get((case, version), {})
                 if (case, version) in messages:
                     row.messages[version] = _explain(messages[(case, version)])
         rows.append(row)
@@ -172,8 +209,42 @@ def _version_key(v: str) -> tuple[int, Any]:
         return (1, v)
 
 
+@functools.lru_cache(maxsize=64)
+def _block_conditions(spec_file: str) -> dict[int, str]:
+    """Expect block line -> its `when`, described (and its note), read from the spec file the run used."""
+    path = Path(spec_file)
+    path = path if path.is_absolute() else REPO_ROOT / path
+    try:
+        spec = load_spec(path, rules=False)
+    except Exception:  # noqa: BLE001 - a spec edited or gone since the run: fall back to line numbers
+        return {}
+    out = {}
+    for case in spec.cases:
+        for block in case.expect:
+            note = block.outcome.get("note")
+            out[block.line] = block.when.describe() + (f" ({note})" if note else "")
+    return out
+
+
+def describe_block(spec_file: str, line: int | None) -> str:
+    if line is None:
+        return "no expect block (not applicable)"
+    when = _block_conditions(spec_file).get(line) if spec_file else None
+    return f"line {line}: when {when}" if when else f"line {line}"
+
+
+def spec_change_text(row: CaseRow, change: dict[str, Any]) -> str:
+    """`from 0.8.0, off-error: the spec expects <block> instead of <block>`."""
+    pairs = dict.fromkeys(zip(change["from"], change["to"], strict=True))
+    parts = [f"{describe_block(row.spec_file, new)} instead of {describe_block(row.spec_file, old)}" for old, new in pairs]
+    return f"from {change['release']}, {', '.join(change['modes'])}: the spec expects " + "; ".join(parts)
+
+
 def change_reason(row: CaseRow, order: Sequence[str]) -> str:
-    """Why the case changes: the message of the release where it does not hold, nearest the change."""
+    """Why the case changes: the message where it does not hold, nearest the change; else the spec's own change."""
+    if not row.status_differs(order):
+        changes = row.spec_changes(order)
+        return spec_change_text(row, changes[0]) if changes else ""
     since = row.holds_since(order)
     if since is not None:
         # it holds from `since` on: the reason is what happened just before
@@ -185,7 +256,7 @@ def change_reason(row: CaseRow, order: Sequence[str]) -> str:
 
 
 def summary(table: CompatTable) -> dict[str, Any]:
-    """The machine-readable summary: every case whose status differs across releases."""
+    """The machine-readable summary: every case whose verdict or expected behaviour differs across releases."""
     order = table.versions
     changes = []
     for row in table.rows:
@@ -196,8 +267,10 @@ def summary(table: CompatTable) -> dict[str, Any]:
             "first_holds": row.first(HOLDS, order), "last_fails": row.last_failing(order),
             "holds_since": row.holds_since(order), "first_fails": row.first_failing(order),
             "last_holds": row.last(HOLDS, order),
-            "statuses": {v: row.cells[v] for v in order}, "modes": row.modes,
+            "changed_in": row.changed_in(order), "statuses": {v: row.cells[v] for v in order}, "modes": row.modes,
             "reason": change_reason(row, order),
+            "spec_changes": [{**c, "text": spec_change_text(row, c)} for c in row.spec_changes(order)],
+            "spec_file": row.spec_file,
         })
     return {"versions": list(order), "unavailable": table.unavailable, "problems": table.problems,
             "cases": len(table.rows), "changed": len(changes), "changes": changes, "generated": now()}
@@ -207,7 +280,7 @@ def format_table(table: CompatTable, changes_only: bool = False, width: int = 48
     """The behaviour × release table as text: changed rows first, grouped by topic."""
     order = table.versions
     col = max(6, *(len(v) for v in order)) if order else 6
-    head = f"{'case':<{width}} " + " ".join(f"{v:>{col}}" for v in order) + "  first holds"
+    head = f"{'case':<{width}} " + " ".join(f"{v:>{col}}" for v in order) + "  first holds  changed in"
     lines = [head, "-" * len(head)]
     section = None
     for row in table.rows:
@@ -220,7 +293,7 @@ def format_table(table: CompatTable, changes_only: bool = False, width: int = 48
             section = title
         name = row.case if len(row.case) <= width else "…" + row.case[-(width - 1):]
         cells = " ".join(f"{CELL[row.cells[v]]:>{col}}" for v in order)
-        lines.append(f"{name:<{width}} {cells}  {row.first(HOLDS, order) or '-'}")
+        lines.append(f"{name:<{width}} {cells}  {row.first(HOLDS, order) or '-':<11}  {','.join(row.changed_in(order))}")
     lines.append("ok = holds in every mode that applies, FAIL = fails in every one, part = fails in some,"
                  " n/a = no expect block applies, -- = release unavailable, ? = no result")
     for version, reason in table.unavailable.items():
@@ -232,7 +305,7 @@ def format_table(table: CompatTable, changes_only: bool = False, width: int = 48
 
 
 def format_changes(table: CompatTable, width: int = 200) -> str:
-    """One line per changed case: id, first release where it holds, and why it did not before."""
+    """One line per changed case: id, the releases where it changed, where it holds, and why."""
     order = table.versions
     lines = []
     for row in table.rows:
@@ -240,7 +313,8 @@ def format_changes(table: CompatTable, width: int = 200) -> str:
             first = row.first(HOLDS, order) or "never"
             reason = change_reason(row, order) or "(no message)"
             reason = reason if len(reason) <= width else reason[:width - 3] + "..."
-            lines.append(f"{row.case}: holds from {row.holds_since(order) or '-'} (first {first}); {reason}")
+            lines.append(f"{row.case}: changed in {', '.join(row.changed_in(order))}; holds from "
+                         f"{row.holds_since(order) or '-'} (first {first}); {reason}")
     return "\n".join(lines)
 
 
