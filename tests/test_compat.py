@@ -361,3 +361,29 @@ def test_same_block_everywhere_is_no_change(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     table = compat.build_table(load_runs([path]))
     assert not table.rows[0].differs(table.versions) and compat.summary(table)["changed"] == 0
+
+
+def test_a_change_in_what_was_raised_is_found_where_the_spec_accepts_both(tmp_path: Path) -> None:
+    """The spec allows either error over a range; the table still names the release that switched."""
+    records: list[dict[str, Any]] = []
+    raised = {"0.4.30": "jax._src.interpreters.ad.CustomVJPException", "0.5.3": "jax.errors.UnexpectedTracerError",
+              "0.10.2": "jax.errors.UnexpectedTracerError"}
+    for version, exc in raised.items():
+        run = _run(version, OFF, {"vjp.closure": ("passed", "")})
+        run[2]["actual"], run[2]["expect_line"] = {"raised": {"type": exc, "message": "..."}}, 5
+        records += run
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = compat.build_table(load_runs([path]))
+    row = table.rows[0]
+    assert row.changed_in(table.versions) == ["0.5.3"]
+    change = compat.summary(table)["changes"][0]
+    assert change["reason"] == ("from 0.5.3, off-warn: raised jax.errors.UnexpectedTracerError "
+                                "(was raised jax._src.interpreters.ad.CustomVJPException)")
+    assert change["spec_changes"] == [] and change["observed_changes"][0]["previous"] == "0.4.30"
+
+
+def test_observed_key() -> None:
+    assert compat.observed_key({"raised": {"type": "ValueError", "message": "x"}, "dtype": "float32"}) == "raised ValueError"
+    assert compat.observed_key({"dtype": "int32", "value": 1}) == "dtype int32"
+    assert compat.observed_key({"value": 1}) == compat.observed_key(None) == ""

@@ -61,6 +61,7 @@ from conformance.compat.table import (
     change_reason,
     format_changes,
     format_table,
+    observed_key,
     summary,
 )
 from conformance.mode import DEFAULT_MODES
@@ -69,7 +70,7 @@ from conformance.results import load_runs, suite_info
 __all__ = [
     "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS", "CaseRow", "CompatTable",
     "Environment", "ModeRun", "add_arguments", "build_table", "change_reason", "default_cache_dir", "ensure_env",
-    "env_key", "find_python", "format_changes", "format_table", "main", "merge", "parse_pin", "parse_versions",
+    "env_key", "find_python", "format_changes", "format_table", "main", "merge", "observed_key", "parse_pin", "parse_versions",
     "pins_for", "pytest_command", "python_needed", "python_tag", "requirements", "run_compat", "run_mode",
     "snapshot_specs", "specs_digest", "summary", "unavailable_records",
     "_explain", "_first_line", "_pip_reason", "_status",

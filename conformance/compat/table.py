@@ -44,6 +44,7 @@ class CaseRow:
     modes: dict[str, dict[str, str]] = field(default_factory=dict)  # version -> mode slug -> outcome
     messages: dict[str, str] = field(default_factory=dict)  # version -> first line of a failure (or n/a) message
     blocks: dict[str, dict[str, int | None]] = field(default_factory=dict)  # version -> mode -> expect block line
+    observed: dict[str, dict[str, str]] = field(default_factory=dict)  # version -> mode -> what it did, in short
     spec_file: str = ""
 
     def known(self, order: Sequence[str]) -> list[tuple[str, str]]:
@@ -54,7 +55,7 @@ class CaseRow:
 
     def differs(self, order: Sequence[str]) -> bool:
         """The verdict changes between releases, or the spec expects something else from some release on."""
-        return self.status_differs(order) or bool(self.spec_changes(order))
+        return self.status_differs(order) or bool(self.spec_changes(order)) or bool(self.observed_changes(order))
 
     def spec_changes(self, order: Sequence[str]) -> list[dict[str, Any]]:
         """Releases from which another expect block applies (a `version:` range in the spec), per mode."""
@@ -69,10 +70,26 @@ class CaseRow:
                             "from": [before[m] for m in modes], "to": [after[m] for m in modes]})
         return out
 
+    def observed_changes(self, order: Sequence[str]) -> list[dict[str, Any]]:
+        """Releases where the implementation did something else (another exception type or result dtype).
+
+        A spec that accepts either behaviour over a range of releases still shows here where it changed.
+        """
+        out = []
+        seen = [v for v, _ in self.known(order) if self.observed.get(v)]
+        for prev, cur in zip(seen, seen[1:], strict=False):
+            before, after = self.observed[prev], self.observed[cur]
+            modes = sorted((m for m in set(before) & set(after) if before[m] != after[m]),
+                           key=lambda m: (_MODE_ORDER.get(m, 99), m))
+            if modes:
+                out.append({"release": cur, "previous": prev, "modes": modes,
+                            "from": [before[m] for m in modes], "to": [after[m] for m in modes]})
+        return out
+
     def changed_in(self, order: Sequence[str]) -> list[str]:
-        """Every release whose verdict or applicable expect block differs from the release before it."""
+        """Every release whose verdict, expect block or observed behaviour differs from the release before it."""
         known = self.known(order)
-        at = {c["release"] for c in self.spec_changes(order)}
+        at = {c["release"] for c in self.spec_changes(order) + self.observed_changes(order)}
         at |= {cur for (_, a), (cur, b) in zip(known, known[1:], strict=False) if a != b}
         return [v for v in order if v in at]
 
@@ -146,6 +163,7 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
     messages: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
     meta: dict[str, tuple[str, str]] = {}
     blocks: dict[tuple[str, str], dict[str, int | None]] = {}
+    observed: dict[tuple[str, str], dict[str, str]] = {}
     files: dict[str, str] = {}
     for version in order:
         vruns = by_version.get(version, [])
@@ -168,6 +186,9 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
                 line = rec.get("expect_line")
                 blocks.setdefault((case, version), {})[slug] = int(line) if isinstance(line, int) else None
                 files.setdefault(case, str(rec.get("spec_file") or ""))
+                what = observed_key(rec.get("actual"))
+                if what:
+                    observed.setdefault((case, version), {})[slug] = what
                 if outcome not in HOLDING:
                     messages.setdefault((case, version), {}).setdefault(slug, (outcome, _first_line(rec.get("message"))))
     rows = []
@@ -183,6 +204,7 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
                 row.cells[version] = _status(o for os_ in per_mode.values() for o in os_)
                 row.modes[version] = {m: _status(os_) for m, os_ in sorted(per_mode.items())}
                 row.blocks[version] = blocks.get((case, version), {})
+                row.observed[version] = observed.get((case, version), {})
                 if (case, version) in messages:
                     row.messages[version] = _explain(messages[(case, version)])
         rows.append(row)
@@ -191,6 +213,23 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None) -> C
 
 
 _MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
+
+
+def observed_key(actual: Any) -> str:
+    """What a case did, in a word: `raised <type>` or `dtype <name>` (empty when the record does not say)."""
+    if not isinstance(actual, dict):
+        return ""
+    raised = actual.get("raised")
+    if isinstance(raised, dict) and raised.get("type"):
+        return f"raised {raised['type']}"
+    if isinstance(actual.get("dtype"), str):
+        return f"dtype {actual['dtype']}"
+    return ""
+
+
+def observed_change_text(change: dict[str, Any]) -> str:
+    pairs = dict.fromkeys(zip(change["from"], change["to"], strict=True))
+    return f"from {change['release']}, {', '.join(change['modes'])}: " + "; ".join(f"{new} (was {old})" for old, new in pairs)
 
 
 def _explain(per_mode: dict[str, tuple[str, str]]) -> str:
@@ -243,6 +282,9 @@ def spec_change_text(row: CaseRow, change: dict[str, Any]) -> str:
 def change_reason(row: CaseRow, order: Sequence[str]) -> str:
     """Why the case changes: the message where it does not hold, nearest the change; else the spec's own change."""
     if not row.status_differs(order):
+        observed = row.observed_changes(order)
+        if observed:
+            return observed_change_text(observed[0])
         changes = row.spec_changes(order)
         return spec_change_text(row, changes[0]) if changes else ""
     since = row.holds_since(order)
@@ -270,6 +312,7 @@ def summary(table: CompatTable) -> dict[str, Any]:
             "changed_in": row.changed_in(order), "statuses": {v: row.cells[v] for v in order}, "modes": row.modes,
             "reason": change_reason(row, order),
             "spec_changes": [{**c, "text": spec_change_text(row, c)} for c in row.spec_changes(order)],
+            "observed_changes": [{**c, "text": observed_change_text(c)} for c in row.observed_changes(order)],
             "spec_file": row.spec_file,
         })
     return {"versions": list(order), "unavailable": table.unavailable, "problems": table.problems,
