@@ -387,3 +387,15 @@ def test_observed_key() -> None:
     assert compat.observed_key({"raised": {"type": "ValueError", "message": "x"}, "dtype": "float32"}) == "raised ValueError"
     assert compat.observed_key({"dtype": "int32", "value": 1}) == "dtype int32"
     assert compat.observed_key({"value": 1}) == compat.observed_key(None) == ""
+
+
+def test_a_spec_range_boundary_where_nothing_changed_is_no_change(tmp_path: Path) -> None:
+    records: list[dict[str, Any]] = []
+    for version, line in (("0.5.3", 8), ("0.10.2", 11)):
+        run = _run(version, OFF, {"vjp.closure": ("passed", "")})
+        run[2]["actual"], run[2]["expect_line"] = {"raised": {"type": "jax.errors.UnexpectedTracerError"}}, line
+        records += run
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = compat.build_table(load_runs([path]))
+    assert not table.rows[0].differs(table.versions)

@@ -63,7 +63,9 @@ class CaseRow:
         seen = [v for v, _ in self.known(order) if v in self.blocks]
         for prev, cur in zip(seen, seen[1:], strict=False):
             before, after = self.blocks[prev], self.blocks[cur]
-            modes = sorted((m for m in set(before) & set(after) if before[m] != after[m]),
+            # a range boundary in the spec where the implementation was seen doing the same thing is no change
+            same = {m for m, what in self.observed.get(prev, {}).items() if what and self.observed.get(cur, {}).get(m) == what}
+            modes = sorted((m for m in set(before) & set(after) if before[m] != after[m] and m not in same),
                            key=lambda m: (_MODE_ORDER.get(m, 99), m))
             if modes:
                 out.append({"release": cur, "previous": prev, "modes": modes,
