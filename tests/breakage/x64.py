@@ -479,8 +479,8 @@ class LegacyContextApisKept(Breakage):
     def patch(self, ns: dict[str, Any]) -> None:
         jax = ns["jax"]
         experimental = importlib.import_module("jax.experimental")
-        experimental.enable_x64 = lambda: jax.enable_x64(True)
-        experimental.disable_x64 = lambda: jax.enable_x64(False)
+        setattr(experimental, "enable_x64", lambda: jax.enable_x64(True))  # noqa: B010 - not in the stubs
+        setattr(experimental, "disable_x64", lambda: jax.enable_x64(False))  # noqa: B010
         jax.config.use = lambda name, value: jax.enable_x64(value)
 
 
