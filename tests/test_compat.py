@@ -399,3 +399,11 @@ def test_a_spec_range_boundary_where_nothing_changed_is_no_change(tmp_path: Path
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     table = compat.build_table(load_runs([path]))
     assert not table.rows[0].differs(table.versions)
+
+
+def test_prune_keeps_only_the_environments_in_use(tmp_path: Path) -> None:
+    for name in ("jax-0.4.30-aaaa", "jax-0.4.30-bbbb", "jax-0.8.0-cccc"):
+        (tmp_path / "envs" / name / "bin").mkdir(parents=True)
+    removed = compat.prune_cache(tmp_path, [tmp_path / "envs" / "jax-0.4.30-bbbb", tmp_path / "envs" / "jax-0.8.0-cccc"])
+    assert [p.name for p in removed] == ["jax-0.4.30-aaaa"]
+    assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == ["jax-0.4.30-bbbb", "jax-0.8.0-cccc"]

@@ -71,7 +71,7 @@ __all__ = [
     "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS", "CaseRow", "CompatTable",
     "Environment", "ModeRun", "add_arguments", "build_table", "change_reason", "default_cache_dir", "ensure_env",
     "env_key", "find_python", "format_changes", "format_table", "main", "merge", "observed_key", "parse_pin", "parse_versions",
-    "pins_for", "pytest_command", "python_needed", "python_tag", "requirements", "run_compat", "run_mode",
+    "pins_for", "prune_cache", "pytest_command", "python_needed", "python_tag", "requirements", "run_compat", "run_mode",
     "snapshot_specs", "specs_digest", "summary", "unavailable_records",
     "_explain", "_first_line", "_pip_reason", "_status",
 ]
@@ -105,6 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an extra requirement for some releases, e.g. '<0.5:numpy<2.1' or '0.7.2:numpy<2.4' "
                              "(repeatable; added to the built-in table, and part of the cache key)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the environments even when cached")
+    parser.add_argument("--prune", action="store_true",
+                        help="afterwards, delete cached environments this run did not use")
     parser.add_argument("--env", action="append", default=[], metavar="VERSION=PATH",
                         help="use an existing environment for a release instead of building one (repeatable)")
     parser.add_argument("--live-specs", action="store_true",
@@ -207,7 +209,22 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
             say(f"jax {mr.version} [{mr.mode.slug}]: {counts or 'no cases'} in {mr.seconds:.1f} s{note}")
     order = {v: i for i, v in enumerate(args.versions)}
     files.sort(key=lambda p: (order.get(p.name.split("-")[0], 99), p.name))
+    if args.prune:
+        for path in prune_cache(cache, [e.path for e in envs if e.ok]):
+            say(f"pruned {path}")
     return envs, mode_runs, files
+
+
+def prune_cache(cache: Path, keep: Sequence[Path]) -> list[Path]:
+    """Remove cached environments this run did not use (each is hundreds of MB)."""
+    envs_dir = cache / "envs"
+    kept = {p.resolve() for p in keep}
+    removed = []
+    for path in sorted(envs_dir.glob("jax-*")) if envs_dir.is_dir() else []:
+        if path.is_dir() and path.resolve() not in kept:
+            shutil.rmtree(path)
+            removed.append(path)
+    return removed
 
 
 def snapshot_specs(dest: Path, source: Path = REPO_ROOT / "specs") -> Path:
