@@ -1,0 +1,1 @@
+"""Experiments: harness changes measured as monkeypatches, without editing the harness."""
