@@ -172,6 +172,8 @@ def _compare(path: str, actual: Any, expected: Any, rtol: float, atol: float) ->
         for (k, a), (_, e) in zip(items, exp_items, strict=True):
             problems += _compare(f"{path}[{k!r}]", a, e, rtol, atol)
         return problems
+    if isinstance(actual, (str, bytes)):
+        return [Mismatch("value", f"{path} is a {type(actual).__name__} ({short(actual, 200)}), but should be {short(expected, 300)}", expected, short(actual, 300))]
     try:
         got = _as_array(actual)
         want = np.asarray(expected)

@@ -486,6 +486,7 @@ RULE_IDS = {
     "YAML-SYNTAX": "The file parses as YAML.",
     "YAML-UNSAFE-TAG": "No YAML tags that would construct Python objects.",
     "YAML-DUPLICATE-KEY": "No key appears twice in one mapping.",
+    "YAML-TOO-LARGE": "With its aliases expanded, a spec stays under the node limit (no alias bombs).",
     "SCHEMA": "The file matches specs/schema.json.",
     "FILE-TOO-LARGE": "A spec file stays under the size limit.",
     "FILE-ENCODING": "A spec file is UTF-8.",

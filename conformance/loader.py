@@ -113,10 +113,47 @@ _MarkedLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _MarkedLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
+# A spec with aliases expanded stays far below this; an "alias bomb" of a few hundred bytes does not.
+MAX_EXPANDED_NODES = 200_000
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """Nodes in the document once every alias is expanded (memoized, so bombs are cheap to measure)."""
+    key = id(node)
+    if key in sizes:
+        if sizes[key] < 0:
+            raise ValueError("recursive alias")
+        return sizes[key]
+    sizes[key] = -1
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    elif isinstance(node, yaml.MappingNode):
+        children = [n for pair in node.value for n in pair]
+    sizes[key] = 1 + sum(_expanded_size(child, sizes) for child in children)
+    return sizes[key]
+
+
 def parse_yaml(text: str, path: Path) -> Any:
     """Parse with the safe loader; a syntax error or a Python-object tag becomes a SpecError."""
+    loader = _MarkedLoader(text)
     try:
-        return yaml.load(text, Loader=_MarkedLoader)  # noqa: S506 - a SafeLoader subclass
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            size = _expanded_size(node, {})
+        except (ValueError, RecursionError):
+            raise SpecError(path, node.start_mark.line + 1, "YAML-TOO-LARGE", "the document refers to itself through an alias") from None
+        if size > MAX_EXPANDED_NODES:
+            raise SpecError(
+                path, node.start_mark.line + 1, "YAML-TOO-LARGE",
+                f"with its aliases expanded the document has {size:,} nodes, over the {MAX_EXPANDED_NODES:,} limit",
+            )
+        return loader.construct_document(node)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise SpecError(path, line, "YAML-SYNTAX", f"character {exc.character!r} is not allowed in YAML: {exc.reason}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -132,6 +169,8 @@ def parse_yaml(text: str, path: Path) -> Any:
         raise SpecError(path, line, "YAML-SYNTAX", f"{problem}{context}") from None
     except yaml.YAMLError as exc:
         raise SpecError(path, 1, "YAML-SYNTAX", str(exc)) from None
+    finally:
+        loader.dispose()
 
 
 def line_of(doc: Any, path: Iterable[Any]) -> int:

@@ -102,7 +102,7 @@ def _start(job: Job, args: argparse.Namespace) -> None:
 def _read(job: Job) -> None:
     """The failing cases of a finished job, from its results file."""
     try:
-        lines = job.results.read_text(encoding="utf-8").splitlines()
+        lines = job.results.read_text(encoding="utf-8").split("\n")
     except OSError:
         return
     for line in lines:

@@ -62,7 +62,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--backend", action="append", metavar="PLATFORM", help="run on this backend (repeatable; default: every backend the adapter reports)")
     group.addoption("--results", metavar="PATH", help="write one JSON line per case to PATH as it finishes")
     group.addoption("--specs", action="append", metavar="DIR", help=f"spec directories for `pytest conformance/` (default: {SPECS_DIR})")
-    group.addoption("--case-timeout", type=float, default=None, metavar="SECONDS", help="time limit per case unless the spec sets one (default 60)")
+    group.addoption("--case-timeout", type=float, default=None, metavar="SECONDS", help="time limit per case unless the spec sets one (default: ini conformance_case_timeout, 60)")
+    group.addoption("--case-memory-mb", type=int, default=None, metavar="MB",
+                    help="address-space limit per worker; a case past it is recorded as crashed (default: $JAX_CONFORMANCE_MEMORY_LIMIT_MB, else none)")
+    parser.addini("conformance_case_timeout", "default time limit per case in seconds", default="60")
     group.addoption("--expectations", action="append", metavar="PATH", help="known-divergence file(s): listed cases become xfailed/xpassed")
 
 
@@ -76,7 +79,7 @@ class Suite:
         self._runner: CaseRunner | None = None
         self.writer: ResultsWriter | None = None
         self.run_id = getattr(config, "workerinput", {}).get("conformance_run_id") or new_run_id()
-        self.timeout = config.getoption("case_timeout") or 60.0
+        self.timeout = config.getoption("case_timeout") or float(config.getini("conformance_case_timeout"))
         self.counts: dict[str, int] = {}
         self._resolved: dict[str, str] | None = None
         self.expectations = ExpectationFile.load_many(config.getoption("expectations") or [])
@@ -87,7 +90,7 @@ class Suite:
         if self.adapter is None:
             raise pytest.UsageError(_missing_adapter())
         if self._runner is None:
-            self._runner = CaseRunner(self.adapter, self.mode, self.timeout)
+            self._runner = CaseRunner(self.adapter, self.mode, self.timeout, memory_mb=self.config.getoption("case_memory_mb"))
         return self._runner
 
     @property

@@ -54,7 +54,8 @@ def encode(record: dict[str, Any]) -> bytes:
             if key in record:
                 record = {**record, key: {"cut": f"{len(json.dumps(record[key], default=repr)):,} characters of {key} were not kept"}}
         text = json.dumps(record, default=repr, ensure_ascii=False, separators=(",", ":"))
-    return (text + "\n").encode("utf-8")
+    # A lone surrogate (a YAML "\ud800" in a claim) must not make the line unwritable.
+    return (text + "\n").encode("utf-8", "backslashreplace")
 
 
 class ResultsWriter:

@@ -47,4 +47,4 @@ def specdir(pytester: pytest.Pytester) -> SpecDir:
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]

@@ -76,9 +76,9 @@ class JaxAdapter(Adapter):
         return str(np.dtype(dtype).name)
 
     def global_state(self) -> dict[str, Any]:
+        """Every JAX config option: a case that changes one in-process leaks it into later cases."""
         jax = self.namespace()["jax"]
         state: dict[str, Any] = {"jax_enable_x64": bool(jax.config.x64_enabled)}
-        edm = getattr(jax.config, "jax_explicit_x64_dtypes", None)
-        if edm is not None:
-            state["jax_explicit_x64_dtypes"] = str(edm)
+        for name, value in getattr(jax.config, "values", {}).items():
+            state[name] = repr(value)
         return state
