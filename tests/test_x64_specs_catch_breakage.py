@@ -134,11 +134,12 @@ def _select(ids: tuple[str, ...]) -> str:
 
 def _run(adapter: str, mode: str, ids: tuple[str, ...], results: Path) -> dict[str, Any]:
     x64, edm = MODES[mode]
-    cmd = [sys.executable, "-m", "pytest", "-p", "conformance.plugin", "conformance/", "--specs", "specs/x64",
+    # xdist too: the suite's plugin declares an xdist hook and cannot be loaded without it.
+    cmd = [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "conformance.plugin", "conformance/", "--specs", "specs/x64",
            f"--adapter={adapter}", f"--x64={x64}", f"--explicit-x64-dtypes={edm}", "-p", "no:cacheprovider", "-q",
            "-k", _select(ids), "--results", str(results)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "PYTEST_"))}
-    # Only the suite's own plugin: other installed plugins cost about a second of CPU per run.
+    # Only the plugins the suite needs: the other installed ones cost about a second of CPU per run.
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     records = {}
