@@ -193,7 +193,9 @@ def test_summary_names_first_holds_last_fails_and_the_reason(tmp_path: Path) -> 
     assert ctx["reason"] == "off-warn failed: AttributeError: no enable_x64"  # first line only
     closure = changes["vjp.closure"]  # holds on old releases, fails on the newest: a regression
     assert (closure["first_holds"], closure["last_holds"], closure["first_fails"]) == ("0.4.30", "0.8.0", "0.10.2")
-    assert closure["holds_since"] is None
+    assert closure["holds_since"] is None and closure["fails_since"] == "0.10.2"
+    assert "vjp.closure: changed in 0.10.2; FAILS from 0.10.2 (first holds 0.4.30); off-warn failed" in \
+        compat.format_changes(table)
     assert closure["reason"].startswith("off-warn failed: raised UnexpectedTracerError")
 
 
@@ -285,8 +287,10 @@ def test_real_releases_show_the_explicit_dtype_option_arriving_in_0_8_0(tmp_path
                   "--", "-k", "explicit"])
     assert compat.main(args) == 0
     data = json.loads((out / "compat-summary.json").read_text())
-    firsts = {c["first_holds"] for c in data["changes"]}
-    assert "0.8.0" in firsts, data
+    arange = next(c for c in data["changes"] if c["case"] == "x64.explicit.arange")
+    # 0.7.2 has no jax_explicit_x64_dtypes (the request warns); 0.8.0 raises in error mode
+    assert arange["changed_in"] == ["0.8.0"], arange
+    assert arange["statuses"] == {"0.7.2": "holds", "0.8.0": "holds"}
 
 
 def test_pin_option() -> None:

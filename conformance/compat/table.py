@@ -108,6 +108,15 @@ class CaseRow:
     def last_failing(self, order: Sequence[str]) -> str | None:
         return next((v for v, s in reversed(self.known(order)) if s in (FAILS, PARTLY)), None)
 
+    def fails_since(self, order: Sequence[str]) -> str | None:
+        """The release from which it fails (in some mode) in every later release tested (None if the newest holds)."""
+        since = None
+        for v, s in reversed(self.known(order)):
+            if s not in (FAILS, PARTLY):
+                break
+            since = v
+        return since
+
     def holds_since(self, order: Sequence[str]) -> str | None:
         """The release from which it holds in every later release tested (None if the newest fails)."""
         since = None
@@ -309,7 +318,8 @@ def summary(table: CompatTable) -> dict[str, Any]:
         changes.append({
             "case": row.case, "topic": row.topic, "claim": row.claim,
             "first_holds": row.first(HOLDS, order), "last_fails": row.last_failing(order),
-            "holds_since": row.holds_since(order), "first_fails": row.first_failing(order),
+            "holds_since": row.holds_since(order), "fails_since": row.fails_since(order),
+            "first_fails": row.first_failing(order),
             "last_holds": row.last(HOLDS, order),
             "changed_in": row.changed_in(order), "statuses": {v: row.cells[v] for v in order}, "modes": row.modes,
             "reason": change_reason(row, order),
@@ -358,8 +368,11 @@ def format_changes(table: CompatTable, width: int = 200) -> str:
             first = row.first(HOLDS, order) or "never"
             reason = change_reason(row, order) or "(no message)"
             reason = reason if len(reason) <= width else reason[:width - 3] + "..."
-            lines.append(f"{row.case}: changed in {', '.join(row.changed_in(order))}; holds from "
-                         f"{row.holds_since(order) or '-'} (first {first}); {reason}")
+            since = row.holds_since(order)
+            state = f"holds from {since} (first {first})" if since else \
+                f"FAILS from {row.fails_since(order) or '-'} (first holds {first})" if row.fails_since(order) else \
+                f"does not hold in the newest release (first holds {first})"
+            lines.append(f"{row.case}: changed in {', '.join(row.changed_in(order))}; {state}; {reason}")
     return "\n".join(lines)
 
 
