@@ -411,3 +411,16 @@ def test_prune_keeps_only_the_environments_in_use(tmp_path: Path) -> None:
     removed = compat.prune_cache(tmp_path, [tmp_path / "envs" / "jax-0.4.30-bbbb", tmp_path / "envs" / "jax-0.8.0-cccc"])
     assert [p.name for p in removed] == ["jax-0.4.30-aaaa"]
     assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == ["jax-0.4.30-bbbb", "jax-0.8.0-cccc"]
+
+
+def test_from_results_builds_the_table_summary_and_report_without_running(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    merged = _synthetic(tmp_path)
+    out = tmp_path / "out"
+    assert compat.main(parse(["--from-results", str(merged), "--out", str(out)])) == 0
+    text = capsys.readouterr().out
+    assert "x64.explicit.error: changed in 0.8.0" in text and "unavailable: jax 0.0.1" in text
+    data = json.loads((out / "compat-summary.json").read_text())
+    assert data["changed"] == 3 and data["unavailable"] == {"0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"}
+    assert not (out / "compat").exists()  # nothing ran
+    assert compat.main(parse(["--from-results", str(tmp_path / "nope.jsonl"), "--out", str(out)])) == 4

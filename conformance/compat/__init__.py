@@ -112,6 +112,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--live-specs", action="store_true",
                         help="run specs/ as it is when each run starts (default: a snapshot taken once, "
                              "so every release runs the same cases)")
+    parser.add_argument("--from-results", type=Path, metavar="MERGED",
+                        help="build no environment and run nothing: the table, summary and report from a merged file")
     parser.add_argument("--changes-only", action="store_true", help="print only the rows that differ")
     parser.add_argument("--no-report", action="store_true", help="do not build the HTML report")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
@@ -267,10 +269,22 @@ def render_report(merged: Path, out: Path) -> str:
 def main(args: argparse.Namespace) -> int:
     """Run the releases, merge their results, print the table, write the summary and the report."""
     start = time.monotonic()
-    envs, mode_runs, files = run_compat(args)
-    merged = args.out / "compat-results.jsonl"
-    lines = merge(files, merged)
-    table = build_table(load_runs([merged]), args.versions)
+    envs: list[Environment] = []
+    mode_runs: list[ModeRun] = []
+    if args.from_results is not None:
+        # only the table, the summary and the report, from an earlier run's merged file
+        merged = args.from_results
+        if not merged.is_file():
+            print(f"jax-conformance compat: --from-results {merged}: no such file", file=sys.stderr)
+            return 4
+        lines = sum(1 for line in merged.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip())
+        versions: list[str] = []
+    else:
+        envs, mode_runs, files = run_compat(args)
+        merged = args.out / "compat-results.jsonl"
+        lines = merge(files, merged)
+        versions = args.versions
+    table = build_table(load_runs([merged]), versions)
     print()
     print(format_table(table, changes_only=args.changes_only))
     changes = format_changes(table)
@@ -286,11 +300,14 @@ def main(args: argparse.Namespace) -> int:
                                        for e in envs},
                       "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs}}
     summary_path = args.out / "compat-summary.json"
+    summary_path.parent.mkdir(parents=True, exist_ok=True)
     summary_path.write_text(json.dumps(data, indent=1))
     print(f"\nresults: {merged} ({lines} records)\nsummary: {summary_path}")
     if not args.no_report:
         print(render_report(merged, args.out / "compat-report"))
     print(f"compat: {len(table.versions)} releases, {len(table.rows)} cases, {data['changed']} differ; "
           f"{time.monotonic() - start:.0f} s")
+    if args.from_results is not None:
+        return 0 if table.rows else 1
     ran = [e for e in envs if e.ok]
     return 0 if ran and not any(m.reason for m in mode_runs) else 1
