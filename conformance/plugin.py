@@ -213,20 +213,10 @@ def _interrupt_on_sigterm(config: pytest.Config) -> None:
     config.add_cleanup(restore)
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist: every worker shares the controller's run id."""
     node.workerinput["conformance_run_id"] = node.config.stash[SUITE].run_id
-
-
-def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    if pluginmanager.hasplugin("xdist"):
-        pluginmanager.register(_XdistHooks())
-
-
-class _XdistHooks:
-    @pytest.hookimpl
-    def pytest_configure_node(self, node: Any) -> None:
-        pytest_configure_node(node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -546,6 +536,7 @@ class SuiteReporter:
             self._announced = True
             self.suite.writer.write({"record": "collected", "run_id": self.suite.run_id, "count": count})
 
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self._collected(len(ids))
 
