@@ -301,6 +301,12 @@ def main(args: argparse.Namespace) -> int:
                       "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs}}
     summary_path = args.out / "compat-summary.json"
     summary_path.parent.mkdir(parents=True, exist_ok=True)
+    if args.from_results is not None:
+        # keep the timings of the run that wrote these results, if its summary is the one being replaced
+        try:
+            data["timing"] = json.loads(summary_path.read_text())["timing"]
+        except (OSError, ValueError, KeyError):
+            data.pop("timing", None)
     summary_path.write_text(json.dumps(data, indent=1))
     print(f"\nresults: {merged} ({lines} records)\nsummary: {summary_path}")
     if not args.no_report:
