@@ -37,8 +37,12 @@ DEFAULT_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.7.2", "0.8.0", "0.9.2", "0.10
 # version, Python minor). jax 0.11.0 and later declare Requires-Python >=3.12.
 PYTHON_NEEDED: tuple[tuple[str, str], ...] = ((">=0.11.0", "3.12"),)
 
-# Pins each release needs besides jax[cpu]==VERSION, found by installing and running the suite.
-# (specifier over the JAX version, requirements); every matching row applies.
+# Pins each release needs besides jax[cpu]==VERSION, found by installing and running the suite:
+# (specifier over the JAX version, requirements); every matching row applies. None were needed
+# (2026-11-29): 0.4.30-0.10.2 import and run with numpy 2.4.6, ml_dtypes 0.6.0, scipy 1.17.1, and
+# 0.11.2/0.12.0.1 (Python 3.12) with numpy 2.5.5; release-era pins (0.4.30: numpy<2.1, scipy<1.14,
+# ml_dtypes<0.5; 0.7.2: numpy<2.4, scipy<1.17) changed no outcome. Add a row (or --pin) when a
+# later NumPy breaks an old jaxlib.
 RELEASE_PINS: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 # What the harness itself needs in every environment (the project is installed with --no-deps).
