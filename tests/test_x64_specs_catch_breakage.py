@@ -111,7 +111,9 @@ BREAKAGES = [
     Breakage("X64EnabledAssignable", "6 x64_enabled read-only", "off-warn", ("x64.flag.x64-enabled-read-only",)),
     # claim 7: jit cache key
     Breakage("X64NotInJitKey", "7 jit cache key", "off-warn",
-             ("x64.jit_cache.retrace-on-switch", "x64.jit_cache.retrace-from-on")),
+             ("x64.jit_cache.retrace-on-switch", "x64.jit_cache.retrace-from-on", "x64.jit_cache.retrace-same-argument-type")),
+    Breakage("ExplicitModeNotInJitKey", "7 jit cache key (explicit-dtype policy)", "off-warn",
+             ("x64.jit_cache.explicit-mode-in-key",)),
     Breakage("ArraysFollowFlag", "7 arrays keep their dtype", "off-warn", ("x64.jit_cache.array-keeps-dtype",)),
     # claim 8: global vs contextual
     Breakage("ContextManagerGlobal", "8 jax.enable_x64 thread-local", "off-warn", ("x64.context.enable-x64-thread-local",)),

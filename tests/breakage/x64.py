@@ -411,6 +411,31 @@ class X64NotInJitKey(Breakage):
         jax.jit = stale_jit
 
 
+class ExplicitModeNotInJitKey(Breakage):
+    breaks = "jax_explicit_x64_dtypes is part of the jit cache key (a switch retraces)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        from jax._src import config as config_module
+
+        real_jit = jax.jit
+
+        def stale_jit(fun: Any, *args: Any, **kwargs: Any) -> Any:
+            jitted = real_jit(fun, *args, **kwargs)
+            first: list[Any] = []
+
+            def call(*a: Any, **k: Any) -> Any:
+                # Run every call under the policy of the first one: its trace is reused.
+                if not first:
+                    first.append(jax.config.jax_explicit_x64_dtypes.name.lower())
+                with config_module.explicit_x64_dtypes(first[0]):
+                    return jitted(*a, **k)
+
+            return call
+
+        jax.jit = stale_jit
+
+
 class ArraysFollowFlag(Breakage):
     breaks = "an array made while x64 was off keeps its 32-bit dtype after x64 is turned on"
 
