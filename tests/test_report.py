@@ -210,6 +210,23 @@ def test_an_end_record_marked_interrupted_counts_too(tmp_path: Path) -> None:
     assert col.interrupted and "killed by SIGKILL" in col.interruption
 
 
+def test_a_release_that_could_not_run_shows_why(tmp_path: Path) -> None:
+    """compat writes a run/end pair with status "unavailable" for a release pip cannot install."""
+    ok = run_file(tmp_path / "a.jsonl", {"t.a": "passed"})
+    gone = tmp_path / "gone.jsonl"
+    reason = "pip install jax[cpu]==0.0.1 failed: no matching distribution"
+    gone.write_text(
+        json.dumps({"record": "run", "run_id": "gone", "adapter": "jax", "implementation_version": "0.0.1",
+                    "mode": {"x64": False, "explicit_x64_dtypes": "warn"}, "backends": [], "status": "unavailable",
+                    "reason": reason}) + "\n"
+        + json.dumps({"record": "end", "run_id": "gone", "exitstatus": None, "interrupted": False, "counts": {},
+                      "status": "unavailable", "reason": reason}) + "\n")
+    index, model = build_site([ok, gone], tmp_path / "site")
+    [col] = [c for c in model.columns if c.version == "0.0.1"]
+    assert col.status_text == f"unavailable: {reason}"
+    assert f"unavailable: {reason}" in index.read_text()
+
+
 def test_the_same_run_read_twice_is_counted_once(tmp_path: Path) -> None:
     per_mode = run_file(tmp_path / "modes" / "jax-off-warn.jsonl", {"t.a": "passed", "t.b": "failed"})
     merged = tmp_path / "results.jsonl"

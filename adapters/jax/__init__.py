@@ -58,7 +58,7 @@ class JaxAdapter(Adapter):
                 "machine": platform.machine(),
                 "devices": [str(d) for d in devices],
                 "x64_enabled": bool(jax.config.x64_enabled),
-                "explicit_x64_dtypes": str(getattr(jax.config, "jax_explicit_x64_dtypes", "unsupported")),
+                "explicit_x64_dtypes": _policy_name(getattr(jax.config, "jax_explicit_x64_dtypes", None)),
                 "notes": self.notes,
             },
         }
@@ -82,3 +82,10 @@ class JaxAdapter(Adapter):
         for name, value in getattr(jax.config, "values", {}).items():
             state[name] = repr(value)
         return state
+
+
+def _policy_name(value: Any) -> str:
+    """`warn`/`error`/`allow` from JAX's ExplicitX64Mode enum; `unsupported` before 0.8.0."""
+    if value is None:
+        return "unsupported"
+    return str(getattr(value, "name", value)).lower()

@@ -62,6 +62,15 @@ class Column:
     started: str
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     label: str = ""
+    status: str = ""  # "unavailable" or "error" when the release could not run at all (compat)
+    reason: str = ""
+
+    @property
+    def status_text(self) -> str:
+        """The status cell: complete, interrupted, or why the implementation could not run."""
+        if self.status in ("unavailable", "error"):
+            return f"{self.status}: {self.reason}" if self.reason else self.status
+        return "interrupted" if self.interrupted else "complete"
 
     @property
     def total(self) -> int:
@@ -98,7 +107,8 @@ class Column:
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "adapter": self.adapter, "version": self.version, "backend": self.backend,
-                "mode": self.mode, "interrupted": self.interrupted, "run_id": self.run_id}
+                "mode": self.mode, "interrupted": self.interrupted, "run_id": self.run_id,
+                "status": self.status or ("interrupted" if self.interrupted else "complete"), "reason": self.reason}
 
 
 @dataclass
@@ -257,7 +267,8 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], dict[tuple[int
                          version=str(h.get("implementation_version") or "?"), backend=backend,
                          mode=mode_slug(h.get("mode")), source=run.source, interrupted=run.interrupted,
                          end=run.end, collected=run.collected, environment=h.get("environment") or {},
-                         started=str(h.get("started", "")))
+                         started=str(h.get("started", "")), status=str(h.get("status") or ""),
+                         reason=str(h.get("reason") or ""))
             pending.append((col, recs))
     pending.sort(key=lambda cr: (cr[0].adapter, version_key(cr[0].version), cr[0].backend,
                                  MODE_ORDER.get(cr[0].mode, 99), cr[0].mode, cr[0].started))

@@ -115,10 +115,10 @@
     hr.appendChild(el("th", { class: "case-col" }, "case"));
     for (const c of state.cols) {
       const col = D.columns[c];
-      const th = el("th", { class: "col" + (col.interrupted ? " interrupted" : ""), title: col.label + (col.interrupted ? " (interrupted)" : "") });
+      const th = el("th", { class: "col" + (col.interrupted ? " interrupted" : ""), title: col.label + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ": " + col.reason + ")" : col.interrupted ? " (interrupted)" : "") });
       th.appendChild(el("div", null, col.adapter + " " + col.version));
       th.appendChild(el("div", null, col.backend));
-      th.appendChild(el("div", null, col.mode + (col.interrupted ? " ⚠" : "")));
+      th.appendChild(el("div", null, col.mode + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ")" : col.interrupted ? " ⚠" : "")));
       hr.appendChild(th);
     }
     head.appendChild(hr);
