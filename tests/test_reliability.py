@@ -212,9 +212,14 @@ def test_a_leaking_case_is_an_error_and_later_cases_never_see_its_change(tmp_pat
 
 @pytest.mark.slow
 def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: Path) -> None:
-    """The whole suite plus the leaking cases: every case's outcome is the same however it is scheduled."""
+    """The whole suite plus the leaking cases: every case's outcome is the same however it is scheduled.
+
+    The shuffled runs leave out `isolate: process` cases: each of those starts a fresh interpreter,
+    so no order can reach it, and they are three quarters of the suite's time. The collection-order
+    and `-n 2` runs keep them.
+    """
     specs = [REPO / "specs", FIXTURES / "leak"]
-    shuffle = ("-p", "tests.shuffle_plugin")
+    shuffle = ("-p", "tests.shuffle_plugin", "--shuffle-shared-only")
     runs: dict[str, tuple[str, ...]] = {
         "collection order": (),
         "seed 1": (*shuffle, "--shuffle-seed", "1"),
@@ -233,11 +238,15 @@ def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: 
         orders[name] = [r["case"] for r in case_records(run.cases)]
     base = seen["collection order"]
     assert len(base) > 100 and "passed" in base.values()
-    for name, got in seen.items():
-        diff = {k: (base.get(k), got.get(k)) for k in set(base) | set(got) if base.get(k) != got.get(k)}
+    assert seen["-n 2"] == base
+    shuffled = [n for n in runs if n.startswith("seed")]
+    for name in shuffled:
+        got = seen[name]
+        assert got and set(got) < set(base), name  # isolated cases left out, nothing else
+        diff = {k: (base[k], got[k]) for k in got if base[k] != got[k]}
         assert not diff, f"{name}: outcomes differ from collection order: {diff}"
-    serial = [orders[n] for n in ("collection order", "seed 1", "seed 2", "seed 3")]
-    assert len({tuple(o) for o in serial}) == 4, "the orders really differ"
+    serial = [orders[n] for n in shuffled]
+    assert len({tuple(o) for o in serial}) == 3, "the orders really differ"
     assert all(sorted(o) == sorted(serial[0]) for o in serial)
 
 
