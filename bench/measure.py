@@ -55,30 +55,30 @@ def run_timed(argv: list[str], log: Path, cwd: Path = REPO, env: dict[str, str] 
 
 
 def run_parallel(commands: list[tuple[list[str], Path, Path]], jobs: int, env: dict[str, str] | None = None) -> tuple[Timing, list[Timing]]:
-    """Run (argv, log, cwd) commands `jobs` at a time, as `jax-conformance run` schedules modes: (makespan, each)."""
+    """Run (argv, log, cwd) commands `jobs` at a time, as `jax-conformance run` schedules modes: (makespan, each in order)."""
     cpu0 = children_cpu()
-    pending = list(commands)
-    running: list[tuple[subprocess.Popen[bytes], list[str], Path, float, Any]] = []
-    done: list[Timing] = []
+    pending = list(enumerate(commands))
+    running: list[tuple[subprocess.Popen[bytes], int, list[str], Path, float, Any]] = []
+    done: dict[int, Timing] = {}
     t0 = time.perf_counter()
     while pending or running:
         while pending and len(running) < jobs:
-            argv, log, cwd = pending.pop(0)
+            index, (argv, log, cwd) = pending.pop(0)
             log.parent.mkdir(parents=True, exist_ok=True)
             out = log.open("wb")
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            running.append((proc, argv, log, time.perf_counter(), out))
+            running.append((proc, index, argv, log, time.perf_counter(), out))
         for item in list(running):
-            proc, argv, log, started, out = item
+            proc, index, argv, log, started, out = item
             if proc.poll() is not None:
                 out.close()
                 text = log.read_text(errors="replace")
-                done.append(Timing(argv, time.perf_counter() - started, 0.0, proc.returncode, text[-3000:], pytest_counts(text)))
+                done[index] = Timing(argv, time.perf_counter() - started, 0.0, proc.returncode, text[-3000:], pytest_counts(text))
                 running.remove(item)
         time.sleep(0.02)
     wall = time.perf_counter() - t0
-    total = Timing(["parallel"], wall, children_cpu() - cpu0, max((t.rc for t in done), default=0))
-    return total, done
+    total = Timing(["parallel"], wall, children_cpu() - cpu0, max((t.rc for t in done.values()), default=0))
+    return total, [done[i] for i in range(len(commands))]  # in the order given, not the order finished
 
 
 def pytest_counts(text: str) -> dict[str, int]:

@@ -113,6 +113,7 @@ def bench_one_mode(b: Bench) -> tuple[dict[str, Any], dict[str, Any]]:
     harness: list[Timing] = []
     floor: list[Timing] = []
     xdist: list[Timing] = []
+    floor_xdist: list[Timing] = []
     for r in range(rounds):
         b.say(f"one mode, round {r + 1}/{rounds}: harness")
         harness.append(run_timed(b.harness_argv(ONE_MODE), b.log(f"one-harness-{r}")))
@@ -121,6 +122,11 @@ def bench_one_mode(b: Bench) -> tuple[dict[str, Any], dict[str, Any]]:
         if r < xdist_rounds:
             b.say(f"one mode, round {r + 1}/{rounds}: harness -n 2 ({floor[-1].wall:.1f}s floor)")
             xdist.append(run_timed(b.harness_argv(ONE_MODE, "-n", "2"), b.log(f"one-xdist-{r}")))
+        if r == 0:
+            # The floor under -n 2 once: how much of 2x the JAX work itself allows on this machine.
+            b.say(f"one mode, round {r + 1}/{rounds}: floor -n 2 ({xdist[-1].wall:.1f}s harness -n 2)")
+            floor_xdist.append(run_timed([*b.floor_argv(ONE_MODE), "-n", "2"], b.log(f"one-floor-xdist-{r}"),
+                                         cwd=b.floor(ONE_MODE).parent))
     h = statistics.median(t.wall for t in harness)
     f = statistics.median(t.wall for t in floor)
     x = statistics.median(t.wall for t in xdist)
@@ -141,6 +147,9 @@ def bench_one_mode(b: Bench) -> tuple[dict[str, Any], dict[str, Any]]:
         "per_round_speedup": spread([a.wall / c.wall for a, c in zip(harness, xdist, strict=False)]),
         "same_outcomes": harness[-1].counts == xdist[-1].counts, "n2_counts": xdist[-1].counts,
         "runs": [t.to_json() for t in xdist],
+        "floor_speedup": round(f / statistics.median(t.wall for t in floor_xdist), 3),
+        "floor_n2_wall_s": spread([t.wall for t in floor_xdist]),
+        "serial_cpu_per_wall": round(statistics.median(t.cpu / t.wall for t in harness), 3),
     }
     return overhead, xd
 
@@ -322,7 +331,7 @@ def table(results: dict[str, Any]) -> str:
     if "xdist" in s and "speedup" in s["xdist"]:
         d = s["xdist"]
         add("5", "one mode: serial / -n 2 wall", f"{d['speedup']:.2f}x", f">= {d['target_min']}", d["met"],
-            f"serial {_s(d['serial_wall_s'])} s; -n 2 {_s(d['n2_wall_s'])} s")
+            f"serial {_s(d['serial_wall_s'])} s; -n 2 {_s(d['n2_wall_s'])} s; the floor's own -n 2 speedup {d['floor_speedup']:.2f}x")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
