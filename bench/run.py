@@ -147,7 +147,8 @@ def bench_one_mode(b: Bench) -> tuple[dict[str, Any], dict[str, Any]]:
         "per_round_speedup": spread([a.wall / c.wall for a, c in zip(harness, xdist, strict=False)]),
         "same_outcomes": harness[-1].counts == xdist[-1].counts, "n2_counts": xdist[-1].counts,
         "runs": [t.to_json() for t in xdist],
-        "floor_speedup": round(f / statistics.median(t.wall for t in floor_xdist), 3),
+        # Same round as the floor's serial run it is divided into: rounds differ in load.
+        "floor_speedup": round(floor[0].wall / floor_xdist[0].wall, 3),
         "floor_n2_wall_s": spread([t.wall for t in floor_xdist]),
         "serial_cpu_per_wall": round(statistics.median(t.cpu / t.wall for t in harness), 3),
     }
