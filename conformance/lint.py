@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator
@@ -37,6 +38,7 @@ PROBE_ADAPTERS = ("jax", "reference")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
+@functools.cache
 def known_tags() -> dict[str, str]:
     """Tags a spec may use (specs/tags.yaml): each becomes a pytest marker."""
     if not TAGS_PATH.exists():

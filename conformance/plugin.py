@@ -559,5 +559,5 @@ class SuiteReporter:
                 terminalreporter.write_line(f"NOT APPLICABLE {report.nodeid} - {reason}")
         if suite.writer is not None:
             terminalreporter.write_line(f"results: {suite.writer.path}")
-        for path, entry in suite.expectations.unused(suite.mode, suite.adapter, suite.info["behaviour_version"]):
+        for path, entry in ([] if not suite.expectations.files else suite.expectations.unused(suite.mode, suite.adapter, suite.info["behaviour_version"])):
             terminalreporter.write_line(f"warning: {path}: expectation for {entry} matched no collected case", yellow=True)
