@@ -57,9 +57,10 @@ def strip_autodiff(x: Any) -> Any:
 # ---------------------------------------------------------------- forward mode
 
 
-class JVPTracer(Tracer):
-    def __init__(self, trace: Trace, primal: Any, tangent: Any) -> None:
-        self._trace, self.primal, self.tangent = trace, primal, tangent
+class PrimalTracer(Tracer):
+    """A tracer that carries a primal value: its type and concrete value are the primal's."""
+
+    primal: Any
 
     @property
     def aval(self) -> ShapedArray:
@@ -68,6 +69,11 @@ class JVPTracer(Tracer):
     def concrete(self) -> Any:
         p = self.primal
         return p.concrete() if isinstance(p, Tracer) else p
+
+
+class JVPTracer(PrimalTracer):
+    def __init__(self, trace: Trace, primal: Any, tangent: Any) -> None:
+        self._trace, self.primal, self.tangent = trace, primal, tangent
 
 
 class JVPTrace(Trace):
@@ -136,18 +142,10 @@ class Node:
     outputs: list[int] = field(default_factory=list)
 
 
-class LinearizeTracer(Tracer):
+class LinearizeTracer(PrimalTracer):
     def __init__(self, trace: Trace, primal: Any, node: Node | None, perturbed: bool = True) -> None:
         self._trace, self.primal, self.node, self.id = trace, primal, node, next(_ids)
         self.perturbed = perturbed  # False for constants lifted into the transformation
-
-    @property
-    def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
-
-    def concrete(self) -> Any:
-        p = self.primal
-        return p.concrete() if isinstance(p, Tracer) else p
 
 
 class LinearizeTrace(Trace):
