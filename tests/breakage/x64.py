@@ -388,27 +388,35 @@ class X64EnabledAlwaysFalse(Breakage):
 # ---------------------------------------------------------------- claim 7: the jit cache key
 
 
+def _pin_jit_to_first_call(jax: Any, read: Any, context: Any) -> None:
+    """Make every jitted function run each call under the setting its first call saw.
+
+    The trace of the first call is reused whatever the setting is now: the setting is no longer
+    part of the cache key. `read()` gives the current setting, `context(value)` enters it.
+    """
+    real_jit = jax.jit
+
+    def stale_jit(fun: Any, *args: Any, **kwargs: Any) -> Any:
+        jitted = real_jit(fun, *args, **kwargs)
+        first: list[Any] = []
+
+        def call(*a: Any, **k: Any) -> Any:
+            if not first:
+                first.append(read())
+            with context(first[0]):
+                return jitted(*a, **k)
+
+        return call
+
+    jax.jit = stale_jit
+
+
 class X64NotInJitKey(Breakage):
     breaks = "the x64 flag is part of the jit cache key (a switch retraces)"
 
     def patch(self, ns: dict[str, Any]) -> None:
         jax = ns["jax"]
-        real_jit = jax.jit
-
-        def stale_jit(fun: Any, *args: Any, **kwargs: Any) -> Any:
-            jitted = real_jit(fun, *args, **kwargs)
-            first: list[bool] = []
-
-            def call(*a: Any, **k: Any) -> Any:
-                # Run every call under the flag of the first one: its trace is reused.
-                if not first:
-                    first.append(bool(jax.config.x64_enabled))
-                with jax.enable_x64(first[0]):
-                    return jitted(*a, **k)
-
-            return call
-
-        jax.jit = stale_jit
+        _pin_jit_to_first_call(jax, lambda: bool(jax.config.x64_enabled), jax.enable_x64)
 
 
 class ExplicitModeNotInJitKey(Breakage):
@@ -418,22 +426,8 @@ class ExplicitModeNotInJitKey(Breakage):
         jax = ns["jax"]
         from jax._src import config as config_module
 
-        real_jit = jax.jit
-
-        def stale_jit(fun: Any, *args: Any, **kwargs: Any) -> Any:
-            jitted = real_jit(fun, *args, **kwargs)
-            first: list[Any] = []
-
-            def call(*a: Any, **k: Any) -> Any:
-                # Run every call under the policy of the first one: its trace is reused.
-                if not first:
-                    first.append(jax.config.jax_explicit_x64_dtypes.name.lower())
-                with config_module.explicit_x64_dtypes(first[0]):
-                    return jitted(*a, **k)
-
-            return call
-
-        jax.jit = stale_jit
+        _pin_jit_to_first_call(jax, lambda: jax.config.jax_explicit_x64_dtypes.name.lower(),
+                               config_module.explicit_x64_dtypes)
 
 
 class ArraysFollowFlag(Breakage):
