@@ -228,7 +228,10 @@ class CodeSyntax(Rule):
             own_setup = case.setup[-1:] if "setup" in case.raw else []
             for code in own_setup:
                 yield from self._compile(spec, f"setup of {case.id!r}", code, "exec")
-            if not _compiles(case.run.shifted(), "eval"):
+            # A run is statements or one expression: compiling as statements first settles most
+            # runs in one compile (an expression is a statement too, barring a few forms eval takes).
+            run = case.run.shifted()
+            if not _compiles(run, "exec") and not _compiles(run, "eval"):
                 yield from self._compile(spec, f"run of {case.id!r}", case.run, "exec")
             for name, strategy in case.given.items():
                 yield from self._compile(spec, f"given.{name} of {case.id!r}", Code(strategy, case.raw["given"].value_lines[name]), "eval")
@@ -266,22 +269,49 @@ class DtypeName(Rule):
 
 
 def _probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
-    versions = set(PROBE_VERSIONS)
-    adapters = set(PROBE_ADAPTERS)
-    backends = set(PROBE_BACKENDS)
+    """The (mode, backend, adapter, version) points at which the WHEN rules try the case's blocks.
+
+    A dimension that no block's `when` names cannot change any block's answer, so it is probed
+    at one value only: its first, the one the full product would reach first. The rules then
+    find exactly what they find over the full product, word for word (WHEN-OVERLAP names the
+    first point where two blocks both match, and that point has the first value of every
+    dimension no block names); a case whose blocks name only x64 modes is probed at 6 points,
+    not at 6 modes x 3 backends x 2 adapters x 10+ versions.
+    """
+    versions: set[str] | None = None
+    adapters: set[str] | None = None
+    backends: set[str] | None = None
     for block in case.expect:
         w = block.when
         if w.version is not None:
+            if versions is None:
+                versions = set(PROBE_VERSIONS)
             for s in w.version:
                 try:
                     v = Version(s.version.replace(".*", ""))
                 except InvalidVersion:
                     continue  # `===text` names no release; VERSION-INVALID reports it
                 versions.update({str(v), _bump(v, -1), _bump(v, +1)})
-        adapters |= set(w.adapter or ())
-        backends |= set(w.backend or ())
-    modes = [Mode(x, e) for x in (False, True) for e in EXPLICIT_MODES]
-    return [(m, b, a, v) for m, b, a, v in itertools.product(modes, sorted(backends), sorted(adapters), sorted(versions))]
+        if w.adapter is not None:
+            adapters = (adapters or set(PROBE_ADAPTERS)) | w.adapter
+        if w.backend is not None:
+            backends = (backends or set(PROBE_BACKENDS)) | w.backend
+    return [(m, b, a, v) for m, b, a, v in itertools.product(
+        _MODES,
+        sorted(backends) if backends is not None else [_FIRST_BACKEND],
+        sorted(adapters) if adapters is not None else [_FIRST_ADAPTER],
+        sorted(versions) if versions is not None else [_FIRST_VERSION],
+    )]
+
+
+_MODES = tuple(Mode(x, e) for x in (False, True) for e in EXPLICIT_MODES)
+# The first value of each dimension in the order the points are probed (sorted as strings).
+_FIRST_BACKEND, _FIRST_ADAPTER, _FIRST_VERSION = min(PROBE_BACKENDS), min(PROBE_ADAPTERS), min(PROBE_VERSIONS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _version(text: str) -> Version:
+    return Version(text)
 
 
 def _bump(v: Version, step: int) -> str:
@@ -307,7 +337,7 @@ def _match_table(case: Case) -> tuple[list[tuple[Mode, str, str, str]], list[lis
     the rules probe thousands of points per case and the loader runs them on every load.
     """
     points = _probe_points(case)
-    parsed = {v: Version(v) for v in {p[3] for p in points}}
+    parsed = {v: _version(v) for v in {p[3] for p in points}}
     table = []
     for block in case.expect:
         w = block.when
@@ -386,6 +416,11 @@ _STATE_CALLS = {
 }
 
 
+# Every change global_changes finds is spelled with one of these: a part of each _STATE_CALLS
+# name ("chdir" also in "fchdir"), setattr, or an assignment into `...environ[...]` / `...config.x`.
+_STATE_WORDS = ("config", "environ", "putenv", "unsetenv", "chdir", "umask", "seterr", "set_printoptions", "setattr")
+
+
 def _dotted(node: ast.AST) -> str:
     """`jax.config.update` for an attribute chain, '' for anything else."""
     parts = []
@@ -404,6 +439,9 @@ def global_changes(code: Code) -> Iterator[tuple[int, str]]:
     Read from the syntax tree, so a comment or a string that mentions config.update is not
     a change; code that does not compile is CODE-SYNTAX's business.
     """
+    text = code.text
+    if text.isascii() and not any(word in text for word in _STATE_WORDS):
+        return  # no name that any change below is spelled with (non-ASCII names are NFKC-folded: parse those)
     try:
         tree = ast.parse(code.shifted())
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -1,0 +1,205 @@
+"""The loader's and the linter's fast paths find exactly what the plain ways find.
+
+Each fast path (the compiled schema check, the plain YAML construction, the WHEN rules' probe
+points, the process-state prefilter) is switched off here and the results compared, spec by
+spec and error by error, over the real specs, the lint fixtures, generated `when` blocks and
+hundreds of mutants of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from packaging.version import InvalidVersion, Version
+
+from conformance import lint, loader
+from conformance.loader import SpecFileErrors, is_spec_file, load_spec
+from conformance.mode import EXPLICIT_MODES, Mode
+from conformance.spec import Case, Code
+from tests.test_lint import FIXTURES, REPO, _mutants
+
+SOURCES = [p for p in sorted((REPO / "specs").rglob("*.yaml")) if is_spec_file(p)] + sorted(FIXTURES.rglob("*.yaml"))
+
+
+def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
+    """The WHEN rules' probe points before they dropped the dimensions no block names: the full product."""
+    versions = set(lint.PROBE_VERSIONS)
+    adapters = set(lint.PROBE_ADAPTERS)
+    backends = set(lint.PROBE_BACKENDS)
+    for block in case.expect:
+        w = block.when
+        if w.version is not None:
+            for s in w.version:
+                try:
+                    v = Version(s.version.replace(".*", ""))
+                except InvalidVersion:
+                    continue
+                versions.update({str(v), lint._bump(v, -1), lint._bump(v, +1)})
+        adapters |= set(w.adapter or ())
+        backends |= set(w.backend or ())
+    modes = [Mode(x, e) for x in (False, True) for e in EXPLICIT_MODES]
+    return list(itertools.product(modes, sorted(backends), sorted(adapters), sorted(versions)))
+
+
+def _no_plain(loader_: Any, node: Any) -> Any:
+    raise loader._NotPlain("switched off")
+
+
+@pytest.fixture
+def plain_ways(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A function that switches every fast path off (for the rest of the test)."""
+
+    def off() -> None:
+        monkeypatch.setattr(loader, "_fast_validator", lambda: None)
+        monkeypatch.setattr(loader, "_construct_plain", _no_plain)
+        monkeypatch.setattr(lint, "_probe_points", _all_probe_points)
+        monkeypatch.setattr(lint, "_STATE_WORDS", ("",))  # "" is in every text: every code is parsed
+
+    return off
+
+
+def _outcome(path: Path) -> Any:
+    """What loading gives: the model's essentials, or every error as written."""
+    try:
+        spec = load_spec(path)
+    except SpecFileErrors as exc:
+        return [e.format() for e in exc.errors]
+    return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, c.given, c.env, c.timeout, c.drift,
+             [(b.line, b.when, b.outcome) for b in c.expect]) for c in spec.cases] + [spec.raw]
+
+
+def _compare(paths: list[Path], plain_ways: Any) -> int:
+    fast = [_outcome(p) for p in paths]
+    plain_ways()
+    plain = [_outcome(p) for p in paths]
+    for path, a, b in zip(paths, fast, plain, strict=True):
+        assert a == b, f"{path}: fast {a!r}\nplain {b!r}"
+    return sum(isinstance(x, list) and bool(x) and isinstance(x[0], str) for x in fast)
+
+
+def test_fast_paths_are_taken() -> None:
+    """On valid specs the fast paths answer themselves (else they would only cost time)."""
+    assert loader._fast_validator() is not None
+    for path in SOURCES[:5]:
+        text = path.read_text(encoding="utf-8")
+        doc = loader.parse_yaml(text, path)
+        loader._fast_validator()(doc)  # raises if the compiled check rejects a valid spec
+        node = loader._MarkedLoader(text).get_single_node()
+        loader._construct_plain(loader._MarkedLoader(""), node)
+
+
+def test_same_results_on_real_specs_and_fixtures(plain_ways: Any) -> None:
+    errors = _compare(SOURCES, plain_ways)
+    assert errors >= 30  # the fixtures' errors were compared, not just clean files
+
+
+def test_same_results_on_mutants(tmp_path: Path, plain_ways: Any) -> None:
+    rng = random.Random(20261129)
+    paths = []
+    for source in SOURCES:
+        for k, mutant in enumerate(_mutants(source.read_text(encoding="latin-1"), rng, 6)):
+            path = tmp_path / f"{source.stem}-{k}.yaml"
+            path.write_text(mutant, encoding="latin-1")
+            paths.append(path)
+    errors = _compare(paths, plain_ways)
+    assert errors > len(paths) // 3
+
+
+_BACKENDS = ("cpu", "gpu", "tpu", "cuda")
+_ADAPTERS = ("jax", "reference", "other")
+_VERSIONS = (">=0.5", "<0.8.0", "==0.4.*", ">0.10.0,<0.10.2", "===0.9", "!=0.6.2", "~=0.7.1", ">=0.10.2", "<0.4.30",
+             ">=0.6,<0.6")
+
+
+def _when_case(rng: random.Random, topic: str, i: int) -> str:
+    blocks = []
+    for _ in range(rng.randint(1, 4)):
+        when: dict[str, Any] = {}
+        if rng.random() < 0.4:
+            when["x64"] = rng.random() < 0.5
+        if rng.random() < 0.3:
+            when["explicit_x64_dtypes"] = rng.sample(EXPLICIT_MODES, rng.randint(1, 3))
+        if rng.random() < 0.3:
+            when["backend"] = rng.sample(_BACKENDS, rng.randint(1, 3))
+        if rng.random() < 0.3:
+            when["adapter"] = rng.choice(_ADAPTERS)
+        if rng.random() < 0.3:
+            when["version"] = rng.choice(_VERSIONS)
+        outcome = {"not_applicable": "n/a"} if rng.random() < 0.2 else {"dtype": "int32"}
+        blocks.append({"when": when, **outcome} if when or rng.random() < 0.5 else outcome)
+    case = {"id": f"{topic}.c{i}", "claim": "generated", "run": "jnp.arange(3)", "expect": blocks}
+    return yaml.safe_dump([case], sort_keys=False)
+
+
+def test_same_when_findings_on_generated_blocks(tmp_path: Path, plain_ways: Any) -> None:
+    """WHEN-UNREACHABLE and WHEN-OVERLAP, word for word, over random `when` blocks in every dimension."""
+    rng = random.Random(7)
+    paths = []
+    for n in range(30):
+        head = f"topic: gen.t{n}\nsource: {{doc: docs/x.md}}\ncases:\n"
+        cases = "".join(_when_case(rng, f"gen.t{n}", i) for i in range(20))
+        path = tmp_path / f"t{n}.yaml"
+        path.write_text(head + cases, encoding="utf-8")
+        paths.append(path)
+    fast = [_outcome(p) for p in paths]
+    when_errors = sum(1 for x in fast if isinstance(x, list) for e in x if isinstance(e, str) and " WHEN-" in e)
+    assert when_errors > 50
+    _compare(paths, plain_ways)
+
+
+def test_plain_construction_matches_pyyaml_on_aliases_and_scalars() -> None:
+    text = """\
+a: &x {k: [1, 2.5, true, null, ~, 0x1F, 1e3, .inf, "q", 'r']}
+b: *x
+c: [*x, *x]
+1: one
+true: yes
+null: nothing
+2.5: float key
+d: |
+  block
+e: >
+  folded
+f: !!str 12
+"""
+    node = loader._MarkedLoader(text).get_single_node()
+    doc, size = loader._construct_plain(loader._MarkedLoader(""), node)
+    ref_loader = loader._MarkedLoader(text)
+    ref_node = ref_loader.get_single_node()
+    assert size == loader._expanded_size(ref_node, {})
+    ref = ref_loader.construct_document(ref_node)
+
+    def marks(x: Any) -> Any:
+        if isinstance(x, dict):
+            return (x.line, x.key_lines, x.value_lines, {k: marks(v) for k, v in x.items()})
+        if isinstance(x, list):
+            return (x.line, x.item_lines, [marks(v) for v in x])
+        return (type(x), x)
+
+    assert marks(doc) == marks(ref)
+    assert doc["b"] is doc["a"]  # aliases share one object, as PyYAML's construction does
+
+
+@pytest.mark.parametrize("text", [
+    "a: !!python/name:os.system x\n", "a: !local 1\n", "a: 2001-12-14\n", "<<: {a: 1}\nb: 2\n",
+    "a: 1\na: 2\n", "? [1]\n: x\n", "a: !!binary aGk=\n", "a: !!set {x}\n", "a: &r [*r]\n",
+])
+def test_plain_construction_leaves_the_rest_to_pyyaml(text: str) -> None:
+    node = loader._MarkedLoader(text).get_single_node()
+    with pytest.raises(loader._NotPlain):
+        loader._construct_plain(loader._MarkedLoader(""), node)
+
+
+def test_state_words_spell_every_state_change() -> None:
+    for parts in lint._STATE_CALLS:
+        assert any(word in part for part in parts for word in lint._STATE_WORDS), parts
+
+
+@pytest.mark.parametrize("text", ["jax.ｃonfig.update('jax_enable_x64', True)", "os.ｅnviron['A'] = '1'"])
+def test_state_changes_spelled_with_non_ascii_names_are_still_found(text: str) -> None:
+    assert list(lint.global_changes(Code(text, 1)))
