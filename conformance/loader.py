@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import jsonschema
 import yaml
@@ -71,6 +71,22 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 class _MarkedLoader(_BaseLoader):
     """SafeLoader (libyaml when available) that builds MarkedMap/MarkedList and rejects duplicate keys."""
+
+    # Plain scalars' resolved tags by text: the same few thousand keys and words recur in every
+    # spec, and resolving one runs the implicit resolvers' regexes in Python.
+    _resolved: ClassVar[dict[str, str]] = {}
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and implicit[0] and not self.yaml_path_resolvers:
+            tag = self._resolved.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(value) <= 80:
+                    if len(self._resolved) >= 50_000:
+                        self._resolved.clear()
+                    self._resolved[value] = tag
+            return tag
+        return super().resolve(kind, value, implicit)
 
 
 def _value_line(node: yaml.Node) -> int:
@@ -134,6 +150,91 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
     return sizes[key]
 
 
+_TAG = "tag:yaml.org,2002:"
+_STR, _MAP, _SEQ = _TAG + "str", _TAG + "map", _TAG + "seq"
+# Scalar tags the fast construction builds, by the SafeConstructor method that builds them.
+_SCALARS = {_TAG + "int": "construct_yaml_int", _TAG + "float": "construct_yaml_float",
+            _TAG + "bool": "construct_yaml_bool", _TAG + "null": "construct_yaml_null"}
+
+
+class _NotPlain(Exception):
+    """A document the fast construction leaves to PyYAML's (other tags, merge keys, a duplicate key, recursion)."""
+
+
+def _construct_plain(loader: Any, root: yaml.Node) -> tuple[Any, int]:
+    """(document, its node count with aliases expanded), as `construct_document` and `_expanded_size` give.
+
+    For the plain YAML that spec files are: strings, numbers, booleans, nulls, mappings with
+    scalar keys and sequences, aliases allowed. Anything else raises _NotPlain, and the caller
+    takes PyYAML's way, which builds the same objects or words the error. One walk, no generic
+    per-node machinery: the bulk of a spec's load time is building ~30 nodes a case.
+    """
+    memo: dict[int, tuple[Any, int] | None] = {}
+    scalar_ctor = {tag: getattr(loader, name) for tag, name in _SCALARS.items()}
+
+    def scalar(node: yaml.Node) -> Any:
+        tag = node.tag
+        if tag == _STR:
+            return node.value
+        ctor = scalar_ctor.get(tag)
+        if ctor is None:
+            raise _NotPlain(tag)
+        return ctor(node)
+
+    def build(node: yaml.Node) -> tuple[Any, int]:
+        cls = type(node)
+        if cls is yaml.ScalarNode:
+            return scalar(node), 1
+        key = id(node)
+        if key in memo:
+            hit = memo[key]
+            if hit is None:
+                raise _NotPlain("recursive")
+            return hit
+        memo[key] = None
+        size = 1
+        if cls is yaml.MappingNode and node.tag == _MAP:
+            result = MarkedMap()
+            result.line = node.start_mark.line + 1
+            key_lines: dict[str, int] = {}
+            value_lines: dict[str, int] = {}
+            result.key_lines = key_lines
+            result.value_lines = value_lines
+            for key_node, value_node in node.value:
+                if type(key_node) is not yaml.ScalarNode:
+                    raise _NotPlain("key")
+                k = scalar(key_node)
+                if not isinstance(k, str):
+                    k = str(k)
+                if k in result:
+                    raise _NotPlain("duplicate key")
+                value, n = build(value_node)
+                result[k] = value
+                size += 1 + n
+                key_lines[k] = key_node.start_mark.line + 1
+                line = value_node.start_mark.line + 1
+                if type(value_node) is yaml.ScalarNode and value_node.style in ("|", ">"):
+                    line += 1
+                value_lines[k] = line
+            hit = result, size
+        elif cls is yaml.SequenceNode and node.tag == _SEQ:
+            items = []
+            for child in node.value:
+                value, n = build(child)
+                items.append(value)
+                size += n
+            seq = MarkedList(items)
+            seq.line = node.start_mark.line + 1
+            seq.item_lines = [child.start_mark.line + 1 for child in node.value]
+            hit = seq, size
+        else:
+            raise _NotPlain(node.tag)
+        memo[key] = hit
+        return hit
+
+    return build(root)
+
+
 def parse_yaml(text: str, path: Path) -> Any:
     """Parse with the safe loader; a syntax error or a Python-object tag becomes a SpecError."""
     loader = _MarkedLoader(text)
@@ -141,6 +242,13 @@ def parse_yaml(text: str, path: Path) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
+        try:
+            doc, size = _construct_plain(loader, node)
+        except (_NotPlain, RecursionError):
+            pass
+        else:
+            if size <= MAX_EXPANDED_NODES:
+                return doc
         try:
             size = _expanded_size(node, {})
         except (ValueError, RecursionError):
@@ -207,7 +315,7 @@ def _validator() -> jsonschema.protocols.Validator:
 def _schema_message(error: jsonschema.ValidationError) -> str:
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "top level"
     if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
+        allowed = sorted(error.schema.get("properties", {}) if isinstance(error.schema, dict) else {})
         extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
         return f"{where}: unknown key {', '.join(map(repr, extra))} (allowed: {', '.join(allowed)})"
     if error.validator in ("oneOf", "anyOf") and error.context:
@@ -216,7 +324,74 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
     return f"{where}: {error.message}"
 
 
+# Keywords of the schema's draft (2020-12) that draft 7, the newest fastjsonschema compiles, spells
+# and means the same way, or (dependentRequired) spells differently. A schema that uses any other
+# keyword gets no compiled fast path: an unknown keyword would be ignored, passing what it forbids.
+_SAME_IN_DRAFT7 = frozenset((
+    "$schema", "$id", "$ref", "$defs", "$comment", "title", "description", "default", "examples",
+    "type", "enum", "const", "required", "properties", "patternProperties", "additionalProperties",
+    "propertyNames", "minProperties", "maxProperties", "items", "minItems", "maxItems", "uniqueItems",
+    "contains", "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "multipleOf", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+    "dependentRequired",
+))
+_SUBSCHEMA = frozenset(("items", "contains", "additionalProperties", "propertyNames", "not", "if", "then", "else"))
+_SUBSCHEMA_MAPS = frozenset(("$defs", "properties", "patternProperties"))
+_SUBSCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf"))
+
+
+def _draft7(node: Any) -> Any:
+    """The schema in draft 7's words, meaning the same; ValueError for a keyword draft 7 lacks."""
+    if isinstance(node, bool):
+        return node
+    if not isinstance(node, dict):
+        raise ValueError(f"not a schema: {node!r}")
+    unknown = set(node) - _SAME_IN_DRAFT7
+    if unknown:
+        raise ValueError(f"no draft-7 spelling for {sorted(unknown)}")
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("$schema", "$id"):
+            continue  # the draft is set at the top; refs are all local ("#/$defs/...")
+        if key in _SUBSCHEMA:
+            value = [_draft7(v) for v in value] if key == "items" and isinstance(value, list) else _draft7(value)
+        elif key in _SUBSCHEMA_MAPS:
+            value = {k: _draft7(v) for k, v in value.items()}
+        elif key in _SUBSCHEMA_LISTS:
+            value = [_draft7(v) for v in value]
+        elif key == "$ref" and not str(value).startswith("#"):
+            raise ValueError(f"not a local reference: {value!r}")
+        out["dependencies" if key == "dependentRequired" else key] = value
+    if "$ref" in out and len(out) > 1:
+        # Draft 7 ignores the siblings of $ref; 2020-12 applies them: allOf keeps them applied.
+        out["allOf"] = [*out.get("allOf", []), {"$ref": out.pop("$ref")}]
+    return out
+
+
+@functools.cache
+def _fast_validator() -> Callable[[Any], Any] | None:
+    """fastjsonschema's compiled check of the schema, or None (not installed, or a schema it can't take)."""
+    try:
+        import fastjsonschema
+    except ImportError:
+        return None
+    try:
+        return fastjsonschema.compile(
+            {**_draft7(schema()), "$schema": "http://json-schema.org/draft-07/schema#"}
+        )
+    except Exception:
+        return None
+
+
 def schema_errors(doc: Any, path: Path) -> list[SpecError]:
+    fast = _fast_validator()
+    if fast is not None:
+        try:
+            fast(doc)
+        except Exception:
+            pass  # invalid, or something it cannot judge: jsonschema decides, and words the errors
+        else:
+            return []
     errors = []
     for error in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
         errors.append(SpecError(path, line_of(doc, error.absolute_path), "SCHEMA", _schema_message(error)))
