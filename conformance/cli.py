@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 from conformance import __version__
@@ -22,11 +23,18 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser. With `command`, only that subcommand's module is imported and given its
+    arguments; the others are listed by name and help text (`lint` need not import pytest,
+    the plugin and the matrix runner to start)."""
     parser = argparse.ArgumentParser(prog="jax-conformance", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"jax-conformance {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
+        if command is not None and name != command:
+            if importlib.util.find_spec(module) is not None:
+                sub.add_parser(name, help=help_text, description=help_text)  # listed, never chosen in this parse
+            continue
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -41,8 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command(argv: list[str]) -> str | None:
+    """The subcommand argv names (the top-level parser's options take no values), else None."""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     if not hasattr(args, "_main"):
         parser.print_help()

@@ -10,13 +10,15 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import jsonschema
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from conformance.spec import Case, Code, Expectation, Spec, When
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SPECS_DIR = Path(__file__).resolve().parent.parent / "specs"
 SCHEMA_PATH = SPECS_DIR / "schema.json"
@@ -307,6 +309,8 @@ def schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> jsonschema.protocols.Validator:
+    import jsonschema  # ~0.1 s to import; a process that loads only valid specs never needs it
+
     cls = jsonschema.validators.validator_for(schema())
     cls.check_schema(schema())
     return cls(schema())
@@ -319,6 +323,8 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
         extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
         return f"{where}: unknown key {', '.join(map(repr, extra))} (allowed: {', '.join(allowed)})"
     if error.validator in ("oneOf", "anyOf") and error.context:
+        import jsonschema
+
         best = jsonschema.exceptions.best_match(error.context)
         return f"{where}: {best.message}"
     return f"{where}: {error.message}"
