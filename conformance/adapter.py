@@ -40,6 +40,20 @@ class Adapter(abc.ABC):
     def info(self) -> dict[str, Any]:
         """implementation_version, behaviour_version (compared with `when.version`), backends, environment."""
 
+    # Variables (by prefix) that the implementation reads when it is imported, after every module
+    # in `fork_preload()[0]`: a light fork server may serve a case that sets them (see conformance.forkserver).
+    late_env_prefixes: ClassVar[tuple[str, ...]] = ()
+
+    def fork_preload(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(free, full) modules for the fork servers of isolated cases (see conformance.forkserver).
+
+        `free`: modules whose import reads none of the variables in `late_env_prefixes`, shared by
+        every isolated case. `full`: the implementation itself, shared only by cases whose
+        environment is the mode's. Default: nothing, so every isolated case starts from scratch
+        apart from the harness's own modules.
+        """
+        return (), ()
+
     def backend(self, name: str) -> contextlib.AbstractContextManager[Any]:
         """A context in which computations run on this backend."""
         return contextlib.nullcontext()

@@ -13,6 +13,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -97,17 +98,190 @@ def _exit_details(code: int | None) -> dict[str, Any]:
     return {"exit_status": code}
 
 
+ISOLATION_ENV = "JAX_CONFORMANCE_ISOLATION"
+ISOLATION_MODES = ("fork", "spawn")
+# Variables that change while a run goes on and that no import reads (pytest sets the first for
+# each test): a fork server started before the change still serves; the child gets the new value.
+VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
+# How long a fork server gets to answer a fork request before it is given up for this run.
+FORK_REPLY_TIMEOUT = 30.0
+
+
+class ForkServerError(Exception):
+    """The fork server is gone or did not answer; the case runs in a fresh interpreter instead."""
+
+
+class ForkServer:
+    """The parent's end of a `conformance.forkserver` process (one per level and mode, started lazily)."""
+
+    def __init__(self, adapter: str, env: dict[str, str], level: str) -> None:
+        self.env = env
+        self.level = level
+        self.reason: str | None = None
+        self.late_env_prefixes: tuple[str, ...] = ()
+        self._exits: dict[int, int] = {}
+        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "conformance.forkserver", "--adapter", adapter, "--level", level,
+                 "--fd", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                env={**env, PARENT_ENV: str(os.getpid())}, start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        self._ready: dict[str, Any] | None = None
+
+    def ready(self) -> bool:
+        """Wait for the server's first message; False (with `reason`) if it cannot serve."""
+        if self._ready is None:
+            try:
+                message = self._message(STARTUP_TIMEOUT)
+            except ForkServerError as exc:
+                message = {"level": "unusable", "reason": str(exc)}
+            self._ready = message
+            if message.get("level") != self.level:
+                self.reason = str(message.get("reason") or f"answered {message!r}")
+                self.close()
+            self.late_env_prefixes = tuple(message.get("late_env_prefixes") or ())
+        return self.reason is None
+
+    def serves(self, env: dict[str, str]) -> bool:
+        """Whether a child of this server is the process a fresh interpreter with `env` would be."""
+        differ = {k for k in set(env) | set(self.env) if env.get(k) != self.env.get(k)} - VOLATILE_ENV
+        if not differ:
+            return True
+        return self.level == "light" and bool(self.late_env_prefixes) and all(
+            k.startswith(self.late_env_prefixes) for k in differ)
+
+    def _message(self, timeout: float | None) -> dict[str, Any]:
+        """The next message that is not an exit notice (those are kept); raises when the server is gone."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.sock, selectors.EVENT_READ)
+            while True:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not sel.select(left):
+                    raise ForkServerError(f"the fork server did not answer within {timeout:g} s")
+                data = self.sock.recv(1 << 20)
+                if not data:
+                    self.proc.poll()
+                    log = self._log_tail()
+                    raise ForkServerError(f"the fork server {describe_exit(self.proc.returncode)}"
+                                          + (f": {log}" if log else ""))
+                message = json.loads(data)
+                if "exited" in message:
+                    self._exits[int(message["exited"])] = int(message["code"])
+                    continue
+                return dict(message)
+
+    def _log_tail(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self.log.seek(0)
+            return self.log.read()[-2000:].decode("utf-8", "replace").strip()
+        return ""
+
+    def fork(self, env: dict[str, str], stderr: IO[bytes]) -> ForkedProcess:
+        """A `--once` worker forked with `env`, on fresh pipes, its stderr into `stderr`."""
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        try:
+            socket.send_fds(self.sock, [json.dumps({"op": "fork", "env": env}).encode()], [in_r, out_w, stderr.fileno()])
+            reply = self._message(FORK_REPLY_TIMEOUT)
+        except (OSError, ForkServerError) as exc:
+            os.close(in_w)
+            os.close(out_r)
+            self.reason = f"the fork server failed: {exc}"
+            self.close()
+            raise ForkServerError(self.reason) from None
+        finally:
+            os.close(in_r)
+            os.close(out_w)
+        if "pid" not in reply:
+            os.close(in_w)
+            os.close(out_r)
+            raise ForkServerError(f"the fork server refused: {reply.get('error', reply)}")
+        return ForkedProcess(self, int(reply["pid"]), os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"))
+
+    def exit_code(self, pid: int, timeout: float | None) -> int | None:
+        """The child's exit code (as Popen.returncode), once the server has reaped it; None until then."""
+        if pid not in self._exits and self.proc.poll() is None and self.sock.fileno() >= 0:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            with selectors.DefaultSelector() as sel:
+                sel.register(self.sock, selectors.EVENT_READ)
+                while pid not in self._exits:
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    try:
+                        if not sel.select(left):
+                            break
+                        data = self.sock.recv(1 << 20)
+                    except (OSError, ValueError):
+                        break
+                    if not data:
+                        break
+                    message = json.loads(data)
+                    if "exited" in message:
+                        self._exits[int(message["exited"])] = int(message["code"])
+        return self._exits.pop(pid, None)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5)
+        self.log.close()
+
+
+class ForkedProcess:
+    """A child of a fork server, with the part of `subprocess.Popen`'s interface a Worker uses."""
+
+    def __init__(self, server: ForkServer, pid: int, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        self.server = server
+        self.pid = pid
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.server.exit_code(self.pid, 0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = self.server.exit_code(self.pid, timeout)
+            if self.returncode is None:
+                raise subprocess.TimeoutExpired(f"forked worker {self.pid}", timeout or 0)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
 class Worker:
     """One worker process and its pipes."""
 
-    def __init__(self, adapter: str, env: dict[str, str], once: bool = False) -> None:
+    def __init__(self, adapter: str, env: dict[str, str], once: bool = False, server: ForkServer | None = None) -> None:
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
-        cmd = [sys.executable, "-m", "conformance.worker", "--adapter", adapter] + (["--once"] if once else [])
-        self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-            env={**env, PARENT_ENV: str(os.getpid())},
-            start_new_session=True,  # a signal for the worker's process group leaves pytest alone
-        )
+        self.proc: subprocess.Popen[bytes] | ForkedProcess
+        if server is not None:
+            # A `--once` worker forked from a server that has already paid the start-up (see forkserver.py).
+            self.proc = server.fork(env, self.stderr)
+        else:
+            cmd = [sys.executable, "-m", "conformance.worker", "--adapter", adapter] + (["--once"] if once else [])
+            self.proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                env={**env, PARENT_ENV: str(os.getpid())},
+                start_new_session=True,  # a signal for the worker's process group leaves pytest alone
+            )
         self._buffer = b""
         self._stderr_mark = 0
 
@@ -163,6 +337,7 @@ class Worker:
                              {"timeout_s": timeout, "stderr_tail": tail})
 
     def _crashed(self) -> WorkerFailure:
+        code: int | None
         try:
             code = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -229,13 +404,20 @@ class CaseRunner:
     worker); a case that runs out of memory under it is `crashed` and the worker replaced.
     """
 
-    def __init__(self, adapter: str, mode: Mode, default_timeout: float = 60.0, memory_mb: int | None = None) -> None:
+    def __init__(self, adapter: str, mode: Mode, default_timeout: float = 60.0, memory_mb: int | None = None,
+                 isolation: str | None = None) -> None:
         self.adapter = adapter
         self.mode = mode
         self.default_timeout = default_timeout
         self.memory_mb = memory_mb
+        self.isolation = isolation or os.environ.get(ISOLATION_ENV) or "fork"
+        if self.isolation not in ISOLATION_MODES:
+            raise ValueError(f"isolation must be one of {', '.join(ISOLATION_MODES)}, not {self.isolation!r}")
         self._worker: Worker | None = None
         self._info: dict[str, Any] | None = None
+        self._servers: dict[str, ForkServer] = {}
+        # Why a fork server could not serve (level -> reason), for the run's notes.
+        self.fork_notes: dict[str, str] = {}
         self.restarts = 0
 
     def _env(self, extra: dict[str, str | None] | None = None) -> dict[str, str]:
@@ -275,7 +457,7 @@ class CaseRunner:
         worker = None
         try:
             if isolate:
-                worker = Worker(self.adapter, self._env(env), once=True)
+                worker, how = self._isolated_worker(self._env(env))
                 # A fresh interpreter imports the implementation inside the case: allow for that.
                 reply = worker.request({"op": "run", "payload": payload}, limit + STARTUP_TIMEOUT / 6)
             else:
@@ -296,7 +478,41 @@ class CaseRunner:
         if reply.get("restart"):
             self._drop_worker()
         verdict: dict[str, Any] = reply["verdict"]
+        if isolate:
+            verdict["isolation"] = how
         return verdict
+
+    def _server(self, level: str) -> ForkServer | None:
+        if level in self.fork_notes:
+            return None
+        server = self._servers.get(level)
+        if server is None:
+            server = self._servers[level] = ForkServer(self.adapter, self._env(), level)
+        if not server.ready():
+            self.fork_notes[level] = server.reason or "unusable"
+            return None
+        return server
+
+    def start_fork_servers(self) -> None:
+        """Start the servers now (they import in the background); the first isolated case then waits less."""
+        if self.isolation == "fork":
+            for level in ("full", "light"):
+                if level not in self._servers and level not in self.fork_notes:
+                    self._servers[level] = ForkServer(self.adapter, self._env(), level)
+
+    def _isolated_worker(self, env: dict[str, str]) -> tuple[Worker, str]:
+        """A fresh `--once` worker for an isolated case: forked when a server's child is that process, else spawned."""
+        if self.isolation == "fork":
+            for level in ("full", "light"):
+                server = self._server(level)
+                if server is None or not server.serves(env):
+                    continue
+                try:
+                    return Worker(self.adapter, env, once=True, server=server), f"fork-{level}"
+                except ForkServerError as exc:
+                    self.fork_notes[level] = str(exc)
+                    self._servers.pop(level, None)
+        return Worker(self.adapter, env, once=True), "spawn"
 
     def _drop_worker(self) -> None:
         if self._worker is not None:
@@ -309,3 +525,6 @@ class CaseRunner:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+        for server in self._servers.values():
+            server.close()
+        self._servers.clear()

@@ -14,6 +14,11 @@ from conformance.mode import Mode
 
 class JaxAdapter(Adapter):
     name = "jax"
+    # JAX's configuration reads JAX_* when `jax` is imported; NumPy, ml_dtypes and jaxlib do not.
+    late_env_prefixes = ("JAX_",)
+
+    def fork_preload(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return ("numpy", "ml_dtypes", "jaxlib", "jaxlib.xla_client"), ("jax", "jax.numpy")
 
     def __init__(self) -> None:
         self._ns: dict[str, Any] | None = None
