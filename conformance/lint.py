@@ -542,15 +542,25 @@ def check_spec(spec: Spec) -> list[SpecError]:
 
 def duplicate_ids(specs: Iterable[Spec]) -> list[SpecError]:
     """ID-DUPLICATE-GLOBAL: the same case id in two files."""
+    return duplicate_ids_in((spec.path, case_ids(spec)) for spec in specs)
+
+
+def case_ids(spec: Spec) -> list[tuple[str, int]]:
+    """(case id, line of its `id:`) for each case: all that ID-DUPLICATE-GLOBAL needs of a spec."""
+    return [(case.id, case.field_lines["id"]) for case in spec.cases]
+
+
+def duplicate_ids_in(files: Iterable[tuple[Path, Iterable[tuple[str, int]]]]) -> list[SpecError]:
+    """ID-DUPLICATE-GLOBAL over (path, case_ids(spec)) pairs, in file order."""
     seen: dict[str, tuple[Path, int]] = {}
     errors = []
-    for spec in specs:
-        for case in spec.cases:
-            if case.id in seen and seen[case.id][0] != spec.path:
-                first = seen[case.id]
-                errors.append(SpecError(spec.path, case.field_lines["id"], "ID-DUPLICATE-GLOBAL", f"case id {case.id!r} is also defined at {first[0]}:{first[1]}"))
+    for path, ids in files:
+        for case_id, line in ids:
+            if case_id in seen and seen[case_id][0] != path:
+                first = seen[case_id]
+                errors.append(SpecError(path, line, "ID-DUPLICATE-GLOBAL", f"case id {case_id!r} is also defined at {first[0]}:{first[1]}"))
             else:
-                seen.setdefault(case.id, (spec.path, case.field_lines["id"]))
+                seen.setdefault(case_id, (path, line))
     return errors
 
 

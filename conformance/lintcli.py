@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import multiprocessing
+import os
 import re
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from conformance.lint import RULE_IDS, duplicate_ids, exception_names
+from conformance import loader
+from conformance.lint import RULE_IDS, case_ids, duplicate_ids, duplicate_ids_in, exception_names
 from conformance.loader import (
     SPECS_DIR,
+    SpecCache,
     SpecError,
     SpecFileErrors,
+    gc_paused,
+    is_large_load,
     is_spec_file,
     load_spec,
     spec_files,
@@ -29,17 +38,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def lint_paths(paths: list[Path], adapters: list[str] | None = None) -> tuple[list[SpecError], int]:
     """(errors, number of files checked)."""
     files = [p for p in spec_files(paths or [SPECS_DIR]) if is_spec_file(p)]
+    cache = SpecCache.default()
+    large = is_large_load(files)
+    jobs = 1 if adapters or not large else min(_cpus(), len(files), MAX_JOBS)
+    if jobs > 1:
+        try:
+            return _lint_in_parallel(files, cache, jobs), len(files)
+        except (BrokenProcessPool, OSError):
+            pass  # a worker died or none could start: check them here, as below
     errors: list[SpecError] = []
     specs: list[Spec] = []
-    for path in files:
-        try:
-            specs.append(load_spec(path))
-        except SpecFileErrors as exc:
-            errors.extend(exc.errors)
-    errors.extend(duplicate_ids(specs))
+    with gc_paused(freeze=large):
+        for path in files:
+            try:
+                specs.append(load_spec(path, cache=cache))
+            except SpecFileErrors as exc:
+                errors.extend(exc.errors)
+        errors.extend(duplicate_ids(specs))
     for adapter in adapters or []:
         errors.extend(_unresolved(specs, adapter))
     return errors, len(files)
+
+
+# A large lint (>= LARGE_LOAD_BYTES of spec files) spreads the files over this many processes at most.
+MAX_JOBS = 8
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+_Found = tuple[list[tuple[Path, int, str, str]], list[tuple[str, int]] | None]
+
+
+def _check_file(path: Path, cache: SpecCache | None) -> _Found:
+    """In a worker: one file's errors, as plain tuples, and its case ids if it loaded."""
+    try:
+        spec = load_spec(path, cache=cache)
+    except SpecFileErrors as exc:
+        return [(e.path, e.line, e.rule, e.message) for e in exc.errors], None
+    return [], case_ids(spec)
+
+
+def _lint_in_parallel(files: list[Path], cache: SpecCache | None, jobs: int) -> list[SpecError]:
+    """What the loop in lint_paths finds, in the same order, from `jobs` forked workers.
+
+    Workers send back errors and case ids only (not the specs, whose pickling would cost what
+    it saves), and write the cache themselves. Forked, so they start with this process's
+    modules, compiled schema and harness fingerprint; where fork is unavailable, OSError.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods():
+        raise OSError("no fork")
+    if cache is not None:
+        cache.fingerprint()
+    loader._fast_validator()
+    found: list[_Found] = []
+    with gc_paused(), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        found = list(pool.map(functools.partial(_check_file, cache=cache), files,
+                              chunksize=max(1, len(files) // (jobs * 4))))
+    errors = [SpecError(*e) for errs, _ in found for e in errs]
+    errors += duplicate_ids_in((path, ids) for path, (_, ids) in zip(files, found, strict=True) if ids is not None)
+    return errors
 
 
 def _unresolved(specs: list[Spec], adapter: str) -> list[SpecError]:

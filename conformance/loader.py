@@ -6,8 +6,15 @@ whole model (regexes, versions, code, `when` blocks) live in `conformance.lint`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
+import hashlib
+import importlib
 import json
+import os
+import pickle
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -503,8 +510,139 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def load_spec(path: Path | str, *, rules: bool = True) -> Spec:
-    """Load and check one spec file; raises SpecFileErrors listing every problem found."""
+@contextlib.contextmanager
+def gc_paused(freeze: bool = False) -> Iterator[None]:
+    """The cyclic garbage collector off for a while: loading builds millions of small acyclic
+    objects, and every full collection would walk all of them again (~20% of a large load).
+
+    With `freeze`, what is alive at the end moves to the collector's permanent generation
+    (gc.freeze): the loaded specs, which live as long as the session, are then never walked
+    again, not by the first collection after this, nor by pytest's at the end of a session, nor
+    at exit. They are still freed by reference counting: specs hold no cycles.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+# Loads at least this large (bytes of spec files) freeze what they loaded; small ones (every test's) don't.
+LARGE_LOAD_BYTES = 1_000_000
+
+
+def is_large_load(paths: Iterable[Path]) -> bool:
+    total = 0
+    for p in paths:
+        with contextlib.suppress(OSError):
+            total += p.stat().st_size
+    return total >= LARGE_LOAD_BYTES
+
+
+class SpecCache:
+    """Loaded, valid, linted specs pickled on disk, so a second process need not parse them again.
+
+    An entry is found by the spec's path as given and the harness's fingerprint (the sources of
+    the modules that load and lint a spec, the schema, the tags, the versions of Python, PyYAML,
+    packaging and fastjsonschema), and used only if it was made from the same text as the file
+    holds now (a content digest, so neither a same-size rewrite within one mtime tick nor a
+    clock change can serve a stale spec). Files with errors are never cached: they are loaded
+    again, and report what they report. Every failure to read or write the cache is a miss.
+    """
+
+    FORMAT = 1
+    MAX_ENTRIES = 4096  # entries past this, the oldest first, are removed when a process first writes
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._fingerprint: bytes | None = None
+        self._pruned = False
+
+    @classmethod
+    def default(cls) -> SpecCache | None:
+        """`$JAX_CONFORMANCE_CACHE/specs` (default `.conformance-cache/specs` in the checkout), or None
+        with JAX_CONFORMANCE_SPEC_CACHE=0."""
+        if os.environ.get("JAX_CONFORMANCE_SPEC_CACHE", "").strip().lower() in ("0", "off", "no", "false"):
+            return None
+        base = os.environ.get("JAX_CONFORMANCE_CACHE") or str(Path(__file__).resolve().parent.parent / ".conformance-cache")
+        return cls(Path(base) / "specs")
+
+    def fingerprint(self) -> bytes:
+        if self._fingerprint is None:
+            import conformance
+            from conformance import lint, mode, spec
+
+            h = hashlib.sha256(f"{self.FORMAT} {sys.version} {yaml.__version__} {yaml.__with_libyaml__} "
+                               f"{_version_of('packaging')} {_version_of('fastjsonschema')}".encode())
+            for module in (sys.modules[__name__], lint, spec, mode, conformance):
+                h.update(Path(str(module.__file__)).read_bytes())
+            h.update(json.dumps(schema(), sort_keys=True).encode())
+            h.update(json.dumps(lint.known_tags(), sort_keys=True).encode())
+            self._fingerprint = h.digest()
+        return self._fingerprint
+
+    def _entry(self, path: Path) -> Path:
+        return self.root / (hashlib.sha256(self.fingerprint() + os.fsencode(str(path))).hexdigest()[:40] + ".pickle")
+
+    @staticmethod
+    def digest(text: str) -> bytes:
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+    def get(self, path: Path, text: str) -> Spec | None:
+        try:
+            data = self._entry(path).read_bytes()
+        except OSError:
+            return None
+        digest = self.digest(text)
+        if data[:len(digest)] != digest:
+            return None
+        try:
+            with gc_paused():
+                spec = pickle.loads(data[len(digest):])
+        except Exception:
+            return None
+        return spec if isinstance(spec, Spec) and spec.path == path else None
+
+    def put(self, path: Path, text: str, spec: Spec) -> None:
+        entry = self._entry(path)
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            self._prune()
+            tmp = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(self.digest(text) + pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))
+            os.replace(tmp, entry)  # readers see the old entry or the new one, never half of one
+        except Exception:
+            return
+
+    def _prune(self) -> None:
+        if self._pruned:
+            return
+        self._pruned = True
+        entries = list(os.scandir(self.root))
+        if len(entries) <= self.MAX_ENTRIES:
+            return
+        for e in sorted(entries, key=lambda e: e.stat().st_mtime)[: len(entries) - self.MAX_ENTRIES // 2]:
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
+
+
+def _version_of(dist: str) -> str:
+    try:
+        module = importlib.import_module(dist)
+    except ImportError:
+        return "-"
+    return str(getattr(module, "__version__", getattr(module, "VERSION", "?")))
+
+
+def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None = None) -> Spec:
+    """Load and check one spec file; raises SpecFileErrors listing every problem found.
+
+    With a cache (and rules), a spec this harness already loaded from the same text comes from it.
+    """
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -518,6 +656,10 @@ def load_spec(path: Path | str, *, rules: bool = True) -> Spec:
         raise SpecFileErrors(path, [SpecError(path, 1, "FILE-ENCODING", f"not UTF-8: {exc}")]) from None
     except OSError as exc:
         raise SpecFileErrors(path, [SpecError(path, 1, "FILE-UNREADABLE", str(exc))]) from None
+    if cache is not None and rules:
+        cached = cache.get(path, text)
+        if cached is not None:
+            return cached
     try:
         doc = parse_yaml(text, path)
     except SpecError as exc:
@@ -537,6 +679,8 @@ def load_spec(path: Path | str, *, rules: bool = True) -> Spec:
         errors = check_spec(spec)
         if errors:
             raise SpecFileErrors(path, errors)
+        if cache is not None:
+            cache.put(path, text, spec)
     return spec
 
 

@@ -24,8 +24,11 @@ from conformance.expectations import ExpectationFile
 from conformance.lint import duplicate_ids, exception_names, known_tags
 from conformance.loader import (
     SPECS_DIR,
+    SpecCache,
     SpecError,
     SpecFileErrors,
+    gc_paused,
+    is_large_load,
     is_spec_file,
     load_spec,
     spec_files,
@@ -84,6 +87,7 @@ class Suite:
         self._resolved: dict[str, str] | None = None
         self.expectations = ExpectationFile.load_many(config.getoption("expectations") or [])
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
+        self._spec_cache = SpecCache.default()  # specs an earlier process (lint, another mode, a worker) loaded
 
     @property
     def runner(self) -> CaseRunner:
@@ -119,10 +123,11 @@ class Suite:
 
     def load(self, path: Path) -> Spec | SpecFileErrors:
         if path not in self.loaded:
-            try:
-                self.loaded[path] = load_spec(path)
-            except SpecFileErrors as errors:
-                self.loaded[path] = errors
+            with gc_paused():
+                try:
+                    self.loaded[path] = load_spec(path, cache=self._spec_cache)
+                except SpecFileErrors as errors:
+                    self.loaded[path] = errors
         return self.loaded[path]
 
     def header(self) -> dict[str, Any]:
@@ -271,7 +276,8 @@ class SuiteDirectory(pytest.Directory):
     def collect(self) -> Iterator[pytest.Collector]:
         suite = self.config.stash[SUITE]
         paths = [p for d in _spec_dirs(self.config) for p in spec_files([d]) if is_spec_file(p)]
-        specs = [s for s in (suite.load(p) for p in paths) if isinstance(s, Spec)]
+        with gc_paused(freeze=is_large_load(paths)):
+            specs = [s for s in (suite.load(p) for p in paths) if isinstance(s, Spec)]
         for error in duplicate_ids(specs):
             loaded = suite.loaded[error.path]
             existing = loaded.errors if isinstance(loaded, SpecFileErrors) else []
@@ -291,14 +297,19 @@ class SpecFile(pytest.File):
         info = suite.info
         self._check_names(loaded, suite, info)
         tags = known_tags()
-        for case in loaded.cases:
-            for backend in suite.backends():
-                item = SpecItem.from_parent(self, name=f"{case.id}[{suite.mode.slug}-{backend}]", case=case, backend=backend)
-                for tag in case.tags:
-                    if tag in tags:
-                        item.add_marker(tag)
-                suite.expectations.mark(item, case.id, suite.mode, backend, suite.adapter or "", info["behaviour_version"])
-                yield item
+        markers = {tag: getattr(pytest.mark, tag) for case in loaded.cases for tag in case.tags if tag in tags}
+        backends, slug, version = suite.backends(), suite.mode.slug, info["behaviour_version"]
+        items = []
+        with gc_paused():  # thousands of items, each a handful of objects: no collection walks them all meanwhile
+            for case in loaded.cases:
+                for backend in backends:
+                    item = SpecItem.from_parent(self, name=f"{case.id}[{slug}-{backend}]", case=case, backend=backend)
+                    for tag in case.tags:
+                        if tag in markers:
+                            item.add_marker(markers[tag])
+                    suite.expectations.mark(item, case.id, suite.mode, backend, suite.adapter or "", version)
+                    items.append(item)
+        yield from items
 
     def _check_names(self, spec: Spec, suite: Suite, info: dict[str, Any]) -> None:
         lines: dict[str, int] = {}

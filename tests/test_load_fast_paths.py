@@ -203,3 +203,76 @@ def test_state_words_spell_every_state_change() -> None:
 @pytest.mark.parametrize("text", ["jax.ｃonfig.update('jax_enable_x64', True)", "os.ｅnviron['A'] = '1'"])
 def test_state_changes_spelled_with_non_ascii_names_are_still_found(text: str) -> None:
     assert list(lint.global_changes(Code(text, 1)))
+
+
+# ---------------------------------------------------------------- the cache of loaded specs and the parallel lint
+
+
+def _outcome_with(path: Path, cache: loader.SpecCache | None) -> Any:
+    try:
+        spec = load_spec(path, cache=cache)
+    except SpecFileErrors as exc:
+        return [e.format() for e in exc.errors]
+    return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, [(b.line, b.when, b.outcome) for b in c.expect])
+            for c in spec.cases] + [spec.raw, getattr(spec.raw, "key_lines", None), getattr(spec.raw, "value_lines", None),
+                                    [getattr(c.raw, "value_lines", None) for c in spec.cases]]
+
+
+def test_cache_serves_the_same_spec(tmp_path: Path) -> None:
+    cache = loader.SpecCache(tmp_path / "cache")
+    for source in SOURCES:
+        assert _outcome_with(source, cache) == _outcome_with(source, None)  # first load: fills the cache
+        assert _outcome_with(source, cache) == _outcome_with(source, None)  # second: from it
+    entries = list((tmp_path / "cache").iterdir())
+    assert 10 <= len(entries) < len(SOURCES)  # valid specs only: files with errors are loaded again each time
+
+
+def test_cache_never_serves_a_stale_spec(tmp_path: Path) -> None:
+    """A same-size rewrite with the old mtime restored still loads the new text."""
+    import os
+
+    cache = loader.SpecCache(tmp_path / "cache")
+    spec_path = tmp_path / "t.yaml"
+    text = "topic: t\nsource: {doc: d.md}\ncases:\n  - id: t.aaa\n    claim: c\n    run: jnp.arange(3)\n    expect:\n      - dtype: int32\n"
+    spec_path.write_text(text, encoding="utf-8")
+    assert load_spec(spec_path, cache=cache).cases[0].id == "t.aaa"
+    stat = spec_path.stat()
+    spec_path.write_text(text.replace("t.aaa", "t.bbb").replace("int32", "int64"), encoding="utf-8")
+    os.utime(spec_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert spec_path.stat().st_size == stat.st_size
+    spec = load_spec(spec_path, cache=cache)
+    assert (spec.cases[0].id, spec.cases[0].expect[0].outcome) == ("t.bbb", {"dtype": "int64"})
+    # A harness change (another fingerprint) does not see the entries of the old one.
+    other = loader.SpecCache(tmp_path / "cache")
+    other._fingerprint = b"another harness"
+    assert other.get(spec_path, spec_path.read_text(encoding="utf-8")) is None
+    # A broken entry is a miss, not an error.
+    for entry in (tmp_path / "cache").iterdir():
+        entry.write_bytes(loader.SpecCache.digest(spec_path.read_text(encoding="utf-8")) + b"garbage")
+    assert load_spec(spec_path, cache=cache).cases[0].id == "t.bbb"
+
+
+def test_cache_off_by_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("JAX_CONFORMANCE_CACHE", str(tmp_path))
+    cache = loader.SpecCache.default()
+    assert cache is not None and cache.root == tmp_path / "specs"
+    monkeypatch.setenv("JAX_CONFORMANCE_SPEC_CACHE", "0")
+    assert loader.SpecCache.default() is None
+
+
+def test_parallel_lint_finds_what_the_sequential_one_finds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from conformance import lintcli
+
+    monkeypatch.setenv("JAX_CONFORMANCE_CACHE", str(tmp_path))
+    paths = [REPO / "specs", FIXTURES]
+    monkeypatch.setattr(lintcli, "_cpus", lambda: 1)
+    sequential, n = lintcli.lint_paths(paths)
+    monkeypatch.setattr(lintcli, "_cpus", lambda: 3)
+    monkeypatch.setattr(lintcli, "is_large_load", lambda files: True)
+    called = []
+    original = lintcli._lint_in_parallel
+    monkeypatch.setattr(lintcli, "_lint_in_parallel", lambda *a: called.append(a) or original(*a))
+    parallel, m = lintcli.lint_paths(paths)
+    assert called and n == m
+    assert [e.format() for e in parallel] == [e.format() for e in sequential]
+    assert any(e.rule == "ID-DUPLICATE-GLOBAL" for e in parallel)
