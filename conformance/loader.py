@@ -555,12 +555,15 @@ class SpecCache:
     """
 
     FORMAT = 1
-    MAX_ENTRIES = 4096  # entries past this, the oldest first, are removed when a process first writes
+    # Past this many entries the oldest are removed, down to half; a process looks at its first
+    # write and every PRUNE_EVERY writes after it.
+    MAX_ENTRIES = 1024
+    PRUNE_EVERY = 256
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._fingerprint: bytes | None = None
-        self._pruned = False
+        self._writes = 0
 
     @classmethod
     def default(cls) -> SpecCache | None:
@@ -619,15 +622,23 @@ class SpecCache:
             return
 
     def _prune(self) -> None:
-        if self._pruned:
+        self._writes += 1
+        if (self._writes - 1) % self.PRUNE_EVERY:
             return
-        self._pruned = True
         entries = list(os.scandir(self.root))
         if len(entries) <= self.MAX_ENTRIES:
             return
-        for e in sorted(entries, key=lambda e: e.stat().st_mtime)[: len(entries) - self.MAX_ENTRIES // 2]:
+        by_age = sorted(entries, key=_mtime)
+        for e in by_age[: len(entries) - self.MAX_ENTRIES // 2]:
             with contextlib.suppress(OSError):
                 os.unlink(e.path)
+
+
+def _mtime(entry: os.DirEntry[str]) -> float:
+    try:
+        return entry.stat().st_mtime
+    except OSError:  # another process removed it meanwhile
+        return 0.0
 
 
 def _version_of(dist: str) -> str:

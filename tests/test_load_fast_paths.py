@@ -276,3 +276,13 @@ def test_parallel_lint_finds_what_the_sequential_one_finds(monkeypatch: pytest.M
     assert called and n == m
     assert [e.format() for e in parallel] == [e.format() for e in sequential]
     assert any(e.rule == "ID-DUPLICATE-GLOBAL" for e in parallel)
+
+
+def test_cache_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = loader.SpecCache(tmp_path / "cache")
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 8)
+    monkeypatch.setattr(cache, "PRUNE_EVERY", 4)
+    spec = load_spec(SOURCES[0])
+    for i in range(40):
+        cache.put(Path(f"spec-{i}.yaml"), "text", spec)
+        assert len(list((tmp_path / "cache").iterdir())) <= 8 + 4
