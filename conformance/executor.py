@@ -455,11 +455,14 @@ class CaseRunner:
         limit = timeout or self.default_timeout
         start = time.perf_counter()
         worker = None
+        how: dict[str, str] = {}  # for an isolated case, how it got its process
         try:
             if isolate:
-                worker, how = self._isolated_worker(self._env(env))
-                # A fresh interpreter imports the implementation inside the case: allow for that.
-                reply = worker.request({"op": "run", "payload": payload}, limit + STARTUP_TIMEOUT / 6)
+                worker, how["isolation"] = self._isolated_worker(self._env(env))
+                # A fresh interpreter imports the implementation inside the case: allow for that
+                # (a child of the full fork server has it imported already).
+                allowance = 0.0 if how["isolation"] == "fork-full" else STARTUP_TIMEOUT / 6
+                reply = worker.request({"op": "run", "payload": payload}, limit + allowance)
             else:
                 worker = self._live_worker()
                 reply = worker.request({"op": "run", "payload": payload}, limit)
@@ -468,18 +471,17 @@ class CaseRunner:
                 self._drop_worker()
             key = "crash" if failure.outcome == "crashed" else failure.outcome
             return {"outcome": failure.outcome, "message": str(failure), "expected": payload["expect"],
-                    "actual": {key: failure.details}, "duration_s": round(time.perf_counter() - start, 6)}
+                    "actual": {key: failure.details}, "duration_s": round(time.perf_counter() - start, 6), **how}
         finally:
             if isolate and worker is not None:
                 worker.close()
         if not reply.get("ok"):
             return {"outcome": "error", "message": f"worker error: {reply.get('error')}\n{reply.get('traceback', '')}",
-                    "expected": payload["expect"], "actual": None, "duration_s": round(time.perf_counter() - start, 6)}
+                    "expected": payload["expect"], "actual": None, "duration_s": round(time.perf_counter() - start, 6),
+                    **how}
         if reply.get("restart"):
             self._drop_worker()
-        verdict: dict[str, Any] = reply["verdict"]
-        if isolate:
-            verdict["isolation"] = how
+        verdict: dict[str, Any] = {**reply["verdict"], **how}
         return verdict
 
     def _server(self, level: str) -> ForkServer | None:

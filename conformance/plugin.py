@@ -19,7 +19,7 @@ import pytest
 
 from conformance import __version__
 from conformance.adapter import installed_adapters
-from conformance.executor import CaseRunner
+from conformance.executor import ISOLATION_MODES, CaseRunner
 from conformance.expectations import ExpectationFile
 from conformance.lint import duplicate_ids, exception_names, known_tags
 from conformance.loader import (
@@ -68,6 +68,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--case-timeout", type=float, default=None, metavar="SECONDS", help="time limit per case unless the spec sets one (default: ini conformance_case_timeout, 60)")
     group.addoption("--case-memory-mb", type=int, default=None, metavar="MB",
                     help="address-space limit per worker; a case past it is recorded as crashed (default: $JAX_CONFORMANCE_MEMORY_LIMIT_MB, else none)")
+    group.addoption("--isolation", choices=ISOLATION_MODES, default=None,
+                    help="how `isolate: process` cases get their fresh process: fork from a server that has paid the "
+                         "start-up when that gives the same process, else spawn; or always spawn "
+                         "(default: $JAX_CONFORMANCE_ISOLATION, else fork)")
     parser.addini("conformance_case_timeout", "default time limit per case in seconds", default="60")
     group.addoption("--expectations", action="append", metavar="PATH", help="known-divergence file(s): listed cases become xfailed/xpassed")
 
@@ -94,7 +98,8 @@ class Suite:
         if self.adapter is None:
             raise pytest.UsageError(_missing_adapter())
         if self._runner is None:
-            self._runner = CaseRunner(self.adapter, self.mode, self.timeout, memory_mb=self.config.getoption("case_memory_mb"))
+            self._runner = CaseRunner(self.adapter, self.mode, self.timeout, memory_mb=self.config.getoption("case_memory_mb"),
+                                      isolation=self.config.getoption("isolation"))
         return self._runner
 
     @property
@@ -466,6 +471,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record["drift"] = item.case.drift
     if item.case.isolate:
         record["isolate"] = item.case.isolate
+        if verdict.get("isolation"):
+            record["isolation"] = verdict["isolation"]
     report.user_properties.append((RECORD_KEY, record))
     return report
 

@@ -130,9 +130,8 @@ def test_broken_spec_is_one_collection_error_and_every_other_case_runs(tmp_path:
 # ---------------------------------------------------------------- crashes
 
 
-def check_crashes(rec: dict[str, dict[str, Any]]) -> None:
+def check_crashes(rec: dict[str, dict[str, Any]], spec: Path = FIXTURES / "crash" / "crashes.yaml") -> None:
     """The crash fixture's records: five kinds of crash recorded with what is known, every canary passed."""
-    spec = FIXTURES / "crash" / "crashes.yaml"
     by = {k.rsplit(".", 1)[1]: r for k, r in rec.items() if k.startswith("reliability.crash.")}
     assert len(by) == 9, sorted(by)
     assert {k for k, r in by.items() if r["outcome"] == "passed"} == {"canary-1", "canary-2", "canary-3", "canary-4"}
@@ -151,9 +150,8 @@ def check_crashes(rec: dict[str, dict[str, Any]]) -> None:
     assert "SystemExit" in by["system-exit"]["message"]
 
 
-def check_hangs(rec: dict[str, dict[str, Any]]) -> None:
+def check_hangs(rec: dict[str, dict[str, Any]], spec: Path = FIXTURES / "hang" / "hangs.yaml") -> None:
     """The hang fixture's records: each hang cut at its own limit (2 s) or the run's (3 s), with its stack."""
-    spec = FIXTURES / "hang" / "hangs.yaml"
     by = {k.rsplit(".", 1)[1]: r for k, r in rec.items() if k.startswith("reliability.hang.")}
     assert {k: r["outcome"] for k, r in by.items()} == {
         "canary-1": "passed", "sleep": "timeout", "busy-loop": "timeout", "blocked-thread": "timeout",
@@ -194,6 +192,36 @@ def test_crashes_and_hangs_under_xdist(tmp_path: Path) -> None:
     assert len(rec) == 15
     check_crashes(rec)
     check_hangs(rec)
+    assert proc.returncode == 1
+
+
+def isolated_copy(src: Path, dest_dir: Path) -> Path:
+    """`src` (same file name) with every case made `isolate: process`."""
+    dest_dir.mkdir(parents=True)
+    dest = dest_dir / src.name
+    dest.write_text(src.read_text().replace("\n  - id: ", "\n  - isolate: process\n    id: "))
+    return dest
+
+
+def test_isolated_crashes_and_hangs_in_forked_workers_are_recorded_alike(tmp_path: Path) -> None:
+    """The same crashes and hangs, every case in a process of its own forked from the fork server.
+
+    A child of the full server has JAX imported already, so its limit is the case's own (a
+    spawned isolated worker gets 30 s more for the import)."""
+    isolation = "fork"
+    crash = isolated_copy(FIXTURES / "crash" / "crashes.yaml", tmp_path / "crash")
+    hang = isolated_copy(FIXTURES / "hang" / "hangs.yaml", tmp_path / "hang")
+    results = tmp_path / "results.jsonl"
+    proc = run_suite([crash.parent, hang.parent], results, "--case-timeout", "3", f"--isolation={isolation}",
+                     JAX_CONFORMANCE_MEMORY_LIMIT_MB=MEMORY_LIMIT_MB)
+    assert "INTERNALERROR" not in proc.stdout + proc.stderr, proc.stdout[-3000:]
+    rec = outcomes(results)
+    assert len(rec) == 15
+    check_crashes(rec, crash)
+    check_hangs(rec, hang)
+    # Each case says how it got its process; no environment here differs from the mode's.
+    how = Counter(r.get("isolation") for r in rec.values())
+    assert how == {"fork-full": 15}, how
     assert proc.returncode == 1
 
 
