@@ -389,9 +389,14 @@ def _fast_validator() -> Callable[[Any], Any] | None:
     except ImportError:
         return None
     try:
-        return fastjsonschema.compile(
-            {**_draft7(schema()), "$schema": "http://json-schema.org/draft-07/schema#"}
-        )
+        definition = {**_draft7(schema()), "$schema": "http://json-schema.org/draft-07/schema#"}
+    except ValueError:
+        return None
+    # use_default=False: never write a schema's defaults into the document; use_formats=False:
+    # jsonschema does not assert `format` either. (detailed_exceptions=False would be faster, but
+    # 2.22 fails to compile a `const` with it.)
+    try:
+        return fastjsonschema.compile(definition, use_default=False, use_formats=False)
     except Exception:
         return None
 
