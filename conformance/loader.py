@@ -170,16 +170,18 @@ class _NotPlain(Exception):
     """A document the fast construction leaves to PyYAML's (other tags, merge keys, a duplicate key, recursion)."""
 
 
-def _construct_plain(loader: Any, root: yaml.Node) -> tuple[Any, int]:
+def _construct_plain(loader: Any, root: yaml.Node, aliases: bool = True) -> tuple[Any, int]:
     """(document, its node count with aliases expanded), as `construct_document` and `_expanded_size` give.
 
     For the plain YAML that spec files are: strings, numbers, booleans, nulls, mappings with
     scalar keys and sequences, aliases allowed. Anything else raises _NotPlain, and the caller
     takes PyYAML's way, which builds the same objects or words the error. One walk, no generic
-    per-node machinery: the bulk of a spec's load time is building ~30 nodes a case.
+    per-node machinery: the bulk of a spec's load time is building ~30 nodes a case. With
+    `aliases=False` (a text without `&` has no anchor, so no alias) no node is looked up twice.
     """
     memo: dict[int, tuple[Any, int] | None] = {}
     scalar_ctor = {tag: getattr(loader, name) for tag, name in _SCALARS.items()}
+    scalar_node, mapping_node, sequence_node = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 
     def scalar(node: yaml.Node) -> Any:
         tag = node.tag
@@ -192,17 +194,18 @@ def _construct_plain(loader: Any, root: yaml.Node) -> tuple[Any, int]:
 
     def build(node: yaml.Node) -> tuple[Any, int]:
         cls = type(node)
-        if cls is yaml.ScalarNode:
+        if cls is scalar_node:
             return scalar(node), 1
         key = id(node)
-        if key in memo:
-            hit = memo[key]
-            if hit is None:
-                raise _NotPlain("recursive")
-            return hit
-        memo[key] = None
+        if aliases:
+            if key in memo:
+                hit = memo[key]
+                if hit is None:
+                    raise _NotPlain("recursive")
+                return hit
+            memo[key] = None
         size = 1
-        if cls is yaml.MappingNode and node.tag == _MAP:
+        if cls is mapping_node and node.tag == _MAP:
             result = MarkedMap()
             result.line = node.start_mark.line + 1
             key_lines: dict[str, int] = {}
@@ -210,35 +213,44 @@ def _construct_plain(loader: Any, root: yaml.Node) -> tuple[Any, int]:
             result.key_lines = key_lines
             result.value_lines = value_lines
             for key_node, value_node in node.value:
-                if type(key_node) is not yaml.ScalarNode:
+                if type(key_node) is not scalar_node:
                     raise _NotPlain("key")
-                k = scalar(key_node)
+                k = key_node.value if key_node.tag == _STR else scalar(key_node)
                 if not isinstance(k, str):
                     k = str(k)
                 if k in result:
                     raise _NotPlain("duplicate key")
-                value, n = build(value_node)
-                result[k] = value
-                size += 1 + n
-                key_lines[k] = key_node.start_mark.line + 1
                 line = value_node.start_mark.line + 1
-                if type(value_node) is yaml.ScalarNode and value_node.style in ("|", ">"):
-                    line += 1
+                if type(value_node) is scalar_node:
+                    result[k] = value_node.value if value_node.tag == _STR else scalar(value_node)
+                    size += 2
+                    if value_node.style in ("|", ">"):
+                        line += 1
+                else:
+                    value, n = build(value_node)
+                    result[k] = value
+                    size += 1 + n
+                key_lines[k] = key_node.start_mark.line + 1
                 value_lines[k] = line
             hit = result, size
-        elif cls is yaml.SequenceNode and node.tag == _SEQ:
+        elif cls is sequence_node and node.tag == _SEQ:
             items = []
             for child in node.value:
-                value, n = build(child)
-                items.append(value)
-                size += n
+                if type(child) is scalar_node:
+                    items.append(child.value if child.tag == _STR else scalar(child))
+                    size += 1
+                else:
+                    value, n = build(child)
+                    items.append(value)
+                    size += n
             seq = MarkedList(items)
             seq.line = node.start_mark.line + 1
             seq.item_lines = [child.start_mark.line + 1 for child in node.value]
             hit = seq, size
         else:
             raise _NotPlain(node.tag)
-        memo[key] = hit
+        if aliases:
+            memo[key] = hit
         return hit
 
     return build(root)
@@ -252,7 +264,7 @@ def parse_yaml(text: str, path: Path) -> Any:
         if node is None:
             return None
         try:
-            doc, size = _construct_plain(loader, node)
+            doc, size = _construct_plain(loader, node, aliases="&" in text)
         except (_NotPlain, RecursionError):
             pass
         else:

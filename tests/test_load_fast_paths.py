@@ -46,7 +46,7 @@ def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
     return list(itertools.product(modes, sorted(backends), sorted(adapters), sorted(versions)))
 
 
-def _no_plain(loader_: Any, node: Any) -> Any:
+def _no_plain(loader_: Any, node: Any, aliases: bool = True) -> Any:
     raise loader._NotPlain("switched off")
 
 
@@ -59,6 +59,7 @@ def plain_ways(monkeypatch: pytest.MonkeyPatch) -> Any:
         monkeypatch.setattr(loader, "_construct_plain", _no_plain)
         monkeypatch.setattr(lint, "_probe_points", _all_probe_points)
         monkeypatch.setattr(lint, "_STATE_WORDS", ("",))  # "" is in every text: every code is parsed
+        monkeypatch.setattr(lint, "_code_compiles", lambda code, mode: lint._compiles(code.shifted(), mode))
 
     return off
 
@@ -286,3 +287,16 @@ def test_cache_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     for i in range(40):
         cache.put(Path(f"spec-{i}.yaml"), "text", spec)
         assert len(list((tmp_path / "cache").iterdir())) <= 8 + 4
+
+
+@pytest.mark.parametrize("text", [
+    "x = 1", "  x = 1", "\tx = 1", "\x0cx = 1", "\x0c  x = 1", "\ufeffx = 1", "# coding: latin-1\nx = 'é'",
+    "# -*- coding: nosuch -*-\nx = 1", "\\\nx = 1", "x = (1,\n", "'''open", "return 1", "yield 1", "await x",
+    "nonlocal x", "break", "def f():\n  return\n x", "x := 1", "(x := 1)", "a, *b", "*a", "lambda: (yield)",
+    "f(**x, *y)", "del f()", "x = 1\n\n\n", "", "\n", "if x:\npass", "print 'x'", "0777", "1_000", "x = 'a\\\nb'",
+])
+def test_blank_lines_before_code_change_no_compile_verdict(text: str) -> None:
+    for mode in ("exec", "eval"):
+        verdict = lint._compiles(text, mode)
+        for pad in (1, 2, 3, 500):
+            assert lint._compiles("\n" * pad + text, mode) == verdict, (mode, pad)
