@@ -300,3 +300,15 @@ def test_blank_lines_before_code_change_no_compile_verdict(text: str) -> None:
         verdict = lint._compiles(text, mode)
         for pad in (1, 2, 3, 500):
             assert lint._compiles("\n" * pad + text, mode) == verdict, (mode, pad)
+
+
+def test_one_of_becomes_any_of_only_when_its_branches_are_disjoint() -> None:
+    root = {"$defs": {"obj": {"type": "object"}, "loose": {"minLength": 1}}}
+    assert loader._disjoint([{"type": "string"}, {"type": "array"}], root)
+    assert loader._disjoint([{"const": "none"}, {"$ref": "#/$defs/obj"}, {"type": "array"}], root)
+    assert loader._disjoint([{"enum": ["a", "b"]}, {"type": ["array", "null"]}], root)
+    assert not loader._disjoint([{"type": "integer"}, {"type": "number"}], root)
+    assert not loader._disjoint([{"const": 1}, {"type": "number"}], root)
+    assert not loader._disjoint([{"type": "string"}, {"$ref": "#/$defs/loose"}], root)
+    assert not loader._disjoint([{"type": "string"}, {"minLength": 2}], root)
+    assert not loader._disjoint([{"enum": ["a"]}, {"enum": ["b"]}], root)  # disjoint values, same type: left as oneOf
