@@ -636,12 +636,19 @@ class SpecCache:
 
     @classmethod
     def default(cls) -> SpecCache | None:
-        """`$JAX_CONFORMANCE_CACHE/specs` (default `.conformance-cache/specs` in the checkout), or None
-        with JAX_CONFORMANCE_SPEC_CACHE=0."""
+        """`$JAX_CONFORMANCE_CACHE/specs`; else `.conformance-cache/specs` in a checkout (beside the
+        compat environments), `~/.cache/jax-conformance/specs` for an installed harness; None with
+        JAX_CONFORMANCE_SPEC_CACHE=0."""
         if os.environ.get("JAX_CONFORMANCE_SPEC_CACHE", "").strip().lower() in ("0", "off", "no", "false"):
             return None
-        base = os.environ.get("JAX_CONFORMANCE_CACHE") or str(Path(__file__).resolve().parent.parent / ".conformance-cache")
-        return cls(Path(base) / "specs")
+        base = os.environ.get("JAX_CONFORMANCE_CACHE")
+        if base:
+            return cls(Path(base) / "specs")
+        checkout = Path(__file__).resolve().parent.parent
+        if (checkout / "pyproject.toml").is_file():
+            return cls(checkout / ".conformance-cache" / "specs")
+        user = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return cls(Path(user) / "jax-conformance" / "specs")
 
     def fingerprint(self) -> bytes:
         if self._fingerprint is None:
