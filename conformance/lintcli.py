@@ -44,8 +44,8 @@ def lint_paths(paths: list[Path], adapters: list[str] | None = None) -> tuple[li
     if jobs > 1:
         try:
             return _lint_in_parallel(files, cache, jobs), len(files)
-        except (BrokenProcessPool, OSError):
-            pass  # a worker died or none could start: check them here, as below
+        except (BrokenProcessPool, OSError, NotImplementedError, ImportError):
+            pass  # a worker died, or none could start (no fork, no semaphores): check them here, as below
     errors: list[SpecError] = []
     specs: list[Spec] = []
     with gc_paused(freeze=large):
