@@ -394,6 +394,10 @@ def _draft7(node: Any, root: Any = None) -> Any:
             value = [_draft7(v, root) for v in value]
         elif key == "$ref" and not str(value).startswith("#"):
             raise ValueError(f"not a local reference: {value!r}")
+        elif key == "pattern" and "$" in str(value)[:-1]:
+            # fastjsonschema reads every `$` of a pattern as \Z: stricter at the end (a miss only
+            # costs the jsonschema check), but looser in a lookahead or a set.
+            raise ValueError(f"a `$` inside pattern {value!r}")
         out["dependencies" if key == "dependentRequired" else key] = value
     if "$ref" in out and len(out) > 1:
         # Draft 7 ignores the siblings of $ref; 2020-12 applies them: allOf keeps them applied.

@@ -312,3 +312,9 @@ def test_one_of_becomes_any_of_only_when_its_branches_are_disjoint() -> None:
     assert not loader._disjoint([{"type": "string"}, {"$ref": "#/$defs/loose"}], root)
     assert not loader._disjoint([{"type": "string"}, {"minLength": 2}], root)
     assert not loader._disjoint([{"enum": ["a"]}, {"enum": ["b"]}], root)  # disjoint values, same type: left as oneOf
+
+
+def test_no_compiled_check_for_a_pattern_it_would_read_more_loosely() -> None:
+    with pytest.raises(ValueError):
+        loader._draft7({"type": "string", "pattern": "^a(?!b$)"})
+    assert loader._draft7({"type": "string", "pattern": "^a+$"}) == {"type": "string", "pattern": "^a+$"}
