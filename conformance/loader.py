@@ -394,6 +394,9 @@ def _draft7(node: Any, root: Any = None) -> Any:
             value = [_draft7(v, root) for v in value]
         elif key == "$ref" and not str(value).startswith("#"):
             raise ValueError(f"not a local reference: {value!r}")
+        elif key in ("enum", "const") and any(not isinstance(v, str) for v in (value if key == "enum" else [value])):
+            # Python's == takes True for 1 (and 1.0); jsonschema's enum and const do not.
+            raise ValueError(f"a non-string {key}: {value!r}")
         elif key == "pattern" and "$" in str(value)[:-1]:
             # fastjsonschema reads every `$` of a pattern as \Z: stricter at the end (a miss only
             # costs the jsonschema check), but looser in a lookahead or a set.

@@ -318,3 +318,5 @@ def test_no_compiled_check_for_a_pattern_it_would_read_more_loosely() -> None:
     with pytest.raises(ValueError):
         loader._draft7({"type": "string", "pattern": "^a(?!b$)"})
     assert loader._draft7({"type": "string", "pattern": "^a+$"}) == {"type": "string", "pattern": "^a+$"}
+    with pytest.raises(ValueError):
+        loader._draft7({"enum": [1, 2]})  # True == 1 in Python, not in JSON Schema
