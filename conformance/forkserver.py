@@ -105,9 +105,10 @@ def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int, p
         for fd in fds:
             if fd > 2:
                 os.close(fd)
-        for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.set_wakeup_fd(-1)
+        # As a fresh interpreter has them: Python ignores SIGPIPE and handles SIGINT itself.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         os.environ.clear()
         os.environ.update(env)
         # The worker watches its parent: here that is the server, which itself ends with the pytest process.
@@ -118,8 +119,10 @@ def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int, p
                                       errors="backslashreplace")
         from conformance import worker
 
+        argv = ["--adapter", adapter, "--once"]
+        sys.argv = [worker.__file__, *argv]  # what `python -m conformance.worker` would show the case
         try:
-            code = worker.main(["--adapter", adapter, "--once"])
+            code = worker.main(argv)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
@@ -213,6 +216,8 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
                 sys.stderr.flush()
                 pid = os.fork()
                 if pid == 0:
+                    signal.set_wakeup_fd(-1)  # before its descriptor is closed (and its number reused)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                     sel.close()
                     sock.close()
                     os.close(wake_r)
