@@ -40,7 +40,7 @@ def lint_paths(paths: list[Path], adapters: list[str] | None = None) -> tuple[li
     files = [p for p in spec_files(paths or [SPECS_DIR]) if is_spec_file(p)]
     cache = SpecCache.default()
     large = is_large_load(files)
-    jobs = 1 if adapters or not large else min(_cpus(), len(files), MAX_JOBS)
+    jobs = 1 if adapters or not large else min(_free_cpus(), len(files), MAX_JOBS)
     if jobs > 1:
         try:
             return _lint_in_parallel(files, cache, jobs), len(files)
@@ -69,6 +69,21 @@ def _cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def _free_cpus() -> int:
+    """The CPUs to use: all of them, or one when the machine is already oversubscribed.
+
+    Measured on 2 cores: 10,000 cases in 1.6-2.1 s with 2 workers against ~2.9 s in-process when
+    the load average is under ~2; at a load of ~3 the workers only add their overhead
+    (4.4-5.9 s against 3.8-4.3 s in-process). As `make -l` does, the 1-minute load average decides.
+    """
+    cpus = _cpus()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        return cpus
+    return cpus if load < cpus + 0.5 else 1
 
 
 _Found = tuple[list[tuple[Path, int, str, str]], list[tuple[str, int]] | None]

@@ -266,9 +266,9 @@ def test_parallel_lint_finds_what_the_sequential_one_finds(monkeypatch: pytest.M
 
     monkeypatch.setenv("JAX_CONFORMANCE_CACHE", str(tmp_path))
     paths = [REPO / "specs", FIXTURES]
-    monkeypatch.setattr(lintcli, "_cpus", lambda: 1)
+    monkeypatch.setattr(lintcli, "_free_cpus", lambda: 1)
     sequential, n = lintcli.lint_paths(paths)
-    monkeypatch.setattr(lintcli, "_cpus", lambda: 3)
+    monkeypatch.setattr(lintcli, "_free_cpus", lambda: 3)
     monkeypatch.setattr(lintcli, "is_large_load", lambda files: True)
     called = []
     original = lintcli._lint_in_parallel
@@ -320,3 +320,15 @@ def test_no_compiled_check_for_a_pattern_it_would_read_more_loosely() -> None:
     assert loader._draft7({"type": "string", "pattern": "^a+$"}) == {"type": "string", "pattern": "^a+$"}
     with pytest.raises(ValueError):
         loader._draft7({"enum": [1, 2]})  # True == 1 in Python, not in JSON Schema
+
+
+def test_lint_workers_only_on_a_machine_with_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from conformance import lintcli
+
+    monkeypatch.setattr(lintcli, "_cpus", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    assert lintcli._free_cpus() == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.1, 1.0, 1.0))
+    assert lintcli._free_cpus() == 1
