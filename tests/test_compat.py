@@ -388,8 +388,20 @@ def test_a_change_in_what_was_raised_is_found_where_the_spec_accepts_both(tmp_pa
 
 
 def test_observed_key() -> None:
-    assert compat.observed_key({"raised": {"type": "ValueError", "message": "x"}, "dtype": "float32"}) == "raised ValueError"
-    assert compat.observed_key({"dtype": "int32", "value": 1}) == "dtype int32"
+    # An exception: its type and the opening words of its message, up to the first value in it.
+    assert compat.observed_key({"raised": {"type": "ValueError", "message": "x"}, "dtype": "float32"}) == "raised ValueError (x...)"
+    assert compat.observed_key({"raised": {"type": "TypeError", "message": "Argument 'y' of shape float32[]"}}) == \
+        compat.observed_key({"raised": {"type": "TypeError", "message": "Argument 'z' of shape float64[]"}}) == \
+        "raised TypeError (Argument...)"
+    assert compat.observed_key({"raised": {"type": "TypeError", "message": "No constant handler for type: <class>"}}) == \
+        "raised TypeError (No constant handler for type...)"
+    assert compat.observed_key({"raised": {"type": "ValueError", "message": "..."}}) == "raised ValueError"
+    # A result: its dtype, and a scalar's value (the same dtype holding another value is a change).
+    assert compat.observed_key({"dtype": "int32", "value": 1, "shape": []}) == "dtype int32 = 1"
+    assert compat.observed_key({"dtype": "float64", "value": 0.1, "shape": []}) != \
+        compat.observed_key({"dtype": "float64", "value": 0.10000000149011612, "shape": []})
+    assert compat.observed_key({"dtype": "int32", "value": [1, 2], "shape": [2]}) == "dtype int32"
+    assert compat.observed_key({"dtype": "float0", "value": "array((b'',))", "shape": []}) == "dtype float0"
     assert compat.observed_key({"value": 1}) == compat.observed_key(None) == ""
 
 

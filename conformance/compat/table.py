@@ -9,6 +9,7 @@ releases. Rows that change come first; each change carries a one-line reason.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -232,8 +233,16 @@ def observed_key(actual: Any) -> str:
         return ""
     raised = actual.get("raised")
     if isinstance(raised, dict) and raised.get("type"):
-        return f"raised {raised['type']}"
+        # The message's opening words (up to the first quote, bracket, digit or colon): another
+        # wording of the same exception type is a change; a different value inside it is not.
+        words = re.split(r"""['"<(\[{0-9:]""", str(raised.get("message", "")).strip().split("\n")[0], maxsplit=1)[0]
+        words = " ".join(words.split()[:8]).rstrip(" .,;")
+        return f"raised {raised['type']}" + (f" ({words}...)" if words else "")
     if isinstance(actual.get("dtype"), str):
+        value = actual.get("value")
+        # A scalar's value too (x64: the same dtype holding another value is a change).
+        if actual.get("shape") == [] and isinstance(value, (int, float, bool)):
+            return f"dtype {actual['dtype']} = {value!r}"
         return f"dtype {actual['dtype']}"
     return ""
 
