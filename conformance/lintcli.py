@@ -113,7 +113,7 @@ def _lint_in_parallel(files: list[Path], cache: SpecCache | None, jobs: int) -> 
     found: list[_Found] = []
     with gc_paused(), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
         found = list(pool.map(functools.partial(_check_file, cache=cache), files,
-                              chunksize=max(1, len(files) // (jobs * 4))))
+                              chunksize=max(1, len(files) // (jobs * 32))))
     errors = [SpecError(*e) for errs, _ in found for e in errs]
     errors += duplicate_ids_in((path, ids) for path, (_, ids) in zip(files, found, strict=True) if ids is not None)
     return errors
