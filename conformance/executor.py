@@ -287,13 +287,22 @@ class Worker:
 
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request and wait for its one-line reply; failures become WorkerFailure."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.send(message)
+        return self.receive(timeout)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one request without waiting for its reply (`receive` reads it)."""
+        assert self.proc.stdin is not None
         self._stderr_mark = self._stderr_size()
         try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise self._crashed() from None
+
+    def receive(self, timeout: float) -> dict[str, Any]:
+        """The reply to the request sent last."""
+        assert self.proc.stdout is not None
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
@@ -414,6 +423,7 @@ class CaseRunner:
         if self.isolation not in ISOLATION_MODES:
             raise ValueError(f"isolation must be one of {', '.join(ISOLATION_MODES)}, not {self.isolation!r}")
         self._worker: Worker | None = None
+        self._hello_sent = False
         self._info: dict[str, Any] | None = None
         self._servers: dict[str, ForkServer] = {}
         # Why a fork server could not serve (level -> reason), for the run's notes.
@@ -426,7 +436,27 @@ class CaseRunner:
             env[MEMORY_ENV] = str(int(self.memory_mb))
         return env
 
+    def prestart(self) -> None:
+        """Start the worker and send its hello now; the reply is read when the worker is first needed.
+
+        The plugin calls this from pytest_configure, so the implementation's import overlaps
+        pytest's own start-up and the loading of the spec files.
+        """
+        if self._worker is None:
+            self._worker = Worker(self.adapter, self._env())
+            try:
+                self._worker.send({"op": "hello"})
+                self._hello_sent = True
+            except WorkerFailure:
+                self._hello_sent = False  # `_live_worker` finds it dead and starts another
+
     def _live_worker(self) -> Worker:
+        if self._hello_sent and self._worker is not None:
+            self._hello_sent = False
+            reply = self._worker.receive(STARTUP_TIMEOUT)
+            if not reply.get("ok"):
+                raise RuntimeError(f"adapter {self.adapter!r} could not start in mode {self.mode.label}: {reply.get('error')}\n{reply.get('traceback', '')}")
+            self._info = reply["info"]
         if self._worker is None or not self._worker.alive():
             if self._worker is not None:
                 self._worker.close()

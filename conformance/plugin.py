@@ -205,6 +205,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if results and not _is_worker(config):
         suite.writer = ResultsWriter(results)
         _interrupt_on_sigterm(config)
+    if adapter is not None and _targets_suite(config):
+        # The implementation imports in its worker while pytest starts and loads the specs.
+        suite.runner.prestart()
 
 
 def _interrupt_on_sigterm(config: pytest.Config) -> None:
@@ -548,6 +551,11 @@ class SuiteReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not _is_worker(session.config) and not session.config.pluginmanager.hasplugin("dsession"):
             self._collected(len(session.items))
+        if (self.suite.adapter is not None and not session.config.pluginmanager.hasplugin("dsession")
+                and not session.config.option.collectonly
+                and any(isinstance(i, SpecItem) and i.case.isolate == "process" for i in session.items)):
+            # The fork servers import while the first (unisolated) cases run on the other core.
+            self.suite.runner.start_fork_servers()
 
     def _collected(self, count: int) -> None:
         if self.suite.writer is not None and self.suite.adapter is not None and not self._announced:
