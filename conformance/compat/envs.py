@@ -46,6 +46,8 @@ PYTHON_NEEDED: tuple[tuple[str, str], ...] = ((">=0.11.0", "3.12"),)
 RELEASE_PINS: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 # What the harness itself needs in every environment (the project is installed with --no-deps).
+# Not fastjsonschema: the loader uses it only as a fast path and checks ~15 files per mode
+# here, and adding it would change every environment's key (a rebuild of each cached one).
 HARNESS_DEPS = ("pyyaml", "jsonschema", "jinja2", "packaging", "pytest", "hypothesis", "pytest-xdist",
                 "setuptools>=68")
 # Bump when the way environments are built changes, so old cache entries are not reused.
