@@ -50,7 +50,9 @@ class Adapter(abc.ABC):
         `free`: modules whose import reads none of the variables in `late_env_prefixes`, shared by
         every isolated case. `full`: the implementation itself, shared only by cases whose
         environment is the mode's. Default: nothing, so every isolated case starts from scratch
-        apart from the harness's own modules.
+        apart from the harness's own modules. An adapter that acts before the implementation is
+        imported (in `namespace()`, say, on the environment) must not name it in `full`: the
+        server would import it without that step.
         """
         return (), ()
 

@@ -39,6 +39,12 @@ class Breakage(JaxAdapter):
     def before_import(self, environ: os._Environ[str]) -> None:
         """Change what JAX reads at start-up (its environment variables)."""
 
+    def fork_preload(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        # A break of what JAX reads at start-up has to happen before JAX is imported, so a fork
+        # server must not import it first: such an adapter has no `full` level.
+        free, full = super().fork_preload()
+        return (free, ()) if type(self).before_import is not Breakage.before_import else (free, full)
+
     def patch(self, ns: dict[str, Any]) -> None:
         """Change JAX after it is imported."""
 
