@@ -525,10 +525,10 @@ class CaseRunner:
             return None
         return server
 
-    def start_fork_servers(self) -> None:
+    def start_fork_servers(self, levels: tuple[str, ...] = ("full", "light")) -> None:
         """Start the servers now (they import in the background); the first isolated case then waits less."""
         if self.isolation == "fork":
-            for level in ("full", "light"):
+            for level in levels:
                 if level not in self._servers and level not in self.fork_notes:
                     self._servers[level] = ForkServer(self.adapter, self._env(), level)
 

@@ -551,11 +551,15 @@ class SuiteReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not _is_worker(session.config) and not session.config.pluginmanager.hasplugin("dsession"):
             self._collected(len(session.items))
-        if (self.suite.adapter is not None and not session.config.pluginmanager.hasplugin("dsession")
-                and not session.config.option.collectonly
-                and any(isinstance(i, SpecItem) and i.case.isolate == "process" for i in session.items)):
-            # The fork servers import while the first (unisolated) cases run on the other core.
-            self.suite.runner.start_fork_servers()
+        if self.suite.adapter is not None and not session.config.pluginmanager.hasplugin("dsession") \
+                and not session.config.option.collectonly:
+            # The fork servers import while the first (unisolated) cases run on the other core: the
+            # full one for isolated cases in the mode's environment, the light one for those with
+            # their own (a server nobody needs is never started; one needed later starts then).
+            isolated = [i.case for i in session.items if isinstance(i, SpecItem) and i.case.isolate == "process"]
+            levels = tuple(level for level, wanted in (("full", any(not c.env for c in isolated)),
+                                                        ("light", any(c.env for c in isolated))) if wanted)
+            self.suite.runner.start_fork_servers(levels)
 
     def _collected(self, count: int) -> None:
         if self.suite.writer is not None and self.suite.adapter is not None and not self._announced:
