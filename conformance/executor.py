@@ -155,26 +155,34 @@ class ForkServer:
         return self.level == "light" and bool(self.late_env_prefixes) and all(
             k.startswith(self.late_env_prefixes) for k in differ)
 
-    def _message(self, timeout: float | None) -> dict[str, Any]:
-        """The next message that is not an exit notice (those are kept); raises when the server is gone."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+    def _next(self, deadline: float | None, until: Any) -> dict[str, Any] | None:
+        """Read packets, keeping exit notices, until `until(message)` holds (that message) or the
+        deadline passes (None); raises ForkServerError when the server's end has closed."""
         with selectors.DefaultSelector() as sel:
             sel.register(self.sock, selectors.EVENT_READ)
             while True:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
                 if not sel.select(left):
-                    raise ForkServerError(f"the fork server did not answer within {timeout:g} s")
+                    return None
                 data = self.sock.recv(1 << 20)
                 if not data:
                     self.proc.poll()
                     log = self._log_tail()
                     raise ForkServerError(f"the fork server {describe_exit(self.proc.returncode)}"
                                           + (f": {log}" if log else ""))
-                message = json.loads(data)
+                message = dict(json.loads(data))
                 if "exited" in message:
                     self._exits[int(message["exited"])] = int(message["code"])
-                    continue
-                return dict(message)
+                if until(message):
+                    return message
+
+    def _message(self, timeout: float | None) -> dict[str, Any]:
+        """The next message that is not an exit notice (those are kept); raises when the server is gone."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        message = self._next(deadline, lambda m: "exited" not in m)
+        if message is None:
+            raise ForkServerError(f"the fork server did not answer within {timeout:g} s")
+        return message
 
     def _log_tail(self) -> str:
         with contextlib.suppress(OSError, ValueError):
@@ -208,21 +216,8 @@ class ForkServer:
         """The child's exit code (as Popen.returncode), once the server has reaped it; None until then."""
         if pid not in self._exits and self.proc.poll() is None and self.sock.fileno() >= 0:
             deadline = None if timeout is None else time.monotonic() + timeout
-            with selectors.DefaultSelector() as sel:
-                sel.register(self.sock, selectors.EVENT_READ)
-                while pid not in self._exits:
-                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    try:
-                        if not sel.select(left):
-                            break
-                        data = self.sock.recv(1 << 20)
-                    except (OSError, ValueError):
-                        break
-                    if not data:
-                        break
-                    message = json.loads(data)
-                    if "exited" in message:
-                        self._exits[int(message["exited"])] = int(message["code"])
+            with contextlib.suppress(OSError, ValueError, ForkServerError):
+                self._next(deadline, lambda m: pid in self._exits)
         return self._exits.pop(pid, None)
 
     def close(self) -> None:
