@@ -512,9 +512,8 @@ class CaseRunner:
     def _server(self, level: str) -> ForkServer | None:
         if level in self.fork_notes:
             return None
-        server = self._servers.get(level)
-        if server is None:
-            server = self._servers[level] = ForkServer(self.adapter, self._env(), level)
+        self.start_fork_servers((level,))
+        server = self._servers[level]
         if not server.ready():
             self.fork_notes[level] = server.reason or "unusable"
             return None
