@@ -23,10 +23,17 @@ class AdapterError(Exception):
     """An adapter that cannot be found or cannot start."""
 
 
+# The names spec code runs with (docs/SPEC-FORMAT.md, "Names spec code sees"); lint checks
+# spec code against them without starting an implementation.
+SPEC_NAMES: frozenset[str] = frozenset({"jax", "jnp", "np", "lax", "os", "sys"})
+
+
 class Adapter(abc.ABC):
     """One implementation under test."""
 
     name: ClassVar[str]
+    # Names beyond SPEC_NAMES that this adapter's namespace() provides (lint accepts them in spec code).
+    extra_names: ClassVar[frozenset[str]] = frozenset()
 
     @abc.abstractmethod
     def start(self, mode: Mode) -> None:

@@ -66,7 +66,11 @@ def _block_until_ready(value: Any) -> None:
 
 
 def run_payload(adapter: Adapter, payload: dict[str, Any]) -> dict[str, Any]:
-    """Run one case and return its verdict: outcome, message, expected, actual, duration."""
+    """Run one case and return its verdict: outcome, message, expected, actual, duration.
+
+    With a `documented` block in the payload, the same observation is judged against it too:
+    the verdict's `documented` says whether what the docs say holds (it never changes the outcome).
+    """
     start = time.perf_counter()
     outcome = payload["expect"]
     try:
@@ -74,15 +78,54 @@ def run_payload(adapter: Adapter, payload: dict[str, Any]) -> dict[str, Any]:
             verdict = _run_given(adapter, payload)
         else:
             obs = observe(adapter, payload)
+            fault = spec_fault(obs, payload)
+            if fault is not None:
+                raise SpecCodeError(fault)
             problems = check_all(outcome, obs, adapter, payload["file"], payload["expect_line"])
             verdict = _verdict(problems, obs, adapter, outcome)
+            if "documented" in payload:
+                verdict["documented"] = _documented(obs, adapter, payload)
     except SpecCodeError as exc:
-        verdict = {"outcome": "error", "message": f"spec error: {exc}", "actual": None}
+        verdict = {"outcome": "error", "message": f"spec error (a bug in the spec, not a verdict on the implementation): {exc}", "actual": None,
+                   "spec_error": True}
     except Exception as exc:  # a harness or adapter fault, not the case's behaviour
         verdict = {"outcome": "error", "message": f"harness error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}", "actual": None}
     verdict["expected"] = outcome
     verdict["duration_s"] = round(time.perf_counter() - start, 6)
     return verdict
+
+
+def spec_fault(obs: Observation, payload: dict[str, Any]) -> str | None:
+    """Why the observed exception is the spec's own bug (None when it is not).
+
+    A NameError raised in the spec's own code (a typo, a name the adapter does not provide) or
+    a SyntaxError compiling it says nothing about the implementation, unless the block expects it.
+    """
+    exc = obs.exception
+    if not isinstance(exc, (NameError, SyntaxError)):
+        return None
+    raises = payload["expect"].get("raises")
+    if isinstance(raises, dict) and str(raises.get("type", "")).rsplit(".", 1)[-1] in {c.__name__ for c in type(exc).__mro__}:
+        return None
+    file = payload["file"]
+    if isinstance(exc, SyntaxError):
+        if exc.filename != file:
+            return None
+        return f"{file}:{exc.lineno}: the spec's code does not compile: {exc.msg}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or frames[-1].filename != file:
+        return None  # raised inside the implementation (or the harness), not by the spec's own line
+    return f"{file}:{frames[-1].lineno}: the spec's code raised {type(exc).__name__}: {exc}"
+
+
+def _documented(obs: Observation, adapter: Adapter, payload: dict[str, Any]) -> dict[str, Any]:
+    """Whether the documented block holds for this observation, and why not."""
+    line = payload["documented_line"]
+    try:
+        problems = check_all(payload["documented"], obs, adapter, payload["file"], line)
+    except SpecCodeError as exc:
+        return {"holds": False, "line": line, "message": f"spec error: {exc}"}
+    return {"holds": not problems, "line": line, "message": "\n".join(p.message for p in problems)}
 
 
 def _verdict(problems: list[Mismatch], obs: Observation, adapter: Adapter, outcome: dict[str, Any]) -> dict[str, Any]:
@@ -111,6 +154,7 @@ def _run_given(adapter: Adapter, payload: dict[str, Any]) -> dict[str, Any]:
     base = {**base, "assume": hypothesis.assume, "note": hypothesis.note}
     failing: dict[str, Any] = {}
     examples = 0
+    documented: dict[str, Any] | None = None
 
     @hypothesis.settings(
         max_examples=payload.get("max_examples") or DEFAULT_MAX_EXAMPLES,
@@ -122,11 +166,16 @@ def _run_given(adapter: Adapter, payload: dict[str, Any]) -> dict[str, Any]:
     )
     @hypothesis.given(**strategies)
     def prop(**drawn: Any) -> None:
-        nonlocal examples
+        nonlocal examples, documented
         obs = observe(adapter, payload, drawn, base)
         if isinstance(obs.exception, hypothesis.errors.UnsatisfiedAssumption):
             raise obs.exception
         examples += 1
+        fault = spec_fault(obs, payload)
+        if fault is not None:
+            raise SpecCodeError(fault)
+        if "documented" in payload and (documented is None or documented["holds"]):
+            documented = _documented(obs, adapter, payload)
         problems = check_all(payload["expect"], obs, adapter, payload["file"], payload["expect_line"])
         if problems:
             failing.clear()
@@ -145,4 +194,7 @@ def _run_given(adapter: Adapter, payload: dict[str, Any]) -> dict[str, Any]:
         verdict["message"] = f"falsifying example: {example}\n" + verdict["message"]
         verdict["example"] = {k: short(v, 200) for k, v in failing["drawn"].items()}
         return verdict
-    return {"outcome": "passed", "message": f"{examples} examples", "actual": {"examples": examples}}
+    verdict = {"outcome": "passed", "message": f"{examples} examples", "actual": {"examples": examples}}
+    if documented is not None:
+        verdict["documented"] = documented
+    return verdict

@@ -37,6 +37,7 @@ class Entry:
     modes: frozenset[str] | None = None  # mode slugs (off-warn, on-warn, ...); None = all
     backends: frozenset[str] | None = None
     used: bool = False
+    path: Path | None = None  # the expectations file that lists it
 
     def matches(self, case: str, mode: Mode, backend: str) -> bool:
         return (self.case == case and (self.modes is None or mode.slug in self.modes)
@@ -67,13 +68,13 @@ class ExpectationFile:
             reason = str(group.get("reason") or NEEDS_REASON)
             for item in group.get("cases", []) or []:
                 if isinstance(item, str):
-                    out.entries.append(Entry(item, reason))
+                    out.entries.append(Entry(item, reason, path=path))
                 else:
                     modes = item.get("modes")
                     backends = item.get("backends")
                     out.entries.append(Entry(str(item["case"]), reason,
                                              frozenset(modes) if modes else None,
-                                             frozenset(backends) if backends else None))
+                                             frozenset(backends) if backends else None, path=path))
         return out
 
     @classmethod
@@ -101,7 +102,9 @@ class ExpectationSet:
     def mark(self, item: pytest.Item, case: str, mode: Mode, backend: str, adapter: str, version: str) -> None:
         entry = self.find(case, mode, backend, adapter, version)
         if entry is not None:
+            # Strict: a listed case that conforms fails the run (the plugin records it as xpassed).
             item.add_marker(pytest.mark.xfail(reason=entry.reason, strict=True, raises=Exception))
+            item.known_divergence = entry  # type: ignore[attr-defined]
 
     def unused(self, mode: Mode, adapter: str | None, version: str) -> Iterator[tuple[Path, str]]:
         for f in self.files:

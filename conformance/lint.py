@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import functools
 import itertools
 import re
@@ -19,6 +20,7 @@ from typing import Any, ClassVar
 import yaml
 from packaging.version import InvalidVersion, Version
 
+from conformance.adapter import SPEC_NAMES
 from conformance.loader import SPECS_DIR, SpecError
 from conformance.mode import EXPLICIT_MODES, Mode
 from conformance.spec import Case, Code, Spec
@@ -493,13 +495,105 @@ class VersionRange(Rule):
                                                  "ranges compare releases only")
 
 
-class DriftNeedsSource(Rule):
-    id = "DRIFT-SOURCE"
-    doc = "A case marked with docs/code drift names the doc it disagrees with."
+class BasisGiven(Rule):
+    id = "BASIS-MISSING"
+    doc = ("Every case says what kind of requirement it is (`basis`: documented, tested, observed, unsupported), "
+           "on the case or as its file's default: only documented and tested count as conformance.")
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
-        if case.drift is not None and not any("doc" in s or "url" in s for s in case.source):
-            yield self.error(spec, case.field_lines["drift"], f"case {case.id!r} records drift from the docs but its source names no doc")
+        if case.basis is None:
+            yield self.error(spec, case.field_lines["id"], f"case {case.id!r} has no `basis` (documented, tested, observed or "
+                                                           "unsupported); set it on the case or the file")
+
+
+class DocumentedNeedsDoc(Rule):
+    id = "DOCUMENTED-SOURCE"
+    doc = "A `documented:` expectation names the documentation it comes from (a doc page or URL)."
+
+    def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
+        if case.documented is not None and not any("doc" in s or "url" in s for s in case.documented.source):
+            yield self.error(spec, case.documented.line, f"case {case.id!r}: `documented` names no doc or url in its source")
+
+
+class TestedNeedsTest(Rule):
+    id = "BASIS-SOURCE"
+    doc = "A case's source supports its basis: `documented` names a doc page or URL, `tested` a JAX test file (tests/...)."
+
+    def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
+        supported = {
+            "documented": ("doc or url", lambda s: "doc" in s or "url" in s),
+            "tested": ("JAX test (file: tests/...)", lambda s: str(s.get("file", "")).startswith("tests/")),
+        }.get(case.basis or "")
+        if supported and not any(supported[1](s) for s in case.source):
+            line = case.field_lines.get("source", case.field_lines.get("basis", case.field_lines["id"]))
+            yield self.error(spec, line, f"case {case.id!r} is {case.basis} but its source names no {supported[0]}")
+
+
+class CodeNames(Rule):
+    id = "CODE-NAMES"
+    doc = ("Spec code uses only names it defines or that the adapter provides (jax, jnp, np, lax, os, sys; `st`, "
+           "`assume`, `note` and the drawn names with `given`; `result` in checks): a typo is the spec's bug, "
+           "never a verdict on the implementation. Checked by pyflakes.")
+    extra_names: frozenset[str] = frozenset()
+
+    def check(self, spec: Spec) -> Iterator[SpecError]:
+        seen: set[tuple[int, str]] = set()
+        for case in spec.cases:
+            for line, message in undefined_names(case, SPEC_NAMES | self.extra_names):
+                if (line, message) not in seen:
+                    seen.add((line, message))
+                    yield self.error(spec, line, f"in case {case.id!r}: {message}")
+
+
+def undefined_names(case: Case, names: frozenset[str]) -> Iterator[tuple[int, str]]:
+    """(spec line, message) for each name pyflakes finds undefined in the case's code.
+
+    The case's code is checked as one module in the order it runs: setup(s), run (an expression
+    binds `result`), then every check of every block; composite lines map back to spec lines.
+    """
+    from pyflakes import checker, messages
+
+    lines: list[str] = []
+    where: list[int] = []
+
+    def add(text: str, line: int, wrap: str | None = None) -> None:
+        body = text.splitlines() or [""]
+        if wrap is not None:
+            lines.append(f"{wrap} = (")
+            where.append(line)
+        lines.extend(body)
+        where.extend(range(line, line + len(body)))
+        if wrap is not None:
+            lines.append(")")
+            where.append(line + len(body) - 1)
+
+    for code in case.setup:
+        add(code.text, code.line)
+    add(case.run.text, case.run.line, "result" if _code_compiles(case.run, "eval") else None)
+    blocks = list(enumerate(case.expect)) + [(i, b) for i, b in enumerate(case.documented.expect if case.documented else [])]
+    for _, block in blocks:
+        checks = block.outcome.get("check", [])
+        for expr in [checks] if isinstance(checks, str) else checks:
+            add(str(expr), block.line, "_check")
+    available = names | set(case.given) | ({"st", "assume", "note"} if case.given else set()) | {"result"}
+    text = "\n".join(lines) + "\n"
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return  # CODE-SYNTAX reports it
+    found = checker.Checker(tree, filename="<spec>", builtins=available)
+    for message in found.messages:
+        if isinstance(message, (messages.UndefinedName, messages.UndefinedLocal)):
+            n = message.lineno
+            yield where[n - 1] if 0 < n <= len(where) else case.run.line, message.message % message.message_args
+    for name, strategy in case.given.items():
+        try:
+            tree = ast.parse(f"_strategy = (\n{strategy}\n)\n")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for message in checker.Checker(tree, filename="<spec>", builtins=names | {"st"}).messages:
+            if isinstance(message, messages.UndefinedName):
+                yield case.raw["given"].value_lines[name], f"{message.message % message.message_args} in the strategy for {name!r}"
 
 
 class GivenNamesUsed(Rule):
@@ -527,8 +621,14 @@ class GivenNamesUsed(Rule):
 SPEC_RULES: tuple[Rule, ...] = (
     IdPrefix(), DuplicateIdInFile(), UnknownTag(), InvalidRegex(), ExceptionName(), BuiltinClassName(),
     CodeSyntax(), DtypeName(), VersionRange(), WhenUnreachable(), WhenOverlap(), GlobalConfigInProcess(),
-    DriftNeedsSource(), GivenNamesUsed(),
+    GivenNamesUsed(), DocumentedNeedsDoc(), TestedNeedsTest(),
 )
+# Rules only `jax-conformance lint` applies: a spec that breaks them still loads and runs (its
+# records say what they lack), but CI's lint refuses it.
+LINT_ONLY_RULES: tuple[Rule, ...] = (BasisGiven(), CodeNames())
+# Rules over expect blocks that apply to `documented:` blocks as well.
+BLOCK_RULES: tuple[Rule, ...] = (InvalidRegex(), ExceptionName(), BuiltinClassName(), DtypeName(), VersionRange(),
+                                 WhenUnreachable(), WhenOverlap())
 
 RULE_IDS = {
     "YAML-SYNTAX": "The file parses as YAML.",
@@ -540,12 +640,32 @@ RULE_IDS = {
     "FILE-ENCODING": "A spec file is UTF-8.",
     "FILE-UNREADABLE": "A spec file can be read.",
     "ID-DUPLICATE-GLOBAL": "Case ids are unique across all spec files.",
-    **{rule.id: rule.doc for rule in SPEC_RULES},
+    **{rule.id: rule.doc for rule in SPEC_RULES + LINT_ONLY_RULES},
 }
 
 
 def check_spec(spec: Spec) -> list[SpecError]:
-    return [error for rule in SPEC_RULES for error in rule.check(spec)]
+    errors = [error for rule in SPEC_RULES for error in rule.check(spec)]
+    documented = documented_view(spec)
+    if documented.cases:
+        errors += [error for rule in BLOCK_RULES for error in rule.check(documented)]
+    return errors
+
+
+def lint_only_errors(spec: Spec) -> list[SpecError]:
+    """What `jax-conformance lint` checks beyond what loading a spec checks."""
+    return [error for rule in LINT_ONLY_RULES for error in rule.check(spec)]
+
+
+def documented_view(spec: Spec) -> Spec:
+    """The spec with each case's `documented:` blocks in place of its `expect` (cases without them left out)."""
+    cases = []
+    for case in spec.cases:
+        if case.documented is not None:
+            raw = dict(case.raw)
+            raw["expect"] = case.raw["documented"]["expect"]
+            cases.append(dataclasses.replace(case, expect=case.documented.expect, raw=raw))
+    return dataclasses.replace(spec, cases=cases)
 
 
 def duplicate_ids(specs: Iterable[Spec]) -> list[SpecError]:

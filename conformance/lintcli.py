@@ -13,7 +13,8 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from conformance import loader
-from conformance.lint import RULE_IDS, case_ids, duplicate_ids, duplicate_ids_in, exception_names
+from conformance.cli import check_adapter, check_spec_paths
+from conformance.lint import RULE_IDS, case_ids, duplicate_ids, duplicate_ids_in, exception_names, lint_only_errors
 from conformance.loader import (
     SPECS_DIR,
     SpecCache,
@@ -54,6 +55,8 @@ def lint_paths(paths: list[Path], adapters: list[str] | None = None) -> tuple[li
                 specs.append(load_spec(path, cache=cache))
             except SpecFileErrors as exc:
                 errors.extend(exc.errors)
+            else:
+                errors.extend(lint_only_errors(specs[-1]))
         errors.extend(duplicate_ids(specs))
     for adapter in adapters or []:
         errors.extend(_unresolved(specs, adapter))
@@ -95,7 +98,7 @@ def _check_file(path: Path, cache: SpecCache | None) -> _Found:
         spec = load_spec(path, cache=cache)
     except SpecFileErrors as exc:
         return [(e.path, e.line, e.rule, e.message) for e in exc.errors], None
-    return [], case_ids(spec)
+    return [(e.path, e.line, e.rule, e.message) for e in lint_only_errors(spec)], case_ids(spec)
 
 
 def _lint_in_parallel(files: list[Path], cache: SpecCache | None, jobs: int) -> list[SpecError]:
@@ -148,10 +151,9 @@ def main(args: argparse.Namespace) -> int:
         for rule_id, doc in sorted(RULE_IDS.items()):
             print(f"{rule_id:22} {doc}")
         return 0
-    missing = [p for p in args.paths if not p.exists()]
-    if missing:
-        print(f"jax-conformance lint: no such file or directory: {', '.join(map(str, missing))}", file=sys.stderr)
-        return 2
+    check_spec_paths(args.paths, option="")
+    for adapter in args.adapter or []:
+        check_adapter(adapter)
     errors, n = lint_paths(args.paths, args.adapter)
     for error in sorted(errors, key=lambda e: (str(e.path), e.line, e.rule)):
         print(one_line(error, Path.cwd()))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from conformance.spec import Case, Code, Expectation, Spec, When
+from conformance.spec import Case, Code, Documented, Expectation, Spec, When
 
 if TYPE_CHECKING:
     import jsonschema
@@ -529,6 +529,11 @@ def _when(node: Any, path: Path) -> When:
     )
 
 
+def _blocks(nodes: Any, path: Path) -> list[Expectation]:
+    return [Expectation(_when(b.get("when"), path), _plain({k: v for k, v in b.items() if k != "when"}), b.line)
+            for b in nodes]
+
+
 def build_spec(doc: MarkedMap, path: Path) -> Spec:
     """The model of a schema-valid document."""
     file_setup = _code(doc, "setup")
@@ -536,11 +541,11 @@ def build_spec(doc: MarkedMap, path: Path) -> Spec:
     file_source = _sources(doc.get("source"))
     cases = []
     for node in doc["cases"]:
-        expect = []
-        for block in node["expect"]:
-            when_node = block.get("when")
-            outcome = {k: v for k, v in block.items() if k != "when"}
-            expect.append(Expectation(_when(when_node, path), _plain(outcome), block.line))
+        expect = _blocks(node["expect"], path)
+        documented = None
+        if "documented" in node:
+            d = node["documented"]
+            documented = Documented(str(d["says"]), _sources(d.get("source")), _blocks(d["expect"], path), node.key_lines["documented"])
         setup = [c for c in (file_setup, _code(node, "setup")) if c is not None]
         run = _code(node, "run")
         assert run is not None  # required by the schema
@@ -561,7 +566,8 @@ def build_spec(doc: MarkedMap, path: Path) -> Spec:
                 given=dict(node.get("given", {})),
                 max_examples=node.get("max_examples"),
                 timeout=node.get("timeout", doc.get("timeout")),
-                drift=dict(node["drift"]) if "drift" in node else None,
+                basis=node.get("basis", doc.get("basis")),
+                documented=documented,
                 field_lines={k: node.key_lines[k] for k in node},
                 raw=node,
             )

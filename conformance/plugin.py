@@ -365,8 +365,10 @@ class SpecItem(pytest.Item):
         self.block_line = block.line
         if block.not_applicable is not None:
             raise NotApplicable(block.not_applicable)
+        documented = self.case.documented.select(suite.mode, self.backend, suite.adapter or "", info["behaviour_version"]) \
+            if self.case.documented is not None else None
         verdict = suite.runner.run(
-            self.case.payload(block, suite.mode, self.backend),
+            self.case.payload(block, suite.mode, self.backend, documented),
             timeout=self.case.timeout, isolate=self.case.isolate == "process", env=self.case.env,
         )
         self.verdict = verdict
@@ -442,6 +444,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     suite = item.config.stash[SUITE]
     exc = call.excinfo.value if call.excinfo is not None else None
     xfail = getattr(report, "wasxfail", None)
+    divergence = getattr(item, "known_divergence", None)
+    if divergence is not None and xfail is None and exc is None and call.when == "call" and report.failed:
+        # A strict xfail that passed reaches here as a plain failure, without `wasxfail`.
+        xfail = divergence.reason
     if isinstance(exc, NotApplicable):
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.case.line - 1, f"not applicable: {exc}")
@@ -451,6 +457,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif xfail is not None:
         outcome = "xfailed" if report.skipped else "xpassed"
         message = f"{outcome}: {xfail}" + (f"\n{exc}" if exc is not None else "")
+        if outcome == "xpassed":
+            where = f" in {divergence.path}" if divergence is not None and divergence.path else ""
+            message = (f"xpassed: listed as a known divergence{where} ({xfail}), but the case now conforms; "
+                       "remove the entry (jax-conformance run --update-expectations does)")
+            report.longrepr = f"{item.case.id} [{suite.mode.label}, {item.backend}] {message}"
     elif isinstance(exc, CaseFailure):
         outcome, message = exc.verdict["outcome"], exc.verdict.get("message", "")
     elif exc is not None:
@@ -469,9 +480,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         "expected": verdict.get("expected"), "actual": verdict.get("actual"),
         "duration_s": verdict.get("duration_s", round(call.duration, 6)),
         "expect_line": item.block_line, "source": item.case.source, "nodeid": item.nodeid,
+        "basis": item.case.basis,
     }
-    if item.case.drift:
-        record["drift"] = item.case.drift
+    if verdict.get("spec_error"):
+        record["spec_error"] = True
+    if item.case.documented is not None and "documented" in verdict:
+        record["documented"] = {**verdict["documented"], "says": item.case.documented.says, "source": item.case.documented.source}
     if item.case.isolate:
         record["isolate"] = item.case.isolate
         if verdict.get("isolation"):

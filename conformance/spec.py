@@ -69,6 +69,31 @@ class Expectation:
         return str(reason) if reason is not None else None
 
 
+BASES = ("documented", "tested", "observed", "unsupported")
+# The kinds of requirement a conformance verdict counts; `observed` is shown beside them, `unsupported` never.
+NORMATIVE_BASES = frozenset({"documented", "tested"})
+
+
+@dataclass
+class Documented:
+    """What the documentation says a case does, as blocks evaluated beside the code's `expect`."""
+
+    says: str
+    source: list[dict[str, str]]
+    expect: list[Expectation]
+    line: int
+
+    def select(self, mode: Mode, backend: str, adapter: str, version: str) -> Expectation | None:
+        return _first(self.expect, mode, backend, adapter, version)
+
+
+def _first(blocks: list[Expectation], mode: Mode, backend: str, adapter: str, version: str) -> Expectation | None:
+    for block in blocks:
+        if block.when.matches(mode, backend, adapter, version):
+            return block
+    return None
+
+
 @dataclass
 class Code:
     """A piece of Python from a spec, with the spec line its first line sits on."""
@@ -98,20 +123,21 @@ class Case:
     given: dict[str, str] = field(default_factory=dict)
     max_examples: int | None = None
     timeout: float | None = None
-    drift: dict[str, str] | None = None
+    basis: str | None = None
+    documented: Documented | None = None
     field_lines: dict[str, int] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
     def select(self, mode: Mode, backend: str, adapter: str, version: str) -> Expectation | None:
         """The first expect block whose `when` holds; None means not applicable."""
-        for block in self.expect:
-            if block.when.matches(mode, backend, adapter, version):
-                return block
-        return None
+        return _first(self.expect, mode, backend, adapter, version)
 
-    def payload(self, block: Expectation, mode: Mode, backend: str) -> dict[str, Any]:
-        """What a worker process needs to run this case: code, inputs and the chosen block."""
-        return {
+    def payload(self, block: Expectation, mode: Mode, backend: str,
+                documented: Expectation | None = None) -> dict[str, Any]:
+        """What a worker process needs to run this case: code, inputs and the chosen block(s)."""
+        docs = {} if documented is None or documented.not_applicable is not None else {
+            "documented": documented.outcome, "documented_line": documented.line}
+        return {**docs,
             "id": self.id,
             "file": str(self.spec_path),
             "line": self.line,

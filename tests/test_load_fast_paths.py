@@ -70,7 +70,7 @@ def _outcome(path: Path) -> Any:
         spec = load_spec(path)
     except SpecFileErrors as exc:
         return [e.format() for e in exc.errors]
-    return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, c.given, c.env, c.timeout, c.drift,
+    return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, c.given, c.env, c.timeout, c.basis, c.documented,
              [(b.line, b.when, b.outcome) for b in c.expect]) for c in spec.cases] + [spec.raw]
 
 

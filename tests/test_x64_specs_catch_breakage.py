@@ -121,7 +121,7 @@ BREAKAGES = [
              ("x64.context.enable-x64-context-manager", "x64.context.enable-x64-retraces-jit")),
     Breakage("GlobalUpdateThreadLocal", "8 update is global", "off-warn", ("x64.context.global-update-all-threads",)),
     Breakage("LegacyContextApisKept", "8 no contextual API besides jax.enable_x64", "off-warn",
-             ("x64.context.experimental-enable-x64", "x64.context.no-config-use")),
+             ("x64.context.experimental-enable-x64",)),
     # claim 9: under transformations
     Breakage("PolicySkippedUnderTracing", "9 jit and grad", "off-error",
              ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad"),
