@@ -14,7 +14,14 @@ from pathlib import Path
 
 from conformance import loader
 from conformance.cli import check_adapter, check_spec_paths
-from conformance.lint import RULE_IDS, case_ids, duplicate_ids, duplicate_ids_in, exception_names, lint_only_errors
+from conformance.lint import (
+    RULE_IDS,
+    case_ids,
+    duplicate_ids,
+    duplicate_ids_in,
+    exception_names,
+    lint_only_errors,
+)
 from conformance.loader import (
     SPECS_DIR,
     SpecCache,

@@ -23,13 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from conformance.mode import DEFAULT_MODES, Mode, ModeError
+from conformance import outdir
+from conformance.cli import (
+    UsageError,
+    check_adapter,
+    check_spec_paths,
+    positive_float,
+    positive_int,
+)
+from conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode, ModeError
+from conformance.mode import parse_modes as _parse_modes
 from conformance.plugin import PACKAGE_DIR
 from conformance.results import OUTCOMES, UNEXPECTED, now
 
 REPO = PACKAGE_DIR.parent
 EXPECTATIONS_DIR = REPO / "specs" / "expectations"
-DEFAULT_OUT = Path("reports/latest")
+DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # each run in a new directory there; reports/latest points at the newest
 # Columns of the summary table, in the order a reader scans them.
 SUMMARY_OUTCOMES = ("passed", "failed", "not_applicable", "xfailed", "xpassed", "error", "crashed", "timeout", "skipped")
 SHORT = {"not_applicable": "n/a"}
@@ -40,20 +49,23 @@ STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapter", action="append", metavar="NAME", help="implementation under test (repeatable; default: jax)")
     parser.add_argument("--modes", action="append", metavar="MODES",
-                        help="modes to run, comma-separated: off-warn,off-error,off-allow,on (default: all four)")
+                        help=f"modes to run, comma-separated: {MODE_NAMES.replace(' ', '')} (default: all four)")
     parser.add_argument("--backend", action="append", metavar="PLATFORM", help="backend to run (repeatable; default: every backend the adapter reports)")
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression")
     parser.add_argument("-m", dest="markexpr", metavar="TAGS", help="only cases whose tags match this pytest -m expression")
     parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results and report directory (default: {DEFAULT_OUT}/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"results and report directory (default: a new directory in {DEFAULT_OUT}/, "
+                             f"with {outdir.REPORTS / outdir.LATEST} pointing at it)")
+    parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
     parser.add_argument("--expectations", action="append", metavar="PATH",
                         help=f"known-divergence file (repeatable; default: the adapter's files in {EXPECTATIONS_DIR.relative_to(REPO)}/)")
     parser.add_argument("--no-expectations", action="store_true", help="ignore known-divergence files: every divergence fails")
     parser.add_argument("--update-expectations", action="store_true",
                         help="rewrite each adapter's expectations file from this run (keeps reasons; new entries are marked for one)")
     parser.add_argument("--baseline", action="append", default=[], metavar="RESULTS", help="results to compare against in the report")
-    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N", help="mode processes at once (default: CPU count)")
-    parser.add_argument("--case-timeout", type=float, metavar="SECONDS", help="time limit per case unless the spec sets one")
+    parser.add_argument("--jobs", "-j", type=positive_int, default=os.cpu_count() or 1, metavar="N", help="mode processes at once (default: CPU count)")
+    parser.add_argument("--case-timeout", type=positive_float, metavar="SECONDS", help="time limit per case unless the spec sets one (above 0)")
     parser.add_argument("--no-report", action="store_true", help="write results only")
     parser.add_argument("--progress", choices=("auto", "live", "plain"), default="auto",
                         help="live redrawn lines on a terminal, plain lines otherwise (default: auto)")
@@ -145,13 +157,18 @@ class ModeJob:
             return 0.0
         return (self.finished or time.monotonic()) - self.started
 
+    stopped: str = ""  # why the user stopped it: "Ctrl-C", or "SIGTERM" when the runner was terminated
+    not_started: bool = False  # the run was stopped before this mode's turn came
+
     def status(self) -> str:
         if self.proc is None and self.returncode is None:
-            return "waiting"
+            return "not started" if self.not_started else "waiting"
         if self.returncode is None:
             return "running"
         if self.completed:
             return "done"
+        if self.stopped:
+            return f"stopped by {self.stopped}"
         if self.returncode < 0:
             return f"killed by {_signal_name(-self.returncode)}"
         if self.tail.header is None:
@@ -181,13 +198,23 @@ class ModeJob:
                 self.finished = time.monotonic()
                 self.tail.poll()
 
-    def stop(self) -> None:
+    def interrupt(self, cause: str = "Ctrl-C") -> None:
+        """Pass the user's Ctrl-C on (the mode runs in its own process group, which the terminal's misses)."""
+        if self.proc is None:
+            self.not_started = True
+            return
+        if self.returncode is not None:
+            return
+        self.stopped = cause
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGINT)
+
+    def stop(self, grace: float = 10.0) -> None:
+        """Wait for an interrupted mode to write its end record; kill it after `grace` seconds."""
         if self.proc is None or self.returncode is not None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
         try:
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -425,36 +452,48 @@ def update_expectations(adapter: str, jobs: list[ModeJob], path: Path) -> Path:
 # ---------------------------------------------------------------- main
 
 
+_STOP_CAUSE = ["Ctrl-C"]
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
+    _STOP_CAUSE[0] = _signal_name(signum)
     raise KeyboardInterrupt
 
 
 def parse_modes(values: list[str] | None) -> list[Mode]:
-    if not values:
-        return list(DEFAULT_MODES)
-    modes: list[Mode] = []
-    for value in values:
-        for slug in filter(None, (s.strip() for s in value.split(","))):
-            mode = Mode.from_slug(slug)
-            if mode not in modes:
-                modes.append(mode)
-    return modes
+    try:
+        return _parse_modes(values)
+    except ModeError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_args(args: argparse.Namespace) -> tuple[list[Mode], list[str]]:
+    """Every usage error, before a directory is made or a process started (UsageError)."""
+    modes = parse_modes(args.modes)
+    adapters = list(dict.fromkeys(args.adapter or ["jax"]))
+    for adapter in adapters:
+        check_adapter(adapter)
+    check_spec_paths([Path(p) for p in args.specs or []])
+    for path in args.baseline:
+        if not Path(path).exists():
+            raise UsageError(f"--baseline {path}: no such file or directory")
+    if args.out is not None:
+        outdir.explicit_out(args.out, args.force)
+    return modes, adapters
 
 
 def main(args: argparse.Namespace) -> int:
-    try:
-        modes = parse_modes(args.modes)
-    except ModeError as exc:
-        print(f"jax-conformance run: --modes: {exc}", file=sys.stderr)
-        return 4
-    adapters = list(dict.fromkeys(args.adapter or ["jax"]))
-    out: Path = args.out.resolve()  # the mode processes run in the repository root, not here
-    (out / "modes").mkdir(parents=True, exist_ok=True)
+    modes, adapters = check_args(args)
     try:
         expectations = {a: expectation_files(a, args) for a in adapters}
     except Exception as exc:  # ExpectationsError, or pytest.UsageError from a malformed file
-        print(f"jax-conformance run: {exc}", file=sys.stderr)
-        return 4
+        raise UsageError(str(exc).strip().splitlines()[0]) from None
+    if args.out is None:
+        out = outdir.new_run_dir()
+    else:
+        out = outdir.explicit_out(args.out, args.force)  # the mode processes run in the repository root, not here
+        outdir.clear(out)
+    (out / "modes").mkdir(parents=True, exist_ok=True)
     jobs = [ModeJob(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", out / "modes" / f"{a}-{m.slug}.log",
                     pytest_argv(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", args, expectations[a]))
             for a in adapters for m in modes]
@@ -480,9 +519,18 @@ def main(args: argparse.Namespace) -> int:
             time.sleep(0.2)
     except KeyboardInterrupt:
         interrupted = True
-        print("\ninterrupted: stopping the mode processes", file=sys.stderr)
+        running = [j for j in jobs if j.running]
+        cause = _STOP_CAUSE[0]
+        print(f"\n{cause}: stopping {len(running)} running mode process{'es' if len(running) != 1 else ''}"
+              f"{' (Ctrl-C again to kill them at once)' if cause == 'Ctrl-C' else ''}", file=sys.stderr, flush=True)
         for job in jobs:
-            job.stop()
+            job.interrupt(cause)
+        try:
+            for job in jobs:
+                job.stop()
+        except KeyboardInterrupt:
+            for job in jobs:
+                job.stop(grace=0)
     finally:
         signal.signal(signal.SIGTERM, previous_term)
     for job in jobs:
@@ -497,7 +545,11 @@ def main(args: argparse.Namespace) -> int:
         print("unexpected outcomes:")
         print("\n".join(f"  {line}" for line in bad))
     for job in jobs:
-        if not job.completed:
+        if job.proc is None:
+            print(f"mode {job.name}: not started")
+        elif job.stopped:
+            print(f"mode {job.name}: stopped by {job.stopped} after {job.tail.done} case{'s' if job.tail.done != 1 else ''}; log {job.log}")
+        elif not job.completed:
             log_tail = job.log.read_text(errors="replace").strip().splitlines()[-5:] if job.log.is_file() else []
             print(f"mode {job.name}: {job.status()}; log {job.log}" + "".join(f"\n    {t}" for t in log_tail))
     print(f"results: {merged} ({records} records; per mode in {out / 'modes'}/); {wall:.1f}s")
@@ -508,10 +560,15 @@ def main(args: argparse.Namespace) -> int:
         from conformance.report import build_site
 
         index, _ = build_site([merged], out, args.baseline)
-        print(f"report: {index}")
+        print(f"report: {index}{' (incomplete: the run was interrupted)' if interrupted else ''}")
+    if args.out is None:
+        link, kept = outdir.point_latest(out)
+        if kept is not None:
+            print(f"an earlier {link}/ directory was kept as {kept}/")
+        print(f"latest: {link} -> {out.name} (earlier runs stay in {out.parent}/)")
     total = sum(j.tail.done for j in jobs)
     if interrupted:
-        return 2
+        return 130  # as a shell reports a command stopped by SIGINT
     if total == 0 and all(j.completed for j in jobs):
         print("no case was selected in any mode", file=sys.stderr)
         return 5

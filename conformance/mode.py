@@ -41,8 +41,12 @@ class Mode:
 
     @property
     def slug(self) -> str:
-        """`off-warn`, `on-allow`: the mode part of a test id."""
-        return f"{'on' if self.x64 else 'off'}-{self.explicit_x64_dtypes}"
+        """The mode's one name, used everywhere (`--modes`, summaries, the report, test ids):
+        `off-warn`, `off-error`, `off-allow`, and `on` (with x64 on the explicit-dtype policy has
+        nothing to say, so the default policy is not named; another one is: `on-error`)."""
+        if self.x64:
+            return "on" if self.explicit_x64_dtypes == "warn" else f"on-{self.explicit_x64_dtypes}"
+        return f"off-{self.explicit_x64_dtypes}"
 
     @property
     def label(self) -> str:
@@ -57,11 +61,13 @@ class Mode:
 
     @classmethod
     def from_slug(cls, slug: str) -> Mode:
-        """Parse `off-warn`, `on`, `off/error` (the forms a user types for `--modes`)."""
-        parts = slug.replace("/", "-").split("-")
-        x64 = parse_truth(parts[0], f"mode {slug!r}")
-        edm = parts[1] if len(parts) > 1 else "warn"
-        return cls(x64, edm)
+        """Parse a mode's name: `off-warn`, `off-error`, `off-allow`, `on` (also `off/error`,
+        `off` for off-warn, and `on-warn`, the name `on` had before)."""
+        text = slug.strip().lower().replace("/", "-")
+        x64_part, _, edm = text.partition("-")
+        if x64_part not in ("on", "off") or (edm and edm not in EXPLICIT_MODES):
+            raise ModeError(f"unknown mode {slug!r}; the modes are {MODE_NAMES}")
+        return cls(x64_part == "on", edm or "warn")
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Mode:
@@ -92,3 +98,24 @@ DEFAULT_MODES = (
     Mode(False, "allow"),
     Mode(True, "warn"),
 )
+# What a usage error lists: `off-warn, off-error, off-allow, on`.
+MODE_NAMES = ", ".join(m.slug for m in DEFAULT_MODES)
+
+
+def parse_modes(values: list[str] | None, option: str = "--modes") -> list[Mode]:
+    """Modes from `--modes A,B --modes C` (default: all four); ModeError names what is wrong."""
+    if values is None:
+        return list(DEFAULT_MODES)
+    modes: list[Mode] = []
+    for value in values:
+        names = [s.strip() for s in value.split(",")]
+        if not any(names):
+            raise ModeError(f"{option} {value!r} names no mode; the modes are {MODE_NAMES}")
+        for name in filter(None, names):
+            try:
+                mode = Mode.from_slug(name)
+            except ModeError:
+                raise ModeError(f"{option} {name!r}: unknown mode; the modes are {MODE_NAMES}") from None
+            if mode not in modes:
+                modes.append(mode)
+    return modes

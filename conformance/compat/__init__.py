@@ -21,9 +21,13 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from conformance import outdir
+from conformance.cli import UsageError
 from conformance.compat.envs import (
+    DEFAULT_CACHE,
     DEFAULT_VERSIONS,
     HARNESS_DEPS,
+    LEGACY_CACHE,
     MARKER,
     PYTHON_NEEDED,
     RELEASE_PINS,
@@ -76,7 +80,7 @@ __all__ = [
     "_explain", "_first_line", "_pip_reason", "_status",
 ]
 
-DEFAULT_OUT = REPO_ROOT / "reports" / "latest"
+DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per compat run
 
 
 # ---------------------------------------------------------------- the command
@@ -87,10 +91,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"JAX releases to run (default: {','.join(DEFAULT_VERSIONS)})")
     parser.add_argument("--modes", type=_modes_arg, default=list(DEFAULT_MODES), metavar="M1,M2,...",
                         help="modes to run in each release (default: off-warn,off-error,off-allow,on-warn)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help="where results, the summary and the report go (default: reports/latest/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)")
+    parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
     parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="where environments are cached (default: $JAX_CONFORMANCE_CACHE or .conformance-cache/)")
+                        help=f"where environments are cached (default: $JAX_CONFORMANCE_CACHE, else {DEFAULT_CACHE}; "
+                             "delete that directory to clear them)")
     parser.add_argument("--python", default=sys.executable,
                         help="interpreter the environments are created from (default: this one)")
     parser.add_argument("--interpreter", action="append", default=[], metavar="MINOR=PATH",
@@ -125,7 +131,7 @@ def _given_envs(items: Sequence[str]) -> dict[str, Path]:
     for item in items:
         version, sep, path = item.partition("=")
         if not sep:
-            raise SystemExit(f"--env {item!r}: use VERSION=PATH")
+            raise UsageError(f"--env {item!r}: use VERSION=PATH")
         out[parse_versions(version)[0]] = Path(path).resolve()
     return out
 
@@ -135,7 +141,7 @@ def _interpreters(items: Sequence[str]) -> dict[str, str]:
     for item in items:
         minor, sep, path = item.partition("=")
         if not sep or not path:
-            raise SystemExit(f"--interpreter {item!r}: use MINOR=PATH, e.g. 3.12=/usr/bin/python3.12")
+            raise UsageError(f"--interpreter {item!r}: use MINOR=PATH, e.g. 3.12=/usr/bin/python3.12")
         out[minor] = path
     return out
 
@@ -271,12 +277,25 @@ def main(args: argparse.Namespace) -> int:
     start = time.monotonic()
     envs: list[Environment] = []
     mode_runs: list[ModeRun] = []
+    # Usage errors first, before an environment is built or a directory made.
+    if args.from_results is not None and not args.from_results.is_file():
+        raise UsageError(f"--from-results {args.from_results}: no such file")
+    _given_envs(args.env)
+    _interpreters(args.interpreter)
+    if args.out is None:
+        args.out = outdir.new_run_dir("compat")
+    else:
+        args.out = outdir.explicit_out(args.out, args.force)
+        given = args.from_results.resolve() if args.from_results is not None else None
+        # --force replaces the earlier run's files, but never the results this one is built from.
+        outdir.clear(args.out, keep=tuple(n for n in outdir.RUN_FILES
+                                          if given is not None and (given == args.out / n or args.out / n in given.parents)))
+    if args.cache_dir is None and (LEGACY_CACHE / "envs").is_dir():
+        print(f"note: environments are now cached in {default_cache_dir()}; the old ones in {LEGACY_CACHE / 'envs'} "
+              "are no longer used (delete them to free the space)", file=sys.stderr)
     if args.from_results is not None:
         # only the table, the summary and the report, from an earlier run's merged file
         merged = args.from_results
-        if not merged.is_file():
-            print(f"jax-conformance compat: --from-results {merged}: no such file", file=sys.stderr)
-            return 4
         lines = sum(1 for line in merged.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip())
         versions: list[str] = []
     else:

@@ -28,7 +28,10 @@ from conformance.mode import Mode, ModeError
 from conformance.results import load_runs, new_run_id, now, suite_info
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-DEFAULT_CACHE = REPO_ROOT / ".conformance-cache"
+# Environments are hundreds of MB each (about 600 MB for five releases): they go to the user's
+# cache directory (XDG: $XDG_CACHE_HOME/jax-conformance, else ~/.cache/jax-conformance on Linux;
+# ~/Library/Caches/jax-conformance on macOS), never into the checkout. $JAX_CONFORMANCE_CACHE overrides.
+LEGACY_CACHE = REPO_ROOT / ".conformance-cache"  # where they lived before; no longer read
 # From the first release the suite targets to the newest one the index offered when this was
 # written; each has cp311 jaxlib wheels (checked with `pip index versions jaxlib`).
 DEFAULT_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.7.2", "0.8.0", "0.9.2", "0.10.2", "0.11.2", "0.12.0.1")
@@ -166,7 +169,16 @@ def _version_key(v: str) -> tuple[int, Any]:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("JAX_CONFORMANCE_CACHE") or DEFAULT_CACHE)
+    """$JAX_CONFORMANCE_CACHE, else the user's cache directory (platformdirs: the XDG rule on Linux)."""
+    given = os.environ.get("JAX_CONFORMANCE_CACHE")
+    if given:
+        return Path(given)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("jax-conformance", appauthor=False))
+
+
+DEFAULT_CACHE = default_cache_dir()  # for help texts; the commands call default_cache_dir() again
 
 
 # ---------------------------------------------------------------- environments

@@ -16,18 +16,22 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from conformance.report.model import ReportModel, build_model, load_mutation
+from conformance import outdir
+from conformance.cli import UsageError
+from conformance.report.model import ReportModel, build_model, load_mutation, result_paths
 from conformance.report.site import first_page_bytes, render
 
 __all__ = ["ReportModel", "add_arguments", "build_model", "build_site", "main", "render"]
 
-DEFAULT_OUT = Path("reports/latest")
+DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per report, never over an earlier one
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", metavar="RESULTS",
                         help="result files (JSON lines from --results or `jax-conformance run`); a directory means every *.jsonl under it")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"site directory (default: {DEFAULT_OUT}/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"site directory (default: a new directory in {DEFAULT_OUT}/; an existing site needs --force)")
+    parser.add_argument("--force", action="store_true", help="let --out replace the report or run a directory already holds")
     parser.add_argument("--baseline", action="append", default=[], metavar="RESULTS",
                         help="result files to compare against: what regressed, was fixed, is new (repeatable)")
     parser.add_argument("--mutation", type=Path, metavar="FILE",
@@ -57,15 +61,41 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
+def check_results(paths: Sequence[str | Path], option: str = "") -> None:
+    """A results path that does not exist, or a directory without results, is a usage error naming it."""
+    for p in map(Path, paths):
+        what = f"{option} {p}" if option else str(p)
+        if not p.exists():
+            raise UsageError(f"{what}: no such file or directory")
+        if p.is_dir() and not result_paths([p]):
+            raise UsageError(f"{what}: holds no results (*.jsonl from `jax-conformance run` or pytest --results)")
+
+
 def main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    check_results(args.results)
+    check_results(args.baseline, "--baseline")
     if args.mutation is not None and not args.mutation.is_file():
-        print(f"jax-conformance report: --mutation {args.mutation}: no such file", file=sys.stderr)
-        return 4
-    mutation = args.mutation if args.mutation is not None or not (args.out / "mutation.json").is_file() else args.out / "mutation.json"
+        raise UsageError(f"--mutation {args.mutation}: no such file")
+    if args.out is not None:
+        outdir.explicit_out(args.out, args.force)
+    mutation = args.mutation
+    if mutation is None and args.out is not None and (args.out / "mutation.json").is_file():
+        mutation = args.out / "mutation.json"
     with _no_gc():
         model = build_model(args.results, args.baseline, load_mutation(mutation) if mutation is not None else None)
-        index = render(model, args.out, args.title) if model.columns else None
+        index = None
+        if model.columns:
+            out = outdir.new_run_dir("report") if args.out is None else args.out
+            if args.out is not None and args.force:
+                # The results read (and a mutation file used) stay: --force replaces the report, not its inputs.
+                inputs = [p.resolve() for p in result_paths([*args.results, *args.baseline])]
+                if mutation is not None:
+                    inputs.append(Path(mutation).resolve())
+                base = out.resolve()
+                keep = tuple(n for n in outdir.RUN_FILES if any(i == base / n or base / n in i.parents for i in inputs))
+                outdir.clear(base, keep=keep)
+            index = render(model, out, args.title)
     for problem in model.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if not model.columns:
