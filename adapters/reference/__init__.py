@@ -54,7 +54,8 @@ def build_jax_module() -> types.ModuleType:
                        tree_leaves=tree_util.tree_leaves, tree_structure=tree_util.tree_structure, PyTreeDef=tree_util.PyTreeDef)
     cd = types.ModuleType("jax.custom_derivatives")
     cd.__dict__.update(custom_jvp=custom.custom_jvp, custom_vjp=custom.custom_vjp, closure_convert=custom.closure_convert,
-                       SymbolicZero=custom.SymbolicZero, CustomVJPPrimal=custom.CustomVJPPrimal)
+                       SymbolicZero=custom.SymbolicZero, CustomVJPPrimal=custom.CustomVJPPrimal,
+                       zero_from_primal=custom.zero_from_primal)
     experimental = types.ModuleType("jax.experimental", "Empty: enable_x64/disable_x64 were removed in JAX 0.9.0.")
     err = types.ModuleType("jax.errors")
     err.__dict__.update({k: getattr(errors, k) for k in errors.__all__})
@@ -68,6 +69,7 @@ def build_jax_module() -> types.ModuleType:
         devices=lambda backend=None: ["CpuDevice(id=0)"], default_backend=lambda: "cpu",
         device_put=lambda x, device=None: tree_util.tree_map(numpy_api.asarray, x),
         block_until_ready=lambda x: x,
+        checkpoint=custom.checkpoint, remat=custom.checkpoint,
     )
     return jax
 

@@ -92,6 +92,8 @@ class JVPTrace(Trace):
         primals = [t.primal for t in tracers]
         tangents = [t.tangent if t.tangent is not None else zeros_like_aval(get_aval(t.primal)) for t in tracers]
         outs, out_tangents = call.jvp_flat(primals, tangents)
+        if core._inline_jit:  # staged (jit, scan): the rule's Python scalars come back as arrays
+            outs, out_tangents = [_as_value(o) for o in outs], [_as_value(t) for t in out_tangents]
         return [JVPTracer(self, o, t) for o, t in zip(outs, out_tangents, strict=True)]
 
     def process_custom_vjp_call(self, call: Any, tracers: list[Any]) -> list[Any]:

@@ -20,9 +20,12 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from adapters.reference import core, errors
 from adapters.reference.ad import is_float, strip_autodiff, zeros_like_aval
 from adapters.reference.core import ShapedArray, Tracer, get_aval
+from adapters.reference.dtypes import float0
 from adapters.reference.mutants import mutant
 from adapters.reference.tree_util import (
     PyTreeDef,
@@ -150,6 +153,7 @@ class VJPCall(_Call):
     def fwd_flat(self, leaves: Sequence[Any], perturbed: Sequence[bool] | None = None) -> tuple[list[Any], Any]:
         """Run fwd (same signature as the primal); it must return (primal output, residuals)."""
         assert self.f.fwd is not None
+        staged = staged_output_type(lambda *xs: self.fun(*self.full_args(xs)), leaves)
         if self.f.symbolic_zeros:
             leaves = [CustomVJPPrimal(x, bool(p)) for x, p in zip(leaves, perturbed or [True] * len(leaves), strict=True)]
         pair = self.f.fwd(*self.full_args(leaves))
@@ -163,7 +167,10 @@ class VJPCall(_Call):
                 f"function {f_name}) and the second element represents residuals (i.e. values stored from the forward "
                 f"pass for use on the backward pass), but instead of a pair the fwd rule {fwd_name} produced {pair}.")
         out, res = pair
-        out_leaves, self.out_tree = tree_flatten(out)
+        out_leaves, out_tree = tree_flatten(out)
+        if staged is not None:
+            _check_primal_type("fwd rule", getattr(self.f.fwd, "__name__", "fwd"), self.fun.__name__, "custom_vjp", staged, out_tree, out_leaves)
+        self.out_tree = out_tree
         self.out_avals = [get_aval(o) for o in out_leaves]
         return out_leaves, res
 
@@ -268,6 +275,8 @@ class custom_jvp:  # noqa: N801 - JAX's name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.jvp is None:
+            if mutant("jvp-missing-rule-runs-function"):
+                return self.fun(*args, **kwargs)
             raise AttributeError(f"No JVP defined for custom_jvp function {self.fun.__name__} using defjvp.")
         full = _resolve_args(self.fun, args, kwargs)
         for i in self.nondiff_argnums:
@@ -288,19 +297,102 @@ class JVPCall(_Call):
     def jvp_flat(self, primal_leaves: Sequence[Any], tangent_leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
         """Run the rule: the nondiff arguments FIRST, then the tuple of primals, then the tuple of tangents."""
         assert self.f.jvp is not None
+        staged = staged_output_type(lambda *xs: self.fun(*self.full_args(xs)), primal_leaves)
         primals = tuple(tree_unflatten(self.in_tree, list(primal_leaves)))
         tangents = tuple(tree_unflatten(self.in_tree, list(tangent_leaves)))
         if mutant("jvp-rule-static-args-last"):
             pair = self.f.jvp(primals, tangents, *self.static)
         else:
             pair = self.f.jvp(*self.static, primals, tangents)
+        rule_name, f_name = getattr(self.f.jvp, "__name__", "jvp"), self.fun.__name__
+        if mutant("jvp-pair-unchecked") and not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            pair = (self.fun(*self.full_args(primal_leaves)), pair)
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise TypeError(f"Custom JVP rule must produce a pair (list or tuple of length two) representing primal and tangent outputs, but got {pair}.")
+            raise TypeError(f"Custom JVP rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) "
+                            f"representing primal and tangent outputs, but got {pair}.")
         out_leaves, self.out_tree = tree_flatten(pair[0])
         t_leaves, t_tree = tree_flatten(pair[1])
-        if t_tree != self.out_tree:
-            raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with equal container (pytree) structures, but got {self.out_tree} and {t_tree} respectively.")
+        if t_tree != self.out_tree and not mutant("jvp-tangent-structure-unchecked"):
+            raise TypeError(f"Custom JVP rule {rule_name} for function {f_name} must produce primal and tangent outputs with "
+                            f"equal container (pytree) structures, but got {self.out_tree} and {t_tree} respectively.")
+        if staged is not None:
+            _check_primal_type("JVP rule", rule_name, f_name, "custom_jvp", staged, self.out_tree, out_leaves)
+        check_tangent_types(out_leaves, t_leaves)
         return out_leaves, t_leaves
+
+
+def check_tangent_types(primals: Sequence[Any], tangents: Sequence[Any]) -> None:
+    """Each tangent output has its primal output's tangent type: the same shape, and the dtype (float0 for integers)."""
+    if mutant("jvp-tangent-aval-unchecked"):
+        return
+    p_avals = [_strong(get_aval(p)) for p in primals]
+    expected = [ShapedArray(a.shape, a.dtype if is_float(a) else float0) for a in p_avals]
+    got = [_strong(get_aval(t)) for t in tangents]
+    if all(e == g for e, g in zip(expected, got, strict=True)):
+        return
+    if len(expected) == 1:
+        raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes. "
+                        f"Expected {expected[0].str_short()} (tangent type of {p_avals[0].str_short()}) but got {got[0].str_short()}.")
+    lines = [f"  primal {p.str_short()} with tangent {g.str_short()}, expecting tangent {e.str_short()}"
+             for p, e, g in zip(p_avals, expected, got, strict=True) if e != g]
+    raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes, but got:\n" + "\n".join(lines))
+
+
+def _strong(a: ShapedArray) -> ShapedArray:
+    return ShapedArray(a.shape, a.dtype, False)
+
+
+def staged_output_type(fun: Callable[..., Any], leaves: Sequence[Any]) -> tuple[PyTreeDef, list[ShapedArray]] | None:
+    """Where JAX stages the function before running its rule (under jit or scan inside a transformation), its output type.
+
+    Outside staging JAX runs the rule without the function, and checks nothing against it: None.
+    """
+    if not core._inline_jit:
+        return None
+    from adapters.reference.jit import trace_to_ir
+
+    ir, out_tree = trace_to_ir(fun, [get_aval(x) for x in leaves])
+    return out_tree, [_strong(v.aval) for v in ir.outvars]
+
+
+def _check_primal_type(what: str, rule_name: str, f_name: str, kind: str, staged: tuple[PyTreeDef, list[ShapedArray]],
+                       out_tree: PyTreeDef, out_leaves: Sequence[Any]) -> None:
+    """The rule's primal output has the function's pytree structure, shapes and dtypes (checked where JAX staged the function)."""
+    if mutant("rule-primal-type-unchecked"):
+        return
+    tree_, avals_ = staged
+    avals = [_strong(get_aval(x)) for x in out_leaves]
+    ty = str(tree_unflatten(out_tree, [a.str_short() for a in avals])).replace("'", "")
+    ty_ = str(tree_unflatten(tree_, [a.str_short() for a in avals_])).replace("'", "")
+    if kind == "custom_jvp":
+        head = (f"Custom JVP rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
+                f"first element represents the primal output (equal in value to the output of the custom_jvp-decorated function {f_name}, ")
+        same_tree, same_types = "and in particular of the same container/pytree structure), but ", "and in particular with leaves of the same shape/dtype), but "
+        whose = "the JVP rule output's first element"
+    else:
+        head = (f"Custom VJP fwd rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
+                f"first element represents the primal output (equal to the output of the custom_vjp-decorated function {f_name}) and the "
+                "second element represents residuals (i.e. values stored from the forward pass for use on the backward pass), ")
+        same_tree = same_types = "but "
+        whose = "the fwd rule output's first element"
+    if tree_ != out_tree:
+        raise TypeError(f"{head}{same_tree}instead {whose} had container/pytree structure:\n    {ty}\n"
+                        f"while the {kind}-decorated function {f_name} had output container/pytree structure:\n    {ty_}.")
+    if avals != avals_:
+        raise TypeError(f"{head}{same_types}instead {whose} had shapes/dtypes of:\n    {ty}\n"
+                        f"while the {kind}-decorated function {f_name} had output shapes/dtypes of:\n    {ty_}")
+
+
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """`jax.custom_derivatives.zero_from_primal`: the zero tangent of each leaf (float0 for integer leaves)."""
+    def zero(x: Any) -> Any:
+        aval = _strong(get_aval(x))
+        if symbolic_zeros:
+            return SymbolicZero(ShapedArray(aval.shape, aval.dtype if is_float(aval) else float0))
+        if mutant("zero-from-primal-not-float0"):
+            return core.Array(np.zeros(aval.shape, aval.dtype))
+        return zeros_like_aval(aval)
+    return tree_map(zero, val)
 
 
 # ---------------------------------------------------------------- batching a custom call
@@ -370,3 +462,13 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
         return tree_unflatten(out_tree, eval_ir(ir, consts, flat))
 
     return converted, [ir.consts[i] for i in hoist]
+
+
+# ---------------------------------------------------------------- jax.checkpoint
+
+
+def checkpoint(fun: Callable[..., Any] | None = None, **_options: Any) -> Any:
+    """`jax.checkpoint` / `jax.remat`: recomputation changes no value, so the reference calls fun as is."""
+    if fun is None:
+        return lambda f: checkpoint(f, **_options)
+    return fun

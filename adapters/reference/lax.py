@@ -413,3 +413,54 @@ def _rows_batch(prim: Primitive) -> Callable[..., Any]:
 
 batch_rules[dynamic_index_p] = _rows_batch(dynamic_index_p)
 batch_rules[index_update_p] = _rows_batch(index_update_p)
+
+
+# ---------------------------------------------------------------- control flow (custom-rule specs use them)
+
+
+def scan(f: Callable[..., Any], init: Any, xs: Any = None, length: int | None = None, reverse: bool = False, unroll: int = 1) -> Any:
+    """`lax.scan`, unrolled. JAX stages the body before running it, so inside another
+    transformation each step runs as under an inner jit (`core.inline_jit`): custom rules see
+    their function staged first. Stacked outputs are supported only when every `y` is None."""
+    from adapters.reference import core
+    from adapters.reference.tree_util import tree_flatten, tree_map, tree_unflatten
+
+    x_leaves, x_tree = tree_flatten(xs)
+    n = length if length is not None else get_aval(x_leaves[0]).shape[0]
+    carry = tree_map(_as_value, init)
+    ys = []
+    with core.inline_jit() if len(core.trace_stack) > 1 else _nothing():
+        for i in (reversed(range(n)) if reverse else range(n)):
+            x = tree_unflatten(x_tree, [leaf[i] for leaf in x_leaves]) if xs is not None else None
+            carry, y = f(carry, x)
+            ys.append(y)
+    if any(y is not None for y in ys):
+        raise NotImplementedError("the reference's lax.scan stacks no outputs (every y must be None)")
+    return carry, None
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
+    """`lax.while_loop` on concrete values (a Python loop; not reverse-differentiable in JAX either)."""
+    from adapters.reference.tree_util import tree_map
+
+    val = tree_map(_as_value, init_val)
+    while bool(cond_fun(val)):
+        val = body_fun(val)
+    return val
+
+
+def _as_value(x: Any) -> Any:
+    from adapters.reference.core import Tracer
+
+    if isinstance(x, (Array, Tracer)):
+        return x
+    aval = get_aval(x)
+    return Array(np.asarray(x, aval.dtype), aval.weak_type)
+
+
+class _nothing:  # noqa: N801 - a null context manager
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None

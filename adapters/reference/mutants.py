@@ -44,6 +44,12 @@ MUTANTS: dict[str, str] = {
     "int-cotangent-not-float0": "the cotangent of an integer input is a float0 zero (ad.zeros_like_aval)",
     "closure-over-ad-tracer-allowed": "a custom rule closing over a differentiated value raises (core.check_sealed)",
     "jvp-of-custom-vjp-allowed": "forward-mode autodiff of a custom_vjp function is a TypeError (core.JVPTrace)",
+    "jvp-pair-unchecked": "a custom_jvp rule must return a (primal, tangent) pair (custom.JVPCall.jvp_flat)",
+    "jvp-tangent-structure-unchecked": "a custom_jvp rule's primal and tangent outputs have one pytree structure (custom.JVPCall.jvp_flat)",
+    "jvp-tangent-aval-unchecked": "each tangent output has its primal output's shape and tangent dtype (custom.check_tangent_types)",
+    "rule-primal-type-unchecked": "where the function is staged, the rule's primal output has its type (custom._check_primal_type)",
+    "zero-from-primal-not-float0": "zero_from_primal of an integer value is a float0 zero (custom.zero_from_primal)",
+    "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when called (custom.custom_jvp.__call__)",
 }
 
 _active: str | None = None
