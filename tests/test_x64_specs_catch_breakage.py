@@ -54,6 +54,12 @@ class Breakage:
         return f"{self.adapter}-{self.mode}"
 
 
+# The per-function cases of specs/x64/warnings.yaml (issue 13, items 1 and 3): each asks for one 64-bit dtype.
+W13_ALL = tuple(f"x64.warnings.{c}" for c in (
+    "arange-float64", "zeros-int64", "ones-uint64", "full-complex128", "empty-int64", "linspace-float64", "eye-uint64",
+    "identity-int64", "tri-float64", "array-uint64", "asarray-complex128", "astype-uint64", "ones-like-int64",
+    "zeros-like-float64", "full-like-complex128", "empty-like-uint64"))
+
 BREAKAGES = [
     # claims 1-3: defaults and the canonicalization table
     Breakage("DefaultInt64", "1 defaults (x64 off), 3 table", "off-warn",
@@ -122,6 +128,17 @@ BREAKAGES = [
     Breakage("GlobalUpdateThreadLocal", "8 update is global", "off-warn", ("x64.context.global-update-all-threads",)),
     Breakage("LegacyContextApisKept", "8 no contextual API besides jax.enable_x64", "off-warn",
              ("x64.context.experimental-enable-x64",)),
+    # issue 13, item 1: the warning and the error on their documented words, the pair tied to the input
+    Breakage("WarningSaysHonoured", "i13.1 warning says 'not available' and 'truncated to'", "off-warn", W13_ALL),
+    Breakage("ErrorReduced", "i13.1 error says which dtype, where, 'not available'", "off-error", W13_ALL),
+    Breakage("WarningAlwaysInt64", "i13.1 the pair named is the one requested", "off-warn",
+             tuple(c for c in W13_ALL if not c.endswith("-int64")), tuple(c for c in W13_ALL if c.endswith("-int64"))),
+    # issue 13, item 2: no warning where none is promised
+    Breakage("Explicit32BitWarns", "i13.2 explicit 32-bit requests are silent", "off-allow",
+             ("x64.warnings.explicit-32bit-silent",), ("x64.warnings.python-types-silent",)),
+    Breakage("Explicit32BitWarns", "i13.2 explicit 32-bit requests are silent (x64 on)", "on", ("x64.warnings.explicit-32bit-silent",)),
+    Breakage("PythonTypesAre64BitRequests", "i13.2 int/float/complex are no 64-bit requests", "off-warn",
+             ("x64.warnings.python-types-silent", "x64.defaults.ones-dtype-int", "x64.defaults.dtype-float")),
     # claim 9: under transformations
     Breakage("PolicySkippedUnderTracing", "9 jit and grad", "off-error",
              ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad"),

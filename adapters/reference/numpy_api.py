@@ -396,6 +396,36 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Array:
     return Array(np.full(get_aval(_lift(a)).shape, fill_value, _like(a, dtype, "full_like")))
 
 
+def empty_like(a: Any, dtype: Any = None) -> Array:
+    """Zeros, as in JAX before 0.11.0; JAX 0.6.0-0.10.2 check the dtype under the name ones_like."""
+    return Array(np.zeros(get_aval(_lift(a)).shape, _like(a, dtype, "ones_like")))
+
+
+def identity(n: int, dtype: Any = None) -> Array:
+    return Array(np.identity(n, dtype=check_user_dtype(dtype, "identity") or default_float()))
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:  # noqa: N803 - NumPy's names
+    return Array(np.tri(N, M, k, dtype=check_user_dtype(dtype, "tri") or default_float()))
+
+
+def _triangle(m: Any, k: int, lower: bool) -> Any:
+    """Keep the lower (tril) or upper (triu) triangle; the input's dtype is kept."""
+    x = _lift(m)
+    rows, cols = get_aval(x).shape[-2:]
+    keep = np.tri(rows, cols, k, dtype=bool) if lower else ~np.tri(rows, cols, k - 1, dtype=bool)
+    mask = lax.broadcast_to(Array(keep), get_aval(x).shape)
+    return lax.select(mask, x, lax._full_like(x, 0))
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    return _triangle(m, k, lower=True)
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    return _triangle(m, k, lower=False)
+
+
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
     """`jnp.arange`: the default int for integer arguments, the default float otherwise."""
     dt = check_user_dtype(dtype, "arange")

@@ -526,3 +526,77 @@ class PolicySkippedUnderTracing(Breakage):
             return original(dtype, fun_name)
 
         _wrap_explicit(eager_only)
+
+
+# ---------------------------------------------------------------- issue 13: the words of the policy, and silence
+
+
+class WarningSaysHonoured(Breakage):
+    breaks = "warn mode: the warning says the request is not available and will be truncated to the 32-bit dtype"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        # Same dtypes, function and hints, opposite meaning: a reader is told nothing was lost.
+        def reworded(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            with _rewritten_warnings(lambda m: [m.replace("is not available, and will be truncated to dtype", "is honoured exactly, as dtype")]):
+                return original(dtype, fun_name)
+
+        _wrap_explicit(reworded)
+
+
+class ErrorReduced(Breakage):
+    breaks = "error mode: the ValueError says which dtype was requested, where, and that it is not available"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def terse(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            try:
+                return original(dtype, fun_name)
+            except ValueError:
+                raise ValueError(f"{np.dtype(dtype).name} requested in {fun_name}") from None
+
+        _wrap_explicit(terse)
+
+
+class WarningAlwaysInt64(Breakage):
+    breaks = "warn mode: the warning names the dtype that was requested and the one it becomes (not always int64 -> int32)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        import re
+
+        def fixed_pair(message: str) -> list[str]:
+            message = re.sub(r"(requested dtype )\S+( requested in)", r"\1int64\2", message)
+            return [re.sub(r"(truncated to dtype )\w+", r"\1int32", message)]
+
+        def int64_always(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            with _rewritten_warnings(fixed_pair):
+                return original(dtype, fun_name)
+
+        _wrap_explicit(int64_always)
+
+
+class Explicit32BitWarns(Breakage):
+    breaks = "an explicit 32-bit dtype request never warns, in any mode"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def noisy(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
+            name = np.dtype(dtype).name
+            if name in _WIDEN:
+                warnings.warn(f"Explicitly requested dtype {name} requested in {fun_name} is 32-bit", UserWarning, stacklevel=4)
+            return original(dtype, fun_name)
+
+        _wrap_explicit(noisy)
+
+
+class PythonTypesAre64BitRequests(Breakage):
+    breaks = "dtype=int/float/complex (and astype(int)/astype(float)) mean the default of that kind, not a 64-bit request"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        dtypes = _dtypes_module()
+        real = dtypes.check_and_canonicalize_user_dtype
+        as_64 = {int: "int64", float: "float64", complex: "complex128"}
+
+        def check(dtype: Any, fun_name: Any = None) -> Any:
+            if isinstance(dtype, type) and dtype in as_64:
+                return dtypes._maybe_canonicalize_explicit_dtype(np.dtype(as_64[dtype]), fun_name or "")
+            return real(dtype, fun_name)
+
+        dtypes.check_and_canonicalize_user_dtype = check
