@@ -125,7 +125,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             continue  # a command module without its entry points yet must not break the others
         p = sub.add_parser(name, help=help_text, description=help_text)
         mod.add_arguments(p)
-        p.set_defaults(_main=mod.main)
+        p.set_defaults(_main=mod.main, _parser=p)
     return parser
 
 
@@ -142,7 +142,9 @@ def _command(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command(argv))
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the subcommand's parser, so the line says which command did not take them
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not hasattr(args, "_main"):
         parser.print_help()
         return USAGE
@@ -158,4 +160,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m conformance.cli`: run the imported module's main, so that the UsageError the
+    # commands raise (conformance.cli.UsageError) is the class caught there, not __main__'s copy.
+    from conformance import cli as _cli
+
+    sys.exit(_cli.main())

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.mode import DEFAULT_MODES, Mode, ModeError
+from conformance.cli import check_spec_paths, positive_int
+from conformance.mode import Mode, ModeError
 from conformance.plugin import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
@@ -56,7 +57,7 @@ class Job:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mutants", action="append", metavar="NAMES", help="mutants to run, comma-separated (default: all)")
     parser.add_argument("--modes", action="append", metavar="MODES", help="modes, comma-separated: off-warn,off-error,off-allow,on (default: all four)")
-    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N", help="pytest processes at once (default: CPU count)")
+    parser.add_argument("--jobs", "-j", type=positive_int, default=os.cpu_count() or 1, metavar="N", help="pytest processes at once (default: CPU count)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON summary (default: {DEFAULT_OUT})")
     parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/)")
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression")
@@ -72,9 +73,9 @@ def _mutant_table() -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _modes(args: argparse.Namespace) -> list[Mode]:
-    if not args.modes:
-        return list(DEFAULT_MODES)
-    return [Mode.from_slug(s.strip()) for group in args.modes for s in group.split(",") if s.strip()]
+    from conformance.mode import parse_modes
+
+    return parse_modes(args.modes)
 
 
 def _command(job: Job, args: argparse.Namespace) -> list[str]:
@@ -155,6 +156,7 @@ def main(args: argparse.Namespace) -> int:
     except ModeError as exc:
         print(f"jax-conformance mutate: {exc}", file=sys.stderr)
         return 2
+    check_spec_paths([Path(p) for p in args.specs or []])
     names = [n.strip() for group in args.mutants or [] for n in group.split(",") if n.strip()] or list(mutants)
     unknown = [n for n in names if n not in mutants]
     if unknown:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conformance import compat
+from conformance.cli import UsageError
 from conformance.mode import Mode
 from conformance.results import load_runs
 
@@ -57,7 +58,7 @@ def test_default_list_spans_at_least_five_releases_from_0_4_30() -> None:
     args = parse([])
     assert args.versions[0] == "0.4.30" and len(args.versions) >= 5
     assert args.versions == compat.parse_versions(",".join(compat.DEFAULT_VERSIONS))
-    assert [m.slug for m in args.modes] == ["off-warn", "off-error", "off-allow", "on-warn"]
+    assert [m.slug for m in args.modes] == ["off-warn", "off-error", "off-allow", "on"]
 
 
 def test_modes_option() -> None:
@@ -224,9 +225,9 @@ def test_status_over_modes(outcomes: list[str], status: str) -> None:
 
 
 def test_reason_lists_the_modes_in_matrix_order_failures_first() -> None:
-    per_mode = {"on-warn": ("not_applicable", "x64 on"), "off-allow": ("failed", "B"), "off-warn": ("error", "A")}
+    per_mode = {"on": ("not_applicable", "x64 on"), "off-allow": ("failed", "B"), "off-warn": ("error", "A")}
     assert compat._explain(per_mode) == "off-warn, off-allow error: A"
-    assert compat._explain({"on-warn": ("not_applicable", "no block for x64 on")}) == "on-warn not applicable: no block for x64 on"
+    assert compat._explain({"on": ("not_applicable", "no block for x64 on")}) == "on not applicable: no block for x64 on"
 
 
 def test_hypothesis_reason_names_the_failure_then_the_example() -> None:
@@ -435,4 +436,5 @@ def test_from_results_builds_the_table_summary_and_report_without_running(tmp_pa
     data = json.loads((out / "compat-summary.json").read_text())
     assert data["changed"] == 3 and data["unavailable"] == {"0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"}
     assert not (out / "compat").exists()  # nothing ran
-    assert compat.main(parse(["--from-results", str(tmp_path / "nope.jsonl"), "--out", str(out)])) == 4
+    with pytest.raises(UsageError, match="--from-results .*nope.jsonl: no such file"):
+        compat.main(parse(["--from-results", str(tmp_path / "nope.jsonl"), "--out", str(out)]))

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance.cli import UsageError
 from conformance.matrix import Progress, ResultsTail, merge, parse_modes, summary_table
 from conformance.mode import DEFAULT_MODES, Mode
 from conformance.plugin import PACKAGE_DIR
@@ -30,6 +31,7 @@ topic: demo.matrix
 title: Cases for the matrix tests
 source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
 tags: [dtypes]
+basis: documented
 cases:
   - id: demo.matrix.arange
     claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
@@ -54,6 +56,7 @@ topic: demo.slow
 title: A case that takes long in one mode only
 source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
 tags: [dtypes]
+basis: documented
 cases:
   - id: demo.slow.first
     claim: a quick case that finishes before the slow one
@@ -95,6 +98,10 @@ def records(path: Path) -> list[dict[str, Any]]:
 def test_parse_modes() -> None:
     assert parse_modes(None) == list(DEFAULT_MODES)
     assert parse_modes(["off-warn,on", "off/error", "on-warn"]) == [Mode(False, "warn"), Mode(True, "warn"), Mode(False, "error")]
+    assert [m.slug for m in DEFAULT_MODES] == ["off-warn", "off-error", "off-allow", "on"]  # one name per mode, everywhere
+    for bad in ("bogus", "", " , ", "on-sideways", "1-warn"):
+        with pytest.raises(UsageError, match="the modes are off-warn, off-error, off-allow, on"):
+            parse_modes([bad])
 
 
 def test_results_tail_reads_only_whole_lines(tmp_path: Path) -> None:
@@ -130,7 +137,7 @@ def test_live_progress_redraws_in_place(tmp_path: Path) -> None:
 
 def test_summary_table_lines_up() -> None:
     table = summary_table([("jax", "0.10.2", "cpu", "off-warn", {"passed": 12, "failed": 1}, "done"),
-                           ("jax", "0.10.2", "cpu", "on-warn", {"passed": 3, "not_applicable": 10}, "killed by SIGKILL")])
+                           ("jax", "0.10.2", "cpu", "on", {"passed": 3, "not_applicable": 10}, "killed by SIGKILL")])
     lines = table.splitlines()
     assert lines[0].split()[:7] == ["adapter", "version", "backend", "mode", "passed", "failed", "n/a"]
     end = lines[0].index("total") + len("total")  # numbers are right-aligned under their heading
@@ -152,13 +159,13 @@ def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
                       "--expectations", str(expectations), "--update-expectations")
     assert proc.returncode == 1, proc.stdout + proc.stderr  # demo.matrix.wrong fails with x64 off
     assert re.search(r"jax\s+0\.10\.2\s+cpu\s+off-warn\s+1\s+1\s+0\s.*done", proc.stdout), proc.stdout
-    assert re.search(r"jax\s+0\.10\.2\s+cpu\s+on-warn\s+2\s+0\s+0\s.*done", proc.stdout), proc.stdout
+    assert re.search(r"jax\s+0\.10\.2\s+cpu\s+on\s+2\s+0\s+0\s.*done", proc.stdout), proc.stdout
     assert "FAILED   demo.matrix.wrong [jax off-warn cpu]" in proc.stdout
     assert f"report: {out / 'index.html'}" in proc.stdout
     merged = records(out / "results.jsonl")
     assert {r["run_id"] for r in merged if r["record"] == "run"} == {r["run_id"] for r in merged if r["record"] == "end"}
     assert len([r for r in merged if r["record"] == "case"]) == 4
-    assert (out / "modes" / "jax-off-warn.jsonl").is_file() and (out / "modes" / "jax-on-warn.jsonl").is_file()
+    assert (out / "modes" / "jax-off-warn.jsonl").is_file() and (out / "modes" / "jax-on.jsonl").is_file()
     # the ratchet: what failed is listed for a reason; the old entry for an unselected case stays
     data = yaml.safe_load(expectations.read_text())
     by_reason = {e["reason"]: e["cases"] for e in data["entries"]}
@@ -166,7 +173,7 @@ def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
     assert by_reason["TODO: say why this case diverges"] == [{"case": "demo.matrix.wrong", "modes": ["off-warn"]}]
     # the same run with the file: the divergence is known, so the run passes
     # (run from elsewhere with relative paths: they mean the caller's directory, not the repository's)
-    proc = run_matrix("--specs", "specs", "--modes", "off-warn", "--out", "out", "--expectations", "jax.yaml", cwd=tmp_path)
+    proc = run_matrix("--specs", "specs", "--modes", "off-warn", "--out", "out2", "--expectations", "jax.yaml", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"off-warn\s+1\s+0\s+0\s+1\s", proc.stdout), proc.stdout  # 1 passed, 1 xfailed
 
@@ -256,5 +263,5 @@ def test_expectation_files_are_per_adapter_and_must_exist(tmp_path: Path) -> Non
     args = argparse.Namespace(no_expectations=False, expectations=[str(new)], update_expectations=True, adapter=["jax"])
     assert expectation_files("jax", args) == [] and update_target("jax", args, []) == new.resolve()
     # a missing file without --update-expectations is a usage error, before any process starts
-    assert main(["run", "--expectations", str(new), "--out", str(tmp_path / "out")]) == 4
+    assert main(["run", "--expectations", str(new), "--out", str(tmp_path / "out")]) == 2
     assert not (tmp_path / "out" / "modes" / "jax-off-warn.log").exists()

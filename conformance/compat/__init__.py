@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from conformance import outdir
-from conformance.cli import UsageError
+from conformance.cli import UsageError, positive_float, positive_int
 from conformance.compat.envs import (
     DEFAULT_CACHE,
     DEFAULT_VERSIONS,
@@ -102,11 +102,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interpreter", action="append", default=[], metavar="MINOR=PATH",
                         help="the interpreter for releases that need another Python, e.g. 3.12=/usr/bin/python3.12 "
                              "(default: found on PATH or under pyenv)")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+    parser.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1,
                         help="pytest processes at once (default: the core count)")
-    parser.add_argument("--build-jobs", type=int, default=2, help="environments built at once (default 2)")
-    parser.add_argument("--install-timeout", type=float, default=900.0, help="seconds to build one environment")
-    parser.add_argument("--run-timeout", type=float, default=1200.0, help="seconds for one mode's pytest run")
+    parser.add_argument("--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)")
+    parser.add_argument("--install-timeout", type=positive_float, default=900.0, help="seconds to build one environment")
+    parser.add_argument("--run-timeout", type=positive_float, default=1200.0, help="seconds for one mode's pytest run")
     parser.add_argument("--pin", type=_pin_arg, action="append", default=[], metavar="RELEASES:REQ",
                         help="an extra requirement for some releases, e.g. '<0.5:numpy<2.1' or '0.7.2:numpy<2.4' "
                              "(repeatable; added to the built-in table, and part of the cache key)")

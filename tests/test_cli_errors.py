@@ -1,0 +1,137 @@
+"""Every usage error of the real CLI: one line naming what was wrong and what is accepted,
+exit status 2, no traceback, nothing started or written.
+
+Table-driven over every subcommand's options with bad values; each row runs
+`python -m conformance.cli ...` in a fresh directory and checks that it is left as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance.plugin import PACKAGE_DIR
+
+REPO = PACKAGE_DIR.parent
+MODES = "the modes are off-warn, off-error, off-allow, on"
+
+SPEC = """
+topic: demo.cli
+title: One case, for the usage-error rows that need a valid spec directory
+source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
+basis: documented
+cases:
+  - id: demo.cli.arange
+    claim: jnp.arange of Python ints gives int32 with x64 off
+    run: jnp.arange(3)
+    expect:
+      - when: {x64: false}
+        dtype: int32
+"""
+
+# (subcommand and its arguments, words the one line must hold). {SPECS}: a directory with a spec;
+# {EMPTY}: an empty directory; {RESULTS}: a results file; {FINISHED}: a directory holding a finished run.
+ROWS: list[tuple[str, str]] = [
+    ("nosuchcommand", "invalid choice: 'nosuchcommand'"),
+    # run
+    ("run --modes bogus", f"--modes 'bogus': unknown mode; {MODES}"),
+    ("run --modes ''", f"--modes '' names no mode; {MODES}"),
+    ("run --modes off-warn,sideways", f"--modes 'sideways': unknown mode; {MODES}"),
+    ("run --adapter nope", "--adapter nope: unknown adapter; installed: jax, reference"),
+    ("run --adapter no_such_module:Adapter", "--adapter no_such_module:Adapter: no module 'no_such_module'"),
+    ("run --adapter reference --adapter nope", "--adapter nope: unknown adapter"),
+    ("run --case-timeout -1", "argument --case-timeout: '-1': give a number of seconds above 0"),
+    ("run --case-timeout 0", "argument --case-timeout: '0': give a number of seconds above 0"),
+    ("run --case-timeout nan", "argument --case-timeout: 'nan': give a number of seconds above 0"),
+    ("run --case-timeout soon", "argument --case-timeout: 'soon' is not a number of seconds"),
+    ("run --jobs 0", "argument --jobs/-j: '0': give 1 or more"),
+    ("run --jobs many", "argument --jobs/-j: 'many' is not a whole number"),
+    ("run --specs /nonexistent", "--specs /nonexistent: no such file or directory"),
+    ("run --specs {EMPTY}", "--specs {EMPTY}: holds no spec file"),
+    ("run --specs {RESULTS}", "--specs {RESULTS}: not a spec file"),
+    ("run --expectations /nonexistent.yaml", "--expectations /nonexistent.yaml: no such file"),
+    ("run --baseline /nonexistent.jsonl", "--baseline /nonexistent.jsonl: no such file or directory"),
+    ("run --out {FINISHED}", "--out {FINISHED} already holds a run (results.jsonl, modes, index.html); pass --force"),
+    ("run --out {RESULTS}", "--out {RESULTS}: not a directory"),
+    ("run --progress sideways", "argument --progress: invalid choice: 'sideways'"),
+    ("run --no-such-option", "unrecognized arguments: --no-such-option"),
+    # report
+    ("report", "the following arguments are required: RESULTS"),
+    ("report /nonexistent.jsonl", "/nonexistent.jsonl: no such file or directory"),
+    ("report {EMPTY}", "{EMPTY}: holds no results"),
+    ("report {RESULTS} --baseline /nonexistent.jsonl", "--baseline /nonexistent.jsonl: no such file or directory"),
+    ("report {RESULTS} --mutation /nonexistent.json", "--mutation /nonexistent.json: no such file"),
+    ("report {RESULTS} --out {FINISHED}", "--out {FINISHED} already holds a run (results.jsonl, modes, index.html); pass --force"),
+    # lint
+    ("lint /nonexistent", "/nonexistent: no such file or directory"),
+    ("lint {EMPTY}", "{EMPTY}: holds no spec file"),
+    ("lint --adapter nope", "--adapter nope: unknown adapter; installed: jax, reference"),
+    ("lint {SPECS} --adapter nope", "--adapter nope: unknown adapter"),
+    # mutate
+    ("mutate --modes bogus", f"--modes 'bogus': unknown mode; {MODES}"),
+    ("mutate --modes ''", f"--modes '' names no mode; {MODES}"),
+    ("mutate --mutants no-such-mutant", "unknown mutant(s) no-such-mutant; see --list"),
+    ("mutate --jobs 0", "argument --jobs/-j: '0': give 1 or more"),
+    ("mutate --specs /nonexistent", "--specs /nonexistent: no such file or directory"),
+    # compat
+    ("compat --versions banana", "argument --versions:"),
+    ("compat --modes bogus", f"unknown mode 'bogus'; {MODES}"),
+    ("compat --jobs 0", "argument -j/--jobs: '0': give 1 or more"),
+    ("compat --build-jobs 0", "argument --build-jobs: '0': give 1 or more"),
+    ("compat --install-timeout -1", "argument --install-timeout: '-1': give a number of seconds above 0"),
+    ("compat --run-timeout 0", "argument --run-timeout: '0': give a number of seconds above 0"),
+    ("compat --env 0.4.30", "--env '0.4.30': use VERSION=PATH"),
+    ("compat --interpreter 3.12", "--interpreter '3.12': use MINOR=PATH"),
+    ("compat --from-results /nonexistent.jsonl", "--from-results /nonexistent.jsonl: no such file"),
+    ("compat --from-results {RESULTS} --out {FINISHED}", "--out {FINISHED} already holds a run"),
+]
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("cli-errors")
+    specs = root / "specs" / "demo"
+    specs.mkdir(parents=True)
+    (specs / "cli.yaml").write_text(textwrap.dedent(SPEC).lstrip())
+    (root / "empty").mkdir()
+    results = root / "results.jsonl"
+    results.write_text("\n".join(json.dumps(r) for r in (
+        {"record": "run", "run_id": "r1", "adapter": "jax", "implementation_version": "0.10.2",
+         "mode": {"x64": False, "explicit_x64_dtypes": "warn"}, "backends": ["cpu"]},
+        {"record": "end", "run_id": "r1", "interrupted": False, "exitstatus": 0})) + "\n")
+    finished = root / "finished"
+    (finished / "modes").mkdir(parents=True)
+    (finished / "results.jsonl").write_text(results.read_text())
+    (finished / "index.html").write_text("<p>an earlier report</p>")
+    return {"SPECS": root / "specs", "EMPTY": root / "empty", "RESULTS": results, "FINISHED": finished}
+
+
+def snapshot(root: Path) -> dict[str, float]:
+    return {str(p): p.stat().st_mtime for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize(("command", "words"), ROWS, ids=[r[0] for r in ROWS])
+def test_a_usage_error_is_one_line_exit_2_and_starts_nothing(command: str, words: str, places: dict[str, Path],
+                                                             tmp_path: Path) -> None:
+    import shlex
+
+    argv = [part.format(**places) for part in shlex.split(command)]
+    before = snapshot(places["SPECS"].parent)
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", *argv], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    err = proc.stderr
+    assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stdout}{err}"
+    assert "Traceback" not in err and "Error:" not in err.split(":", 1)[0], err
+    assert len(err.strip().splitlines()) == 1, f"not one line:\n{err}"
+    name = argv[0] if argv[0] in ("run", "report", "lint", "mutate", "compat") else ""
+    assert err.startswith(f"jax-conformance {name}".strip() + ":"), err
+    assert words.format(**places) in err, err
+    assert proc.stdout == "", f"printed as if it started:\n{proc.stdout}"
+    # nothing written: no reports/ here, no change where the inputs are
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+    assert snapshot(places["SPECS"].parent) == before
