@@ -1,0 +1,205 @@
+"""Nothing a run finished is lost or mixed: a directory per run with `reports/latest` pointing at
+the newest, `--out` over a finished run refused unless `--force` (which clears it first), `report`
+never over an earlier site; Ctrl-C stops cleanly; a mode has one name everywhere.
+
+Real CLI runs (`python -m conformance.cli`) of the reference adapter on a one-file spec directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.plugin import PACKAGE_DIR
+
+REPO = PACKAGE_DIR.parent
+
+SPEC = """
+topic: demo.dirs
+title: Two cases for the run-directory tests
+source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
+basis: documented
+cases:
+  - id: demo.dirs.arange
+    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
+    run: jnp.arange(3)
+    expect:
+      - when: {x64: false}
+        dtype: int32
+      - when: {x64: true}
+        dtype: int64
+  - id: demo.dirs.off-only
+    claim: a claim about x64 off only
+    run: jnp.zeros(2)
+    expect:
+      - when: {x64: false}
+        dtype: float32
+"""
+
+SLOW = """
+topic: demo.stop
+title: A quick case, then one that sleeps, for Ctrl-C
+source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
+basis: documented
+cases:
+  - id: demo.stop.first
+    claim: a quick case that finishes before the slow one
+    run: jnp.arange(3)
+    expect:
+      - when: {x64: false}
+        dtype: int32
+  - id: demo.stop.sleeps
+    claim: a case that sleeps long enough to be interrupted
+    run: |
+      import time
+      time.sleep(120)
+      result = jnp.arange(3)
+    expect:
+      - when: {x64: false}
+        dtype: int32
+"""
+
+
+def specs(root: Path, text: str = SPEC) -> Path:
+    d = root / "specs" / "demo"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "cases.yaml").write_text(textwrap.dedent(text).lstrip())
+    return root / "specs"
+
+
+def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return cli("run", "--adapter", "reference", "--progress", "plain", "--specs", str(cwd / "specs"), *args, cwd=cwd)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+def test_each_run_gets_its_own_directory_and_latest_points_at_the_newest(tmp_path: Path) -> None:
+    specs(tmp_path)
+    # a reports/latest/ written before runs had directories is kept, not overwritten
+    legacy = tmp_path / "reports" / "latest"
+    legacy.mkdir(parents=True)
+    (legacy / "index.html").write_text("<p>the full four-mode report</p>")
+    first = run("--modes", "off-warn,on", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = run("--modes", "on", cwd=tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    runs = sorted(p for p in (tmp_path / "reports" / "runs").iterdir() if not p.name.endswith("-earlier"))
+    assert len(runs) == 2, runs
+    one, two = runs
+    [earlier] = (tmp_path / "reports" / "runs").glob("*-earlier")  # the old latest/, moved beside them
+    assert (earlier / "index.html").read_text() == "<p>the full four-mode report</p>"
+    assert "an earlier reports/latest/ directory was kept as" in first.stdout
+    latest = tmp_path / "reports" / "latest"
+    assert latest.is_symlink() and latest.resolve() == two
+    assert f"latest: reports/latest -> {two.name}" in second.stdout
+    # never mixed: each directory holds its own run's files only
+    assert sorted(p.name for p in (one / "modes").iterdir()) == [
+        "reference-off-warn.jsonl", "reference-off-warn.log", "reference-on.jsonl", "reference-on.log"]
+    assert sorted(p.name for p in (two / "modes").iterdir()) == ["reference-on.jsonl", "reference-on.log"]
+    assert (one / "index.html").is_file() and (two / "index.html").is_file()
+    assert {r["run_id"] for r in records(one / "results.jsonl")}.isdisjoint(r["run_id"] for r in records(two / "results.jsonl"))
+
+
+@pytest.mark.slow
+def test_out_over_a_finished_run_needs_force_which_clears_it_first(tmp_path: Path) -> None:
+    specs(tmp_path)
+    out = tmp_path / "mine"
+    assert run("--modes", "off-warn,on", "--out", str(out), cwd=tmp_path).returncode == 0
+    again = run("--modes", "on", "--out", str(out), cwd=tmp_path)
+    assert again.returncode == 2 and again.stdout == ""
+    assert again.stderr.strip() == (f"jax-conformance run: --out {out} already holds a run (results.jsonl, modes, index.html, assets); "
+                                    "pass --force to replace it, or leave out --out to keep each run in reports/runs/")
+    assert (out / "modes" / "reference-off-warn.jsonl").is_file()  # untouched
+    forced = run("--modes", "on", "--out", str(out), "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert sorted(p.name for p in (out / "modes").iterdir()) == ["reference-on.jsonl", "reference-on.log"]
+    modes = {r["mode"]["x64"] for r in records(out / "results.jsonl") if r["record"] == "run"}
+    assert modes == {True}
+    assert not (tmp_path / "reports").exists()  # --out leaves reports/latest alone
+
+
+@pytest.mark.slow
+def test_report_never_writes_over_an_earlier_site(tmp_path: Path) -> None:
+    specs(tmp_path)
+    out = tmp_path / "run"
+    assert run("--modes", "off-warn", "--out", str(out), cwd=tmp_path).returncode == 0
+    page = (out / "index.html").read_text()
+    made = cli("report", str(out), cwd=tmp_path)
+    assert made.returncode == 0, made.stdout + made.stderr
+    sites = list((tmp_path / "reports" / "runs").iterdir())
+    assert len(sites) == 1 and sites[0].name.endswith("-report") and (sites[0] / "index.html").is_file()
+    assert (out / "index.html").read_text() == page
+    refused = cli("report", str(out), "--out", str(out), cwd=tmp_path)
+    assert refused.returncode == 2 and "pass --force" in refused.stderr
+    forced = cli("report", str(out), "--out", str(out), "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert (out / "results.jsonl").is_file() and (out / "modes" / "reference-off-warn.jsonl").is_file()  # its inputs stay
+
+
+@pytest.mark.slow
+def test_a_mode_has_one_name_in_the_cli_summary_results_report_and_test_ids(tmp_path: Path) -> None:
+    specs(tmp_path)
+    out = tmp_path / "out"
+    proc = run("--modes", "on", "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(reference on)" in proc.stdout
+    assert re.search(r"^reference\s+\S+\s+cpu\s+on\s+1\s", proc.stdout, re.M), proc.stdout
+    assert "on-warn" not in proc.stdout
+    ids = [r["nodeid"] for r in records(out / "results.jsonl") if r["record"] == "case"]
+    assert ids and all(i.endswith("[on-cpu]") for i in ids), ids
+    assert (out / "modes" / "reference-on.jsonl").is_file()
+    data = (next((out / "assets").glob("*/data.js"))).read_text()
+    assert '"mode":"on"' in data and "on-warn" not in data
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path) -> None:
+    specs(tmp_path, SLOW)
+    out = tmp_path / "out"
+    runner = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "--adapter", "reference", "--progress", "plain",
+                               "--specs", str(tmp_path / "specs"), "--modes", "off-warn,off-error,off-allow", "--jobs", "1",
+                               "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        mode_file = out / "modes" / "reference-off-warn.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # the quick case recorded: the slow one is running
+            if mode_file.is_file() and any(r.get("case") == "demo.stop.first" for r in records(mode_file)):
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the first mode never recorded its first case")
+        os.kill(runner.pid, signal.SIGINT)  # what Ctrl-C sends to the runner
+        output, _ = runner.communicate(timeout=120)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert runner.returncode == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert "SIGTERM" not in output, output
+    assert "Ctrl-C: stopping 1 running mode process" in output
+    assert re.search(r"^reference\s.*off-warn\s.*stopped by Ctrl-C\s*$", output, re.M), output
+    for mode in ("off-error", "off-allow"):
+        assert re.search(rf"^reference\s.*{mode}\s.*not started\s*$", output, re.M), output
+        assert f"mode reference {mode}: not started" in output
+        assert f"reference-{mode}" not in output  # no log or results path for a mode that never ran
+    for path in re.findall(r"(/\S+\.(?:log|jsonl|html))", output):
+        assert Path(path).exists(), f"{path} is printed but does not exist"
+    assert "(incomplete: the run was interrupted)" in output
