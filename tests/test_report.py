@@ -34,6 +34,13 @@ tags: [dtypes]
 cases:
   - id: demo.report.holds
     claim: jnp.arange of Python ints gives int32 with x64 off
+    basis: documented
+    documented:
+      says: the docs say one thing
+      source: {{doc: docs/default_dtypes.md}}
+      expect:
+        - when: {{x64: false}}
+          dtype: int64
     run: jnp.arange(3)
     expect:
       - when: {{x64: false}}
@@ -54,7 +61,6 @@ cases:
   - id: demo.report.x64-only
     claim: a claim about x64 on only, so it is not applicable here
     run: jnp.arange(3)
-    drift: {{docs: "the docs say one thing", code: "the code does another", since: "0.8.0"}}
     expect:
       - when: {{x64: true}}
         dtype: int64
@@ -129,7 +135,11 @@ def test_summary_counts_from_a_real_run(real_results: Path) -> None:
     assert not col.interrupted
     wrong = model.cells[(next(c.index for c in model.cases if c.id == "demo.report.wrong-dtype"), 0)]
     assert wrong["expected"]["dtype"] == "float16" and wrong["actual"]["dtype"] == "int32"
-    assert [c.id for c, _ in model.drift] == ["demo.report.x64-only"]
+    [diff] = model.docs_vs_code
+    assert diff.case.id == "demo.report.holds" and diff.case.documented["says"] == "the docs say one thing"
+    assert [(a, v, [c.mode for c, _ in seen]) for a, v, seen in diff.releases] == [("jax", col.version, ["off-warn"])]
+    assert "dtype=int32, but should be int64" in diff.releases[0][2][0][1]
+    assert col.docs_vs_code == 1
 
 
 def test_markup_in_results_is_text_in_the_page(real_results: Path, tmp_path: Path) -> None:
@@ -333,3 +343,44 @@ def test_a_100000_record_merge_keeps_the_first_page_light(tmp_path: Path) -> Non
     print(f"\n100,000 records: first page {size / 1e6:.2f} MB, rendered in {took:.1f}s")
     assert size < 5_000_000
     assert len(model.compat[0].releases) == 10
+
+
+# ---------------------------------------------------------------- verdicts: basis, docs vs code, xpassed
+
+
+def test_compliance_counts_documented_and_tested_only(tmp_path: Path) -> None:
+    # observed cases are shown beside compliance, unsupported ones never count; a legacy record
+    # without `basis` counts as before.
+    extra = {"t.doc": {"basis": "documented"}, "t.test": {"basis": "tested"}, "t.obs": {"basis": "observed"},
+             "t.gone": {"basis": "unsupported"}, "t.obs-fails": {"basis": "observed"}}
+    path = run_file(tmp_path / "r.jsonl", {"t.doc": "passed", "t.test": "failed", "t.obs": "passed",
+                                           "t.obs-fails": "failed", "t.gone": "passed", "t.legacy": "passed"}, extra=extra)
+    [col] = build_model([path]).columns
+    assert col.compliance == pytest.approx(100 * 2 / 3)  # t.doc and t.legacy hold, t.test fails
+    assert col.observed == (1, 2)
+    assert col.unsupported == (1, 1)
+
+
+def test_docs_vs_code_is_computed_per_release_with_its_since(tmp_path: Path) -> None:
+    # The docs' expectation holds at 0.4.30 and fails at 0.8.0 and 0.10.2 while the code's holds:
+    # the case is listed for 0.8.0 and 0.10.2 only, since 0.8.0 (the docs held in 0.4.30).
+    def documented(holds: bool) -> dict[str, Any]:
+        return {"t.ctx": {"basis": "documented", "documented": {"holds": holds, "line": 9, "message": "" if holds else "did not raise",
+                                                                 "says": "no block-level switch", "source": [{"doc": "docs/d.md"}]}},
+                "t.fails": {"documented": {"holds": False, "line": 3, "message": "x", "says": "s", "source": []}}}
+    for version, holds in (("0.4.30", True), ("0.8.0", False), ("0.10.2", False)):
+        run_file(tmp_path / f"{version}.jsonl", {"t.ctx": "passed", "t.fails": "failed"}, version=version, extra=documented(holds))
+    model = build_model([tmp_path])
+    [diff] = model.docs_vs_code  # t.fails: the code's expectation failed too, so it is no docs-vs-code difference
+    assert diff.case.id == "t.ctx" and diff.case.documented == {"says": "no block-level switch", "source": [{"doc": "docs/d.md"}]}
+    assert [(a, v) for a, v, _ in diff.releases] == [("jax", "0.8.0"), ("jax", "0.10.2")]
+    assert diff.since == {"jax": ("0.8.0", "0.4.30")}
+    # Only the newest release merged: the difference is "0.10.2 or earlier".
+    assert build_model([tmp_path / "0.10.2.jsonl"]).docs_vs_code[0].since == {"jax": ("0.10.2", "")}
+    assert build_model([tmp_path / "0.4.30.jsonl"]).docs_vs_code == []
+
+
+def test_xpassed_is_counted_and_unexpected(tmp_path: Path) -> None:
+    path = run_file(tmp_path / "r.jsonl", {"t.listed-but-holds": "xpassed", "t.known": "xfailed", "t.ok": "passed"})
+    [col] = build_model([path]).columns
+    assert (col.counts["xpassed"], col.counts["xfailed"], col.unexpected) == (1, 1, 1)

@@ -120,11 +120,12 @@ def test_filters_narrow_the_matrix(page: Any) -> None:
 
 
 def test_a_link_to_a_case_opens_it(page: Any, site: Path) -> None:
-    page.goto(site.as_uri() + "#case=demo.report.x64-only")
+    page.goto(site.as_uri() + "#case=demo.report.holds")
     page.wait_for_selector("#detail h2.detail-id")
     text = page.locator("#detail").inner_text()
-    assert "the docs say one thing" in text  # drift shown with the case
-    assert page.locator("#drift").inner_text().count("demo.report.x64-only") == 1
+    assert "the docs say one thing" in text  # what the docs say, shown with the case
+    assert "fails here" in text and "but should be int64" in text  # and the run's verdict on it
+    assert page.locator("#drift").inner_text().count("demo.report.holds") == 1
 
 
 def test_release_filter_and_table_on_a_two_release_merge(browser: Any, tmp_path: Path) -> None:

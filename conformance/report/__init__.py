@@ -2,7 +2,7 @@
 
 The site opens from disk: a summary per (adapter, version, backend, mode), a case x column
 matrix with filters, each case's detail, behaviour x release, a comparison against a baseline,
-docs-vs-code drift and mutation results. See `conformance.report.model` for what is computed
+docs-vs-code differences (computed from each record's documented expectation) and mutation results. See `conformance.report.model` for what is computed
 and `conformance.report.site` for how it is written.
 """
 

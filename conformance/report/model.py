@@ -23,6 +23,9 @@ CODES = {"passed": "p", "failed": "f", "error": "e", "skipped": "s", "not_applic
          "xfailed": "x", "xpassed": "X", "crashed": "c", "timeout": "t"}
 MISSING = "-"
 HOLDS = frozenset({"passed", "xpassed"})  # the behaviour was seen to hold
+# Kinds of requirement (a record's `basis`) that compliance counts; records from before `basis`
+# existed (None) count as they always did. `observed` is shown beside, `unsupported` never counts.
+COUNTED_BASES = frozenset({"documented", "tested", None})
 NOT_APPLICABLE = frozenset({"not_applicable", "skipped"})  # left out of the compliance percentage
 MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
 
@@ -61,6 +64,9 @@ class Column:
     environment: dict[str, Any]
     started: str
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    # per basis (documented, tested, observed, unsupported, None), how many records had each outcome
+    by_basis: dict[str | None, dict[str, int]] = field(default_factory=dict)
+    docs_vs_code: int = 0  # records whose documented expectation failed while the code's held
     label: str = ""
     status: str = ""  # "unavailable" or "error" when the release could not run at all (compat)
     reason: str = ""
@@ -88,10 +94,30 @@ class Column:
     def unexpected(self) -> int:
         return sum(self.counts[o] for o in UNEXPECTED)
 
+    def share(self, bases: Iterable[str | None]) -> tuple[int, int]:
+        """(holding, applicable) over the records of these bases."""
+        holding = applicable = 0
+        for basis in bases:
+            counts = self.by_basis.get(basis, {})
+            holding += sum(counts.get(o, 0) for o in HOLDS)
+            applicable += sum(n for o, n in counts.items() if o not in NOT_APPLICABLE)
+        return holding, applicable
+
     @property
     def compliance(self) -> float | None:
-        """Share of applicable cases whose behaviour holds (passed or xpassed), in percent."""
-        return 100.0 * self.holds / self.applicable if self.applicable else None
+        """Share of applicable documented and tested cases whose behaviour holds (passed or xpassed), in percent."""
+        holding, applicable = self.share(COUNTED_BASES)
+        return 100.0 * holding / applicable if applicable else None
+
+    @property
+    def observed(self) -> tuple[int, int]:
+        """(holding, applicable) among cases that pin observed behaviour only: shown, not counted."""
+        return self.share(["observed"])
+
+    @property
+    def unsupported(self) -> tuple[int, int]:
+        """(holding, applicable) among cases of behaviour JAX has disowned: reported, never counted."""
+        return self.share(["unsupported"])
 
     @property
     def interruption(self) -> str:
@@ -123,7 +149,19 @@ class CaseInfo:
     line: int | None = None
     source: list[dict[str, Any]] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
-    drift: dict[str, Any] | None = None
+    basis: str | None = None
+    documented: dict[str, Any] | None = None  # what the docs say: {"says": ..., "source": [...]}
+
+
+@dataclass
+class DocsDifference:
+    """A case whose documented expectation fails where the code's holds, release by release."""
+
+    case: CaseInfo
+    # (adapter, version, [(column, why the documented expectation failed)]), oldest release first
+    releases: list[tuple[str, str, list[tuple[Column, str]]]]
+    # adapter -> the first release seen to differ, and the latest earlier release where the docs held ("" if none was run)
+    since: dict[str, tuple[str, str]]
 
 
 @dataclass
@@ -174,7 +212,7 @@ class ReportModel:
     problems: list[str]
     comparisons: list[Comparison]
     compat: list[CompatTable]
-    drift: list[tuple[CaseInfo, list[tuple[Column, str]]]]
+    docs_vs_code: list[DocsDifference]
     mutation: dict[str, Any] | None = None
     sources: list[str] = field(default_factory=list)
 
@@ -248,7 +286,7 @@ def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = ()
     else:
         comparisons.extend(_release_comparisons(columns, cases, cells))
     return ReportModel(columns=columns, cases=cases, cells=cells, problems=problems, comparisons=comparisons,
-                       compat=compat_tables(columns, cases, cells), drift=drift_cases(columns, cases, cells),
+                       compat=compat_tables(columns, cases, cells), docs_vs_code=docs_vs_code(columns, cases, cells),
                        mutation=mutation, sources=sorted({r.source for r in runs}))
 
 
@@ -292,9 +330,17 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], dict[tuple[int
             info.line = r.get("line") if r.get("line") is not None else info.line
             info.source = _sources(r.get("source")) or info.source
             info.tags = list(r.get("tags") or info.tags)
-            info.drift = r.get("drift") if isinstance(r.get("drift"), dict) else info.drift
+            info.basis = r.get("basis") if isinstance(r.get("basis"), str) else info.basis
+            documented = r.get("documented")
+            if isinstance(documented, dict):
+                info.documented = {"says": str(documented.get("says", "")), "source": _sources(documented.get("source"))}
             outcome = str(r.get("outcome", "error"))
             col.counts[outcome] = col.counts.get(outcome, 0) + 1
+            basis = r.get("basis") if isinstance(r.get("basis"), str) else None
+            per_basis = col.by_basis.setdefault(basis, {})
+            per_basis[outcome] = per_basis.get(outcome, 0) + 1
+            if differs_from_docs(r):
+                col.docs_vs_code += 1
             cells[(info.index, col.index)] = r
     for col in columns:  # the same configuration run twice: tell the columns apart
         if labels[col.label] > 1:
@@ -418,15 +464,46 @@ def compat_tables(columns: list[Column], cases: list[CaseInfo],
     return tables
 
 
-def drift_cases(columns: list[Column], cases: list[CaseInfo],
-                cells: dict[tuple[int, int], dict[str, Any]]) -> list[tuple[CaseInfo, list[tuple[Column, str]]]]:
-    """Cases whose spec records that the docs and the installed code disagree, with every run's outcome."""
-    drifting = {c.index for c in cases if c.drift}
-    seen: dict[int, list[tuple[Column, str]]] = {i: [] for i in drifting}
+def differs_from_docs(record: dict[str, Any]) -> bool:
+    """The record's documented expectation failed while the code's expectation held."""
+    documented = record.get("documented")
+    return isinstance(documented, dict) and documented.get("holds") is False and record.get("outcome") in HOLDS
+
+
+def docs_vs_code(columns: list[Column], cases: list[CaseInfo],
+                 cells: dict[tuple[int, int], dict[str, Any]]) -> list[DocsDifference]:
+    """Every case whose documented expectation failed where the code's held, computed from the records.
+
+    An entry appears for a release only where a record of it shows the difference, so entries come
+    and go with the releases merged. `since` is the oldest merged release showing it, beside the
+    newest older release where the documented expectation held.
+    """
+    differing: dict[int, dict[tuple[str, str], list[tuple[Column, str]]]] = {}
+    held: dict[tuple[int, str], set[str]] = {}  # (case, adapter) -> releases where the docs held in every record
+    failed_docs: dict[tuple[int, str], set[str]] = {}
     for (ci, col), rec in sorted(cells.items()):
-        if ci in drifting:
-            seen[ci].append((columns[col], str(rec.get("outcome"))))
-    return [(cases[i], seen[i]) for i in sorted(drifting)]
+        documented = rec.get("documented")
+        if not isinstance(documented, dict):
+            continue
+        c = columns[col]
+        if documented.get("holds") is True:
+            held.setdefault((ci, c.adapter), set()).add(c.version)
+        else:
+            failed_docs.setdefault((ci, c.adapter), set()).add(c.version)
+        if differs_from_docs(rec):
+            differing.setdefault(ci, {}).setdefault((c.adapter, c.version), []).append((c, str(documented.get("message", ""))))
+    out = []
+    for ci in sorted(differing):
+        releases = sorted(differing[ci].items(), key=lambda kv: (kv[0][0], version_key(kv[0][1])))
+        since: dict[str, tuple[str, str]] = {}
+        for (adapter, version), _ in releases:
+            if adapter in since:
+                continue
+            earlier = [v for v in held.get((ci, adapter), set()) - failed_docs.get((ci, adapter), set())
+                       if version_key(v) < version_key(version)]
+            since[adapter] = (version, max(earlier, key=version_key) if earlier else "")
+        out.append(DocsDifference(cases[ci], [(a, v, seen) for (a, v), seen in releases], since))
+    return out
 
 
 def load_mutation(path: Path) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """Render a `ReportModel` as a static site that opens from disk: no server, no network.
 
 Layout of `<out>/`:
-    index.html                      the page (summary, comparisons, drift, mutation: server-rendered)
+    index.html                      the page (summary, comparisons, docs vs code, mutation: server-rendered)
     assets/<build>/report.css|js    static assets, copied from reports/static/
     assets/<build>/data.js          the case x column grid and the behaviour x release rows
     assets/<build>/detail/NNNN.js   per-case details (claim, sources, expected/actual, message),
@@ -29,7 +29,7 @@ from conformance.report.model import CODES, ReportModel
 REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
 TEMPLATES = REPORTS_DIR / "templates"
 STATIC = REPORTS_DIR / "static"
-DETAIL_FIELDS = ("outcome", "message", "expected", "actual", "duration_s", "expect_line",
+DETAIL_FIELDS = ("outcome", "message", "expected", "actual", "duration_s", "expect_line", "documented", "spec_error",
                  "implementation_version", "behaviour_version", "isolate", "nodeid")
 CHUNK_RECORDS = 400  # records per detail file: small enough to load on a click
 SHOWN_CHANGES = 200  # per comparison section in the page; comparison.json has all
@@ -97,7 +97,8 @@ def detail_chunks(model: ReportModel) -> tuple[list[int], list[dict[str, Any]]]:
         size += len(records)
         chunks[-1][str(case.index)] = {
             "id": case.id, "topic": case.topic, "claim": case.claim, "spec_file": case.spec_file,
-            "line": case.line, "source": case.source, "tags": case.tags, "drift": case.drift,
+            "line": case.line, "source": case.source, "tags": case.tags, "basis": case.basis,
+            "documented": case.documented,
             "records": {str(col): r for col, r in sorted(records.items())},
         }
     return starts, chunks

@@ -285,7 +285,8 @@
       if (url) span.appendChild(el("a", { href: url, rel: "noreferrer" }, url));
       row(dl, "source", span);
     }
-    if (info.drift) row(dl, "docs vs code", "the docs say: " + (info.drift.docs || "") + "; the code does: " + (info.drift.code || "") + (info.drift.since ? " (since " + info.drift.since + ")" : ""));
+    if (info.basis) row(dl, "basis", info.basis + ({documented: ": the docs promise it", tested: ": JAX's own tests pin it", observed: ": observed only, not counted as conformance", unsupported: ": JAX has disowned it, never counted"}[info.basis] || ""));
+    if (info.documented) row(dl, "the docs say", info.documented.says || "");
     body.appendChild(dl);
     const rec = info.records[col];
     if (rec) {
@@ -296,6 +297,8 @@
       row(rdl, "outcome", el("span", { class: "badge o-" + rec.outcome, "data-outcome": rec.outcome }, rec.outcome.replace("_", " ")));
       if (rec.expect_line) row(rdl, "expect block", info.spec_file + ":" + rec.expect_line);
       if (rec.duration_s !== undefined) row(rdl, "duration", Number(rec.duration_s).toFixed(3) + " s");
+      if (rec.documented) row(rdl, "the docs' expectation", (rec.documented.holds ? "holds here" : "fails here: " + (rec.documented.message || "")) + " (" + info.spec_file + ":" + rec.documented.line + ")");
+      if (rec.spec_error) row(rdl, "spec error", "a bug in the spec's own code, not a verdict on the implementation");
       sec.appendChild(rdl);
       sec.appendChild(el("h4", null, "expected"));
       sec.appendChild(pre(rec.expected));
