@@ -152,3 +152,37 @@ def test_release_filter_and_table_on_a_two_release_merge(browser: Any, tmp_path:
     assert "0 regressed · 2 fixed" in page.locator("#comparison").inner_text()  # t.changed in both modes
     assert errors == []
     page.close()
+
+
+def test_xpassed_and_the_basis_of_each_case_are_shown(browser: Any, tmp_path: Path) -> None:
+    # A listed divergence that now holds is xpassed: counted in the summary and unexpected in the matrix;
+    # compliance counts documented and tested cases only, the basis filter narrows the matrix to each kind.
+    extra = {"t.stale-entry": {"basis": "documented"}, "t.doc": {"basis": "documented"}, "t.test": {"basis": "tested"},
+             "t.obs": {"basis": "observed"}, "t.gone": {"basis": "unsupported"}}
+    path = run_file(tmp_path / "r.jsonl", {"t.stale-entry": "xpassed", "t.doc": "failed", "t.test": "passed",
+                                           "t.obs": "failed", "t.gone": "passed"}, extra=extra)
+    index, _ = build_site([path], tmp_path / "site")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(index.as_uri())
+    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    assert summary_cell(page, "off-warn", "xpassed") == "1"
+    row = page.locator("table.summary tbody tr").first
+    assert row.locator("td.compliance").inner_text().strip() == "66.7%"  # 2 of 3 documented/tested hold
+    assert row.locator("td.basis-observed").inner_text().strip() == "0/1"
+    assert row.locator("td.basis-unsupported").inner_text().strip() == "1/1"
+    rows = page.locator("#matrix-table tbody tr[data-case]")
+    page.select_option("#f-outcome", "unexpected")
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == ["t.doc", "t.obs", "t.stale-entry"]
+    page.select_option("#f-outcome", "")
+    page.select_option("#f-basis", "counted")
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == ["t.doc", "t.stale-entry", "t.test"]
+    page.select_option("#f-basis", "unsupported")
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.case)") == ["t.gone"]
+    page.goto(index.as_uri() + "#case=t.stale-entry")
+    page.wait_for_selector("#detail h2.detail-id")
+    text = page.locator("#detail").inner_text()
+    assert "xpassed" in text and "documented: the docs promise it" in text
+    assert errors == []
+    page.close()

@@ -72,11 +72,11 @@ def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
                     "rows": [[ci, s, first] for ci, s, first in t.rows]} for t in model.compat],
     }
     topic_index = {t: i for i, t in enumerate(data["topics"])}
-    data["cases"] = [[c.id, topic_index[c.topic], c.claim] for c in model.cases]
+    data["cases"] = [[c.id, topic_index[c.topic], c.claim, c.basis or ""] for c in model.cases]
     if len(_dump(data)) > MAIN_PAYLOAD_BUDGET:
         # A very wide merge: keep the first page light; claims stay in the detail files.
         data["claims"] = False
-        data["cases"] = [[c.id, topic_index[c.topic], ""] for c in model.cases]
+        data["cases"] = [[c.id, topic_index[c.topic], "", c.basis or ""] for c in model.cases]
     return data
 
 

@@ -50,6 +50,7 @@
     outcome: document.getElementById("f-outcome"),
     mode: document.getElementById("f-mode"),
     version: document.getElementById("f-version"),
+    basis: document.getElementById("f-basis"),
   };
 
   function fillSelects() {
@@ -88,8 +89,9 @@
     const narrowed = state.cols.length !== D.columns.length;
     state.rows = [];
     for (let i = 0; i < D.cases.length; i++) {
-      const [id, t, claim] = D.cases[i];
+      const [id, t, claim, basis] = D.cases[i];
       if (topic >= 0 && t !== topic) continue;
+      if (f.basis && f.basis.value && (f.basis.value === "counted" ? !["documented", "tested", ""].includes(basis) : basis !== f.basis.value)) continue;
       if (q && !id.toLowerCase().includes(q) && !(claim && claim.toLowerCase().includes(q))) continue;
       const cells = state.cols.map((c) => D.grid[i][c]);
       if (narrowed && cells.every((x) => x === "-")) continue;
