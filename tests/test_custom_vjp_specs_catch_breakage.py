@@ -24,6 +24,7 @@ import pytest
 from packaging.version import Version
 
 from conformance.loader import load_spec, spec_files
+from tests.breakage import custom_jvp as jvp_breaks
 from tests.breakage import custom_vjp as breaks
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,6 +46,11 @@ class Break:
     adapter: str
     must_fail: tuple[str, ...]
     control: str
+    module: str = "custom_vjp"  # the module of tests/breakage that holds the class
+
+    @property
+    def spec(self) -> str:
+        return f"tests.breakage.{self.module}:{self.adapter}"
 
 
 def _ids(prefix: str, names: str) -> tuple[str, ...]:
@@ -53,6 +59,7 @@ def _ids(prefix: str, names: str) -> tuple[str, ...]:
 
 V_ND, V_RO, V_CL, V_INT, V_OPT = (f"custom_vjp.{t}" for t in ("nondiff_argnums", "rule_outputs", "closures", "integer_inputs", "defvjp_options"))
 J_ND, J_CL = "custom_jvp.nondiff_argnums", "custom_jvp.closures"
+J_RO, J_INT, V_PC = "custom_jvp.rule_outputs", "custom_jvp.integer_inputs", "custom_vjp.primal_consistency"
 
 BREAKS = [
     # claim 1
@@ -76,7 +83,8 @@ BREAKS = [
           + _ids(J_ND, "tracer-under-jit-grad tracer-under-vmap jvp-uses-rule app-grad-uses-rule jax-test-app-jvp")
           + _ids(V_CL, "jit-tracer-rule-used vmap-tracer-rule-used grad-wrt-argument-still-works closure-convert-grad "
                        "closure-convert-grad-under-jit closure-convert-grad-under-vmap unconverted-closure-grad-wrt-x")
-          + _ids(J_CL, "jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp grad-wrt-argument-still-works"),
+          + _ids(J_CL, "jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp grad-wrt-argument-still-works")
+          + _ids(J_RO, "pair-works") + _ids(V_PC, "grad-still-works"),
           f"{V_ND}.app-primal"),
     # claim 2
     Break("NoneCotangentAsOne",
@@ -108,7 +116,8 @@ BREAKS = [
           f"{V_RO}.fwd-pair-works"),
     Break("FwdMustBeTuple", _ids(V_RO, "fwd-list-of-two-accepted"), f"{V_RO}.fwd-pair-works"),
     Break("FwdRunsOnPrimalCall",
-          _ids(V_RO, "rules-not-run-without-differentiation broken-fwd-unused-without-differentiation"),
+          _ids(V_RO, "rules-not-run-without-differentiation broken-fwd-unused-without-differentiation")
+          + _ids(V_PC, "fwd-mismatch-plain-call-unaffected"),
           f"{J_ND}.app-primal"),
     # claim 5
     Break("LenientBwdStructure",
@@ -147,7 +156,8 @@ BREAKS = [
     # claim 9
     Break("NoFloat0ForIntCotangents",
           _ids(V_INT, "int-cotangent-is-float0 grad-allow-int-is-float0 bwd-nonzero-for-int-becomes-float0 "
-                      "integer-bounds-as-ordinary-arguments"),
+                      "integer-bounds-as-ordinary-arguments")
+          + _ids(J_INT, "rule-gets-float0-tangent-jvp grad-with-int-argument custom-vjp-integer-output-grad"),
           f"{V_INT}.grad-wrt-float"),
     # claim 11
     Break("SymbolicZerosIgnored",
@@ -161,6 +171,63 @@ BREAKS = [
           _ids(V_OPT, "nondiff-argnames nondiff-argnums-and-argnames nondiff-argnames-tracer-rejected") + _ids(J_ND, "nondiff-argnames"),
           f"{V_OPT}.missing-defvjp"),
     Break("PrimalWithoutRule", _ids(V_OPT, "missing-defvjp"), f"{V_OPT}.optimize-remat"),
+    # issue 14, item 1: what a custom_jvp rule returns
+    Break("JvpPairUnchecked", _ids(J_RO, "not-a-pair-jvp not-a-pair-grad not-a-pair-triple"), f"{J_RO}.pair-works", "custom_jvp"),
+    Break("JvpTangentStructureUnchecked", _ids(J_RO, "tangent-structure-differs tangent-structure-differs-grad"),
+          f"{J_RO}.pair-works", "custom_jvp"),
+    Break("JvpTangentTypeUnchecked",
+          _ids(J_RO, "tangent-shape-differs tangent-shape-differs-grad tangent-dtype-differs")
+          + _ids(J_INT, "integer-output-int-tangent-rejected"),
+          f"{J_RO}.pair-works", "custom_jvp"),
+    # items 1 and 6: the rule's primal output is the function's
+    Break("RulePrimalNotCheckedAgainstFunction",
+          _ids(J_RO, "primal-structure-differs-under-scan primal-shape-differs-under-scan primal-structure-differs-under-jit")
+          + _ids(V_PC, "fwd-structure-differs-under-scan fwd-shape-differs-under-scan fwd-shape-differs-under-jit"),
+          f"{J_RO}.pair-works", "custom_jvp"),
+    Break("JvpRuleRunsOnPrimalCall",
+          _ids(J_RO, "not-a-pair-plain-call-unaffected tangent-structure-plain-call-unaffected tangent-shape-plain-call-unaffected"),
+          f"{J_RO}.pair-works", "custom_jvp"),
+    # item 3: no rule
+    Break("MissingJvpRuleRunsFunction", _ids(J_RO, "missing-rule-call missing-rule-jvp missing-rule-grad missing-rule-jit"),
+          f"{J_RO}.pair-works", "custom_jvp"),
+    # item 2: integer inputs and outputs
+    Break("ZeroFromPrimalKeepsDtype",
+          _ids(J_INT, "zero-from-primal float0-tangent-jvp float0-tangent-under-scan integer-output-jvp integer-output-grad"),
+          f"{J_RO}.pair-works", "custom_jvp"),
+    # item 6: jvp of a custom_vjp
+    Break("JvpOfCustomVjpGivesZeros", _ids(V_PC, "jvp-rejected jvp-of-vmap-rejected jvp-of-jit-rejected"),
+          f"{V_PC}.grad-still-works", "custom_jvp"),
+    # item 10: every gradient (and jvp tangent) value is checked with its dtype
+    Break("GradDtypeHalved",
+          _ids(J_CL, "grad-wrt-argument-still-works jit-tracer-rule-used vmap-tracer-jvp vmap-tracer-rule-used")
+          + _ids(J_INT, "custom-vjp-integer-output-grad float0-tangent-under-scan grad-with-int-argument "
+                     "integer-output-grad integer-output-jvp rule-gets-float0-tangent-jvp")
+          + _ids(J_ND, "app-grad-uses-rule app2-statics-first grad-wrt-nondiff-is-zero "
+                     "grad-wrt-nondiff-is-zero-under-jit grad-wrt-nondiff-other-paths-kept jvp-uses-rule "
+                     "nondiff-argnames tracer-under-jit-grad tracer-under-vmap")
+          + _ids(J_RO, "pair-works")
+          + _ids(V_CL, "closure-convert-grad closure-convert-grad-under-jit closure-convert-grad-under-vmap "
+                     "grad-wrt-argument-still-works jax-test-bwd-closes-over-tracer "
+                     "jax-test-closed-over-tracer-in-residual jit-tracer-rule-used "
+                     "unconverted-closure-grad-wrt-x vmap-tracer-rule-used")
+          + _ids(V_OPT, "nondiff-argnames nondiff-argnums-and-argnames optimize-remat optimize-remat-under-jit "
+                     "symbolic-zeros-both-outputs-used symbolic-zeros-both-perturbed symbolic-zeros-perturbed "
+                     "symbolic-zeros-unused-output")
+          + _ids(V_INT, "grad-under-vmap-over-int grad-wrt-float grad-wrt-float-under-jit "
+                     "integer-bounds-traced-under-jit")
+          + _ids(V_ND, "app-static-first-in-bwd app2-statics-first-wherever-they-are app2-under-jit-and-vmap "
+                     "jax-test-value-and-grad migrated-grad migrated-grad-of-grad migrated-grad-of-grad-clipped "
+                     "migrated-grad-of-jit migrated-grad-table migrated-jit-grad-traced-bounds "
+                     "migrated-jit-of-vmap migrated-matches-numpy-clip migrated-none-gives-zero "
+                     "migrated-none-gives-zero-under-jit migrated-primal-is-identity migrated-vmap-of-jit "
+                     "migrated-vmap-over-bound migrated-vmap-over-cotangent-scale "
+                     "old-style-closed-over-bounds-under-jit old-style-concrete-grad old-style-vmap-over-x-only "
+                     "skip-app-grad skip-app-grad-scaled skip-app-jit-inside-grad skip-app-jit-static "
+                     "skip-app-vmap")
+          + _ids(V_PC, "grad-still-works")
+          + _ids(V_RO, "bwd-list-accepted bwd-none-entry-is-zero bwd-tuple-per-argument fwd-list-of-two-accepted "
+                     "fwd-pair-works"),
+          f"{V_ND}.app-primal", "custom_jvp"),
 ]
 
 
@@ -198,7 +265,7 @@ def _run_suite(adapter: str, case_ids: set[str], out: Path) -> dict[str, dict[st
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
     """adapter -> case id -> record, for every break and for the real `jax` adapter (the baseline)."""
     tmp = tmp_path_factory.mktemp("breakage")
-    jobs = {f"tests.breakage.custom_vjp:{b.adapter}": {*b.must_fail, b.control} for b in BREAKS}
+    jobs = {b.spec: {*b.must_fail, b.control} for b in BREAKS}
     jobs["jax"] = set().union(*jobs.values())
     # The baseline is the longest run: start it first.
     order = sorted(jobs, key=lambda a: -len(jobs[a]))
@@ -223,7 +290,8 @@ def test_every_case_is_covered_by_a_break() -> None:
     assert not missing, f"cases no break is expected to catch: {sorted(missing)}"
     unknown = (listed | {b.control for b in BREAKS}) - _spec_case_ids()
     assert not unknown, f"listed cases that are not in the specs: {sorted(unknown)}"
-    assert {b.adapter for b in BREAKS} == {cls.__name__ for cls in breaks.ALL}, "every breakage adapter is run"
+    assert {b.spec for b in BREAKS} == {f"tests.breakage.{m.__name__.rsplit('.', 1)[-1]}:{cls.__name__}" for m in (breaks, jvp_breaks) for cls in m.ALL}, \
+        "every breakage adapter is run"
 
 
 def test_baseline_passes(runs: dict[str, dict[str, dict[str, Any]]]) -> None:
@@ -242,9 +310,9 @@ def _params() -> Iterator[Any]:
 @pytest.mark.parametrize("brk", list(_params()))
 def test_break_is_caught(brk: Break, runs: dict[str, dict[str, dict[str, Any]]]) -> None:
     """The cases of the broken rule fail (with a message saying what happened), and the control case passes."""
-    adapter = f"tests.breakage.custom_vjp:{brk.adapter}"
+    adapter = brk.spec
     records = runs[adapter]
-    claim = getattr(breaks, brk.adapter).claim
+    claim = getattr(jvp_breaks if brk.module == "custom_jvp" else breaks, brk.adapter).claim
     uncaught = [_describe(adapter, records.get(c)) for c in brk.must_fail if records.get(c, {}).get("outcome") != "failed"]
     assert not uncaught, f"break of claim {claim} not caught by:\n" + "\n".join(uncaught)
     for case in brk.must_fail:
