@@ -505,6 +505,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return "failed", outcome[0].upper(), outcome.upper()
     if outcome == "error" and report.failed:
         return "failed", "E", "ERROR"
+    if outcome == "xpassed" and report.failed:
+        return "failed", "X", "XPASS(strict)"  # a failure of the run, with its message: the entry must go
     return None
 
 
