@@ -60,6 +60,9 @@ W13_ALL = tuple(f"x64.warnings.{c}" for c in (
     "identity-int64", "tri-float64", "array-uint64", "asarray-complex128", "astype-uint64", "ones-like-int64",
     "zeros-like-float64", "full-like-complex128", "empty-like-uint64"))
 
+X64_EXPLICIT_PER_FUNCTION = tuple(f"x64.explicit.{f}" for f in (
+    "arange", "zeros", "ones", "full", "empty", "linspace", "eye", "array", "asarray", "astype", "array-python-scalar"))
+
 BREAKAGES = [
     # claims 1-3: defaults and the canonicalization table
     Breakage("DefaultInt64", "1 defaults (x64 off), 3 table", "off-warn",
@@ -129,8 +132,14 @@ BREAKAGES = [
     Breakage("LegacyContextApisKept", "8 no contextual API besides jax.enable_x64", "off-warn",
              ("x64.context.experimental-enable-x64",)),
     # issue 13, item 1: the warning and the error on their documented words, the pair tied to the input
-    Breakage("WarningSaysHonoured", "i13.1 warning says 'not available' and 'truncated to'", "off-warn", W13_ALL),
-    Breakage("ErrorReduced", "i13.1 error says which dtype, where, 'not available'", "off-error", W13_ALL),
+    Breakage("WarningSaysHonoured", "i13.1 warning says 'not available' and 'truncated to'", "off-warn",
+             W13_ALL + X64_EXPLICIT_PER_FUNCTION + tuple(f"x64.explicit.message-{d}" for d in ("float64", "int64", "uint64", "complex128"))
+             + ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad")),
+    Breakage("ErrorReduced", "i13.1 error says which dtype, where, 'not available'", "off-error",
+             W13_ALL + X64_EXPLICIT_PER_FUNCTION + tuple(f"x64.explicit.message-{d}" for d in ("float64", "int64", "uint64", "complex128"))
+             + ("x64.explicit.precision", "x64.explicit.large-int64", "x64.explicit_mode.update-error", "x64.explicit_mode.env-error",
+                "x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.grad-float64-input",
+                "x64.transforms.jit-of-grad")),
     Breakage("WarningAlwaysInt64", "i13.1 the pair named is the one requested", "off-warn",
              tuple(c for c in W13_ALL if not c.endswith("-int64")), tuple(c for c in W13_ALL if c.endswith("-int64"))),
     # issue 13, item 2: no warning where none is promised
@@ -139,6 +148,11 @@ BREAKAGES = [
     Breakage("Explicit32BitWarns", "i13.2 explicit 32-bit requests are silent (x64 on)", "on", ("x64.warnings.explicit-32bit-silent",)),
     Breakage("PythonTypesAre64BitRequests", "i13.2 int/float/complex are no 64-bit requests", "off-warn",
              ("x64.warnings.python-types-silent", "x64.defaults.ones-dtype-int", "x64.defaults.dtype-float")),
+    Breakage("Default64BitWarns", "i13.2 default-dtype creation is silent however x64 was turned on", "off-warn",
+             ("x64.context.global-update-all-threads", "x64.context.enable-x64-context-manager", "x64.context.enable-x64-thread-local",
+              "x64.context.enable-x64-retraces-jit", "x64.defaults.startup-env-var", "x64.defaults.startup-config-update",
+              "x64.flag.update-turns-on", "x64.flag.env-1-is-on", "x64.flag.env-yes-is-on", "x64.jit_cache.retrace-on-switch",
+              "x64.jit_cache.array-keeps-dtype"), ("x64.flag.env-0-is-off",)),
     # claim 9: under transformations
     Breakage("PolicySkippedUnderTracing", "9 jit and grad", "off-error",
              ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad"),

@@ -600,3 +600,23 @@ class PythonTypesAre64BitRequests(Breakage):
             return real(dtype, fun_name)
 
         dtypes.check_and_canonicalize_user_dtype = check
+
+
+class Default64BitWarns(Breakage):
+    breaks = "creating arrays of the default dtypes never warns, however x64 was turned on (environment, update, enable_x64)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        dtypes = _dtypes_module()
+
+        def noisy(real: Callable[[], Any]) -> Callable[[], Any]:
+            def default() -> Any:
+                out = real()
+                if out.itemsize == 8:
+                    warnings.warn(f"the default dtype {out.name} is 64-bit", UserWarning, stacklevel=2)
+                return out
+            return default
+
+        dtypes.default_int_dtype = noisy(dtypes.default_int_dtype)
+        dtypes.default_float_dtype = noisy(dtypes.default_float_dtype)
+        dtypes.default_types["i"] = dtypes._DEFAULT_TYPEMAP[int] = dtypes.default_int_dtype
+        dtypes.default_types["f"] = dtypes._DEFAULT_TYPEMAP[float] = dtypes.default_float_dtype
