@@ -6,6 +6,7 @@ here); skips, saying why, only where no Chromium or no Playwright is installed.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,7 +61,7 @@ def page(browser: Any, site: Path) -> Iterator[Any]:
 
 
 def summary_cell(page: Any, mode: str, outcome: str) -> str:
-    row = page.locator("table.summary tbody tr", has=page.locator("td", has_text=mode))
+    row = page.locator("table.summary tbody tr", has=page.locator("td:nth-child(4)", has_text=re.compile(f"^{mode}$")))
     return str(row.locator(f'td[data-outcome="{outcome}"]').inner_text()).strip()
 
 
@@ -68,8 +69,8 @@ def test_summary_shows_the_counts_and_compliance(page: Any) -> None:
     assert summary_cell(page, "off-warn", "passed") == "1"
     assert summary_cell(page, "off-warn", "failed") == "2"
     assert summary_cell(page, "off-warn", "not_applicable") == "1"
-    assert summary_cell(page, "on-warn", "passed") == "1"
-    assert summary_cell(page, "on-warn", "not_applicable") == "3"
+    assert summary_cell(page, "on", "passed") == "1"
+    assert summary_cell(page, "on", "not_applicable") == "3"
     compliance = page.locator("table.summary td.compliance").all_inner_texts()
     assert compliance == ["33.3%", "100.0%"]
 
@@ -85,7 +86,7 @@ def test_a_failing_cell_opens_its_detail(page: Any) -> None:
     assert "a deliberately wrong claim" in text
     assert "jax 0.10.2 cpu off-warn" in text or "off-warn" in text
     pres = detail.locator("pre").all_inner_texts()
-    assert '"dtype": "float16"' in pres[0] and '"dtype": "int32"' in pres[1]  # expected, then actual
+    assert 'dtype: "float16"' in pres[0] and 'dtype: "int32"' in pres[1]  # expected, then actual
     assert detail.locator(".badge").inner_text() == "failed"
     assert "report.yaml:" in text  # the spec's file and line
     link = detail.locator('dd a[href^="https://docs.jax.dev"]')
@@ -110,7 +111,7 @@ def test_filters_narrow_the_matrix(page: Any) -> None:
     assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == ["demo.report.markup-message", "demo.report.wrong-dtype"]
     assert page.locator("#f-count").inner_text().startswith("2 of 4 cases")
     page.select_option("#f-outcome", "")
-    page.select_option("#f-mode", "on-warn")
+    page.select_option("#f-mode", "on")
     assert page.locator("#matrix-table thead th.col").count() == 1
     page.select_option("#f-mode", "")
     page.fill("#f-search", "x64-only")
@@ -185,4 +186,147 @@ def test_xpassed_and_the_basis_of_each_case_are_shown(browser: Any, tmp_path: Pa
     text = page.locator("#detail").inner_text()
     assert "xpassed" in text and "documented: the docs promise it" in text
     assert errors == []
+    page.close()
+
+
+# ---------------------------------------------------------------- the report answers first (issue 16)
+
+RICH_SPEC = """
+topic: demo.rich
+title: Failures whose detail must read well
+source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
+basis: documented
+cases:
+  - id: demo.rich.wrong-dtype
+    claim: a wrong dtype, so one field of the expectation differs and the others do not
+    run: jnp.arange(3)
+    expect:
+      - dtype: int64
+        value: [0, 1, 2]
+        warns: none
+  - id: demo.rich.multiline-error
+    claim: an error whose message has several lines
+    run: |
+      raise ValueError("first line of the message\\nsecond line\\n    indented third line")
+    expect:
+      - raises: {type: ValueError, match: "second line.third"}
+  - id: demo.rich.crash
+    claim: a case that prints to stderr and dies
+    isolate: process
+    run: |
+      import os, sys
+      sys.stderr.write("stderr line one\\nstderr line two\\n")
+      sys.stderr.flush()
+      os._exit(3)
+    expect:
+      - dtype: int32
+"""
+
+
+@pytest.fixture(scope="module")
+def rich_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run (jax, x64 off) of cases that fail in three ways, merged with an interrupted run."""
+    root = tmp_path_factory.mktemp("rich")
+    specs = write_specs(root, RICH_SPEC)
+    results = root / "rich.jsonl"
+    proc = run_suite(specs, results)
+    assert results.is_file(), proc.stdout + proc.stderr
+    stopped = run_file(root / "stopped.jsonl", {"t.first": "passed"}, version="0.4.30", end=False, collected=2)
+    index, _ = build_site([results, stopped], root / "site")
+    return index
+
+
+@pytest.fixture
+def rich(browser: Any, rich_site: Path) -> Iterator[Any]:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(rich_site.as_uri())
+    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    yield page
+    assert errors == [], f"console errors: {errors}"
+    page.close()
+
+
+def test_the_verdict_line_comes_first_per_implementation_and_release(page: Any, rich: Any) -> None:
+    # the demo site: jax 0.10.2 in off-warn and on
+    first = page.locator("main > *").first
+    assert first.get_attribute("id") == "verdict"
+    [line] = page.locator("#verdict p.verdict").all_inner_texts()
+    assert line.startswith("jax 0.10.2: 2 of 4 applicable cells conform (50.0%)"), line
+    assert "· 2 unexpected · 0 known divergences · 1 docs-vs-code difference · all 2 runs complete (cpu; off-warn, on)" in line
+    assert page.locator("#verdict p.verdict.bad").count() == 1
+    assert page.locator("#verdict a.v-docs").get_attribute("href") == "#drift"
+    # two releases, one of them interrupted: a line each, oldest first, the incomplete run named
+    lines = rich.locator("#verdict p.verdict").all_inner_texts()
+    assert [v.split(":")[0] for v in lines] == ["jax 0.4.30", "jax 0.10.2"]
+    assert "1 of 1 run incomplete" in lines[0] and "1 of 1 applicable cells conform" in lines[0]
+    assert lines[1].startswith("jax 0.10.2: 0 of 3 applicable cells conform (0.0%) · 3 unexpected"), lines[1]
+    assert rich.locator("#verdict a.v-incomplete").get_attribute("href") == "#interrupted"
+
+
+def open_cell(page: Any, case: str) -> Any:
+    page.locator(f'#matrix-table tr[data-case="{case}"] a.cell').first.click()
+    page.wait_for_selector("#detail h2.detail-id")
+    return page.locator("#detail")
+
+
+def test_a_failing_cell_starts_with_the_verdict_and_the_differing_field(rich: Any) -> None:
+    detail = open_cell(rich, "demo.rich.wrong-dtype")
+    # right under the case id: the verdict sentence, then the expectation that failed, field by field
+    order = detail.locator("#detail-body > *").evaluate_all("es => es.map(e => e.className || e.tagName)")
+    assert order[:4] == ["detail-id", "verdict-sentence", "H4", "failed-expectation"], order
+    assert detail.locator(".verdict-sentence").inner_text() == "jax 0.10.2 cpu off-warn: failed: result.dtype=int32, but should be int64"
+    assert "report.yaml:10)" in detail.locator("h4").first.inner_text()  # where the failed expect block is
+    table = detail.locator("table.failed-expectation")
+    assert table.locator("tr.differs").evaluate_all("rs => rs.map(r => r.dataset.field)") == ["dtype"]
+    assert table.locator("tr.same").evaluate_all("rs => rs.map(r => r.dataset.field)") == ["value", "warns"]
+    assert table.locator('tr[data-field="dtype"] td').all_inner_texts() == ['"int64"', '"int32"']
+    # ...before the full expected and actual
+    text = detail.inner_text()
+    assert text.index("but should be int64") < text.index("the expectation that failed") < text.index("\nexpected\n")
+
+
+def test_long_values_and_stderr_keep_their_line_breaks(rich: Any) -> None:
+    detail = open_cell(rich, "demo.rich.multiline-error")
+    assert detail.locator("tr.differs").evaluate_all("rs => rs.map(r => r.dataset.field)") == ["raises"]
+    actual = detail.locator("pre").nth(1).inner_text()
+    assert "first line of the message\n    second line\n        indented third line" in actual, actual
+    assert "\\n" not in actual  # no escaped line breaks
+    rich.keyboard.press("Escape")
+    detail = open_cell(rich, "demo.rich.crash")
+    assert detail.locator(".verdict-sentence").inner_text().endswith("crashed: the worker process exited with status 3")
+    assert "stderr line one\n    stderr line two" in detail.locator("pre").nth(1).inner_text()
+    assert "stderr line one\nstderr line two" in detail.locator("pre.message").inner_text()
+
+
+def test_escape_closes_the_detail_panel(rich: Any) -> None:
+    detail = open_cell(rich, "demo.rich.wrong-dtype")
+    assert detail.is_visible() and "#case=" in rich.url
+    rich.keyboard.press("Escape")
+    assert not detail.is_visible()
+    assert "#case=" not in rich.url  # closed for good: reloading does not bring it back
+
+
+def test_the_matrix_uses_the_page_width_and_the_page_scrolls_it(browser: Any, tmp_path: Path) -> None:
+    # 300 cases x 4 modes: one table as wide as the page, every row on it, no scroll box, no pager
+    cases = {f"t.case-{i:03d}": "passed" for i in range(300)}
+    files = [run_file(tmp_path / f"{m[0]}-{m[1]}.jsonl", cases, mode=m)
+             for m in ((False, "warn"), (False, "error"), (False, "allow"), (True, "warn"))]
+    index, _ = build_site(files, tmp_path / "site")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(index.as_uri())
+    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    assert page.locator("#matrix-table tbody tr[data-case]").count() == 300
+    assert page.locator("#pager button").count() == 0
+    main_width = page.evaluate("document.querySelector('main').clientWidth")
+    table = page.locator("#matrix-table").bounding_box()
+    assert table["width"] >= main_width - 48 - 4, (table, main_width)  # main's padding aside
+    boxes = page.evaluate("""[...document.querySelectorAll('#matrix, #matrix *')]
+        .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight)
+        .map(e => e.id || e.className)""")
+    assert boxes == [], f"scroll boxes inside the matrix: {boxes}"
+    assert [t.strip() for t in page.locator("#matrix-table thead th.col div:nth-child(3)").all_inner_texts()] == [
+        "off-warn", "off-error", "off-allow", "on"]  # the mode names of the CLI
     page.close()

@@ -19,12 +19,13 @@ import os
 import shutil
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from conformance.report.model import CODES, ReportModel
+from conformance.report.model import CODES, COUNTED_BASES, MODE_ORDER, ReportModel, version_key
 
 REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
 TEMPLATES = REPORTS_DIR / "templates"
@@ -56,6 +57,51 @@ def safe_url(url: Any) -> str:
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=repr)
+
+
+@dataclass
+class Verdict:
+    """The report's first line for one implementation and release: does it conform, and how far to trust that."""
+
+    adapter: str
+    version: str
+    backends: list[str]
+    modes: list[str]
+    conform: int  # applicable documented/tested cells whose behaviour holds
+    applicable: int
+    unexpected: int  # cells failed, error, crashed, timeout or xpassed
+    divergences: int  # known divergences (xfailed cells)
+    docs_vs_code: int  # cases whose documented expectation fails where the code's holds, in this release
+    incomplete: list[str]  # column labels of runs that did not finish (or could not run)
+    runs: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.unexpected and not self.incomplete and self.applicable > 0
+
+    @property
+    def share(self) -> str:
+        return f"{100.0 * self.conform / self.applicable:.1f}%" if self.applicable else "n/a"
+
+
+def verdicts(model: ReportModel) -> list[Verdict]:
+    """One verdict per (adapter, release), oldest release first within an adapter."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for c in model.columns:
+        groups.setdefault((c.adapter, c.version), []).append(c)
+    out = []
+    for (adapter, version), cols in sorted(groups.items(), key=lambda kv: (kv[0][0], version_key(kv[0][1]))):
+        conform = applicable = 0
+        for c in cols:
+            h, a = c.share(COUNTED_BASES)
+            conform, applicable = conform + h, applicable + a
+        diffs = sum(1 for d in model.docs_vs_code if any(a == adapter and v == version for a, v, _ in d.releases))
+        out.append(Verdict(
+            adapter, version, sorted({c.backend for c in cols}),
+            sorted({c.mode for c in cols}, key=lambda m: (MODE_ORDER.get(m, 99), m)),
+            conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
+            diffs, [c.label for c in cols if c.interrupted or c.status in ("unavailable", "error")], len(cols)))
+    return out
 
 
 def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
@@ -126,7 +172,7 @@ def render(model: ReportModel, out: Path, title: str = "JAX conformance report")
             {"title": c.title, **{name: [vars(ch) for ch in items] for name, _, items in c.sections()}}
             for c in model.comparisons]), encoding="ascii")
         page = _environment().get_template("index.html.j2").render(
-            title=title, model=model, build=f"assets/{build}", claims=data["claims"],
+            title=title, model=model, build=f"assets/{build}", claims=data["claims"], verdicts=verdicts(model),
             generated=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             shown_changes=SHOWN_CHANGES, interrupted=[c for c in model.columns if c.interrupted],
             results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",

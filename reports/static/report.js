@@ -7,8 +7,9 @@
   const D = window.REPORT_DATA;
   const build = document.body.dataset.build;
   const PAGE = 100;  // rows per page of the release table
-  // Rows per matrix page: about 5,000 cells, so a wide merge (many releases x modes) stays quick to draw.
-  const matrixPage = () => Math.max(20, Math.min(100, Math.round(5000 / Math.max(1, state.cols.length))));
+  // Rows per matrix page: about 40,000 cells. A run's matrix (hundreds of cases x a few dozen columns) is one
+  // page that the page's own scrollbar moves through; only a very wide merge gets pages.
+  const matrixPage = () => Math.max(200, Math.round(40000 / Math.max(1, state.cols.length)));
   const SYMBOL = { p: "✓", f: "✗", e: "E", s: "s", n: "·", x: "x", X: "X!", c: "C", t: "T", "-": "" };
   const UNEXPECTED = new Set(["f", "e", "X", "c", "t"]);
   const STATUS = { H: ["holds", "✓"], F: ["fails", "✗"], P: ["partly", "◐"], N: ["not applicable", "·"], "-": ["not run", ""] };
@@ -253,9 +254,65 @@
     return chunks.get(n);
   }
 
+  // A value as indented "key: value" lines. Strings with line breaks (stderr, messages) keep them,
+  // as a block under their key; one-line strings stay quoted, so "int32" and 32 read differently.
+  function toText(value, indent = "") {
+    if (value === undefined) return "";
+    if (typeof value === "string") {
+      return value.includes("\n") ? value.split("\n").map((l) => indent + l).join("\n") : indent + JSON.stringify(value);
+    }
+    if (value === null || typeof value !== "object") return indent + JSON.stringify(value);
+    const simple = (v) => v === null || typeof v !== "object" || (Array.isArray(v) && v.every((x) => x === null || typeof x !== "object"));
+    if (Array.isArray(value) && simple(value)) return indent + JSON.stringify(value);
+    const entries = Array.isArray(value) ? value.map((v, i) => ["- " + i, v]) : Object.entries(value);
+    if (!entries.length) return indent + (Array.isArray(value) ? "[]" : "{}");
+    return entries.map(([k, v]) => {
+      if (typeof v === "string" && v.includes("\n")) return indent + k + ": |\n" + toText(v, indent + "  ");
+      if (simple(v)) return indent + k + ": " + (typeof v === "string" ? JSON.stringify(v) : JSON.stringify(v));
+      return indent + k + ":\n" + toText(v, indent + "  ");
+    }).join("\n");
+  }
+
   function pre(value) {
-    const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-    return el("pre", null, text === undefined ? "" : text);
+    return el("pre", null, value === undefined || value === null ? "" : toText(value));
+  }
+
+  // The sentence that says what went wrong: "result.dtype=int32, but should be int64".
+  function verdictSentence(rec) {
+    const lines = String(rec.message || "").split("\n").map((l) => l.trim()).filter(Boolean);
+    return lines.find((l) => / but should be | but expected /.test(l)) || lines[0] || rec.outcome.replace("_", " ");
+  }
+
+  // What the implementation did for each field the expectation names (raises/warns read raised/warnings).
+  const ACTUAL_KEY = { raises: ["raises", "raised"], warns: ["warns", "warnings"] };
+  const FIELD_WORDS = { raises: /rais|exception|match/i, warns: /warn/i };
+
+  function failedExpectation(rec, sentence) {
+    const expected = rec.expected && typeof rec.expected === "object" ? rec.expected : null;
+    if (!expected) return null;
+    const actual = rec.actual && typeof rec.actual === "object" ? rec.actual : {};
+    const table = el("table", { class: "failed-expectation" });
+    const hr = el("tr");
+    ["field", "expected", "actual"].forEach((h) => hr.appendChild(el("th", null, h)));
+    table.appendChild(el("thead")).appendChild(hr);
+    const body = el("tbody");
+    const other = Object.keys(actual).filter((k) => !(k in expected) && !Object.values(ACTUAL_KEY).flat().includes(k));
+    for (const [field, want] of Object.entries(expected)) {
+      const key = (ACTUAL_KEY[field] || [field]).find((k) => k in actual);
+      const got = key === undefined ? undefined : actual[key];
+      let differs;
+      if (FIELD_WORDS[field]) differs = FIELD_WORDS[field].test(sentence);  // nothing recorded can mean "none"
+      else if (got === undefined) differs = true;
+      else differs = JSON.stringify(want) !== JSON.stringify(got) || new RegExp("\\b" + field + "\\b").test(sentence);
+      const tr = el("tr", { class: differs ? "differs" : "same", "data-field": field });
+      tr.appendChild(el("th", null, field));
+      tr.appendChild(el("td", null, toText(want)));
+      const none = FIELD_WORDS[field] ? "(none recorded)" : other.length ? "(none: " + other.join(", ") + ")" : "(none)";
+      tr.appendChild(el("td", null, got === undefined ? none : toText(got)));
+      body.appendChild(tr);
+    }
+    table.appendChild(body);
+    return table;
   }
 
   function row(dl, term, value) {
@@ -274,6 +331,19 @@
       col = cols.find((c) => UNEXPECTED.has(Object.keys(D.codes).find((k) => D.codes[k] === info.records[c].outcome))) ?? cols[0];
     }
     body.appendChild(el("h2", { class: "detail-id" }, info.id));
+    const first = info.records[col];
+    const firstCode = first && Object.keys(D.codes).find((k) => D.codes[k] === first.outcome);
+    if (first && UNEXPECTED.has(firstCode)) {
+      // A failing cell answers first: what went wrong, and the expectation that failed, field by field.
+      const sentence = verdictSentence(first);
+      body.appendChild(el("p", { class: "verdict-sentence", "data-outcome": first.outcome },
+        D.columns[col].label + ": " + first.outcome.replace("_", " ") + ": " + sentence));
+      const table = failedExpectation(first, sentence);
+      if (table) {
+        body.appendChild(el("h4", null, "the expectation that failed" + (first.expect_line ? " (" + info.spec_file + ":" + first.expect_line + ")" : "")));
+        body.appendChild(table);
+      }
+    }
     body.appendChild(el("p", { class: "detail-claim" }, info.claim));
     const dl = el("dl");
     row(dl, "topic", info.topic);
@@ -354,9 +424,13 @@
   fillSelects();
   renderLegend();
   for (const input of Object.values(f)) input.addEventListener(input.tagName === "INPUT" ? "input" : "change", applyFilters);
-  document.getElementById("detail-close").addEventListener("click", () => {
+  function closeDetail() {
     history.replaceState(null, "", location.pathname + location.search);
     document.getElementById("detail").hidden = true;
+  }
+  document.getElementById("detail-close").addEventListener("click", closeDetail);
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && !document.getElementById("detail").hidden) closeDetail();
   });
   window.addEventListener("hashchange", showFromHash);
   applyFilters();
