@@ -11,7 +11,7 @@ unmutated reference (the baseline, run first in every mode) but fails, errors, c
 times out with the mutant kills it. By default a mutant stops at its first kill (`--maxfail=1`,
 and its remaining modes are skipped), which keeps the whole run short; `--exhaustive` runs
 every case in every mode and lists every killer. The summary goes to the terminal and to a
-JSON file (`reports/latest/mutation.json` by default), which `jax-conformance report` shows.
+JSON file (`reports/mutation.json` by default, beside the runs: never inside one), which `jax-conformance report --mutation FILE` shows.
 Exit status: 0 when every mutant is killed or explained, 1 when one survives unexplained,
 2 when the baseline itself does not pass.
 """
@@ -34,7 +34,7 @@ from conformance.mode import Mode, ModeError
 from conformance.plugin import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
-DEFAULT_OUT = Path("reports/latest/mutation.json")
+DEFAULT_OUT = Path("reports/mutation.json")
 ENV_VAR = "JAX_CONFORMANCE_MUTANT"
 KILLING = frozenset({"failed", "error", "crashed", "timeout", "xpassed"})
 
