@@ -1,0 +1,119 @@
+"""A user's first hour: the README's two commands do everything (set-up included), and compat's
+environments live in the user's cache directory, not in the checkout.
+
+The `./dev` script is run for real, against a stand-in Python whose `-m venv` and `-m pip`
+only record what they were asked to do (no network, seconds).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from conformance.plugin import PACKAGE_DIR
+
+REPO = PACKAGE_DIR.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+# A python3 stand-in: `-m venv DIR` makes DIR/bin with itself and the two entry points;
+# `-m pip install ...` appends to install.log; the entry points print what they were run with.
+FAKE_PYTHON = """#!/usr/bin/env bash
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "$1" = "-c" ]; then exit 0; fi
+if [ "$1 $2" = "-m venv" ]; then
+  mkdir -p "$3/bin"
+  cp "$0" "$3/bin/python"
+  printf '#!/usr/bin/env bash\\necho "jax-conformance $*"\\n' > "$3/bin/jax-conformance"
+  printf '#!/usr/bin/env bash\\necho "pytest $*"\\n' > "$3/bin/pytest"
+  chmod +x "$3/bin/python" "$3/bin/jax-conformance" "$3/bin/pytest"
+  exit 0
+fi
+if [ "$1 $2" = "-m pip" ]; then echo "pip $*" >> install.log; exit 0; fi
+exit 1
+"""
+
+
+def _dev_checkout(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    root = tmp_path / "clone"
+    root.mkdir()
+    shutil.copy2(REPO / "dev", root / "dev")
+    shutil.copy2(REPO / "pyproject.toml", root / "pyproject.toml")
+    fake = tmp_path / "bin" / "python3"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return root, {**os.environ, "PYTHON": str(fake)}
+
+
+def dev(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["./dev", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_the_readme_gives_two_commands_and_they_are_the_dev_script() -> None:
+    section = README[README.index("## Two commands"):README.index("\n### ", README.index("## Two commands"))]
+    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
+    assert [b.strip() for b in blocks] == ["./dev run", "./dev test"], blocks
+    assert "1 min 10 s" in section and "40 s" in section  # how long, measured on 2 cores
+    assert os.access(REPO / "dev", os.X_OK)
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "./dev setup" in ci and "./dev test ||" in ci  # CI installs and runs the README's test command
+
+
+def test_dev_creates_the_environment_once_then_runs(tmp_path: Path) -> None:
+    root, env = _dev_checkout(tmp_path)
+    first = dev(root, env, "run", "--modes", "on")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "jax-conformance run --modes on"
+    assert "creating .venv" in first.stderr and "installing" in first.stderr
+    assert (root / "install.log").read_text().count("pip install") == 1
+    assert "-e .[dev]" in (root / "install.log").read_text()
+    second = dev(root, env, "test", "-k", "report")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "pytest -n 2 -k report"
+    assert (root / "install.log").read_text().count("pip install") == 1  # reused, not reinstalled
+    # a changed pyproject.toml (a new dependency) installs again
+    with open(root / "pyproject.toml", "a") as f:
+        f.write("\n# changed\n")
+    assert dev(root, env, "setup").returncode == 0
+    assert (root / "install.log").read_text().count("pip install") == 2
+
+
+def test_dev_says_what_it_takes(tmp_path: Path) -> None:
+    root, env = _dev_checkout(tmp_path)
+    proc = dev(root, env, "nonsense")
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: ./dev run")
+    proc = dev(root, {**env, "PYTHON": "/no/such/python3"}, "run")
+    assert proc.returncode == 2 and "not found; install Python 3.11 or newer" in proc.stderr
+    assert not (root / ".venv").exists()
+
+
+def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAX_CONFORMANCE_CACHE"}
+    code = "from conformance.compat import default_cache_dir; print(default_cache_dir())"
+    xdg = subprocess.run([sys.executable, "-c", code], env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
+                         cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(xdg) == tmp_path / "xdg" / "jax-conformance"
+    home = subprocess.run([sys.executable, "-c", code], env={**{k: v for k, v in env.items() if k != "XDG_CACHE_HOME"},
+                                                             "HOME": str(tmp_path / "home")},
+                          cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(home) == tmp_path / "home" / ".cache" / "jax-conformance"
+    assert REPO not in Path(home).parents
+    given = subprocess.run([sys.executable, "-c", code], env={**env, "JAX_CONFORMANCE_CACHE": str(tmp_path / "mine")},
+                           cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(given) == tmp_path / "mine"
+    helptext = subprocess.run([sys.executable, "-m", "conformance.cli", "compat", "--help"], env={**env, "HOME": str(tmp_path / "home")},
+                              cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert "delete that directory to clear them" in " ".join(helptext.split())
+
+
+def test_the_readme_says_where_the_caches_are_what_na_means_and_why_conformance_collects_specs() -> None:
+    text = " ".join(README.split())
+    assert "~/.cache/jax-conformance/envs/" in text and "rm -rf ~/.cache/jax-conformance/envs" in text
+    assert "`pytest conformance/` runs the suite, not Python tests" in text and "pytest11" in text
+    assert "What \"n/a\" means." in text.replace("**", "")
+    assert "1, 19, 18 and 18 n/a in the four modes" in text  # the reference's numbers beside JAX's table
