@@ -117,3 +117,33 @@ def test_the_readme_says_where_the_caches_are_what_na_means_and_why_conformance_
     assert "`pytest conformance/` runs the suite, not Python tests" in text and "pytest11" in text
     assert "What \"n/a\" means." in text.replace("**", "")
     assert "1, 19, 18 and 18 n/a in the four modes" in text  # the reference's numbers beside JAX's table
+
+
+INTERNAL = re.compile(r"\bissue \d+|\bprobe (of|for)\b|\bhelper\b|\bthe lead\b|observed-jax-behaviour|jax-tests-coverage", re.I)
+
+
+def test_no_source_shown_in_the_report_is_project_internal() -> None:
+    """What the report shows as a case's source says what was observed and how, never our own bookkeeping."""
+    import yaml
+
+    found = []
+
+    def walk(value: object, where: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{where}.{k}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{where}[{i}]")
+        elif isinstance(value, str) and INTERNAL.search(value):
+            found.append(f"{where}: {value}")
+
+    for path in sorted((REPO / "specs").rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            continue
+        walk(data.get("source"), f"{path.relative_to(REPO)}:source")
+        for case in data.get("cases") or []:
+            walk(case.get("source"), f"{path.relative_to(REPO)}:{case.get('id')}.source")
+            walk((case.get("documented") or {}).get("source"), f"{path.relative_to(REPO)}:{case.get('id')}.documented.source")
+    assert found == [], "\n".join(found)
