@@ -153,6 +153,17 @@ BREAKAGES = [
               "x64.context.enable-x64-retraces-jit", "x64.defaults.startup-env-var", "x64.defaults.startup-config-update",
               "x64.flag.update-turns-on", "x64.flag.env-1-is-on", "x64.flag.env-yes-is-on", "x64.jit_cache.retrace-on-switch",
               "x64.jit_cache.array-keeps-dtype"), ("x64.flag.env-0-is-off",)),
+    # issue 13, item 4 (and 8): jax.enable_x64 as JAX's tests use it
+    Breakage("ContextManagerNoOp", "i13.4 the block switches x64 (x64 off)", "off-warn",
+             tuple(f"x64.enable_x64.{c}" for c in ("make-array", "capture-default", "arrays-keep-64bit-after-block",
+                   "python-scalar-in-jit", "scan-body-block", "while-loop", "custom-jvp", "custom-vjp", "opposite-threads",
+                   "no-argument-and-decorator", "near-singular-inverse")), ("x64.enable_x64.grad-of-block",)),
+    Breakage("ContextManagerGlobal", "i13.4 opposite blocks in two threads", "off-warn", ("x64.enable_x64.opposite-threads",)),
+    Breakage("DefaultArgumentOff", "i13.4 enable_x64() means on", "off-warn",
+             ("x64.enable_x64.no-argument-and-decorator", "x64.enable_x64.make-array")),
+    Breakage("GradArgsCanonicalizedWide", "i13.4 grad has the outer mode's dtype", "off-warn",
+             ("x64.enable_x64.grad-of-block", "x64.enable_x64.custom-jvp", "x64.enable_x64.custom-vjp")),
+    Breakage("LinalgInvNarrow", "i13.8 the 64-bit block computes in 64 bits", "on", ("x64.enable_x64.near-singular-inverse",)),
     # claim 9: under transformations
     Breakage("PolicySkippedUnderTracing", "9 jit and grad", "off-error",
              ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad"),

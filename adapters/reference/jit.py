@@ -8,9 +8,11 @@ transformation jit just calls the function: the reference stages only at top lev
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,6 +158,20 @@ def _check_arg(fun: Callable[..., Any], x: Any) -> None:
                         "the static_argnums or static_argnames parameters of jax.jit.")
 
 
+_disabled = threading.local()
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """`jax.disable_jit()`: jitted functions run their Python body directly inside the block (per thread)."""
+    previous = getattr(_disabled, "value", False)
+    _disabled.value = bool(disable)
+    try:
+        yield
+    finally:
+        _disabled.value = previous
+
+
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), **_ignored: Any) -> Any:
     """`jax.jit`: a staged, cached version of fun (static arguments are part of the cache key)."""
@@ -172,6 +188,8 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
 
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_disabled, "value", False):
+            return fun(*args, **kwargs)
         if len(core.trace_stack) > 1:
             with core.inline_jit():  # inside another transformation: jit is transparent
                 return fun(*args, **kwargs)

@@ -421,7 +421,7 @@ batch_rules[index_update_p] = _rows_batch(index_update_p)
 def scan(f: Callable[..., Any], init: Any, xs: Any = None, length: int | None = None, reverse: bool = False, unroll: int = 1) -> Any:
     """`lax.scan`, unrolled. JAX stages the body before running it, so inside another
     transformation each step runs as under an inner jit (`core.inline_jit`): custom rules see
-    their function staged first. Stacked outputs are supported only when every `y` is None."""
+    their function staged first. The `y`s are stacked along a new leading axis."""
     from adapters.reference import core
     from adapters.reference.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -434,9 +434,20 @@ def scan(f: Callable[..., Any], init: Any, xs: Any = None, length: int | None = 
             x = tree_unflatten(x_tree, [leaf[i] for leaf in x_leaves]) if xs is not None else None
             carry, y = f(carry, x)
             ys.append(y)
-    if any(y is not None for y in ys):
-        raise NotImplementedError("the reference's lax.scan stacks no outputs (every y must be None)")
-    return carry, None
+    if all(y is None for y in ys):
+        return carry, None
+    if reverse:
+        ys.reverse()
+    return carry, tree_map(lambda *steps: _stack(steps), *ys)
+
+
+def _stack(steps: Any) -> Any:
+    """The per-step outputs of a scan, stacked along a new leading axis."""
+    aval = get_aval(steps[0])
+    out = Array(np.zeros((len(steps), *aval.shape), aval.dtype))
+    for i, y in enumerate(steps):
+        out = scatter_add(out, y, i)
+    return out
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:

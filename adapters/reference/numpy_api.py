@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import builtins
 import operator
+import types as _types
 from typing import Any
 
 import numpy as np
 
 from adapters.reference import lax
 from adapters.reference.core import Array, ArrayOps, Tracer, get_aval
+from adapters.reference.core import Primitive as _Primitive
+from adapters.reference.core import bind as _bind
 from adapters.reference.dtypes import (
     bfloat16,
     check_user_dtype,
@@ -287,6 +290,16 @@ class _IndexUpdateRef:
     def add(self, v: Any) -> Any:
         return self._update(v, "add")
 
+    def mul(self, v: Any) -> Any:
+        if isinstance(self.idx, Tracer) or isinstance(v, (Array, Tracer)):
+            return self._update(multiply(self.get(), v), "set")
+        # A static index and a Python factor: multiply by a constant, exactly (set would subtract).
+        x = _lift(self.x)
+        a = get_aval(x)
+        factor = np.ones(a.shape, a.dtype)
+        factor[np.asarray(self.idx) if isinstance(self.idx, Array) else self.idx] = v
+        return lax.mul(x, Array(factor))
+
 
 class _IndexHelper:
     def __init__(self, x: Any) -> None:
@@ -456,3 +469,26 @@ def result_type(*args: Any) -> np.dtype:
     for a in avals[1:]:
         out = _result_type(out, (a.dtype, a.weak_type))
     return out[0]
+
+
+# ---------------------------------------------------------------- jnp.linalg (what the specs use)
+
+
+def _inv(x: np.ndarray) -> np.ndarray:
+    """The inverse in the array's own precision; subnormals flushed to zero first, as XLA on CPU does,
+    so a row scaled below float32's range makes the matrix singular (every entry non-finite)."""
+    x = np.where(np.abs(x) < np.finfo(x.dtype).tiny, np.zeros_like(x), x)
+    try:
+        return np.linalg.inv(x).astype(x.dtype)
+    except np.linalg.LinAlgError:
+        return np.full_like(x, np.nan)
+
+
+_inv_p = _Primitive("inv", _inv)
+
+
+def isfinite(x: Any) -> Any:
+    return Array(np.isfinite(np.asarray(_lift(x))))
+
+
+linalg = _types.SimpleNamespace(inv=lambda a: _bind(_inv_p, _lift(a)))

@@ -620,3 +620,54 @@ class Default64BitWarns(Breakage):
         dtypes.default_float_dtype = noisy(dtypes.default_float_dtype)
         dtypes.default_types["i"] = dtypes._DEFAULT_TYPEMAP[int] = dtypes.default_int_dtype
         dtypes.default_types["f"] = dtypes._DEFAULT_TYPEMAP[float] = dtypes.default_float_dtype
+
+
+# ---------------------------------------------------------------- issue 13, item 4: jax.enable_x64 as JAX's tests use it
+
+
+class DefaultArgumentOff(Breakage):
+    breaks = "jax.enable_x64() with no argument turns x64 on"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        real = jax.enable_x64
+
+        class NoArgumentMeansOff:
+            def __call__(self, new_val: bool = False) -> Any:
+                return real(new_val)
+
+        jax.enable_x64 = NoArgumentMeansOff()
+
+
+class GradArgsCanonicalizedWide(Breakage):
+    breaks = "grad's result has the outer mode's dtype even when the function computes inside jax.enable_x64(True)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax, jnp = ns["jax"], ns["jnp"]
+        real = jax.grad
+
+        def grad(fun: Any, *args: Any, **kwargs: Any) -> Any:
+            g = real(fun, *args, **kwargs)
+
+            def wide_args(*a: Any, **k: Any) -> Any:
+                # Python floats read under the first block the function opens (x64 on), not the outer mode.
+                with jax.enable_x64(True):
+                    a = tuple(jnp.asarray(v) if isinstance(v, float) else v for v in a)
+                return g(*a, **k)
+
+            return wide_args
+
+        jax.grad = grad
+
+
+class LinalgInvNarrow(Breakage):
+    breaks = "a float64 computation really uses 64 bits (jnp.linalg.inv of a float64 matrix is not done in float32)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        real = jnp.linalg.inv
+
+        def inv(a: Any) -> Any:
+            return real(a.astype(jnp.float32)).astype(a.dtype)
+
+        jnp.linalg.inv = inv
