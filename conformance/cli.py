@@ -100,6 +100,7 @@ COMMANDS = {
     "lint": ("conformance.lintcli", "check spec files against the schema and the lint rules"),
     "mutate": ("conformance.mutate", "run the suite against mutants of the reference and print the mutation score"),
     "compat": ("conformance.compat", "run the suite across JAX releases, one isolated environment each"),
+    "diff": ("conformance.diff", "run generated programs on two implementations or backends and compare them"),
 }
 
 
