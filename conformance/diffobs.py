@@ -1,0 +1,265 @@
+"""What a `diff` program did, normalized so two implementations can be compared.
+
+`observe(text, namespace)` runs inside a worker (conformance.worker, through an ordinary run
+payload; see conformance.diff.payload) and returns a JSON-ready observation:
+
+  {"result": <tree>, "warnings": [{"category", "message"}, ...]}      the program returned
+  {"raised": {"type", "module", "message"}, "warnings": [...]}        the program raised
+
+A tree is a leaf or {"tuple"|"list": [...]} / {"dict": {key: tree}}. A leaf is
+{"kind": "array", "dtype", "shape", "weak", "value"} for JAX arrays ("numpy" for NumPy
+arrays and scalars), {"kind": "python", "type", "value"} for Python numbers,
+{"kind": "dtype", "dtype"} for a dtype or scalar type, {"kind": "none"}, or
+{"kind": "other", "type"}. Values are nested lists; NaN and infinities are strings, complex
+numbers [re, im] pairs; float0 arrays carry no value.
+
+`compare(a, b)` lists the fields in which two observations differ (structure, kind, dtype,
+weak_type, shape, value, warnings, raised); [] means they agree. `missing(obs)` says when
+a program could not be expressed on that side (a name the implementation does not have).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import traceback
+import warnings
+from typing import Any
+
+MAX_VALUES = 256
+
+# Relative tolerance per dtype of the compared values (XLA and NumPy may round transcendental
+# functions differently by an ulp or two).
+RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "complex64": 2e-6, "float64": 1e-12, "complex128": 1e-12}
+DEFAULT_RTOL = 1e-6
+
+
+def _dtype_name(dtype: Any) -> str:
+    import numpy as np
+
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        return str(dtype)
+    if d.names == ("float0",) or str(d) == "[('float0', 'V')]":
+        return "float0"
+    return str(d.name)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, complex):
+        return [_plain(value.real), _plain(value.imag)]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _values(arr: Any) -> Any:
+    import numpy as np
+
+    if arr.size > MAX_VALUES:
+        return None
+    if arr.dtype.kind == "V":
+        return None
+    if arr.dtype.kind not in "biufc":  # bfloat16 and the other ml_dtypes
+        arr = arr.astype(np.float64)
+    return _plain(arr.tolist())
+
+
+def leaf(x: Any) -> dict[str, Any]:
+    import numpy as np
+
+    if x is None:
+        return {"kind": "none"}
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+        return {"kind": "python", "type": type(x).__name__, "value": _plain(x)}
+    if isinstance(x, np.dtype) or (isinstance(x, type) and hasattr(x, "dtype") or
+                                   (isinstance(x, type) and issubclass(x, np.generic))):
+        return {"kind": "dtype", "dtype": _dtype_name(getattr(x, "dtype", x) if not isinstance(x, np.dtype) else x)}
+    if hasattr(x, "dtype") and hasattr(x, "shape"):
+        kind = "numpy" if isinstance(x, (np.ndarray, np.generic)) else "array"
+        out: dict[str, Any] = {"kind": kind, "dtype": _dtype_name(x.dtype), "shape": list(x.shape)}
+        weak = getattr(x, "weak_type", None)
+        if kind == "array" and isinstance(weak, (bool, np.bool_)):
+            out["weak"] = bool(weak)
+        try:
+            out["value"] = _values(np.asarray(x))
+        except Exception as exc:  # a value that cannot be read is part of what is seen
+            out["value_error"] = type(exc).__name__
+        return out
+    return {"kind": "other", "type": type(x).__name__}
+
+
+def tree(x: Any, depth: int = 0) -> Any:
+    if depth > 8:
+        return {"kind": "other", "type": "deep"}
+    if isinstance(x, tuple) and not hasattr(x, "dtype"):
+        return {"tuple": [tree(v, depth + 1) for v in x]}
+    if isinstance(x, list):
+        return {"list": [tree(v, depth + 1) for v in x]}
+    if isinstance(x, dict):
+        return {"dict": {str(k): tree(v, depth + 1) for k, v in x.items()}}
+    return leaf(x)
+
+
+def observe(text: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Run the program in a copy of `namespace` with every warning recorded; normalize what it did."""
+    obs: dict[str, Any] = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            ns = dict(namespace)
+            exec(compile(text, "<diff program>", "exec"), ns)  # noqa: S102
+            result = ns.get("result")
+            for v in (result if isinstance(result, (tuple, list)) else [result]):
+                ready = getattr(v, "block_until_ready", None)
+                if callable(ready):
+                    ready()
+            obs["result"] = tree(result)
+        except Exception as exc:
+            obs["raised"] = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)[:600],
+                             "where": traceback.format_exception_only(type(exc), exc)[-1][:200].strip()}
+    obs["warnings"] = [{"category": w.category.__name__, "message": str(w.message)[:400]} for w in caught]
+    return obs
+
+
+def observe_to(path: str, text: str, namespace: dict[str, Any]) -> None:
+    """`observe`, written as JSON to `path` (how the worker hands an observation to the parent)."""
+    obs = observe(text, namespace)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obs, f, default=repr)
+
+
+# ---------------------------------------------------------------- comparison (in the parent)
+
+
+def missing(obs: dict[str, Any]) -> str | None:
+    """The name a side lacks, when the program could not be expressed there (else None)."""
+    raised = obs.get("raised") or {}
+    message = str(raised.get("message", ""))
+    if raised.get("type") == "AttributeError" and message.startswith("module ") and "has no attribute" in message:
+        return message
+    if raised.get("type") == "NotImplementedError":
+        return f"NotImplementedError: {message[:200]}"
+    return None
+
+
+def _close(a: Any, b: Any, rtol: float) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y, rtol) for x, y in zip(a, b, strict=True))
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    if isinstance(a, bool) or isinstance(b, bool):
+        return bool(a) == bool(b) and type(a) is type(b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or abs(a - b) <= rtol * max(abs(a), abs(b)) + rtol * 1e-3
+    return a == b
+
+
+def _compare_tree(a: Any, b: Any, out: set[str]) -> None:
+    for key in ("tuple", "list", "dict"):
+        if (key in a) != (key in b):
+            out.add("structure")
+            return
+    if "tuple" in a or "list" in a:
+        xs, ys = a.get("tuple", a.get("list")), b.get("tuple", b.get("list"))
+        if len(xs) != len(ys):
+            out.add("structure")
+            return
+        for x, y in zip(xs, ys, strict=True):
+            _compare_tree(x, y, out)
+        return
+    if "dict" in a:
+        if sorted(a["dict"]) != sorted(b["dict"]):
+            out.add("structure")
+            return
+        for k in a["dict"]:
+            _compare_tree(a["dict"][k], b["dict"][k], out)
+        return
+    if a.get("kind") != b.get("kind") or a.get("type") != b.get("type"):
+        out.add("kind")
+        return
+    if a.get("dtype") != b.get("dtype"):
+        out.add("dtype")
+    if "weak" in a and "weak" in b and a["weak"] != b["weak"]:
+        out.add("weak_type")
+    if a.get("shape") != b.get("shape"):
+        out.add("shape")
+        return
+    if "value" in a and "value" in b and a["value"] is not None and b["value"] is not None:
+        rtol = max(RTOL.get(str(a.get("dtype")), DEFAULT_RTOL), RTOL.get(str(b.get("dtype")), DEFAULT_RTOL))
+        if not _close(a["value"], b["value"], rtol):
+            out.add("value")
+
+
+def warning_categories(obs: dict[str, Any]) -> list[str]:
+    return sorted(w["category"] for w in obs.get("warnings", []))
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The fields in which two observations differ; [] when they agree."""
+    out: set[str] = set()
+    if "crashed" in a or "crashed" in b:
+        if a.get("crashed") != b.get("crashed"):
+            out.add("crashed")
+        return sorted(out)
+    if ("raised" in a) != ("raised" in b):
+        out.add("raised")
+    elif "raised" in a:
+        if a["raised"]["type"] != b["raised"]["type"]:
+            out.add("raised")
+    else:
+        _compare_tree(a["result"], b["result"], out)
+    if warning_categories(a) != warning_categories(b):
+        out.add("warnings")
+    return sorted(out)
+
+
+def signature(area: str, a: dict[str, Any], b: dict[str, Any], fields: list[str]) -> str:
+    """A disagreement's class: its area, the fields that differ, and the exception and warning classes
+    on each side (what shrinking keeps fixed, and what the summary groups by)."""
+    def side(o: dict[str, Any]) -> str:
+        if "crashed" in o:
+            return f"crashed:{o['crashed']}"
+        raised = (o.get("raised") or {}).get("type")
+        w = ",".join(sorted(set(warning_categories(o)))) if "warnings" in fields else ""
+        return (f"raises {raised}" if raised else "returns") + (f" +{w}" if w else "")
+    return f"{area}: {'/'.join(fields)} ({side(a)} | {side(b)})"
+
+
+def brief(obs: dict[str, Any]) -> str:
+    """One line that says what a side did (the summary's and the record's words)."""
+    if "crashed" in obs:
+        return f"{obs['crashed']}: {str(obs.get('message', ''))[:200]}"
+    parts = []
+    if "raised" in obs:
+        parts.append(f"raises {obs['raised']['type']}: {obs['raised']['message'][:200]}")
+    else:
+        parts.append(_brief_tree(obs["result"]))
+    if obs.get("warnings"):
+        parts.append("warns " + "; ".join(f"{w['category']}: {w['message'][:120]}" for w in obs["warnings"][:3]))
+    return " | ".join(parts)
+
+
+def _brief_tree(t: Any) -> str:
+    if "tuple" in t or "list" in t:
+        items = t.get("tuple", t.get("list"))
+        o, c = ("(", ")") if "tuple" in t else ("[", "]")
+        return o + ", ".join(_brief_tree(x) for x in items) + c
+    if "dict" in t:
+        return "{" + ", ".join(f"{k}: {_brief_tree(v)}" for k, v in t["dict"].items()) + "}"
+    kind = t.get("kind")
+    if kind in ("array", "numpy"):
+        weak = ", weak" if t.get("weak") else ""
+        value = json.dumps(t.get("value"))
+        value = value if len(value) <= 60 else value[:57] + "..."
+        return f"{kind} {t['dtype']}{t['shape']}{weak} = {value}"
+    if kind == "python":
+        return f"{t['type']} {t['value']!r}"
+    if kind == "dtype":
+        return f"dtype {t['dtype']}"
+    if kind == "none":
+        return "None"
+    return f"<{t.get('type')}>"
