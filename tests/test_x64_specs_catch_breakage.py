@@ -164,6 +164,11 @@ BREAKAGES = [
     Breakage("GradArgsCanonicalizedWide", "i13.4 grad has the outer mode's dtype", "off-warn",
              ("x64.enable_x64.grad-of-block", "x64.enable_x64.custom-jvp", "x64.enable_x64.custom-vjp")),
     Breakage("LinalgInvNarrow", "i13.8 the 64-bit block computes in 64 bits", "on", ("x64.enable_x64.near-singular-inverse",)),
+    # issue 13, item 5: x64 in every trace cache
+    Breakage("ControlFlowCacheIgnoresX64", "i13.5 control-flow bodies traced again after a switch", "off-warn",
+             tuple(f"x64.trace_caches.{c}" for c in ("scan", "cond", "while-loop", "checkpoint", "update-retraces-all"))),
+    Breakage("ControlFlowCacheIgnoresX64", "i13.5 control-flow bodies traced again after a switch (x64 on)", "on",
+             tuple(f"x64.trace_caches.{c}" for c in ("scan", "cond", "while-loop", "checkpoint"))),
     # claim 9: under transformations
     Breakage("PolicySkippedUnderTracing", "9 jit and grad", "off-error",
              ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad"),

@@ -450,6 +450,17 @@ def _stack(steps: Any) -> Any:
     return out
 
 
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
+    """`lax.cond`: both branches are traced (run), as in JAX; the predicate picks the result."""
+    from adapters.reference.core import Tracer
+    from adapters.reference.tree_util import tree_map
+
+    on_true, on_false = true_fun(*operands), false_fun(*operands)
+    if not isinstance(pred, Tracer):
+        return on_true if bool(pred) else on_false
+    return tree_map(lambda a, b: select(broadcast_to(ne(pred, _full_like(pred, 0)), get_aval(a).shape), a, b), on_true, on_false)
+
+
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
     """`lax.while_loop` on concrete values (a Python loop; not reverse-differentiable in JAX either)."""
     from adapters.reference.tree_util import tree_map

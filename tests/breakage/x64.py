@@ -671,3 +671,32 @@ class LinalgInvNarrow(Breakage):
             return real(a.astype(jnp.float32)).astype(a.dtype)
 
         jnp.linalg.inv = inv
+
+
+# ---------------------------------------------------------------- issue 13, item 5: x64 in every trace cache
+
+
+class ControlFlowCacheIgnoresX64(Breakage):
+    breaks = "x64 is part of the trace context: scan/cond/while_loop/checkpoint bodies are traced again after a switch"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax, lax = ns["jax"], ns["lax"]
+        first: dict[int, bool] = {}
+        keep: list[Any] = []  # the bodies stay alive, so their ids are not reused
+
+        def pinned(fun: Any) -> Any:
+            # The body runs under the flag of its first call, whatever it is now: a cache without x64 in its key.
+            keep.append(fun)
+
+            def body(*args: Any) -> Any:
+                flag = first.setdefault(id(fun), bool(jax.config.x64_enabled))
+                with jax.enable_x64(flag):
+                    return fun(*args)
+
+            return body
+
+        real_scan, real_cond, real_while, real_checkpoint = lax.scan, lax.cond, lax.while_loop, jax.checkpoint
+        lax.scan = lambda f, init, xs=None, *a, **k: real_scan(pinned(f), init, xs, *a, **k)
+        lax.cond = lambda pred, t, f, *ops, **k: real_cond(pred, pinned(t), pinned(f), *ops, **k)
+        lax.while_loop = lambda c, b, init: real_while(pinned(c), pinned(b), init)
+        jax.checkpoint = lambda fun=None, **k: real_checkpoint(pinned(fun), **k)
