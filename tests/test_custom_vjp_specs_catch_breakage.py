@@ -60,6 +60,7 @@ def _ids(prefix: str, names: str) -> tuple[str, ...]:
 V_ND, V_RO, V_CL, V_INT, V_OPT = (f"custom_vjp.{t}" for t in ("nondiff_argnums", "rule_outputs", "closures", "integer_inputs", "defvjp_options"))
 J_ND, J_CL = "custom_jvp.nondiff_argnums", "custom_jvp.closures"
 J_RO, J_INT, V_PC = "custom_jvp.rule_outputs", "custom_jvp.integer_inputs", "custom_vjp.primal_consistency"
+J_B, V_B = "custom_jvp.basics", "custom_vjp.basics"
 
 BREAKS = [
     # claim 1
@@ -84,7 +85,11 @@ BREAKS = [
           + _ids(V_CL, "jit-tracer-rule-used vmap-tracer-rule-used grad-wrt-argument-still-works closure-convert-grad "
                        "closure-convert-grad-under-jit closure-convert-grad-under-vmap unconverted-closure-grad-wrt-x")
           + _ids(J_CL, "jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp grad-wrt-argument-still-works")
-          + _ids(J_RO, "pair-works") + _ids(V_PC, "grad-still-works"),
+          + _ids(J_RO, "pair-works") + _ids(V_PC, "grad-still-works")
+          + _ids(J_B, "grad-of-grad-differentiates-the-rule higher-order-uses-rule-when-rule-calls-f log1pexp-defjvps "
+                      "log1pexp-stable-grad nonlinear-rule-fails-under-grad nonlinear-rule-runs-under-jvp python-control-flow "
+                      "pytree-dict-tangent pytree-namedtuple-in-dict-out sqrt-ratio-convention-at-zero")
+          + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out"),
           f"{V_ND}.app-primal"),
     # claim 2
     Break("NoneCotangentAsOne",
@@ -185,7 +190,8 @@ BREAKS = [
           + _ids(V_PC, "fwd-structure-differs-under-scan fwd-shape-differs-under-scan fwd-shape-differs-under-jit"),
           f"{J_RO}.pair-works", "custom_jvp"),
     Break("JvpRuleRunsOnPrimalCall",
-          _ids(J_RO, "not-a-pair-plain-call-unaffected tangent-structure-plain-call-unaffected tangent-shape-plain-call-unaffected"),
+          _ids(J_RO, "not-a-pair-plain-call-unaffected tangent-structure-plain-call-unaffected tangent-shape-plain-call-unaffected")
+          + _ids(J_B, "rule-runs-only-under-differentiation"),
           f"{J_RO}.pair-works", "custom_jvp"),
     # item 3: no rule
     Break("MissingJvpRuleRunsFunction", _ids(J_RO, "missing-rule-call missing-rule-jvp missing-rule-grad missing-rule-jit"),
@@ -197,6 +203,12 @@ BREAKS = [
     # item 6: jvp of a custom_vjp
     Break("JvpOfCustomVjpGivesZeros", _ids(V_PC, "jvp-rejected jvp-of-vmap-rejected jvp-of-jit-rejected"),
           f"{V_PC}.grad-still-works", "custom_jvp"),
+    # item 9: the notebook's basic API
+    Break("DefaultsNotPassedToRules", _ids(J_B, "keyword-and-default-arguments") + _ids(V_B, "keyword-and-default-arguments"),
+          f"{J_B}.log1pexp-stable-grad", "custom_jvp"),
+    Break("DefjvpsRulesReversed", _ids(J_B, "defjvps-per-argument-summed defjvps-none-is-zero defjvps-first-rule-none"),
+          f"{J_B}.log1pexp-defjvps", "custom_jvp"),
+    Break("DefjvpsWithNondiffAccepted", _ids(J_B, "defjvps-with-nondiff-argnums-rejected"), f"{J_B}.log1pexp-defjvps", "custom_jvp"),
     # item 10: every gradient (and jvp tangent) value is checked with its dtype
     Break("GradDtypeHalved",
           _ids(J_CL, "grad-wrt-argument-still-works jit-tracer-rule-used vmap-tracer-jvp vmap-tracer-rule-used")
@@ -225,6 +237,11 @@ BREAKS = [
                      "skip-app-grad skip-app-grad-scaled skip-app-jit-inside-grad skip-app-jit-static "
                      "skip-app-vmap")
           + _ids(V_PC, "grad-still-works")
+          + _ids(J_B, "defjvps-first-rule-none defjvps-none-is-zero defjvps-per-argument-summed grad-of-grad-differentiates-the-rule "
+                      "higher-order-uses-rule-when-rule-calls-f keyword-and-default-arguments log1pexp-defjvps log1pexp-stable-grad "
+                      "nonlinear-rule-runs-under-jvp python-control-flow pytree-dict-tangent pytree-namedtuple-in-dict-out "
+                      "sqrt-ratio-convention-at-zero")
+          + _ids(V_B, "fixed-point-grad-and-grad-of-grad keyword-and-default-arguments pytree-namedtuple-in-dict-out")
           + _ids(V_RO, "bwd-list-accepted bwd-none-entry-is-zero bwd-tuple-per-argument fwd-list-of-two-accepted "
                      "fwd-pair-works"),
           f"{V_ND}.app-primal", "custom_jvp"),

@@ -150,6 +150,18 @@ class LinearizeTracer(PrimalTracer):
         self.perturbed = perturbed  # False for constants lifted into the transformation
 
 
+class LinearTape(list):  # type: ignore[type-arg]
+    """The tape of a custom_jvp rule's tangent map being transposed: only linear operations may touch tangents."""
+
+
+# The operands in which each primitive is linear ("one": any one of them, the others constant).
+LINEAR_IN: dict[str, Any] = {
+    "add": (0, 1), "sub": (0, 1), "neg": (0,), "mul": "one", "div": (0,), "select": (1, 2),
+    "convert_element_type": (0,), "broadcast_to": (0,), "reshape": (0,), "transpose": (0,), "reduce_sum": (0,),
+    "getitem": (0,), "scatter_add": (0, 1), "dynamic_index": (0,), "index_update": (0, 2),
+}
+
+
 class LinearizeTrace(Trace):
     is_autodiff = True
 
@@ -172,8 +184,21 @@ class LinearizeTrace(Trace):
         return tracers
 
     def process_primitive(self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
+        if isinstance(self.tape, LinearTape):
+            self.check_linear(prim, tracers)
         out, pullback = lax.vjp_rules[prim](*[t.primal for t in tracers], **params)
         return self.record(tracers, [out], lambda cts: pullback(cts[0]))[0]
+
+    def check_linear(self, prim: core.Primitive, tracers: list[Any]) -> None:
+        """Transposing a custom_jvp rule: every operation on tangents must be linear in them."""
+        live = [isinstance(t, LinearizeTracer) and t._trace.main is self.main and t.perturbed and is_float(t.aval) for t in tracers]
+        if not any(live) or mutant("nonlinear-jvp-rule-transposed"):
+            return
+        positions = LINEAR_IN.get(prim.name)
+        linear = (sum(live) == 1 if positions == "one" else
+                  positions is not None and all(i in positions for i, v in enumerate(live) if v))
+        if not linear:
+            raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for '{prim.name}' not implemented")
 
     def process_custom_vjp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
         perturbed = [isinstance(t, LinearizeTracer) and t.perturbed and is_float(t.aval) for t in tracers]
@@ -192,7 +217,7 @@ class LinearizeTrace(Trace):
             return [t for t, o in zip(out_tangents, outs, strict=True) if is_float(get_aval(o))]
 
         diff = [i for i, p in enumerate(primals) if is_float(get_aval(p))]
-        _, pullback = vjp(lambda *ts: tangent_map(*_fill(zero_tangents, diff, ts)), *[zero_tangents[i] for i in diff])
+        _, pullback = vjp(lambda *ts: tangent_map(*_fill(zero_tangents, diff, ts)), *[zero_tangents[i] for i in diff], _tape=LinearTape)
         outs = holder["outs"]
         float_outs = [i for i, o in enumerate(outs) if is_float(get_aval(o))]
 
@@ -226,11 +251,11 @@ def backward_pass(tape: list[Node], cts: dict[int, Any]) -> dict[int, Any]:
     return cts
 
 
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, _tape: type[list[Any]] = list) -> Any:
     """`jax.vjp`: (fun(*primals), a function from output cotangents to input cotangents)."""
     p_leaves, p_tree = tree_flatten(primals)
     avals = [get_aval(p) for p in p_leaves]
-    with new_main(LinearizeTrace, []) as main:
+    with new_main(LinearizeTrace, _tape()) as main:
         trace = LinearizeTrace(main)
         ins = [LinearizeTracer(trace, _as_value(p), None) if is_float(a) else p for p, a in zip(p_leaves, avals, strict=True)]
         out = fun(*tree_unflatten(p_tree, ins))

@@ -62,10 +62,13 @@ def _argnums(fun: Callable[..., Any], nums: Sequence[int], names: Sequence[str])
 
 
 def _resolve_args(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-    if not kwargs:
+    """Keyword and default arguments, mapped to positions by the function's signature (as the rules see them)."""
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except ValueError:  # no signature (a builtin): positions only
         return list(args)
-    bound = inspect.signature(fun).bind(*args, **kwargs)
-    bound.apply_defaults()
+    if not mutant("defaults-not-applied"):
+        bound.apply_defaults()
     return list(bound.args)
 
 
@@ -263,11 +266,13 @@ class custom_jvp:  # noqa: N801 - JAX's name
         return jvp
 
     def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
-        """One tangent function per argument: t_out = sum of jvp_i(t_i, primal_out, *primals)."""
+        """One tangent function per argument: t_out = sum of jvp_i(t_i, primal_out, *primals); None is a zero."""
+        if self.nondiff_argnums and not mutant("defjvps-with-nondiff-accepted"):
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
         def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
             out = self(*primals)
             terms = [f(t, out, *primals) for f, t in zip(jvps, tangents, strict=False) if f is not None]
-            total = terms[0]
+            total = terms[0] if terms else tree_map(lambda o: zeros_like_aval(get_aval(o)), out)
             for t in terms[1:]:
                 total = tree_map(lambda a, b: a + b, total, t)
             return out, total

@@ -49,6 +49,9 @@ MUTANTS: dict[str, str] = {
     "jvp-tangent-aval-unchecked": "each tangent output has its primal output's shape and tangent dtype (custom.check_tangent_types)",
     "rule-primal-type-unchecked": "where the function is staged, the rule's primal output has its type (custom._check_primal_type)",
     "zero-from-primal-not-float0": "zero_from_primal of an integer value is a float0 zero (custom.zero_from_primal)",
+    "nonlinear-jvp-rule-transposed": "reverse mode through a custom_jvp rule that is not linear in its tangents raises (ad.LinearizeTrace.check_linear)",
+    "defaults-not-applied": "default arguments of a custom function reach its rules, by signature (custom._resolve_args)",
+    "defjvps-with-nondiff-accepted": "defjvps cannot be used with nondiff_argnums (custom.custom_jvp.defjvps)",
     "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when called (custom.custom_jvp.__call__)",
 }
 

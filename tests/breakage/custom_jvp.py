@@ -253,6 +253,50 @@ class GradDtypeHalved(BrokenJax):
         jax.grad, jax.value_and_grad, jax.jvp = grad, value_and_grad, jvp
 
 
+# ---------------------------------------------------------------- item 9: the notebook's basic API
+
+
+class DefaultsNotPassedToRules(BrokenJax):
+    claim = "9: default arguments are mapped by signature and reach the rules (left out instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        import inspect
+
+        def resolve_kwargs(fun: Callable[..., Any], args: Any, kwargs: Any) -> tuple[Any, ...]:
+            if isinstance(fun, functools.partial):
+                return tuple(args)
+            ba = inspect.signature(fun).bind(*args, **kwargs)  # no apply_defaults()
+            return tuple(ba.args)
+
+        cd.resolve_kwargs = resolve_kwargs
+
+
+class DefjvpsRulesReversed(BrokenJax):
+    claim = "9: defjvps pairs each rule with its own argument, None a zero (the rules are matched in reverse instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        original = cd.custom_jvp.defjvps
+
+        def defjvps(self: Any, *jvps: Any) -> Any:
+            return original(self, *reversed(jvps))
+
+        cd.custom_jvp.defjvps = defjvps
+
+
+class DefjvpsWithNondiffAccepted(BrokenJax):
+    claim = "9: defjvps cannot be used with nondiff_argnums (accepted silently instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        original = cd.custom_jvp.defjvps
+
+        def defjvps(self: Any, *jvps: Any) -> Any:
+            if self.nondiff_argnums:
+                return None
+            return original(self, *jvps)
+
+        cd.custom_jvp.defjvps = defjvps
+
+
 ALL: tuple[type[BrokenJax], ...] = tuple(
     cls for cls in list(globals().values()) if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
 )
