@@ -188,9 +188,7 @@ def generate(seed: int, budget: int, areas: list[str] | None) -> list[tuple[Any,
 
     from conformance.diffgrammar import programs
 
-    chosen: dict[str, tuple[Any, int]] = {}
-    s = seed
-    for _ in range(8):
+    def draw_all(s: int) -> list[Any]:
         drawn: list[Any] = []
 
         @settings(max_examples=budget, phases=[Phase.generate], database=None, deadline=None,
@@ -201,7 +199,12 @@ def generate(seed: int, budget: int, areas: list[str] | None) -> list[tuple[Any,
             drawn.append(p)
 
         collect()
-        for p in drawn:
+        return drawn
+
+    chosen: dict[str, tuple[Any, int]] = {}
+    s = seed
+    for _ in range(8):
+        for p in draw_all(s):
             if p.text not in chosen and len(chosen) < budget:
                 chosen[p.text] = (p, s)
         if len(chosen) >= budget:

@@ -156,10 +156,11 @@ def _creation(draw: Any) -> list[str]:
     """A creation function x a dtype spelling x an input (creation functions, defaults, 64-bit requests)."""
     name = draw(st.sampled_from(list(CREATION)))
     dtype = _dtype(draw)
-    like = draw(st.one_of(st.just("x"), st.sampled_from(["[1, 2]", "2.5", "np.ones(2, np.float64)", "3"])))
-    lines = []
-    if like == "x":
-        lines.append(f"x = {_array(draw)}")
+    like, lines = "x", []
+    if "{like}" in CREATION[name]:
+        like = draw(st.sampled_from(["x", "[1, 2]", "2.5", "np.ones(2, np.float64)", "3"]))
+        if like == "x":
+            lines.append(f"x = {_array(draw)}")
     text = CREATION[name].format(shape=draw(st.sampled_from(SHAPES)), value=_value(draw), like=like,
                                  fill=draw(st.sampled_from(SCALARS[:9])), n=draw(st.sampled_from(["3", "1", "4", "0"])),
                                  dtype=_kw(dtype))

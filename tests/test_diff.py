@@ -1,0 +1,114 @@
+"""`jax-conformance diff`: it finds a planted difference and shrinks it; the grammar and the
+observation normalisation behave (seeded, distinct programs, tolerant values, strict dtypes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import diffobs
+from conformance.diff import Side, generate, reproduction
+from conformance.diffgrammar import AREAS
+from conformance.mode import Mode
+
+ROOT = Path(__file__).resolve().parent.parent
+PLANT = "tests.breakage.diff_plant:PlantedReference"
+
+
+def test_diff_finds_and_shrinks_the_planted_difference(tmp_path: Path) -> None:
+    out = tmp_path / "diff.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "diff", "--adapters", f"reference,{PLANT}", "--modes", "off-warn",
+         "--areas", "creation", "--budget", "40", "--seed", "0", "--shrink", "1", "--out", str(out), "--quiet"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # a disagreement was found
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    runs = [r for r in records if r["record"] == "run"]
+    assert len(runs) == 40
+    differing = [r for r in runs if r["verdict"] == "differ"]
+    assert differing and all("jnp.arange(" in r["program"] for r in differing)
+    assert all(r["verdict"] == "agree" for r in runs if "jnp.arange(" not in r["program"])
+    [difference] = [r for r in records if r["record"] == "difference"]
+    assert difference["class"] == "creation: value (returns | returns)"
+    assert difference["shrunk"] and difference["program"] == "result = jnp.arange(3)"
+    assert difference["a"]["result"]["value"] == [0, 1, 2] and difference["b"]["result"]["value"] == [1, 2, 3]
+    assert difference["reproduce"].endswith("--modes off-warn --program $'result = jnp.arange(3)'")
+    summary = records[-1]
+    assert summary["record"] == "summary" and summary["modes"]["off-warn"]["all"]["differ"] == len(differing)
+    # the printed summary: the table, the minimal program, both observations, the reproduction
+    assert "creation" in proc.stdout and "result = jnp.arange(3)" in proc.stdout
+    assert "array int32[3] = [1, 2, 3]" in proc.stdout and "reproduce: jax-conformance diff" in proc.stdout
+
+
+def test_programs_are_seeded_distinct_and_compile() -> None:
+    first = generate(3, 30, None)
+    assert [p.text for p, _ in first] == [p.text for p, _ in generate(3, 30, None)]
+    assert len({p.text for p, _ in first}) == 30
+    assert {p.area for p, _ in first} <= set(AREAS)
+    for p, _ in first:
+        compile(p.text, "<diff program>", "exec")
+        assert "result =" in p.text
+
+
+def _arr(dtype: str, value: object, weak: bool = False, shape: list[int] | None = None) -> dict:
+    return {"result": {"kind": "array", "dtype": dtype, "shape": shape or [], "weak": weak, "value": value},
+            "warnings": []}
+
+
+def test_compare_normalised_observations() -> None:
+    assert diffobs.compare(_arr("float32", 1.0), _arr("float32", 1.0 + 1e-7)) == []
+    assert diffobs.compare(_arr("float32", 1.0), _arr("float32", 1.001)) == ["value"]
+    assert diffobs.compare(_arr("bfloat16", 1.0), _arr("bfloat16", 1.0078125)) == []
+    assert diffobs.compare(_arr("float32", 1.0), _arr("float64", 1.0)) == ["dtype"]
+    assert diffobs.compare(_arr("int32", 1, weak=True), _arr("int32", 1)) == ["weak_type"]
+    assert diffobs.compare(_arr("float32", "nan"), _arr("float32", "nan")) == []
+    assert diffobs.compare(_arr("int32", [1], shape=[1]), _arr("int32", 1)) == ["shape"]
+    warned = {**_arr("int32", 1), "warnings": [{"category": "UserWarning", "message": "x"}]}
+    assert diffobs.compare(warned, _arr("int32", 1)) == ["warnings"]
+    raised = {"raised": {"type": "TypeError", "message": "m"}, "warnings": []}
+    assert diffobs.compare(raised, {"raised": {"type": "TypeError", "message": "other words"}, "warnings": []}) == []
+    assert diffobs.compare(raised, {"raised": {"type": "ValueError", "message": "m"}, "warnings": []}) == ["raised"]
+    assert diffobs.compare(raised, _arr("int32", 1)) == ["raised"]
+    pair = {"result": {"tuple": [_arr("float32", 1.0)["result"]] * 2}, "warnings": []}
+    assert diffobs.compare(pair, {"result": {"list": [_arr("float32", 1.0)["result"]] * 2}, "warnings": []}) == ["structure"]
+    gone = {"raised": {"type": "AttributeError", "message": "module 'jax.numpy' has no attribute 'iinfo'"}, "warnings": []}
+    assert diffobs.missing(gone) and not diffobs.missing(raised)
+    assert diffobs.signature("creation", raised, warned, ["raised", "warnings"]) == \
+        "creation: raised/warnings (raises TypeError | returns +UserWarning)"
+
+
+def test_observe_runs_a_program_in_process() -> None:
+    import numpy as np
+
+    obs = diffobs.observe("import warnings\nwarnings.warn('w')\nresult = (np.float32(2.5), 3, None, np.dtype('int8'))",
+                          {"np": np})
+    assert obs["warnings"] == [{"category": "UserWarning", "message": "w"}]
+    numpy_leaf, py, none, dtype = obs["result"]["tuple"]
+    assert numpy_leaf == {"kind": "numpy", "dtype": "float32", "shape": [], "value": 2.5}
+    assert py == {"kind": "python", "type": "int", "value": 3} and none == {"kind": "none"}
+    assert dtype == {"kind": "dtype", "dtype": "int8"}
+    raised = diffobs.observe("result = 1 // 0", {})
+    assert raised["raised"]["type"] == "ZeroDivisionError" and "result" not in raised
+
+
+def test_reproduction_is_one_shell_line() -> None:
+    line = reproduction([Side("jax", "cpu", "jax"), Side("reference", "cpu", "reference")], Mode(True, "warn"),
+                        "x = 'a'\nresult = x")
+    assert "\n" not in line
+    assert line == "jax-conformance diff --adapters jax,reference --modes on --program $'x = \\'a\\'\\nresult = x'"
+    out = subprocess.run(["bash", "-c", f"printf %s {line.split('--program ', 1)[1]}"], capture_output=True, text=True)
+    assert out.stdout == "x = 'a'\nresult = x"
+
+
+@pytest.mark.parametrize("argv", [["--adapters", "jax"], ["--adapters", "jax,reference", "--backends", "cpu,gpu"],
+                                  ["--modes", "sideways"], ["--areas", "nowhere"], ["--budget", "0"]])
+def test_usage_errors_are_one_line(argv: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "diff", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stderr.startswith("jax-conformance diff")
