@@ -22,6 +22,7 @@ topic: bench.t{n:04d}
 title: Synthetic topic {n}
 source: {{doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}}
 tags: [dtypes]
+basis: documented
 setup: |
   NARROW = {{"int64": "int32", "float64": "float32"}}
   def twice(x):
