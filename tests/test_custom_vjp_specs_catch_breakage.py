@@ -61,6 +61,7 @@ V_ND, V_RO, V_CL, V_INT, V_OPT = (f"custom_vjp.{t}" for t in ("nondiff_argnums",
 J_ND, J_CL = "custom_jvp.nondiff_argnums", "custom_jvp.closures"
 J_RO, J_INT, V_PC = "custom_jvp.rule_outputs", "custom_jvp.integer_inputs", "custom_vjp.primal_consistency"
 J_B, V_B = "custom_jvp.basics", "custom_vjp.basics"
+V_NC, V_NV, V_CC = "custom_vjp.none_cotangents", "custom_vjp.nondiff_values", "custom_vjp.closure_convert"
 
 BREAKS = [
     # claim 1
@@ -89,11 +90,13 @@ BREAKS = [
           + _ids(J_B, "grad-of-grad-differentiates-the-rule higher-order-uses-rule-when-rule-calls-f log1pexp-defjvps "
                       "log1pexp-stable-grad nonlinear-rule-fails-under-grad nonlinear-rule-runs-under-jvp python-control-flow "
                       "pytree-dict-tangent pytree-namedtuple-in-dict-out sqrt-ratio-convention-at-zero")
-          + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out"),
+          + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out")
+          + _ids(V_NV, "float-nondiff-under-remat"),
           f"{V_ND}.app-primal"),
     # claim 2
     Break("NoneCotangentAsOne",
-          _ids(V_ND, "migrated-none-gives-zero migrated-none-gives-zero-under-jit") + _ids(V_RO, "bwd-none-entry-is-zero"),
+          _ids(V_ND, "migrated-none-gives-zero migrated-none-gives-zero-under-jit") + _ids(V_RO, "bwd-none-entry-is-zero")
+          + _ids(V_NC, "none-for-whole-tuple-argument none-for-whole-tuple-is-zero-per-leaf none-for-whole-dict-argument"),
           f"{V_ND}.migrated-grad"),
     Break("RejectNoneCotangents",
           _ids(V_ND, "migrated-grad migrated-jit-grad-traced-bounds migrated-vmap-over-bound migrated-none-gives-zero "
@@ -156,6 +159,7 @@ BREAKS = [
     Break("BypassRuleForClosedOverTracers",
           _ids(V_CL, "grad-wrt-closed-over-is-error jvp-wrt-closed-over-is-error grad-of-jit-wrt-closed-over-is-error "
                      "jit-of-grad-wrt-closed-over-is-error unconverted-closure-grad-wrt-c-is-error")
+          + _ids(V_NV, "jvp-function-hiding-jvp-tracer jvp-function-hiding-grad-tracer")
           + _ids(J_CL, "grad-wrt-closed-over-is-error jax-test-jvp-error jax-test-grad-error grad-of-jit-wrt-closed-over-is-error"),
           f"{V_CL}.grad-wrt-argument-still-works"),
     # claim 9
@@ -209,6 +213,17 @@ BREAKS = [
     Break("DefjvpsRulesReversed", _ids(J_B, "defjvps-per-argument-summed defjvps-none-is-zero defjvps-first-rule-none"),
           f"{J_B}.log1pexp-defjvps", "custom_jvp"),
     Break("DefjvpsWithNondiffAccepted", _ids(J_B, "defjvps-with-nondiff-argnums-rejected"), f"{J_B}.log1pexp-defjvps", "custom_jvp"),
+    # item 4: None cotangents beyond one leaf
+    Break("NestedNoneCotangentAsOne", _ids(V_NC, "none-in-subtrees none-input-leaf"), f"{V_NC}.none-for-whole-tuple-argument"),
+    # item 7: non-array nondiff values
+    Break("NondiffMustBeHashable",
+          _ids(V_NV, "unhashable-list-primal unhashable-list-grad unhashable-list-jit-of-grad unhashable-list-vmap-of-grad"),
+          f"{V_NV}.float-nondiff-under-remat"),
+    # item 8: closure_convert
+    Break("ClosureConvertHoistsEverything",
+          _ids(V_CC, "mixed-closure-grads mixed-closure-primal integer-closure-under-jit-hoists-nothing"),
+          f"{V_CC}.aux-args-packed-wrongly"),
+    Break("ClosureConvertStructureUnchecked", _ids(V_CC, "aux-args-packed-wrongly"), f"{V_CC}.mixed-closure-grads"),
     # item 10: every gradient (and jvp tangent) value is checked with its dtype
     Break("GradDtypeHalved",
           _ids(J_CL, "grad-wrt-argument-still-works jit-tracer-rule-used vmap-tracer-jvp vmap-tracer-rule-used")
@@ -242,6 +257,10 @@ BREAKS = [
                       "nonlinear-rule-runs-under-jvp python-control-flow pytree-dict-tangent pytree-namedtuple-in-dict-out "
                       "sqrt-ratio-convention-at-zero")
           + _ids(V_B, "fixed-point-grad-and-grad-of-grad keyword-and-default-arguments pytree-namedtuple-in-dict-out")
+          + _ids(V_NC, "none-for-whole-dict-argument none-for-whole-tuple-argument none-for-whole-tuple-is-zero-per-leaf "
+                       "none-in-subtrees none-input-leaf")
+          + _ids(V_NV, "float-nondiff-under-remat unhashable-list-grad unhashable-list-jit-of-grad unhashable-list-vmap-of-grad")
+          + _ids(V_CC, "mixed-closure-grads")
           + _ids(V_RO, "bwd-list-accepted bwd-none-entry-is-zero bwd-tuple-per-argument fwd-list-of-two-accepted "
                      "fwd-pair-works"),
           f"{V_ND}.app-primal", "custom_jvp"),

@@ -457,13 +457,18 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
     leaves, in_tree = tree_flatten(example_args)
     ir, out_tree = trace_to_ir(lambda *flat: fun(*tree_unflatten(in_tree, list(flat))), [get_aval(x) for x in leaves])
     hoist = [i for i, c in enumerate(ir.consts) if isinstance(c, Tracer) and is_float(get_aval(c))]
-    n = len(example_args)
 
     def converted(*args: Any) -> Any:
+        n = len(args) - len(hoist)  # the hoisted values come last; the rest must look like the example arguments
         consts = list(ir.consts)
         for i, value in zip(hoist, args[n:], strict=True):
             consts[i] = value
-        flat = tree_flatten(tuple(args[:n]))[0]
+        flat, tree = tree_flatten(tuple(args[:n]))
+        if tree != in_tree:
+            if not mutant("closure-convert-structure-unchecked"):
+                raise TypeError("The inputs to the closure produced by closure_convert must have the same Pytree structure as the "
+                                f"example arguments passed when closure_convert was called. Expected {in_tree}, but got {tree}")
+            flat = flat[:in_tree.num_leaves]
         return tree_unflatten(out_tree, eval_ir(ir, consts, flat))
 
     return converted, [ir.consts[i] for i in hoist]

@@ -52,6 +52,7 @@ MUTANTS: dict[str, str] = {
     "nonlinear-jvp-rule-transposed": "reverse mode through a custom_jvp rule that is not linear in its tangents raises (ad.LinearizeTrace.check_linear)",
     "defaults-not-applied": "default arguments of a custom function reach its rules, by signature (custom._resolve_args)",
     "defjvps-with-nondiff-accepted": "defjvps cannot be used with nondiff_argnums (custom.custom_jvp.defjvps)",
+    "closure-convert-structure-unchecked": "the converted function's arguments must have the example arguments' structure (custom.closure_convert)",
     "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when called (custom.custom_jvp.__call__)",
 }
 

@@ -491,6 +491,70 @@ class PrimalWithoutRule(BrokenJax):
         _call_patch(cd.custom_vjp, lenient)
 
 
+# ---------------------------------------------------------------- issue 14: None in subtrees, non-array nondiff values, closure_convert
+
+
+class NestedNoneCotangentAsOne(BrokenJax):
+    claim = "14.4: None inside a subtree of bwd's output means zeros there (ones instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        jnp = jax.numpy
+
+        def fill(o: Any, a: Any, top: bool) -> Any:
+            if o is None:
+                return o if top or a is None else jax.tree.map(jnp.ones_like, a)
+            if isinstance(o, (tuple, list)) and isinstance(a, (tuple, list)) and len(o) == len(a):
+                return type(o)(fill(oi, ai, False) for oi, ai in zip(o, a, strict=True))
+            return o
+
+        def change(out: Any, seen: list[Any]) -> Any:
+            if isinstance(out, (tuple, list)) and len(out) == len(seen):
+                return tuple(fill(o, a, True) for o, a in zip(out, seen, strict=True))
+            return out
+
+        _wrap_bwd_output(cd, change)
+
+
+class NondiffMustBeHashable(BrokenJax):
+    claim = "14.7: nondiff arguments need not be hashable (custom_vjp hashes them instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        def hashing(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            for i in self.nondiff_argnums:
+                if i < len(args):
+                    hash(args[i])
+            return original(self, *args, **kwargs)
+
+        _call_patch(cd.custom_vjp, hashing)
+
+
+class ClosureConvertHoistsEverything(BrokenJax):
+    claim = "14.8: closure_convert hoists only values autodiff may perturb (every closed-over array instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        cd._maybe_perturbed = lambda x: True
+
+
+class ClosureConvertStructureUnchecked(BrokenJax):
+    claim = "14.8: the converted function's inputs must match the example arguments' structure (aux lists are spread silently instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        original = jax.closure_convert
+
+        def closure_convert(fun: Callable[..., Any], *example_args: Any) -> Any:
+            converted, aux = original(fun, *example_args)
+
+            def lenient(*args: Any) -> Any:
+                # the arguments after the example ones are spread, whatever their packing
+                head, tail = args[:len(example_args)], args[len(example_args):]
+                spread = [leaf for t in tail for leaf in (t if isinstance(t, (list, tuple)) else [t])]
+                return converted(*head, *spread)
+
+            return lenient, aux
+
+        jax.closure_convert = closure_convert
+
+
 ALL: tuple[type[BrokenJax], ...] = tuple(
     cls for cls in list(globals().values()) if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
 )
