@@ -169,6 +169,8 @@ def result_type(a: tuple[np.dtype, bool], b: tuple[np.dtype, bool]) -> tuple[np.
         return _kind_default(rw) if dw.kind != "V" else dw, True
     if ra != rb:  # int * float16 is float16 in JAX, not float64 as in NumPy
         return (da if ra > rb else db), False
+    if bfloat16 is not None and {da, db} == {bfloat16, np.dtype("float16")}:
+        return np.dtype("float32"), False  # the two 16-bit floats meet in float32 (NumPy cannot promote them)
     out = np.promote_types(da, db)
     if out.itemsize == 8 and da.itemsize < 8 and db.itemsize < 8 and out.kind in "iu":
         out = canonicalize_dtype(out)  # uint32 + int32: int64 only with x64 on

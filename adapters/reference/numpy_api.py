@@ -134,8 +134,61 @@ true_divide = divide
 
 def power(x: Any, y: Any) -> Any:
     if isinstance(y, int) and not isinstance(y, bool):
+        if y < 0 and get_aval(_lift(x)).dtype.kind in "biu":
+            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({get_aval(_lift(x)).dtype.name}[], {y})")
         return lax.integer_pow(_lift(x), y)
     return lax.pow(*_promote(x, y))
+
+
+def _floor_div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c":
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return np.floor_divide(x, y).astype(x.dtype)
+
+
+# floor_divide and remainder round towards minus infinity (remainder takes the divisor's sign), as
+# NumPy's do; their derivative is zero almost everywhere (remainder: 1 in x, -floor(x/y) in y).
+_floor_divide_p = _Primitive("floor_divide", _floor_div_impl)
+_remainder_p = _Primitive("rem", lambda x, y: np.remainder(x, y).astype(x.dtype))
+lax.jvp_rules[_floor_divide_p] = lambda p, t: (_bind(_floor_divide_p, *p), None)
+lax.vjp_rules[_floor_divide_p] = lambda x, y: (_bind(_floor_divide_p, x, y), lambda ct: (
+    lax.mul(ct, lax._full_like(ct, 0)), lax.mul(ct, lax._full_like(ct, 0))))
+lax.vjp_rules[_remainder_p] = lambda x, y: (_bind(_remainder_p, x, y), lambda ct: (
+    ct, lax.neg(lax.mul(ct, _bind(_floor_divide_p, x, y)))))
+lax.jvp_rules[_remainder_p] = lambda p, t: (_bind(_remainder_p, *p), lax._t_sum(
+    t[0], lax._t_map(t[1], lambda b: lax.neg(lax.mul(b, _bind(_floor_divide_p, *p))))))
+
+
+def _bitwise(name: str, impl: Any) -> Any:
+    prim = _Primitive(name, impl)
+
+    def f(x: Any, y: Any) -> Any:
+        x, y = _promote(x, y)
+        for i, v in enumerate((x, y)):
+            if get_aval(v).dtype.kind not in "biu":
+                raise TypeError(f"{name} does not accept dtype {get_aval(v).dtype.name} at position {i}. "
+                                "Accepted dtypes at position {i} are subtypes of integer, bool.")
+        return _bind(prim, x, y)
+    lax.batch_rules[prim] = lax._elementwise_batch(prim)
+    f.__name__ = f"bitwise_{name}"
+    return f
+
+
+def floor_divide(x: Any, y: Any) -> Any:
+    x, y = _promote(x, y)
+    if get_aval(x).dtype.kind == "b":  # booleans divide as the default int
+        x, y = _convert(x, default_int()), _convert(y, default_int())
+    return _bind(_floor_divide_p, x, y)
+
+
+def remainder(x: Any, y: Any) -> Any:
+    return _bind(_remainder_p, *_promote(x, y))
+
+
+mod = remainder
+bitwise_and, bitwise_or, bitwise_xor = _bitwise("and", np.bitwise_and), _bitwise("or", np.bitwise_or), _bitwise("xor", np.bitwise_xor)
+for _p in (_floor_divide_p, _remainder_p):
+    lax.batch_rules[_p] = lax._elementwise_batch(_p)
 
 
 def _unary(prim_fun: Any, floating_only: bool = True) -> Any:
