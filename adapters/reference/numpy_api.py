@@ -380,12 +380,15 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:  # noqa: A002 - NumPy's name
-    """`jnp.array`: a strongly typed array; Python scalars take the default dtype of their kind."""
+    """`jnp.array`: Python scalars take the default dtype of their kind and stay weakly typed (as does
+    a weakly typed array) unless a dtype is given; lists and NumPy values give strong arrays."""
     dt = check_user_dtype(dtype, "array")
     if isinstance(object, Tracer):
-        return _convert(object, dt if dt is not None else object.dtype)
+        return _convert(object, dt if dt is not None else object.dtype, dt is None and object.aval.weak_type)
     if isinstance(object, Array):
-        return Array(object._value.astype(dt) if dt is not None else object._value.copy())
+        return Array(object._value.astype(dt) if dt is not None else object._value.copy(), dt is None and object.weak_type)
+    if dt is None and _python_number(object):
+        return _lift(object)
     if dt is None:
         dt = _infer_dtype(object)
     elif isinstance(object, (float, complex)):
@@ -393,6 +396,11 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:  # noqa: A0
         object = np.asarray(object, _infer_dtype(object))  # noqa: A001
     _check_int_range(object, dt)
     return Array(np.asarray(object, dtype=dt))
+
+
+def _python_number(obj: Any) -> bool:
+    """A Python int, float or complex (not bool): what JAX treats as weakly typed."""
+    return isinstance(obj, (int, float, complex)) and not isinstance(obj, (bool, np.generic))
 
 
 def _infer_dtype(obj: Any) -> np.dtype:
@@ -413,6 +421,8 @@ def asarray(a: Any, dtype: Any = None, copy: Any = None) -> Any:
     if isinstance(a, Array):
         return a if dt is None or dt == a.dtype else Array(a._value.astype(dt))
     if dt is None:
+        if _python_number(a):
+            return _lift(a)
         dt = _infer_dtype(a)
     _check_int_range(a, dt)
     return Array(np.asarray(a, dtype=dt))
@@ -441,30 +451,38 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     dt = check_user_dtype(dtype, "full")
     if dt is None:
         dt = get_aval(fill_value).dtype if isinstance(fill_value, (Array, Tracer)) else _infer_dtype(fill_value)
+    weak = dtype is None and get_aval(_lift(fill_value)).weak_type  # a weak fill without dtype= stays weak
     if isinstance(fill_value, Tracer):
-        return lax.broadcast_to(_convert(fill_value, dt), _shape(shape))
-    return Array(np.full(_shape(shape), np.asarray(fill_value), dt))
+        return lax.broadcast_to(_convert(fill_value, dt, weak), _shape(shape))
+    return Array(np.full(_shape(shape), np.asarray(fill_value), dt), weak)
 
 
 def _like(x: Any, dtype: Any, fun_name: str) -> np.dtype:
+    if isinstance(x, (list, tuple)):  # JAX's check_arraylike: a list is not an array
+        raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got {type(x)} at position 0.")
     return check_user_dtype(dtype, fun_name) or get_aval(_lift(x)).dtype
 
 
+def _like_weak(a: Any, dtype: Any) -> bool:
+    """*_like without dtype= keeps the input's weak type (JAX's lax.full_like)."""
+    return dtype is None and get_aval(_lift(a)).weak_type
+
+
 def zeros_like(a: Any, dtype: Any = None) -> Array:
-    return Array(np.zeros(get_aval(_lift(a)).shape, _like(a, dtype, "zeros_like")))
+    return Array(np.zeros(get_aval(_lift(a)).shape, _like(a, dtype, "zeros_like")), _like_weak(a, dtype))
 
 
 def ones_like(a: Any, dtype: Any = None) -> Array:
-    return Array(np.ones(get_aval(_lift(a)).shape, _like(a, dtype, "ones_like")))
+    return Array(np.ones(get_aval(_lift(a)).shape, _like(a, dtype, "ones_like")), _like_weak(a, dtype))
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Array:
-    return Array(np.full(get_aval(_lift(a)).shape, fill_value, _like(a, dtype, "full_like")))
+    return Array(np.full(get_aval(_lift(a)).shape, fill_value, _like(a, dtype, "full_like")), _like_weak(a, dtype))
 
 
 def empty_like(a: Any, dtype: Any = None) -> Array:
     """Zeros, as in JAX before 0.11.0; JAX 0.6.0-0.10.2 check the dtype under the name ones_like."""
-    return Array(np.zeros(get_aval(_lift(a)).shape, _like(a, dtype, "ones_like")))
+    return Array(np.zeros(get_aval(_lift(a)).shape, _like(a, dtype, "ones_like")), _like_weak(a, dtype))
 
 
 def identity(n: int, dtype: Any = None) -> Array:
@@ -515,9 +533,24 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:  
     return Array(np.eye(N, M, k, dtype=check_user_dtype(dtype, "eye") or default_float()))
 
 
+def _operand(x: Any) -> Any:
+    """(dtype, weak_type) of one operand of `result_type`: a value's aval, or a dtype. A dtype given as
+    a string, np.dtype or NumPy scalar type is an explicit request (checked as `jnp.dtype` checks it);
+    a JAX scalar type (jnp.float64) is canonicalized silently; Python's int, float and complex stand
+    for weakly typed values of the default dtype."""
+    if isinstance(x, _ScalarMeta):
+        from adapters.reference.dtypes import canonicalize_dtype
+
+        return _types.SimpleNamespace(dtype=canonicalize_dtype(x.dtype), weak_type=False)
+    if isinstance(x, (str, np.dtype)) or (isinstance(x, type) and (
+            x in (int, float, complex, builtins.bool) or issubclass(x, np.generic))):
+        return _types.SimpleNamespace(dtype=check_user_dtype(x, "dtype"), weak_type=x in (int, float, complex))
+    return get_aval(_lift(x))
+
+
 def result_type(*args: Any) -> np.dtype:
     """`jnp.result_type`: the dtype an operation on these operands would have."""
-    avals = [get_aval(_lift(a)) for a in args]
+    avals = [_operand(a) for a in args]
     out = (avals[0].dtype, avals[0].weak_type)
     for a in avals[1:]:
         out = _result_type(out, (a.dtype, a.weak_type))
