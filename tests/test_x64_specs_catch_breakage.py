@@ -169,6 +169,23 @@ BREAKAGES = [
              tuple(f"x64.trace_caches.{c}" for c in ("scan", "cond", "while-loop", "checkpoint", "update-retraces-all"))),
     Breakage("ControlFlowCacheIgnoresX64", "i13.5 control-flow bodies traced again after a switch (x64 on)", "on",
              tuple(f"x64.trace_caches.{c}" for c in ("scan", "cond", "while-loop", "checkpoint"))),
+    # issue 13, item 6: allow mode beyond creation (run with x64 on where JAX 0.10.2 diverges in allow mode)
+    Breakage("AllowModeTruncates", "i13.6 allow mode: sums and arithmetic stay int64", "off-allow",
+             ("x64.allow_mode.sum-and-arithmetic", "x64.promotion.explicit-floats")),
+    Breakage("Int64ScalarsCanonicalizedFirst", "i13.6 int64 scalar constructors keep the value", "on",
+             ("x64.allow_mode.int64-scalar-exact",)),
+    Breakage("ReductionInitialNarrow", "i13.6 reductions of int64 stay int64", "on",
+             ("x64.allow_mode.reduce-max", "x64.allow_mode.reduce-max-initial"), ("x64.allow_mode.sum-and-arithmetic",)),
+    Breakage("ShapeDtypeStructNarrowed", "i13.6 ShapeDtypeStruct keeps int64 through lower/compile", "on",
+             ("x64.allow_mode.shape-dtype-struct-aot",)),
+    # issue 13, item 7: Python scalars and promotion per mode
+    Breakage("JitPythonScalarsNarrow", "i13.7 a Python scalar into jit has the mode's default dtype", "on",
+             ("x64.promotion.python-scalar-into-jit", "x64.promotion.lowered-in-avals")),
+    Breakage("ResultTypeNoneFloat64", "i13.7 result_type(None) is the default float", "off-warn", ("x64.promotion.result-type-none",)),
+    Breakage("PythonScalarsStrong", "i13.7 weak Python scalars never widen an array", "off-warn",
+             ("x64.promotion.weak-scalar-keeps-narrow-array",)),
+    Breakage("NoTruncationWarning", "i13.7 warn mode: explicit float64 operands were truncated, with a warning", "off-warn",
+             ("x64.promotion.explicit-floats",)),
     # claim 9: under transformations
     Breakage("PolicySkippedUnderTracing", "9 jit and grad", "off-error",
              ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad"),

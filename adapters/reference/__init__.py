@@ -63,7 +63,7 @@ def build_jax_module() -> types.ModuleType:
         __version__=BEHAVIOUR_VERSION, config=config, enable_x64=enable_x64,
         numpy=jnp, lax=lax_mod, dtypes=dtypes_mod, errors=err, tree_util=tu, custom_derivatives=cd, experimental=experimental,
         tree_map=tree_util.tree_map, tree_leaves=tree_util.tree_leaves, tree_structure=tree_util.tree_structure,
-        jit=jit.jit, disable_jit=jit.disable_jit, make_jaxpr=jit.make_jaxpr, vmap=vmap.vmap, jvp=ad.jvp, vjp=ad.vjp, grad=ad.grad,
+        jit=jit.jit, disable_jit=jit.disable_jit, ShapeDtypeStruct=jit.ShapeDtypeStruct, make_jaxpr=jit.make_jaxpr, vmap=vmap.vmap, jvp=ad.jvp, vjp=ad.vjp, grad=ad.grad,
         value_and_grad=ad.value_and_grad, custom_jvp=custom.custom_jvp, custom_vjp=custom.custom_vjp,
         closure_convert=custom.closure_convert, Array=numpy_api.ndarray,
         devices=lambda backend=None: ["CpuDevice(id=0)"], default_backend=lambda: "cpu",

@@ -17,6 +17,7 @@ import numpy as np
 from adapters.reference import lax
 from adapters.reference.core import Array, ArrayOps, Tracer, get_aval
 from adapters.reference.core import Primitive as _Primitive
+from adapters.reference.core import ShapedArray as _ShapedArray
 from adapters.reference.core import bind as _bind
 from adapters.reference.dtypes import (
     bfloat16,
@@ -96,20 +97,24 @@ def _convert(x: Any, dt: np.dtype, weak: bool = False) -> Any:
     return lax._convert(x, dt, weak)
 
 
-def _promote(*args: Any) -> list[Any]:
+def _promote(*args: Any, name: str = "op") -> list[Any]:
     """Operands of one dtype (JAX's promotion, weak Python scalars) and one shape (broadcast)."""
     xs = [_lift(a) for a in args]
     avals = [get_aval(x) for x in xs]
     out = (avals[0].dtype, avals[0].weak_type)
     for a in avals[1:]:
         out = _result_type(out, (a.dtype, a.weak_type))
-    shape = np.broadcast_shapes(*[a.shape for a in avals])
+    try:
+        shape = np.broadcast_shapes(*[a.shape for a in avals])
+    except ValueError:  # JAX says so with a TypeError naming the operation
+        raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                        f"{', '.join(str(tuple(a.shape)) for a in avals)}.") from None
     return [lax.broadcast_to(_convert(x, out[0], out[1]), shape) for x in xs]
 
 
 def _binary(prim_fun: Any) -> Any:
     def f(x: Any, y: Any) -> Any:
-        return prim_fun(*_promote(x, y))
+        return prim_fun(*_promote(x, y, name=prim_fun.__name__))
     f.__name__ = prim_fun.__name__
     return f
 
@@ -251,7 +256,7 @@ def _keep(out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return lax.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(get_aval(x).shape)))
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
     x = _lift(a)
     dt = check_user_dtype(dtype, "sum")
     av = get_aval(x)
@@ -260,7 +265,8 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
     if dt is not None:
         x = _convert(x, dt)
     axes = _axes(x, axis)
-    return _keep(lax.reduce_sum(x, axes), x, axes, keepdims)
+    out = _keep(lax.reduce_sum(x, axes), x, axes, keepdims)
+    return out if initial is None else add(out, _convert(_lift(initial), get_aval(out).dtype))
 
 
 def mean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -274,16 +280,19 @@ def mean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _keep(lax.div(total, lax._full_like(total, count)), x, axes, keepdims)
 
 
-def max(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def max(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
     x = _lift(a)
     axes = _axes(x, axis)
-    return _keep(lax.reduce_max(x, axes), x, axes, keepdims)
+    out = _keep(lax.reduce_max(x, axes), x, axes, keepdims)
+    # initial= takes the operand's dtype (an int64 array stays int64 with a Python int initial).
+    return out if initial is None else lax.max(out, lax.broadcast_to(_convert(_lift(initial), get_aval(out).dtype), get_aval(out).shape))
 
 
-def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def min(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
     x = _lift(a)
     axes = _axes(x, axis)
-    return _keep(lax.reduce_min(x, axes), x, axes, keepdims)
+    out = _keep(lax.reduce_min(x, axes), x, axes, keepdims)
+    return out if initial is None else lax.min(out, lax.broadcast_to(_convert(_lift(initial), get_aval(out).dtype), get_aval(out).shape))
 
 
 def reshape(a: Any, shape: Any) -> Any:
@@ -550,7 +559,8 @@ def _operand(x: Any) -> Any:
 
 def result_type(*args: Any) -> np.dtype:
     """`jnp.result_type`: the dtype an operation on these operands would have."""
-    avals = [_operand(a) for a in args]
+    # None stands for the default float, as NumPy's result_type(None) is its float64.
+    avals = [_ShapedArray((), default_float()) if a is None else _operand(a) for a in args]
     out = (avals[0].dtype, avals[0].weak_type)
     for a in avals[1:]:
         out = _result_type(out, (a.dtype, a.weak_type))

@@ -700,3 +700,99 @@ class ControlFlowCacheIgnoresX64(Breakage):
         lax.cond = lambda pred, t, f, *ops, **k: real_cond(pred, pinned(t), pinned(f), *ops, **k)
         lax.while_loop = lambda c, b, init: real_while(pinned(c), pinned(b), init)
         jax.checkpoint = lambda fun=None, **k: real_checkpoint(pinned(fun), **k)
+
+
+# ---------------------------------------------------------------- issue 13, items 6 and 7: allow mode beyond creation, promotion
+
+
+class JitPythonScalarsNarrow(Breakage):
+    breaks = "a Python scalar passed into jit (or jit(...).lower) has the mode's default dtype and stays weakly typed"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax, jnp = ns["jax"], ns["jnp"]
+        real = jax.jit
+        narrow = {int: jnp.int32, float: jnp.float32, complex: jnp.complex64}
+
+        def fixed(args: tuple[Any, ...]) -> tuple[Any, ...]:
+            return tuple(jnp.asarray(a, dtype=narrow[type(a)]) if type(a) in narrow else a for a in args)
+
+        def jit(fun: Any = None, **kwargs: Any) -> Any:
+            jitted = real(fun, **kwargs)
+
+            def call(*args: Any, **kw: Any) -> Any:
+                return jitted(*fixed(args), **kw)
+
+            call.lower = lambda *args, **kw: jitted.lower(*fixed(args), **kw)  # type: ignore[attr-defined]
+            return call
+
+        jax.jit = jit
+
+
+class ResultTypeNoneFloat64(Breakage):
+    breaks = "result_type(None) is the mode's default float"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax, jnp = ns["jax"], ns["jnp"]
+        for owner in (jnp, jax.dtypes):
+            real = owner.result_type
+            owner.result_type = lambda *args, _real=real, **kw: np.dtype("float64") if args == (None,) else _real(*args, **kw)
+
+
+class PythonScalarsStrong(Breakage):
+    breaks = "Python scalars are weakly typed: they never widen an 8/16/32-bit array"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        for name in ("add", "multiply", "subtract"):
+            real = getattr(jnp, name)
+
+            def strong(x: Any, y: Any, _real: Any = real) -> Any:
+                def lift(v: Any) -> Any:
+                    return jnp.array(v, dtype=type(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                return _real(lift(x), lift(y))
+
+            setattr(jnp, name, strong)
+
+
+class Int64ScalarsCanonicalizedFirst(Breakage):
+    breaks = "an int64 request for a Python int keeps the value (jnp.int64(2**40), jnp.array(2**40, dtype=int64))"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        real_array = jnp.array
+
+        def wrap32(v: Any) -> Any:
+            return int(np.asarray(v).astype(np.int64).astype(np.int32)) if isinstance(v, int) and not isinstance(v, bool) else v
+
+        def array(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if dtype is not None and np.dtype(dtype) == np.dtype("int64"):
+                obj = wrap32(obj)
+            return real_array(obj, dtype, *args, **kwargs)
+
+        jnp.array = array
+        jnp.int64 = lambda v: real_array(wrap32(v) if isinstance(v, int) else v, dtype="int64")
+
+
+class ReductionInitialNarrow(Breakage):
+    breaks = "a reduction of an int64 array (with or without initial=) is an int64 of the right value"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        real = jnp.max
+
+        def max_(a: Any, *args: Any, initial: Any = None, **kwargs: Any) -> Any:
+            # The initial value is built with the 32-bit default, as JAX 0.10.2 did in allow mode.
+            start = np.iinfo(np.int32).min if initial is None else initial
+            out = real(a, *args, initial=int(np.asarray(start)), **kwargs)
+            return out.astype(jnp.int32)
+
+        jnp.max = max_
+
+
+class ShapeDtypeStructNarrowed(Breakage):
+    breaks = "jax.ShapeDtypeStruct keeps an int64 dtype, and code lowered for it takes int64"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        real = jax.ShapeDtypeStruct
+        jax.ShapeDtypeStruct = lambda shape, dtype, **kw: real(shape, _NARROW.get(np.dtype(dtype).name, dtype), **kw)
