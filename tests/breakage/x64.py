@@ -796,3 +796,19 @@ class ShapeDtypeStructNarrowed(Breakage):
         jax = ns["jax"]
         real = jax.ShapeDtypeStruct
         jax.ShapeDtypeStruct = lambda shape, dtype, **kw: real(shape, _NARROW.get(np.dtype(dtype).name, dtype), **kw)
+
+
+class CanonicalizeUnknownToFloat(Breakage):
+    breaks = "jax.dtypes.canonicalize_dtype rejects a name that is no dtype (TypeError)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        real = jax.dtypes.canonicalize_dtype
+
+        def lenient(dtype: Any, allow_extended_dtype: bool = False) -> Any:
+            try:
+                return real(dtype, allow_extended_dtype)
+            except TypeError:
+                return real("float32", allow_extended_dtype)
+
+        jax.dtypes.canonicalize_dtype = lenient
