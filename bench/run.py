@@ -180,7 +180,7 @@ def bench_matrix(b: Bench) -> dict[str, Any]:
     floors: list[Timing] = []
     slowest: list[float] = []
     out = b.tmp / "run"
-    argv = [PYTHON, "-m", "conformance.cli", "run", "--out", str(out), "--progress", "plain", "--jobs", str(jobs),
+    argv = [PYTHON, "-m", "conformance.cli", "run", "--out", str(out), "--force", "--progress", "plain", "--jobs", str(jobs),
             "--modes", ",".join(m.slug for m in modes), *b.specs_args]
     for r in range(rounds):
         b.say(f"matrix, round {r + 1}/{rounds}: jax-conformance run ({len(modes)} modes, {jobs} at a time)")

@@ -66,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None,
                    help="JSON lines file for the records (default reports/diff/diff-A-B-seedS.jsonl)")
     p.add_argument("--program", default=None,
-                   help="run this one program (text, or @file) on both sides in each mode and print both observations")
+                   help="run this one program (its text, or @FILE) on both sides in each mode and print both observations")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -448,7 +448,7 @@ def _merge_classes(results: list[ModeResult]) -> list[tuple[str, dict[str, Any]]
 
 def _one_program(sides: list[Side], modes: list[Mode], args: argparse.Namespace) -> int:
     text = str(args.program)
-    if text.startswith("@"):
+    if text.startswith("@") and "\n" not in text and Path(text[1:]).is_file():  # @FILE (a decorator is code)
         text = Path(text[1:]).read_text(encoding="utf-8")
     differ = False
     with tempfile.TemporaryDirectory(prefix="jax-conformance-diff-") as tmp:

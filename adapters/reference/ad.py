@@ -20,13 +20,42 @@ import numpy as np
 
 from adapters.reference import core, lax
 from adapters.reference.core import Array, ShapedArray, Trace, Tracer, get_aval, new_main
-from adapters.reference.dtypes import float0
+from adapters.reference.dtypes import bfloat16, float0
 from adapters.reference.mutants import mutant
 from adapters.reference.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 def is_float(aval: ShapedArray) -> bool:
-    return aval.dtype.kind in "fc"
+    """Differentiable: a floating or complex dtype (bfloat16 included, whose NumPy kind is 'V')."""
+    return aval.dtype.kind in "fc" or (bfloat16 is not None and aval.dtype == bfloat16)
+
+
+def _public_zero(aval: ShapedArray) -> Any:
+    """A zero tangent or cotangent handed back to the user: for an integer or boolean value a NumPy
+    float0 array, as JAX returns (a float one is an Array of the value's dtype)."""
+    zero = zeros_like_aval(aval)
+    return np.zeros(aval.shape, float0) if zero.dtype == float0 else zero
+
+
+def _with_weak(x: Any, aval: ShapedArray) -> Any:
+    """x (a tangent or cotangent of a value with `aval`) with that value's weak type, as JAX gives it."""
+    if isinstance(x, (Array, Tracer)) and get_aval(x).dtype == aval.dtype and get_aval(x).weak_type != aval.weak_type:
+        return lax._convert(x, aval.dtype, aval.weak_type)
+    return x
+
+
+def _check_tangents(p_leaves: list[Any], t_leaves: list[Any]) -> None:
+    """jax.jvp's check: each tangent has its primal's tangent dtype (float0 for integers) and shape."""
+    for p, t in zip(p_leaves, t_leaves, strict=True):
+        pa, ta = get_aval(p), get_aval(t)
+        expected = pa.dtype if is_float(pa) else float0
+        if ta.dtype != expected:
+            raise TypeError("primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case "
+                            f"of int/bool primal dtype the tangent dtype must be float0.Got primal dtype {pa.dtype} and "
+                            f"so expected tangent dtype {expected}, but got tangent dtype {ta.dtype} instead.")
+        if tuple(pa.shape) != tuple(ta.shape):
+            raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape {tuple(pa.shape)} "
+                             f"and tangent shape as {tuple(ta.shape)}")
 
 
 def zeros_like_aval(aval: ShapedArray) -> Array:
@@ -111,15 +140,18 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; primals have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
+    if not mutant("jvp-tangents-unchecked"):
+        _check_tangents(p_leaves, t_leaves)
     with new_main(JVPTrace) as main:
         trace = JVPTrace(main)
-        ins = [JVPTracer(trace, _as_value(p), _as_value(t)) for p, t in zip(p_leaves, t_leaves, strict=True)]
+        ins = [JVPTracer(trace, _as_value(p), _with_weak(_as_value(t), get_aval(p)))
+               for p, t in zip(p_leaves, t_leaves, strict=True)]
         out = fun(*tree_unflatten(p_tree, ins))
         out, aux = out if has_aux else (out, None)
         o_leaves, o_tree = tree_flatten(out)
         pairs = [(core.full_raise(trace, o).primal, core.full_raise(trace, o).tangent) for o in o_leaves]
     primal_out = tree_unflatten(o_tree, [p for p, _ in pairs])
-    tangent_out = tree_unflatten(o_tree, [t if t is not None else zeros_like_aval(get_aval(p)) for p, t in pairs])
+    tangent_out = tree_unflatten(o_tree, [t if t is not None else _public_zero(get_aval(p)) for p, t in pairs])
     return (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
 
 
@@ -269,9 +301,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, _tape: ty
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != o_tree:
             raise ValueError(f"unexpected tree structure of argument to vjp function: got {ct_tree}, but expected to match {o_tree}")
-        cts = backward_pass(tape, {i: c for i, c in zip(o_ids, ct_leaves, strict=True) if i is not None})
+        cts = backward_pass(tape, {i: _as_value(c) for i, c in zip(o_ids, ct_leaves, strict=True) if i is not None})
         got = [cts.get(t.id) if isinstance(t, LinearizeTracer) else None for t in ins]
-        return tree_unflatten(p_tree, [c if c is not None else zeros_like_aval(a) for c, a in zip(got, avals, strict=True)])
+        return tree_unflatten(p_tree, [_with_weak(c, a) if c is not None else _public_zero(a)
+                                       for c, a in zip(got, avals, strict=True)])
 
     result = tree_unflatten(o_tree, primal_out)
     return (result, vjp_fun, aux) if has_aux else (result, vjp_fun)
@@ -286,7 +319,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
         for i in nums:
             for leaf in tree_flatten(args[i])[0]:
                 dtype = get_aval(leaf).dtype
-                if dtype.kind not in "fc" and not allow_int:
+                if not is_float(get_aval(leaf)) and not allow_int:
                     raise TypeError(
                         f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), but got {dtype.name}. "
                         "If you want to use Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
@@ -303,7 +336,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
         if aval is None or aval.shape != ():
             shape = aval.shape if aval is not None else type(value).__name__
             raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
-        if aval.dtype.kind != "f":
+        if not is_float(aval) or aval.dtype.kind == "c":
             raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got {aval.dtype.name}. "
                             "For holomorphic differentiation, pass holomorphic=True. For differentiation of non-holomorphic functions "
                             "involving complex outputs, use jax.vjp directly.")

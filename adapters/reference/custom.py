@@ -148,6 +148,14 @@ class custom_vjp:  # noqa: N801 - JAX's name
         return tree_unflatten(call.out_tree, out)  # type: ignore[arg-type]
 
 
+def _check_residuals(res: Any) -> None:
+    """fwd's residuals are a pytree of JAX types (arrays, NumPy values, Python numbers), as JAX requires
+    when it stages them: a string or a function there is a TypeError."""
+    for leaf in tree_flatten(res)[0]:
+        if not isinstance(leaf, (core.Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+            raise TypeError(f"Argument '{leaf}' of type {type(leaf)} is not a valid JAX type")
+
+
 class VJPCall(_Call):
     def __init__(self, f: custom_vjp, args: list[Any]) -> None:
         super().__init__(f.fun, f.nondiff_argnums, args)
@@ -170,6 +178,8 @@ class VJPCall(_Call):
                 f"function {f_name}) and the second element represents residuals (i.e. values stored from the forward "
                 f"pass for use on the backward pass), but instead of a pair the fwd rule {fwd_name} produced {pair}.")
         out, res = pair
+        if not mutant("fwd-residuals-unchecked"):
+            _check_residuals(res)
         out_leaves, out_tree = tree_flatten(out)
         if staged is not None:
             _check_primal_type("fwd rule", getattr(self.f.fwd, "__name__", "fwd"), self.fun.__name__, "custom_vjp", staged, out_tree, out_leaves)

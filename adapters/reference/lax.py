@@ -143,12 +143,13 @@ def _pick(x: Any, y: Any, better: Callable[[Any, Any], Any]) -> Any:
 
 # ---------------------------------------------------------------- comparisons and select
 
-gt_p = Primitive("gt", np.greater, _never_weak)
-lt_p = Primitive("lt", np.less, _never_weak)
-ge_p = Primitive("ge", np.greater_equal, _never_weak)
-le_p = Primitive("le", np.less_equal, _never_weak)
-eq_p = Primitive("eq", np.equal, _never_weak)
-ne_p = Primitive("ne", np.not_equal, _never_weak)
+# A comparison of weakly typed operands is weakly typed (a bool), as JAX's is.
+gt_p = Primitive("gt", np.greater)
+lt_p = Primitive("lt", np.less)
+ge_p = Primitive("ge", np.greater_equal)
+le_p = Primitive("le", np.less_equal)
+eq_p = Primitive("eq", np.equal)
+ne_p = Primitive("ne", np.not_equal)
 select_p = Primitive("select", lambda c, x, y: np.asarray(np.where(c, x, y)), lambda avals, params: avals[1].weak_type and avals[2].weak_type)
 
 
@@ -267,9 +268,10 @@ batch_rules[transpose_p] = lambda vals, dims, *, permutation: (transpose(vals[0]
 
 # ---------------------------------------------------------------- reductions
 
-reduce_sum_p = Primitive("reduce_sum", lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype))
-reduce_max_p = Primitive("reduce_max", lambda x, *, axes: np.max(x, axis=axes))
-reduce_min_p = Primitive("reduce_min", lambda x, *, axes: np.min(x, axis=axes))
+# A reduction's result is strongly typed (jnp.sum(2.0) is a plain float32), as JAX's is.
+reduce_sum_p = Primitive("reduce_sum", lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype), _never_weak)
+reduce_max_p = Primitive("reduce_max", lambda x, *, axes: np.max(x, axis=axes), _never_weak)
+reduce_min_p = Primitive("reduce_min", lambda x, *, axes: np.min(x, axis=axes), _never_weak)
 
 
 def reduce_sum(x: Any, axes: tuple[int, ...]) -> Any:

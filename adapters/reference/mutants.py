@@ -14,6 +14,9 @@ ENV_VAR = "JAX_CONFORMANCE_MUTANT"
 
 # name -> the documented rule it breaks (where the code lives)
 MUTANTS: dict[str, str] = {
+    # found by `jax-conformance diff` (ad.py, custom.py)
+    "fwd-residuals-unchecked": "a custom_vjp fwd's residuals must be JAX types, a string is a TypeError (custom._check_residuals)",
+    "jvp-tangents-unchecked": "jax.jvp checks each tangent's dtype (float0 for an integer primal) and shape against its primal (ad._check_tangents)",
     # dtype policy (dtypes.py)
     "default-int64-x64-off": "with x64 off the default integer type is int32 (dtypes.default_int)",
     "default-float64-x64-off": "with x64 off the default float type is float32 (dtypes.default_float)",

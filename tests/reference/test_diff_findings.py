@@ -1,0 +1,113 @@
+"""What `jax-conformance diff --adapters jax,reference` found the reference doing differently from
+JAX 0.10.2, each pinned here as JAX does it (seen on JAX 0.10.2 with the diff's --program runs)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+from .conftest import with_mutant
+
+
+def test_python_numbers_make_weak_arrays(ref: Any) -> None:
+    jnp = ref.numpy
+    assert [jnp.array(1).weak_type, jnp.asarray(2.5).weak_type, jnp.array(1 + 2j).weak_type] == [True] * 3
+    assert [jnp.array(True).weak_type, jnp.array([1, 2]).weak_type, jnp.array(1, dtype="int32").weak_type,
+            jnp.array(np.int32(1)).weak_type] == [False] * 4
+    w = jnp.array(1.5)
+    assert jnp.array(w).weak_type and not jnp.array(w, dtype="float32").weak_type
+    assert jnp.full((2,), 2).weak_type and not jnp.full((2,), 2.0, dtype="float32").weak_type
+    assert jnp.zeros_like(w).weak_type and jnp.ones_like(3).weak_type and not jnp.zeros_like(w, dtype="float32").weak_type
+    assert not jnp.full_like(jnp.ones(2), 3).weak_type
+
+
+def test_weak_types_through_comparisons_reductions_and_grad(ref: Any) -> None:
+    jax, jnp = ref, ref.numpy
+    assert (jnp.array(2) == jnp.array(2)).weak_type and (jnp.array(2.0) < 3.0).weak_type
+    assert not jnp.sum(2.0).weak_type and not jnp.max(jnp.array(2.0)).weak_type
+    g = jax.grad(lambda x: x * 2.0)(1.5)
+    assert (g.dtype, g.weak_type) == (np.float32, True)
+    assert not jax.grad(lambda x: x * 2.0)(jnp.float32(3.0)).weak_type
+    (ct,) = jax.vjp(lambda x: x * 2, 1.5)[1](1.0)
+    assert (ct.dtype, ct.weak_type) == (np.float32, True)  # a Python float cotangent is canonicalized
+
+
+def test_like_functions_refuse_lists(ref: Any) -> None:
+    with pytest.raises(TypeError, match="ones_like requires ndarray or scalar arguments"):
+        ref.numpy.ones_like([1, 2])
+
+
+def test_result_type_of_dtypes(ref: Any) -> None:
+    jnp = ref.numpy
+    assert jnp.result_type(int) == np.int32 and jnp.result_type(int, "int8") == np.int8
+    assert jnp.result_type("uint32", int) == np.uint32 and jnp.result_type(complex, "float16") == np.complex64
+    assert jnp.result_type("bfloat16", "float16") == np.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert jnp.result_type(jnp.float64) == np.float32  # a JAX scalar type is canonicalized silently
+    with pytest.warns(UserWarning, match="dtype uint64 requested in dtype is not available"):
+        assert jnp.result_type("uint8", "uint64") == np.uint32
+
+
+def test_floor_divide_remainder_bitwise(ref: Any) -> None:
+    jax, jnp = ref, ref.numpy
+    assert int(jnp.array(-7) // 2) == -4 and int(jnp.array(-7) % 3) == 2 and float(jnp.array(-7.5) % 2) == 0.5
+    assert (jnp.array(True) // jnp.array(True)).dtype == np.int32
+    assert int(jnp.array(5) & 3) == 1 and (jnp.array(True) & False).dtype == np.bool_
+    with pytest.raises(TypeError, match="does not accept dtype float32"):
+        jnp.array(1.5) & 1
+    assert float(jax.jit(lambda a, b: a // b)(jnp.array(7), 2.0)) == 3.0
+    assert float(jax.grad(lambda x: x % 2.0)(3.5)) == 1.0 and float(jax.grad(lambda x: x // 2.0)(3.5)) == 0.0
+    with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
+        jnp.array(2) ** -1
+
+
+def test_broadcast_error_is_a_type_error(ref: Any) -> None:
+    with pytest.raises(TypeError, match="incompatible shapes for broadcasting"):
+        ref.numpy.arange(3) - ref.numpy.ones(2)
+
+
+def test_bfloat16_is_differentiable(ref: Any) -> None:
+    jax, jnp = ref, ref.numpy
+    x = jnp.ones((), dtype="bfloat16")
+    assert jax.grad(lambda x: x * 2)(x).dtype == x.dtype
+    _, t = jax.jvp(lambda x: x * 2, (x,), (x,))
+    assert t.dtype == x.dtype
+
+
+def test_float0_cotangents_are_numpy_arrays(ref: Any) -> None:
+    ct = ref.vjp(lambda x, y: x * y, 1.0, 3)[1](1.0)[1]
+    assert type(ct) is np.ndarray and ct.dtype == ref.dtypes.float0
+
+
+def test_jvp_checks_tangents_against_primals(ref: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    jax, jnp = ref, ref.numpy
+    with pytest.raises(TypeError, match="expected tangent dtype .*float0.*but got tangent dtype float32"):
+        jax.jvp(lambda x: x * 2, (2,), (1.0,))
+    with pytest.raises(TypeError, match="Got primal dtype float16"):
+        jax.jvp(lambda x: x * 2, (jnp.ones(2, dtype="float16"),), (jnp.ones(2),))
+    with pytest.raises(ValueError, match="different primal and tangent shapes"):
+        jax.jvp(lambda x: x * 2, (1.5,), (jnp.ones(2),))
+    _, t = jax.jvp(lambda x: x * 2, (1.5,), (jnp.ones(()),))
+    assert t.weak_type  # the tangent takes its primal's weak type
+    broken = with_mutant(monkeypatch, "jvp-tangents-unchecked")
+    broken.jvp(lambda x: x * 2, (2,), (1.0,))  # the mutant lets it through
+
+
+def test_custom_vjp_residuals_must_be_jax_types(ref: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(jax: Any) -> Any:
+        @jax.custom_vjp
+        def f(x: Any) -> Any:
+            return x * 2
+
+        f.defvjp(lambda x: (f(x), (x, "text")), lambda res, g: (g * 2,))
+        return f
+
+    with pytest.raises(TypeError, match="'text' of type <class 'str'> is not a valid JAX type"):
+        ref.grad(make(ref))(1.5)
+    assert float(make(ref)(1.5)) == 3.0  # called without differentiation, fwd does not run
+    broken = with_mutant(monkeypatch, "fwd-residuals-unchecked")
+    assert float(broken.grad(make(broken))(1.5)) == 2.0
