@@ -91,7 +91,7 @@ BREAKS = [
                       "log1pexp-stable-grad nonlinear-rule-fails-under-grad nonlinear-rule-runs-under-jvp python-control-flow "
                       "pytree-dict-tangent pytree-namedtuple-in-dict-out sqrt-ratio-convention-at-zero")
           + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out")
-          + _ids(V_NV, "float-nondiff-under-remat"),
+          + _ids(V_NV, "float-nondiff-under-remat") + _ids(V_CL, "jit-tracer-grad-outside-jit"),
           f"{V_ND}.app-primal"),
     # claim 2
     Break("NoneCotangentAsOne",

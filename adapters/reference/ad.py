@@ -234,6 +234,13 @@ class LinearizeTrace(Trace):
 
     def process_custom_vjp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
         perturbed = [isinstance(t, LinearizeTracer) and t.perturbed and is_float(t.aval) for t in tracers]
+        staged = core.staged_values(self.main.level)  # the arguments of a jit inside this grad that staged the call
+        f = getattr(call, "f", None)
+        rules = [getattr(f, name, None) for name in ("fun", "fwd", "bwd")]
+        if staged and any(core.closes_over(r, staged) for r in rules if r is not None) and not mutant("closure-over-jit-arg-under-grad-allowed"):
+            # JAX 0.10.2: a custom_vjp staged by jit under grad, closing over one of that jit's (non-autodiff) Tracers
+            raise TypeError("No constant handler for type: <class 'DynamicJaxprTracer'> (a jit Tracer a custom_vjp function "
+                            "or rule closes over, used after the jit was traced)")
         outs, res = call.fwd_flat([t.primal for t in tracers], perturbed)
         return self.record(tracers, outs, lambda cts: call.bwd_flat(res, cts))
 

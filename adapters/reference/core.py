@@ -410,14 +410,41 @@ def sealed(level: int, kind: str) -> Iterator[None]:
         del _sealed[len(_sealed) - len(mains):]
 
 
+_staged_args: list[set[int]] = []  # per inline jit: the ids of its arguments (JAX sees each as a jit Tracer)
+
+
 @contextlib.contextmanager
-def inline_jit() -> Iterator[None]:
+def inline_jit(*args: Any) -> Iterator[None]:
     """A jit called under another transformation (the reference inlines it; JAX stages it)."""
+    from adapters.reference.tree_util import tree_leaves
+
     _inline_jit.append(len(trace_stack))
+    _staged_args.append({id(x) for x in tree_leaves(args) if not isinstance(x, Tracer)})  # plain values: jit Tracers only
     try:
         yield
     finally:
         _inline_jit.pop()
+        _staged_args.pop()
+
+
+def staged_values(level: int) -> set[int]:
+    """The ids of the arguments of every jit staged inside the transformation at `level` (now running)."""
+    return set().union(*[ids for depth, ids in zip(_inline_jit, _staged_args, strict=True) if depth > level])
+
+
+def closes_over(fn: Any, ids: set[int], depth: int = 2) -> bool:
+    """Whether fn (or a function it closes over, `depth` levels down) closes over one of these values."""
+    from adapters.reference.tree_util import tree_leaves
+
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        for leaf in tree_leaves(value):
+            if id(leaf) in ids or (depth and callable(leaf) and closes_over(leaf, ids, depth - 1)):
+                return True
+    return False
 
 
 def check_sealed(trace: Trace, args: Any) -> None:

@@ -14,6 +14,8 @@ ENV_VAR = "JAX_CONFORMANCE_MUTANT"
 
 # name -> the documented rule it breaks (where the code lives)
 MUTANTS: dict[str, str] = {
+    # found by `jax-conformance diff` (ad.py)
+    "jvp-tangents-unchecked": "jax.jvp checks each tangent's dtype (float0 for an integer primal) and shape against its primal (ad._check_tangents)",
     # found by `jax-conformance diff` (ad.py, custom.py)
     "fwd-residuals-unchecked": "a custom_vjp fwd's residuals must be JAX types, a string is a TypeError (custom._check_residuals)",
     "jvp-tangents-unchecked": "jax.jvp checks each tangent's dtype (float0 for an integer primal) and shape against its primal (ad._check_tangents)",
@@ -56,6 +58,7 @@ MUTANTS: dict[str, str] = {
     "defaults-not-applied": "default arguments of a custom function reach its rules, by signature (custom._resolve_args)",
     "defjvps-with-nondiff-accepted": "defjvps cannot be used with nondiff_argnums (custom.custom_jvp.defjvps)",
     "closure-convert-structure-unchecked": "the converted function's arguments must have the example arguments' structure (custom.closure_convert)",
+    "closure-over-jit-arg-under-grad-allowed": "under grad of jit, a custom_vjp closing over a jit argument raises TypeError (ad.LinearizeTrace.process_custom_vjp_call)",
     "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when called (custom.custom_jvp.__call__)",
 }
 
