@@ -557,6 +557,50 @@ def _operand(x: Any) -> Any:
     return get_aval(_lift(x))
 
 
+def promote_types(a: Any, b: Any) -> np.dtype:
+    """`jnp.promote_types`: JAX's promotion of two dtypes, never canonicalized (int32 with float64 is
+    float64 even with x64 off). Python's int/float/complex are weak: they give way to an array dtype of
+    their kind or above, and otherwise become np.dtype(int/float/complex) (a weak complex meeting a
+    float takes the float's width)."""
+    def node(x: Any) -> tuple[np.dtype, bool]:
+        if isinstance(x, type) and x in (int, float, complex):
+            return np.dtype(x), True
+        return (np.dtype(bool) if x is builtins.bool else to_dtype(x)), False
+
+    (da, wa), (db, wb) = node(a), node(b)
+    rank = {"b": 0, "i": 1, "u": 1, "f": 2, "V": 2, "c": 3}
+    if wa and wb:
+        return da if rank[da.kind] >= rank[db.kind] else db
+    if wa or wb:
+        (weak, strong) = (da, db) if wa else (db, da)
+        if rank[weak.kind] <= rank[strong.kind]:
+            return strong
+        if weak.kind == "c" and rank[strong.kind] == 2:
+            return np.dtype("complex128" if strong.itemsize == 8 else "complex64")
+        return weak
+    return _result_type((da, False), (db, False))[0]
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """`jnp.can_cast`: NumPy's rule on the two dtypes (never canonicalized, no dtype warning)."""
+    return builtins.bool(np.can_cast(to_dtype(from_), to_dtype(to), casting))
+
+
+def iinfo(int_type: Any) -> Any:
+    """`jnp.iinfo`: NumPy's, for the dtype (Python ints as its min/max)."""
+    return np.iinfo(to_dtype(int_type))
+
+
+def finfo(dtype: Any) -> Any:
+    """`jnp.finfo`: the float type's machine limits (ml_dtypes' for bfloat16), as values of that type."""
+    d = to_dtype(dtype)
+    if bfloat16 is not None and d == bfloat16:
+        import ml_dtypes
+
+        return ml_dtypes.finfo(d)
+    return np.finfo(d)
+
+
 def result_type(*args: Any) -> np.dtype:
     """`jnp.result_type`: the dtype an operation on these operands would have."""
     # None stands for the default float, as NumPy's result_type(None) is its float64.

@@ -111,3 +111,13 @@ def test_custom_vjp_residuals_must_be_jax_types(ref: Any, monkeypatch: pytest.Mo
     assert float(make(ref)(1.5)) == 3.0  # called without differentiation, fwd does not run
     broken = with_mutant(monkeypatch, "fwd-residuals-unchecked")
     assert float(broken.grad(make(broken))(1.5)) == 2.0
+
+
+def test_promote_types_can_cast_iinfo_finfo(ref: Any) -> None:
+    jnp = ref.numpy
+    assert jnp.promote_types("int32", "float64") == np.float64  # never canonicalized
+    assert jnp.promote_types(float, "int8") == np.float64 and jnp.promote_types(int, "float32") == np.float32
+    assert jnp.promote_types(complex, "float32") == np.complex64 and jnp.promote_types("uint64", "int64") == np.float64
+    assert jnp.promote_types("bfloat16", "float16") == np.float32
+    assert jnp.can_cast("int32", "float64") is True and jnp.can_cast(float, "float32") is False
+    assert jnp.iinfo("int64").max == 2**63 - 1 and jnp.finfo("bfloat16").eps == 0.0078125
