@@ -74,6 +74,8 @@ class Verdict:
     docs_vs_code: int  # cases whose documented expectation fails where the code's holds, in this release
     incomplete: list[str]  # column labels of runs that did not finish (or could not run)
     runs: int
+    observed: int = 0  # applicable cells of observed-only cases: shown, not counted
+    unsupported: int = 0  # applicable cells of behaviour JAX disowned: never counted
 
     @property
     def ok(self) -> bool:
@@ -91,16 +93,19 @@ def verdicts(model: ReportModel) -> list[Verdict]:
         groups.setdefault((c.adapter, c.version), []).append(c)
     out = []
     for (adapter, version), cols in sorted(groups.items(), key=lambda kv: (kv[0][0], version_key(kv[0][1]))):
-        conform = applicable = 0
+        conform = applicable = observed = unsupported = 0
         for c in cols:
             h, a = c.share(COUNTED_BASES)
             conform, applicable = conform + h, applicable + a
+            observed += c.observed[1]
+            unsupported += c.unsupported[1]
         diffs = sum(1 for d in model.docs_vs_code if any(a == adapter and v == version for a, v, _ in d.releases))
         out.append(Verdict(
             adapter, version, sorted({c.backend for c in cols}),
             sorted({c.mode for c in cols}, key=lambda m: (MODE_ORDER.get(m, 99), m)),
             conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
-            diffs, [c.label for c in cols if c.interrupted or c.status in ("unavailable", "error")], len(cols)))
+            diffs, [c.label for c in cols if c.interrupted or c.status in ("unavailable", "error")], len(cols),
+            observed, unsupported))
     return out
 
 
