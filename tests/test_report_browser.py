@@ -173,6 +173,9 @@ def test_xpassed_and_the_basis_of_each_case_are_shown(browser: Any, tmp_path: Pa
     assert row.locator("td.compliance").inner_text().strip() == "66.7%"  # 2 of 3 documented/tested hold
     assert row.locator("td.basis-observed").inner_text().strip() == "0/1"
     assert row.locator("td.basis-unsupported").inner_text().strip() == "1/1"
+    verdict = page.locator("#verdict p.verdict").inner_text()
+    assert verdict.startswith("jax 0.10.2: 2 of 3 applicable cells conform (66.7%) · 3 unexpected"), verdict  # t.obs counts here
+    assert verdict.endswith("not counted: 1 observed-only, 1 unsupported cells)"), verdict
     rows = page.locator("#matrix-table tbody tr[data-case]")
     page.select_option("#f-outcome", "unexpected")
     assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == ["t.doc", "t.obs", "t.stale-entry"]
