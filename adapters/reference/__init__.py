@@ -69,7 +69,7 @@ def build_jax_module() -> types.ModuleType:
         devices=lambda backend=None: ["CpuDevice(id=0)"], default_backend=lambda: "cpu",
         device_put=lambda x, device=None: tree_util.tree_map(numpy_api.asarray, x),
         block_until_ready=lambda x: x,
-        checkpoint=custom.checkpoint, remat=custom.checkpoint,
+        checkpoint=custom.checkpoint, remat=custom.checkpoint, jacfwd=ad.jacfwd,
     )
     return jax
 

@@ -119,10 +119,10 @@ class JVPTrace(Trace):
 
     def process_custom_jvp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
         primals = [t.primal for t in tracers]
-        tangents = [t.tangent if t.tangent is not None else zeros_like_aval(get_aval(t.primal)) for t in tracers]
+        tangents = [t.tangent for t in tracers]  # None: a known zero (the rule gets a SymbolicZero or a zero array)
         outs, out_tangents = call.jvp_flat(primals, tangents)
         if core._inline_jit:  # staged (jit, scan): the rule's Python scalars come back as arrays
-            outs, out_tangents = [_as_value(o) for o in outs], [_as_value(t) for t in out_tangents]
+            outs, out_tangents = [_as_value(o) for o in outs], [t if t is None else _as_value(t) for t in out_tangents]
         return [JVPTracer(self, o, t) for o, t in zip(outs, out_tangents, strict=True)]
 
     def process_custom_vjp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
@@ -247,16 +247,17 @@ class LinearizeTrace(Trace):
     def process_custom_jvp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
         # Reverse mode from a forward rule: the rule's tangent map is linear, so its VJP is its transpose.
         primals = [t.primal for t in tracers]
-        zero_tangents = [zeros_like_aval(get_aval(p)) for p in primals]
+        # Inputs this grad does not perturb have a known-zero tangent (None; a SymbolicZero for a symbolic_zeros rule).
+        diff = [i for i, t in enumerate(tracers) if isinstance(t, LinearizeTracer) and t.perturbed and is_float(t.aval)]
+        zero_tangents: list[Any] = [None] * len(primals)
         holder: dict[str, Any] = {}
 
         def tangent_map(*tangents: Any) -> Any:
             outs, out_tangents = call.jvp_flat(primals, list(tangents))
             holder["outs"] = [strip_autodiff(o) for o in outs]
-            return [t for t, o in zip(out_tangents, outs, strict=True) if is_float(get_aval(o))]
+            return [t if t is not None else zeros_like_aval(get_aval(o)) for t, o in zip(out_tangents, outs, strict=True) if is_float(get_aval(o))]
 
-        diff = [i for i, p in enumerate(primals) if is_float(get_aval(p))]
-        _, pullback = vjp(lambda *ts: tangent_map(*_fill(zero_tangents, diff, ts)), *[zero_tangents[i] for i in diff], _tape=LinearTape)
+        _, pullback = vjp(lambda *ts: tangent_map(*_fill(zero_tangents, diff, ts)), *[zeros_like_aval(tracers[i].aval) for i in diff], _tape=LinearTape)
         outs = holder["outs"]
         float_outs = [i for i, o in enumerate(outs) if is_float(get_aval(o))]
 
@@ -368,3 +369,26 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
 
 def tree_zeros_like(tree: Any) -> Any:
     return tree_map(lambda x: zeros_like_aval(get_aval(x)), tree)
+def jacfwd(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """`jax.jacfwd` (one argnum): jvp along each basis direction of the argument, batched with vmap."""
+    from adapters.reference import numpy_api
+    from adapters.reference.vmap import vmap
+
+    def wrapped(*args: Any) -> Any:
+        x = numpy_api.asarray(args[argnums])
+        shape = get_aval(x).shape
+        n = int(np.prod(shape, dtype=np.int64))
+
+        def push(t: Any) -> Any:
+            full = list(args)
+            full[argnums] = x
+            return jvp(lambda v: fun(*full[:argnums], v, *full[argnums + 1:]), (x,), (numpy_api.reshape(t, shape),))[1]
+
+        basis = Array(np.eye(n, dtype=get_aval(x).dtype))
+        cols = vmap(push)(basis)  # (n, *out_shape)
+        return tree_map(lambda c: numpy_api.reshape(numpy_api.moveaxis(c, 0, -1) if get_aval(c).ndim > 1 else c,
+                                                   (*get_aval(c).shape[1:], *shape)), cols)
+
+    return wrapped
+
+

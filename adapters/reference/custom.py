@@ -224,7 +224,9 @@ def cotangents_from_bwd(out: Any, in_tree: PyTreeDef, in_avals: list[ShapedArray
 
 def _match(ct: Any, tree: PyTreeDef, out: Any, in_tree: PyTreeDef) -> list[Any]:
     """ct's leaves in tree's order; None stands for a zero subtree of any shape."""
-    if ct is None or isinstance(ct, SymbolicZero):
+    if ct is None:
+        return [None] * tree.num_leaves
+    if isinstance(ct, SymbolicZero) and tree.kind != "leaf":
         return [None] * tree.num_leaves
     if tree.kind == "leaf":
         return [ct]
@@ -240,6 +242,14 @@ def _match(ct: Any, tree: PyTreeDef, out: Any, in_tree: PyTreeDef) -> list[Any]:
 
 
 def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
+    if isinstance(ct, SymbolicZero):
+        if ct.shape != aval.shape and not mutant("bwd-symbolic-zero-shape-unchecked"):
+            raise ValueError(
+                "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not match the corresponding input "
+                f"tangent shape/dtype: at output[{i}] the SymbolicZero had shape/dtype {ct.aval.str_short()} while the "
+                f"corresponding input had shape/dtype {aval.str_short()}. Consider just returning a None here instead of a "
+                "SymbolicZero object.")
+        return zeros_like_aval(aval)
     if not is_float(aval):
         return zeros_like_aval(aval)  # whatever bwd says, an integer input's cotangent is a float0 zero
     if ct is None:
@@ -268,11 +278,11 @@ class custom_jvp:  # noqa: N801 - JAX's name
         self.fun = fun
         self.nondiff_argnums = _argnums(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
-        if symbolic_zeros:
-            raise NotImplementedError("the reference does not model symbolic_zeros")
-        self.jvp = jvp
+        """With symbolic_zeros=True the rule gets a SymbolicZero for each input tangent known to be zero."""
+        self.jvp, self.symbolic_zeros = jvp, symbolic_zeros
         return jvp
 
     def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
@@ -313,6 +323,10 @@ class JVPCall(_Call):
         """Run the rule: the nondiff arguments FIRST, then the tuple of primals, then the tuple of tangents."""
         assert self.f.jvp is not None
         staged = staged_output_type(lambda *xs: self.fun(*self.full_args(xs)), primal_leaves)
+        # A None tangent is a known zero: a SymbolicZero for a symbolic_zeros rule, a zero array otherwise.
+        symbolic = self.f.symbolic_zeros and not mutant("jvp-symbolic-zeros-instantiated")
+        tangent_leaves = [t if t is not None else SymbolicZero(tangent_aval(get_aval(p))) if symbolic else zeros_like_aval(get_aval(p))
+                          for p, t in zip(primal_leaves, tangent_leaves, strict=True)]
         primals = tuple(tree_unflatten(self.in_tree, list(primal_leaves)))
         tangents = tuple(tree_unflatten(self.in_tree, list(tangent_leaves)))
         if mutant("jvp-rule-static-args-last"):
@@ -333,7 +347,7 @@ class JVPCall(_Call):
         if staged is not None:
             _check_primal_type("JVP rule", rule_name, f_name, "custom_jvp", staged, self.out_tree, out_leaves)
         check_tangent_types(out_leaves, t_leaves)
-        return out_leaves, t_leaves
+        return out_leaves, [None if isinstance(t, SymbolicZero) else t for t in t_leaves]  # None: a known zero
 
 
 def check_tangent_types(primals: Sequence[Any], tangents: Sequence[Any]) -> None:
@@ -341,8 +355,8 @@ def check_tangent_types(primals: Sequence[Any], tangents: Sequence[Any]) -> None
     if mutant("jvp-tangent-aval-unchecked"):
         return
     p_avals = [_strong(get_aval(p)) for p in primals]
-    expected = [ShapedArray(a.shape, a.dtype if is_float(a) else float0) for a in p_avals]
-    got = [_strong(get_aval(t)) for t in tangents]
+    expected = [tangent_aval(a) for a in p_avals]
+    got = [_strong(t.aval if isinstance(t, SymbolicZero) else get_aval(t)) for t in tangents]
     if all(e == g for e, g in zip(expected, got, strict=True)):
         return
     if len(expected) == 1:
@@ -355,6 +369,11 @@ def check_tangent_types(primals: Sequence[Any], tangents: Sequence[Any]) -> None
 
 def _strong(a: ShapedArray) -> ShapedArray:
     return ShapedArray(a.shape, a.dtype, False)
+
+
+def tangent_aval(a: ShapedArray) -> ShapedArray:
+    """The type of a tangent of a value of type a: the same shape, float0 for integers and booleans."""
+    return ShapedArray(a.shape, a.dtype if is_float(a) else float0)
 
 
 def staged_output_type(fun: Callable[..., Any], leaves: Sequence[Any]) -> tuple[PyTreeDef, list[ShapedArray]] | None:

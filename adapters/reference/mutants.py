@@ -59,6 +59,8 @@ MUTANTS: dict[str, str] = {
     "defjvps-with-nondiff-accepted": "defjvps cannot be used with nondiff_argnums (custom.custom_jvp.defjvps)",
     "closure-convert-structure-unchecked": "the converted function's arguments must have the example arguments' structure (custom.closure_convert)",
     "closure-over-jit-arg-under-grad-allowed": "under grad of jit, a custom_vjp closing over a jit argument raises TypeError (ad.LinearizeTrace.process_custom_vjp_call)",
+    "jvp-symbolic-zeros-instantiated": "a symbolic_zeros custom_jvp rule gets SymbolicZero for unperturbed inputs (custom.JVPCall.jvp_flat)",
+    "bwd-symbolic-zero-shape-unchecked": "a SymbolicZero from bwd must have its input's shape (custom._leaf_cotangent)",
     "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when called (custom.custom_jvp.__call__)",
 }
 

@@ -33,6 +33,10 @@ class BatchTrace(Trace):
         return self.main.global_data
 
     def pure(self, val: Any) -> BatchTracer:
+        if not isinstance(val, (core.Array, Tracer)):  # a Python or NumPy scalar: canonical dtype, weak as in JAX
+            from adapters.reference.numpy_api import _lift
+
+            val = _lift(val)
         return BatchTracer(self, val, None)
 
     def process_primitive(self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
