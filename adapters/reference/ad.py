@@ -34,7 +34,8 @@ def _public_zero(aval: ShapedArray) -> Any:
     """A zero tangent or cotangent handed back to the user: for an integer or boolean value a NumPy
     float0 array, as JAX returns (a float one is an Array of the value's dtype)."""
     zero = zeros_like_aval(aval)
-    return np.zeros(aval.shape, float0) if zero.dtype == float0 else zero
+    # a float zero has the value's weak type (JAX instantiates it from the primal's aval)
+    return np.zeros(aval.shape, float0) if zero.dtype == float0 else Array(zero._value, aval.weak_type)
 
 
 def _with_weak(x: Any, aval: ShapedArray) -> Any:
@@ -62,7 +63,8 @@ def zeros_like_aval(aval: ShapedArray) -> Array:
     """The zero cotangent or tangent of a value: float0 for integers and booleans (never traced, so always zero)."""
     if mutant("int-cotangent-not-float0"):
         return Array(np.zeros(aval.shape, aval.dtype))
-    return Array(np.zeros(aval.shape, aval.dtype if is_float(aval) else float0))
+    # a float zero keeps the value's weak type, as JAX's zeros_like_aval does
+    return Array(np.zeros(aval.shape, aval.dtype), aval.weak_type) if is_float(aval) else Array(np.zeros(aval.shape, float0))
 
 
 def lower(x: Any, main: core.MainTrace) -> Any:
@@ -219,7 +221,13 @@ class LinearizeTrace(Trace):
         if isinstance(self.tape, LinearTape):
             self.check_linear(prim, tracers)
         out, pullback = lax.vjp_rules[prim](*[t.primal for t in tracers], **params)
-        return self.record(tracers, [out], lambda cts: pullback(cts[0]))[0]
+        avals = [get_aval(t.primal) for t in tracers]
+
+        def transpose(cts: list[Any]) -> list[Any]:
+            # a primitive's cotangents have its operands' avals, weak type included (jnp.sum(x) of a weak x
+            # gives x a weak cotangent); custom_vjp's bwd outputs are left as bwd made them
+            return [None if c is None else _with_weak(c, a) for c, a in zip(pullback(cts[0]), avals, strict=True)]
+        return self.record(tracers, [out], transpose)[0]
 
     def check_linear(self, prim: core.Primitive, tracers: list[Any]) -> None:
         """Transposing a custom_jvp rule: every operation on tangents must be linear in them."""
@@ -311,8 +319,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, _tape: ty
             raise ValueError(f"unexpected tree structure of argument to vjp function: got {ct_tree}, but expected to match {o_tree}")
         cts = backward_pass(tape, {i: _as_value(c) for i, c in zip(o_ids, ct_leaves, strict=True) if i is not None})
         got = [cts.get(t.id) if isinstance(t, LinearizeTracer) else None for t in ins]
-        return tree_unflatten(p_tree, [_with_weak(c, a) if c is not None else _public_zero(a)
-                                       for c, a in zip(got, avals, strict=True)])
+        return tree_unflatten(p_tree, [c if c is not None else _public_zero(a) for c, a in zip(got, avals, strict=True)])
 
     result = tree_unflatten(o_tree, primal_out)
     return (result, vjp_fun, aux) if has_aux else (result, vjp_fun)
@@ -348,7 +355,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
             raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got {aval.dtype.name}. "
                             "For holomorphic differentiation, pass holomorphic=True. For differentiation of non-holomorphic functions "
                             "involving complex outputs, use jax.vjp directly.")
-        grads = pullback(Array(np.ones((), aval.dtype)))
+        grads = pullback(Array(np.ones((), aval.dtype), aval.weak_type))  # seeded with the output's weak type
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((value, out[2]), g) if has_aux else (value, g)
 

@@ -49,7 +49,7 @@ def test_static_arguments_come_first_in_bwd(ref: Any) -> None:
         seen.append(args[0])
         return (args[-1],)
 
-    f.defvjp(lambda x, tag: (x, "res"), bwd)
+    f.defvjp(lambda x, tag: (x, 0.0), bwd)  # residuals must be JAX types (a string is a TypeError, as in JAX)
     ref.grad(f)(1.0, "static")
     assert seen == ["static"]
 
