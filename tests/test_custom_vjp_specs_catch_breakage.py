@@ -62,6 +62,7 @@ J_ND, J_CL = "custom_jvp.nondiff_argnums", "custom_jvp.closures"
 J_RO, J_INT, V_PC = "custom_jvp.rule_outputs", "custom_jvp.integer_inputs", "custom_vjp.primal_consistency"
 J_B, V_B = "custom_jvp.basics", "custom_vjp.basics"
 V_NC, V_NV, V_CC = "custom_vjp.none_cotangents", "custom_vjp.nondiff_values", "custom_vjp.closure_convert"
+J_SZ, V_SZ = "custom_jvp.symbolic_zeros", "custom_vjp.symbolic_zeros"
 
 BREAKS = [
     # claim 1
@@ -91,7 +92,8 @@ BREAKS = [
                       "log1pexp-stable-grad nonlinear-rule-fails-under-grad nonlinear-rule-runs-under-jvp python-control-flow "
                       "pytree-dict-tangent pytree-namedtuple-in-dict-out sqrt-ratio-convention-at-zero")
           + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out")
-          + _ids(V_NV, "float-nondiff-under-remat") + _ids(V_CL, "jit-tracer-grad-outside-jit"),
+          + _ids(V_NV, "float-nondiff-under-remat") + _ids(V_CL, "jit-tracer-grad-outside-jit")
+          + _ids(J_SZ, "jacfwd-of-jit"),
           f"{V_ND}.app-primal"),
     # claim 2
     Break("NoneCotangentAsOne",
@@ -171,7 +173,8 @@ BREAKS = [
     # claim 11
     Break("SymbolicZerosIgnored",
           _ids(V_OPT, "symbolic-zeros-perturbed symbolic-zeros-both-perturbed symbolic-zeros-unused-output "
-                      "symbolic-zeros-both-outputs-used"),
+                      "symbolic-zeros-both-outputs-used")
+          + _ids(V_SZ, "nondiff-arguments-passed-raw scan-under-grad under-remat wrong-shape-symbolic-zero"),
           f"{V_OPT}.optimize-remat"),
     Break("OptimizeRematMissing",
           _ids(V_OPT, "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros optimize-remat-keyword-only-fwd"),
@@ -224,6 +227,12 @@ BREAKS = [
           _ids(V_CC, "mixed-closure-grads mixed-closure-primal integer-closure-under-jit-hoists-nothing"),
           f"{V_CC}.aux-args-packed-wrongly"),
     Break("ClosureConvertStructureUnchecked", _ids(V_CC, "aux-args-packed-wrongly"), f"{V_CC}.mixed-closure-grads"),
+    # item 5: symbolic zeros
+    Break("JvpSymbolicZerosIgnored",
+          _ids(J_SZ, "constant-arguments-get-symbolic-zeros constant-arguments-under-jit constant-arguments-under-vmap grad-of-vmap "
+                     "not-instantiated-under-jvp-of-vmap scan-under-grad"),
+          f"{J_SZ}.jacfwd-of-jit", "custom_jvp"),
+    Break("SymbolicZeroFromPrimalIsOne", _ids(J_SZ, "zero-from-primal-under-vmap-of-jit"), f"{J_SZ}.jacfwd-of-jit", "custom_jvp"),
     # item 10: every gradient (and jvp tangent) value is checked with its dtype
     Break("GradDtypeHalved",
           _ids(J_CL, "grad-wrt-argument-still-works jit-tracer-rule-used vmap-tracer-jvp vmap-tracer-rule-used")

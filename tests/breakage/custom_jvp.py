@@ -297,6 +297,37 @@ class DefjvpsWithNondiffAccepted(BrokenJax):
         cd.custom_jvp.defjvps = defjvps
 
 
+# ---------------------------------------------------------------- item 5: symbolic zeros
+
+
+class JvpSymbolicZerosIgnored(BrokenJax):
+    claim = "5: defjvp(symbolic_zeros=True) passes SymbolicZero tangents (the option is ignored: zero arrays instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        original = cd.custom_jvp.defjvp
+
+        def defjvp(self: Any, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Any:
+            return original(self, jvp)
+
+        cd.custom_jvp.defjvp = defjvp
+
+
+class SymbolicZeroFromPrimalIsOne(BrokenJax):
+    claim = "5: zero_from_primal(x, symbolic_zeros=True) is a zero tangent (a tangent of ones instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        jnp = jax.numpy
+        original = jax.custom_derivatives.zero_from_primal
+
+        def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+            if symbolic_zeros:
+                return jax.tree.map(jnp.ones_like, val)
+            return original(val)
+
+        jax.custom_derivatives.zero_from_primal = zero_from_primal
+        cd.zero_from_primal = zero_from_primal
+
+
 ALL: tuple[type[BrokenJax], ...] = tuple(
     cls for cls in list(globals().values()) if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
 )
