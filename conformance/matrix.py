@@ -384,7 +384,7 @@ def summary_table(rows: list[tuple[str, str, str, str, dict[str, int], str]]) ->
     body = [[a, v, b, m, *(str(c.get(o, 0)) for o in SUMMARY_OUTCOMES), str(sum(c.values())), s] for a, v, b, m, c, s in rows]
     widths = [max(len(r[i]) for r in [heads, *body]) for i in range(len(heads))]
     numeric = range(4, 4 + len(SUMMARY_OUTCOMES) + 1)
-    fmt = lambda r: "  ".join(x.rjust(w) if i in numeric else x.ljust(w) for i, (x, w) in enumerate(zip(r, widths, strict=True)))  # noqa: E731
+    fmt = lambda r: "  ".join(x.rjust(w) if i in numeric else x.ljust(w) for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip()  # noqa: E731
     return "\n".join([fmt(heads), "  ".join("-" * w for w in widths), *map(fmt, body)])
 
 
