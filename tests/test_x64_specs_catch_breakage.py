@@ -149,7 +149,7 @@ BREAKAGES = [
              tuple(c for c in W13_ALL if not c.endswith("-int64")), tuple(c for c in W13_ALL if c.endswith("-int64"))),
     # issue 13, item 2: no warning where none is promised
     Breakage("Explicit32BitWarns", "i13.2 explicit 32-bit requests are silent", "off-allow",
-             ("x64.warnings.explicit-32bit-silent",), ("x64.warnings.python-types-silent",)),
+             ("x64.warnings.explicit-32bit-silent",)),
     Breakage("Explicit32BitWarns", "i13.2 explicit 32-bit requests are silent (x64 on)", "on", ("x64.warnings.explicit-32bit-silent",)),
     Breakage("PythonTypesAre64BitRequests", "i13.2 int/float/complex are no 64-bit requests", "off-warn",
              ("x64.warnings.python-types-silent", "x64.defaults.ones-dtype-int", "x64.defaults.dtype-float")),
