@@ -305,13 +305,14 @@ def merge(jobs: list[ModeJob], target: Path) -> int:
     """Every complete record of every mode into one file; a stopped mode gets an end record saying why."""
     staged = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     written = 0
+    headers = {j.adapter: j.tail.header for j in jobs if j.tail.header is not None}
     with open(staged, "wb") as out:
         for job in jobs:
             data = job.results.read_bytes() if job.results.is_file() else b""
             complete = data[: data.rfind(b"\n") + 1]  # a torn last line (killed mid-write) is dropped
             out.write(complete)
             written += complete.count(b"\n")
-            for record in _notes(job):
+            for record in _notes(job, headers.get(job.adapter)):
                 # Only in the merged file: the per-mode file stays exactly as the process left it.
                 out.write((json.dumps(record) + "\n").encode())
                 written += 1
@@ -319,10 +320,23 @@ def merge(jobs: list[ModeJob], target: Path) -> int:
     return written
 
 
-def _notes(job: ModeJob) -> list[dict[str, Any]]:
+def _notes(job: ModeJob, like: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Records that make a mode's failure visible in the report when pytest did not record it itself."""
     if job.completed:
         return []
+    if job.proc is None and job.returncode is None:
+        # Never started (the run was stopped first): a column that says so, so the report
+        # shows every mode that was asked for and counts this one as incomplete. `like`: the
+        # header of a mode of the same adapter that did start (its version and backends).
+        like = like or {}
+        run_id = f"not-started-{job.adapter}-{job.mode.slug}-{os.getpid()}"
+        return [{"record": "run", "run_id": run_id, "started": now(), "adapter": job.adapter,
+                 "implementation_version": like.get("implementation_version", "?"),
+                 "behaviour_version": like.get("behaviour_version", "?"), "mode": job.mode.to_json(),
+                 "backends": like.get("backends", []), "environment": {}, "written_by": "jax-conformance run"},
+                {"record": "end", "run_id": run_id, "finished": now(), "exitstatus": None, "interrupted": True,
+                 "counts": {}, "reason": "not started: the run was stopped before this mode's turn",
+                 "written_by": "jax-conformance run"}]
     log = job.log.read_text(errors="replace").strip().splitlines()[-40:] if job.log.is_file() else []
     header = job.tail.header
     notes: list[dict[str, Any]] = []
@@ -339,10 +353,12 @@ def _notes(job: ModeJob) -> list[dict[str, Any]]:
                       "backend": None, "mode": job.mode.to_json(), "outcome": "error",
                       "message": f"pytest {job.status()}; the last lines of {job.log}:\n" + "\n".join(log),
                       "expected": None, "actual": None, "duration_s": 0.0, "written_by": "jax-conformance run"})
-    if job.tail.end is None:
+    if job.tail.end is None or job.stopped:
+        # (after pytest's own end record, when the user stopped it: the last end record is the one read)
         notes.append({"record": "end", "run_id": run_id, "finished": now(), "exitstatus": job.returncode,
                       "interrupted": True, "counts": dict(job.tail.counts),
-                      "reason": f"the mode's pytest process {job.status()} before the run ended",
+                      "reason": (f"stopped by {job.stopped}" if job.stopped else
+                                 f"the mode's pytest process {job.status()} before the run ended"),
                       "written_by": "jax-conformance run"})
     return notes
 
@@ -538,7 +554,7 @@ def main(args: argparse.Namespace) -> int:
     progress.update()
     wall = time.monotonic() - t0
     merged = out / "results.jsonl"
-    records = merge([j for j in jobs if j.proc is not None], merged)
+    records = merge(jobs, merged)
     print(f"\n{summary_table(summary_rows(jobs))}\n")
     bad = unexpected_cases(jobs)
     if bad:

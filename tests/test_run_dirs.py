@@ -203,3 +203,13 @@ def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path)
     for path in re.findall(r"(/\S+\.(?:log|jsonl|html))", output):
         assert Path(path).exists(), f"{path} is printed but does not exist"
     assert "(incomplete: the run was interrupted)" in output
+    # the report shows every mode asked for, each marked incomplete and why
+    from conformance.report.model import build_model
+
+    model = build_model([out / "results.jsonl"])
+    assert [(c.mode, c.backend, c.interrupted) for c in model.columns] == [
+        ("off-warn", "cpu", True), ("off-error", "cpu", True), ("off-allow", "cpu", True)]
+    assert "stopped by Ctrl-C" in model.columns[0].interruption
+    assert all("not started" in c.interruption for c in model.columns[1:])
+    page = (out / "index.html").read_text()
+    assert "3 of 3 runs incomplete" in page and page.count("not started: the run was stopped before this mode") == 2
