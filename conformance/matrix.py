@@ -483,6 +483,20 @@ def parse_modes(values: list[str] | None) -> list[Mode]:
         raise UsageError(str(exc)) from None
 
 
+def check_expression(option: str, expr: str) -> None:
+    """A -k / -m expression pytest would refuse in every mode, refused once here."""
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:  # pytest moved it: each mode's pytest still checks it
+        return
+    try:
+        Expression.compile(expr)
+    except Exception as exc:  # SyntaxError from pytest 8.1 on, ParseError before
+        why = getattr(exc, "msg", None) or str(exc)
+        column = getattr(exc, "column", None) or (exc.offset if isinstance(exc, SyntaxError) else None)
+        raise UsageError(f"{option} {expr!r}: not a pytest expression ({f'at column {column}: ' if column else ''}{why})") from None
+
+
 def check_args(args: argparse.Namespace) -> tuple[list[Mode], list[str]]:
     """Every usage error, before a directory is made or a process started (UsageError)."""
     modes = parse_modes(args.modes)
@@ -490,6 +504,9 @@ def check_args(args: argparse.Namespace) -> tuple[list[Mode], list[str]]:
     for adapter in adapters:
         check_adapter(adapter)
     check_spec_paths([Path(p) for p in args.specs or []])
+    for option, expr in (("-k", args.keyword), ("-m", args.markexpr)):
+        if expr:
+            check_expression(option, expr)
     for path in args.baseline:
         if not Path(path).exists():
             raise UsageError(f"--baseline {path}: no such file or directory")

@@ -58,6 +58,8 @@ ROWS: list[tuple[str, str]] = [
     ("run --baseline /nonexistent.jsonl", "--baseline /nonexistent.jsonl: no such file or directory"),
     ("run --out {FINISHED}", "--out {FINISHED} already holds a run (results.jsonl, modes, index.html); pass --force"),
     ("run --out {RESULTS}", "--out {RESULTS}: not a directory"),
+    ("run -k 'and ('", "-k 'and (': not a pytest expression (at column 1:"),
+    ("run -m 'x64 and'", "-m 'x64 and': not a pytest expression (at column 8:"),
     ("run --progress sideways", "argument --progress: invalid choice: 'sideways'"),
     ("run --no-such-option", "unrecognized arguments: --no-such-option"),
     # report
