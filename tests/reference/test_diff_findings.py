@@ -121,3 +121,43 @@ def test_promote_types_can_cast_iinfo_finfo(ref: Any) -> None:
     assert jnp.promote_types("bfloat16", "float16") == np.float32
     assert jnp.can_cast("int32", "float64") is True and jnp.can_cast(float, "float32") is False
     assert jnp.iinfo("int64").max == 2**63 - 1 and jnp.finfo("bfloat16").eps == 0.0078125
+
+
+def test_reverse_mode_weak_types(ref: Any) -> None:
+    jax, jnp = ref, ref.numpy
+    assert jax.grad(lambda x: jnp.sum(jnp.tanh(x) - x))(1.5).weak_type  # through jnp.sum's cotangent
+    assert not jax.value_and_grad(lambda x: jnp.sum(x ** 2))(jnp.array(2.0))[0].weak_type
+
+    @jax.custom_vjp
+    def f(x: Any, y: Any) -> Any:
+        return jnp.sum(x * y)
+
+    f.defvjp(lambda x, y: (f(x, y), (x, y)), lambda res, g: (g * res[1], g * res[0]))
+    assert not jax.grad(f)(1.5, 1.5).weak_type  # bwd's outputs are left as bwd made them
+
+
+def test_integers_become_floats_by_width(ref: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    jnp = ref.numpy
+    ref.config.update("jax_enable_x64", True)
+    assert jnp.sin(jnp.array(1, dtype="int32")).dtype == np.float32 and jnp.sin(jnp.array(True)).dtype == np.float32
+    assert (jnp.array(3, dtype="int16") / 2).dtype == np.float32 and jnp.sin(jnp.array(1, dtype="int64")).dtype == np.float64
+    out = jnp.array(1, dtype="int64") + jnp.array(1, dtype="uint64")
+    assert (out.dtype, out.weak_type) == (np.float64, True)  # no integer holds both: a weak float
+
+
+def test_x64_arrays_used_after_the_block_meet_the_policy(ref: Any) -> None:
+    jnp = ref.numpy
+    with ref.enable_x64(True):
+        a, b = jnp.array(2), jnp.arange(3)
+    with pytest.warns(UserWarning, match="int64 requested in dtype is not available") as caught:
+        out = a < b
+    assert len(caught) == 1 and out.dtype == np.bool_
+    with ref.enable_x64(True):
+        x = jnp.array([0.5, 1.5], dtype="float64")
+    with pytest.warns(UserWarning, match="float64 requested in dtype"):
+        assert (x + 1).dtype == np.float32
+    with ref.enable_x64(True):
+        r = jnp.sin(jnp.array(5.0, dtype="float64"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (r * r).dtype == np.float64  # one dtype, none weak: JAX's fast path checks nothing
