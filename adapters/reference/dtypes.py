@@ -172,6 +172,8 @@ def result_type(a: tuple[np.dtype, bool], b: tuple[np.dtype, bool]) -> tuple[np.
     if bfloat16 is not None and {da, db} == {bfloat16, np.dtype("float16")}:
         return np.dtype("float32"), False  # the two 16-bit floats meet in float32 (NumPy cannot promote them)
     out = np.promote_types(da, db)
+    if out.kind == "f" and da.kind in "iu" and db.kind in "iu":
+        return default_float(), True  # a signed int with uint64: no int holds both; JAX's weak float
     if out.itemsize == 8 and da.itemsize < 8 and db.itemsize < 8 and out.kind in "iu":
         out = canonicalize_dtype(out)  # uint32 + int32: int64 only with x64 on
     return out, False

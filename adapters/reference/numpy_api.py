@@ -104,12 +104,34 @@ def _promote(*args: Any, name: str = "op") -> list[Any]:
     out = (avals[0].dtype, avals[0].weak_type)
     for a in avals[1:]:
         out = _result_type(out, (a.dtype, a.weak_type))
+    out = _x64_leftover(out, avals)
     try:
         shape = np.broadcast_shapes(*[a.shape for a in avals])
     except ValueError:  # JAX says so with a TypeError naming the operation
         raise TypeError(f"{name} got incompatible shapes for broadcasting: "
                         f"{', '.join(str(tuple(a.shape)) for a in avals)}.") from None
     return [lax.broadcast_to(_convert(x, out[0], out[1]), shape) for x in xs]
+
+
+def _x64_leftover(out: tuple[np.dtype, bool], avals: list[Any]) -> tuple[np.dtype, bool]:
+    """The promoted (dtype, weak) when 64-bit arrays meet in an operation while x64 is off (made inside
+    `enable_x64(True)`): JAX 0.10.2 treats a 64-bit result dtype as an explicit request, once, so the
+    policy applies (warn and truncate, raise, or keep it in allow mode). Operands of one dtype, none
+    weakly typed, take JAX's fast path: no promotion is computed, nothing is checked (f64 * f64 stays)."""
+    from adapters.reference.config import config
+    from adapters.reference.dtypes import TRUNCATE_64
+
+    if config.x64_enabled or out[0] not in TRUNCATE_64 or not any(a.dtype in TRUNCATE_64 for a in avals):
+        return out
+    if len({a.dtype for a in avals}) == 1 and not any(a.weak_type for a in avals):
+        return out
+    return check_user_dtype(out[0], "dtype"), out[1]
+
+
+def _to_inexact(dtype: np.dtype) -> np.dtype:
+    """The float an integer or bool becomes (jnp.sin, true division): by width, as JAX 0.10.2 does:
+    float64 for a 64-bit integer, float32 otherwise, whatever the x64 flag."""
+    return np.dtype("float64" if dtype.itemsize == 8 else "float32")
 
 
 def _binary(prim_fun: Any) -> Any:
@@ -130,7 +152,7 @@ def divide(x: Any, y: Any) -> Any:
     x, y = _promote(x, y)
     a = get_aval(x)
     if a.dtype.kind in "biu":
-        x, y = _convert(x, default_float(), a.weak_type), _convert(y, default_float(), a.weak_type)
+        x, y = _convert(x, _to_inexact(a.dtype), a.weak_type), _convert(y, _to_inexact(a.dtype), a.weak_type)
     return lax.div(x, y)
 
 
@@ -201,7 +223,7 @@ def _unary(prim_fun: Any, floating_only: bool = True) -> Any:
         x = _lift(x)
         a = get_aval(x)
         if floating_only and a.dtype.kind in "biu":
-            x = _convert(x, default_float(), a.weak_type)
+            x = _convert(x, _to_inexact(a.dtype), a.weak_type)
         return prim_fun(x)
     f.__name__ = prim_fun.__name__
     return f
@@ -416,6 +438,8 @@ def _infer_dtype(obj: Any) -> np.dtype:
     if isinstance(obj, (bool, int, float, complex)) and not isinstance(obj, np.generic):
         return python_scalar_dtype(obj)
     raw = np.asarray(obj)
+    if isinstance(obj, (list, tuple)) and any(isinstance(v, Array) for v in obj):
+        return raw.dtype  # a list of arrays: their common dtype (float64 ones in allow mode stay float64)
     if isinstance(obj, (list, tuple)) and raw.dtype.kind in "iufc" and raw.dtype.itemsize == 8:
         # a list of Python numbers: the default of its kind
         return {"i": default_int, "u": default_int, "f": default_float, "c": default_complex}[raw.dtype.kind]()
@@ -578,6 +602,8 @@ def promote_types(a: Any, b: Any) -> np.dtype:
         if weak.kind == "c" and rank[strong.kind] == 2:
             return np.dtype("complex128" if strong.itemsize == 8 else "complex64")
         return weak
+    if da.kind in "iu" and db.kind in "iu" and _result_type((da, False), (db, False))[0].kind == "f":
+        return np.dtype("float64")  # uint64 with a signed int: JAX's weak float, as np.dtype(float)
     return _result_type((da, False), (db, False))[0]
 
 
