@@ -80,6 +80,14 @@ ROWS: list[tuple[str, str]] = [
     ("mutate --mutants no-such-mutant", "unknown mutant(s) no-such-mutant; see --list"),
     ("mutate --jobs 0", "argument --jobs/-j: '0': give 1 or more"),
     ("mutate --specs /nonexistent", "--specs /nonexistent: no such file or directory"),
+    # diff
+    ("diff --modes bogus", f"--modes 'bogus': unknown mode; {MODES}"),
+    ("diff --adapters nope,reference", "--adapters nope: unknown adapter; installed: jax, reference"),
+    ("diff --adapters jax", "--adapters jax: name two adapters"),
+    ("diff --budget 0", "argument --budget: '0': give 1 or more"),
+    ("diff --timeout -1", "argument --timeout: '-1': give a number of seconds above 0"),
+    ("diff --areas nope", "--areas nope: unknown area(s) nope"),
+    ("diff --seed x", "argument --seed: invalid int value: 'x'"),
     # compat
     ("compat --versions banana", "argument --versions:"),
     ("compat --modes bogus", f"unknown mode 'bogus'; {MODES}"),
@@ -130,7 +138,7 @@ def test_a_usage_error_is_one_line_exit_2_and_starts_nothing(command: str, words
     assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stdout}{err}"
     assert "Traceback" not in err and "Error:" not in err.split(":", 1)[0], err
     assert len(err.strip().splitlines()) == 1, f"not one line:\n{err}"
-    name = argv[0] if argv[0] in ("run", "report", "lint", "mutate", "compat") else ""
+    name = argv[0] if argv[0] in ("run", "report", "lint", "mutate", "compat", "diff") else ""
     assert err.startswith(f"jax-conformance {name}".strip() + ":"), err
     assert words.format(**places) in err, err
     assert proc.stdout == "", f"printed as if it started:\n{proc.stdout}"
