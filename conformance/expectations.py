@@ -24,7 +24,7 @@ import pytest
 import yaml
 from packaging.specifiers import SpecifierSet
 
-from conformance.mode import Mode
+from conformance.mode import Mode, ModeError
 from conformance.spec import version_in
 
 NEEDS_REASON = "TODO: say why this case diverges"
@@ -42,6 +42,14 @@ class Entry:
     def matches(self, case: str, mode: Mode, backend: str) -> bool:
         return (self.case == case and (self.modes is None or mode.slug in self.modes)
                 and (self.backends is None or backend in self.backends))
+
+
+def _mode_name(path: Path, name: Any) -> str:
+    """A mode as named today (`on-warn`, the old name of `on`, still matches), or a usage error naming it."""
+    try:
+        return Mode.from_slug(str(name)).slug
+    except ModeError as exc:
+        raise pytest.UsageError(f"{path}: {exc}") from None
 
 
 @dataclass
@@ -70,7 +78,7 @@ class ExpectationFile:
                 if isinstance(item, str):
                     out.entries.append(Entry(item, reason, path=path))
                 else:
-                    modes = item.get("modes")
+                    modes = [_mode_name(path, m) for m in item.get("modes") or []]
                     backends = item.get("backends")
                     out.entries.append(Entry(str(item["case"]), reason,
                                              frozenset(modes) if modes else None,

@@ -19,6 +19,7 @@ import pytest
 
 from conformance import __version__
 from conformance.adapter import installed_adapters
+from conformance.cli import UsageError, check_spec_paths, positive_float, positive_int
 from conformance.executor import ISOLATION_MODES, CaseRunner
 from conformance.expectations import ExpectationFile
 from conformance.lint import duplicate_ids, exception_names, known_tags
@@ -65,8 +66,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--backend", action="append", metavar="PLATFORM", help="run on this backend (repeatable; default: every backend the adapter reports)")
     group.addoption("--results", metavar="PATH", help="write one JSON line per case to PATH as it finishes")
     group.addoption("--specs", action="append", metavar="DIR", help=f"spec directories for `pytest conformance/` (default: {SPECS_DIR})")
-    group.addoption("--case-timeout", type=float, default=None, metavar="SECONDS", help="time limit per case unless the spec sets one (default: ini conformance_case_timeout, 60)")
-    group.addoption("--case-memory-mb", type=int, default=None, metavar="MB",
+    group.addoption("--case-timeout", type=positive_float, default=None, metavar="SECONDS", help="time limit per case unless the spec sets one, above 0 (default: ini conformance_case_timeout, 60)")
+    group.addoption("--case-memory-mb", type=positive_int, default=None, metavar="MB",
                     help="address-space limit per worker; a case past it is recorded as crashed (default: $JAX_CONFORMANCE_MEMORY_LIMIT_MB, else none)")
     group.addoption("--isolation", choices=ISOLATION_MODES, default=None,
                     help="how `isolate: process` cases get their fresh process: fork from a server that has paid the "
@@ -195,6 +196,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"unknown adapter {adapter!r}; {_missing_adapter()}")
     if adapter is None and _targets_suite(config):
         raise pytest.UsageError(_missing_adapter())
+    if adapter is not None and config.getoption("specs"):
+        try:
+            check_spec_paths([Path(p) for p in config.getoption("specs")])
+        except UsageError as exc:  # a path that does not exist or holds no spec: named, nothing run
+            raise pytest.UsageError(str(exc)) from None
     suite = Suite(config)
     config.stash[SUITE] = suite
     config.pluginmanager.register(SuiteReporter(suite), "jax-conformance-reporter")

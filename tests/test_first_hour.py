@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conformance.plugin import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
@@ -147,3 +149,41 @@ def test_no_source_shown_in_the_report_is_project_internal() -> None:
             walk(case.get("source"), f"{path.relative_to(REPO)}:{case.get('id')}.source")
             walk((case.get("documented") or {}).get("source"), f"{path.relative_to(REPO)}:{case.get('id')}.documented.source")
     assert found == [], "\n".join(found)
+
+
+def _pytest_suite(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--adapter=reference", "-p", "no:cacheprovider", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_pytest_names_a_spec_path_that_does_not_exist_or_holds_no_spec(tmp_path: Path) -> None:
+    # Before: "no tests ran" (exit 5) without naming the path.
+    proc = _pytest_suite("--specs", str(tmp_path / "nonexistent"))
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
+    assert f"--specs {tmp_path / 'nonexistent'}: no such file or directory" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    (tmp_path / "empty").mkdir()
+    proc = _pytest_suite("--specs", str(tmp_path / "empty"))
+    assert proc.returncode == 4 and "holds no spec file" in proc.stderr, proc.stdout + proc.stderr
+
+
+def test_pytest_refuses_a_case_timeout_of_zero_or_less(tmp_path: Path) -> None:
+    # Before: accepted, and every case became a timeout.
+    for bad in ("-1", "0", "nan"):
+        proc = _pytest_suite("--case-timeout", bad, "--collect-only")
+        assert proc.returncode == 4, (bad, proc.stdout + proc.stderr)
+        assert "--case-timeout" in proc.stderr and "above 0" in proc.stderr, proc.stderr
+
+
+def test_an_expectations_entry_naming_the_old_mode_name_still_matches(tmp_path: Path) -> None:
+    from conformance.expectations import ExpectationFile
+    from conformance.mode import Mode
+
+    path = tmp_path / "jax.yaml"
+    path.write_text("adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: [on-warn, off-error]}]\n", encoding="utf-8")
+    [entry] = ExpectationFile.load(path).entries
+    assert entry.matches("a.b", Mode(True, "warn"), "cpu") and entry.matches("a.b", Mode(False, "error"), "cpu")
+    assert not entry.matches("a.b", Mode(False, "warn"), "cpu")
+    path.write_text("adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: [sideways]}]\n", encoding="utf-8")
+    with pytest.raises(pytest.UsageError, match="sideways.*off-warn"):
+        ExpectationFile.load(path)
