@@ -156,17 +156,29 @@ def _kind_default(rank: int) -> np.dtype:
     return [np.dtype(bool), default_int(), default_float(), default_complex()][rank]
 
 
+def _complex_for(f: np.dtype) -> np.dtype:
+    """The complex type that holds a float type: complex128 for float64, complex64 below."""
+    return np.dtype("complex128" if f.itemsize == 8 else "complex64")
+
+
 def result_type(a: tuple[np.dtype, bool], b: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     """(dtype, weak) of a binary operation on two (dtype, weak) operands: JAX's lattice, simplified."""
     (da, wa), (db, wb) = a, b
     ra, rb = _KIND_RANK[da.kind], _KIND_RANK[db.kind]
     if wa and wb:
-        return (da if ra >= rb else db), True
+        if ra == rb:  # the wider: weak values of one kind differ only when one was made inside enable_x64
+            return (da if da.itemsize >= db.itemsize else db), True
+        return (da if ra > rb else db), True
     if wa or wb:
         (strong, rs), (rw, dw) = ((db, rb), (ra, da)) if wa else ((da, ra), (rb, db))
         if rw <= rs:
             return strong, False  # a Python scalar never widens an array: f32 * 2.0 is f32
+        if rw == 3 and rs == 2:  # a Python complex meeting a float array: the complex of its width, strong
+            return _complex_for(strong), False
         return _kind_default(rw) if dw.kind != "V" else dw, True
+    if {ra, rb} == {2, 3}:  # complex64 with float64 is complex128, as in JAX's lattice
+        (c, f) = (da, db) if ra == 3 else (db, da)
+        return (c if c.itemsize >= 2 * f.itemsize else _complex_for(f)), False
     if ra != rb:  # int * float16 is float16 in JAX, not float64 as in NumPy
         return (da if ra > rb else db), False
     if bfloat16 is not None and {da, db} == {bfloat16, np.dtype("float16")}:

@@ -58,7 +58,27 @@ div_p = Primitive("div", lambda x, y: (np.floor_divide if x.dtype.kind in "iu" e
 neg_p = Primitive("neg", lambda x: np.negative(x))
 max_p = Primitive("max", lambda x, y: np.maximum(x, y))
 min_p = Primitive("min", lambda x, y: np.minimum(x, y))
-pow_p = Primitive("pow", lambda x, y: np.power(x, y).astype(x.dtype))
+def _pow_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x ** y. Integers by JAX's binary exponentiation (six bits of the exponent, shifted logically, so
+    a negative exponent gives what JAX gives instead of NumPy's error); a complex zero to a power with
+    an imaginary part is NaN, as XLA computes exp(y log 0)."""
+    if x.dtype.kind in "iu":
+        x, y = np.array(x), np.array(y, dtype=x.dtype)
+        unsigned = np.dtype(f"uint{8 * x.dtype.itemsize}")
+        acc = np.ones_like(x)
+        for _ in range(6):
+            acc = np.where((y & 1).astype(bool), acc * x, acc)
+            x = x * x
+            y = (y.view(unsigned) >> 1).view(y.dtype) if y.dtype.kind == "i" else y >> 1
+        return acc
+    out = np.power(x, y)
+    if x.dtype.kind == "c":
+        out = np.where((x == 0) & (np.imag(y) != 0), np.complex128(complex(np.nan, np.nan)), out)
+    return np.asarray(out).astype(x.dtype)
+
+
+# An integer power is strongly typed (JAX builds it from constants); a float one keeps weak operands weak.
+pow_p = Primitive("pow", _pow_impl, lambda avals, params: all(a.weak_type for a in avals) and avals[0].dtype.kind not in "biu")
 integer_pow_p = Primitive("integer_pow", lambda x, *, y: np.power(x, y).astype(x.dtype) if y >= 0 else (1 / np.power(x, -y)).astype(x.dtype))
 sin_p = Primitive("sin", np.sin)
 cos_p = Primitive("cos", np.cos)

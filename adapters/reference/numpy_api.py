@@ -123,7 +123,7 @@ def _x64_leftover(out: tuple[np.dtype, bool], avals: list[Any]) -> tuple[np.dtyp
 
     if config.x64_enabled or out[0] not in TRUNCATE_64 or not any(a.dtype in TRUNCATE_64 for a in avals):
         return out
-    if len({a.dtype for a in avals}) == 1 and not any(a.weak_type for a in avals):
+    if len({a.dtype for a in avals}) == 1 and not out[1]:  # one dtype, a strong result: nothing computed
         return out
     return check_user_dtype(out[0], "dtype"), out[1]
 
@@ -546,6 +546,8 @@ def triu(m: Any, k: int = 0) -> Any:
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
     """`jnp.arange`: the default int for integer arguments, the default float otherwise."""
     dt = check_user_dtype(dtype, "arange")
+    if dt is not None and dt.kind == "b":  # JAX builds arange from iota, which has no boolean form
+        raise TypeError("iota does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, complexfloating.")
     args = [a for a in (start, stop, step) if a is not None]
     if dt is None:
         kinds = [to_dtype(get_aval(a).dtype).kind for a in args]

@@ -150,8 +150,13 @@ def test_x64_arrays_used_after_the_block_meet_the_policy(ref: Any) -> None:
     with ref.enable_x64(True):
         a, b = jnp.array(2), jnp.arange(3)
     with pytest.warns(UserWarning, match="int64 requested in dtype is not available") as caught:
-        out = a < b
+        out = 0 < b  # int32 (weak) meets int64: the promotion is computed, the int64 checked once
     assert len(caught) == 1 and out.dtype == np.bool_
+    with pytest.warns(UserWarning, match="int64 requested in dtype"):
+        assert (a < a).weak_type  # two weak int64: a weak result, checked
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (a * b).dtype == np.int64  # weak and strong int64: a strong result of the one dtype, unchecked
     with ref.enable_x64(True):
         x = jnp.array([0.5, 1.5], dtype="float64")
     with pytest.warns(UserWarning, match="float64 requested in dtype"):
@@ -161,3 +166,16 @@ def test_x64_arrays_used_after_the_block_meet_the_policy(ref: Any) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert (r * r).dtype == np.float64  # one dtype, none weak: JAX's fast path checks nothing
+
+
+def test_power_complex_and_arange_bool(ref: Any) -> None:
+    jax, jnp = ref, ref.numpy
+    out = jnp.array([2, 3, 0, -1, 5, -2]) ** jnp.array([-1, -2, -1, -3, 3, 5])  # JAX's binary exponentiation
+    assert np.asarray(out).tolist() == [0, 703701817, 0, -1, 125, -32]
+    assert not jax.jit(lambda a, b: a ** b)(0, 0).weak_type  # an integer power is strongly typed
+    assert np.isnan(complex(jax.jit(lambda a, b: a ** b)(0, 1 + 2j)).real)
+    z = jnp.ones(2) * (1 + 2j)
+    assert (z.dtype, z.weak_type) == (np.complex64, False)  # a Python complex meeting float32: strong complex64
+    assert jnp.result_type("complex64", "float16") == np.complex64
+    with pytest.raises(TypeError, match="iota does not accept dtype bool"):
+        jnp.arange(0, dtype=bool)
