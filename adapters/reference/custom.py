@@ -7,6 +7,18 @@
 - What bwd may return: `cotangents_from_bwd` (a tuple with one entry per differentiable
   argument; None for a zero; float0 for integer inputs; shapes checked, dtypes not).
 - fwd's output: `VJPCall.fwd_flat` (a pair of primal output and residuals).
+- What a custom_jvp rule must return: `JVPCall.jvp_flat` (a pair; primal and tangent outputs of
+  one pytree structure) and `check_tangent_types` (each tangent of its primal's shape and tangent
+  dtype, float0 for integers); where JAX stages the function first (jit or scan inside a
+  transformation), the rule's or fwd's primal output must have the function's type
+  (`staged_output_type`, `_check_primal_type`).
+- Arguments: keyword and default arguments are mapped to positions (`_resolve_args`); `defjvps`
+  (one rule per argument, None a zero; not with nondiff_argnums).
+- Symbolic zeros: `SymbolicZero` tangents for a `defjvp(symbolic_zeros=True)` rule
+  (`JVPCall.jvp_flat`), `CustomVJPPrimal` for fwd, a SymbolicZero from bwd checked for its shape
+  (`_leaf_cotangent`); `zero_from_primal`.
+- `closure_convert` hoists the closed-over values autodiff may perturb and checks the structure
+  of the converted function's inputs.
 How a call is processed under each transformation lives with the transformation
 (`ad.py`, `vmap.py`, `jit.py`; the closure check in `core.py`).
 Docs: https://docs.jax.dev/en/latest/notebooks/Custom_derivative_rules_for_Python_code.html
