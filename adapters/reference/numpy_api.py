@@ -160,6 +160,8 @@ true_divide = divide
 
 
 def power(x: Any, y: Any) -> Any:
+    if isinstance(y, Array) and y.ndim == 0 and y.dtype.kind in "iu":
+        y = int(y)  # a concrete integer scalar exponent: integer_pow, as JAX does (x keeps its dtype and weak type)
     if isinstance(y, int) and not isinstance(y, bool):
         if y < 0 and get_aval(_lift(x)).dtype.kind in "biu":
             raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({get_aval(_lift(x)).dtype.name}[], {y})")

@@ -179,3 +179,7 @@ def test_power_complex_and_arange_bool(ref: Any) -> None:
     assert jnp.result_type("complex64", "float16") == np.complex64
     with pytest.raises(TypeError, match="iota does not accept dtype bool"):
         jnp.arange(0, dtype=bool)
+    assert (1 ** jnp.array(2)).weak_type  # a concrete integer scalar exponent goes through integer_pow
+    assert (jnp.array(2, dtype="int8") ** jnp.array(3)).dtype == np.int8
+    with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
+        jnp.array(2) ** jnp.array(-1)
