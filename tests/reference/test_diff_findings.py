@@ -150,7 +150,7 @@ def test_x64_arrays_used_after_the_block_meet_the_policy(ref: Any) -> None:
     with ref.enable_x64(True):
         a, b = jnp.array(2), jnp.arange(3)
     with pytest.warns(UserWarning, match="int64 requested in dtype is not available") as caught:
-        out = 0 < b  # int32 (weak) meets int64: the promotion is computed, the int64 checked once
+        out = b > 0  # int64 meets an int32 (weak): the promotion is computed, the int64 checked once
     assert len(caught) == 1 and out.dtype == np.bool_
     with pytest.warns(UserWarning, match="int64 requested in dtype"):
         assert (a < a).weak_type  # two weak int64: a weak result, checked
