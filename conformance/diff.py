@@ -128,6 +128,10 @@ def payload(text: str, path: str, backend: str) -> dict[str, Any]:
             "backend": backend, "expect": {}, "expect_line": 1}
 
 
+class BackendMissing(Exception):
+    """A side's backend is not there once its worker has started (a GPU asked for on a CPU machine)."""
+
+
 class Pair:
     """Both sides in one mode: a CaseRunner each (own worker process), programs run side by side."""
 
@@ -143,6 +147,12 @@ class Pair:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(sides))
         for r in self.runners:
             r.prestart()
+        for side, runner in zip(sides, self.runners, strict=True):
+            have = [str(b) for b in runner.info.get("backends", [])]
+            if side.backend not in have and not (side.backend == "cpu" and not have):
+                self.close()
+                raise BackendMissing(f"--backends: {side.adapter} has no backend {side.backend!r} in mode {mode.slug} "
+                                     f"(it has {', '.join(have) or 'none'})")
 
     def _one(self, i: int, text: str, n: int) -> dict[str, Any]:
         path = self.tmp / f"{self.mode.slug}-{i}-{n}.json"
@@ -364,6 +374,15 @@ def _indent(text: str, prefix: str = "      ") -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    from conformance.cli import UsageError
+
+    try:
+        return _main(args)
+    except BackendMissing as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _main(args: argparse.Namespace) -> int:
     from conformance.cli import UsageError
     from conformance.diffgrammar import AREAS
 

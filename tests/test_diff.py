@@ -112,3 +112,13 @@ def test_usage_errors_are_one_line(argv: list[str]) -> None:
     proc = subprocess.run([sys.executable, "-m", "conformance.cli", "diff", *argv], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stderr.startswith("jax-conformance diff")
+
+
+def test_backends_of_one_adapter(tmp_path: Path) -> None:
+    run = [sys.executable, "-m", "conformance.cli", "diff", "--adapters", "reference", "--modes", "off-warn",
+           "--budget", "12", "--quiet", "--out", str(tmp_path / "b.jsonl")]
+    same = subprocess.run([*run, "--backends", "cpu,cpu"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert same.returncode == 0, same.stdout + same.stderr  # one implementation agrees with itself
+    assert "reference@cpu vs reference@cpu" in same.stdout and "100.0% (12/12)" in same.stdout
+    gone = subprocess.run([*run, "--backends", "cpu,gpu"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert gone.returncode == 2 and "has no backend 'gpu'" in gone.stderr and gone.stderr.count("\n") == 1
