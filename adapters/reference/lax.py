@@ -484,10 +484,16 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
-    """`lax.while_loop` on concrete values (a Python loop; not reverse-differentiable in JAX either)."""
+    """`lax.while_loop`: a Python loop on concrete values (not reverse-differentiable in JAX either);
+    while jit traces (the bound may be a tracer) the loop is staged as one primitive (`staged.py`)."""
+    from adapters.reference import core
+    from adapters.reference.jit import JitTrace
+    from adapters.reference.staged import staged_while
     from adapters.reference.tree_util import tree_map
 
     val = tree_map(_as_value, init_val)
+    if any(m.trace_type is JitTrace for m in core.trace_stack):
+        return staged_while(cond_fun, body_fun, val)
     while bool(cond_fun(val)):
         val = body_fun(val)
     return val
