@@ -168,7 +168,8 @@ BREAKS = [
     Break("NoFloat0ForIntCotangents",
           _ids(V_INT, "int-cotangent-is-float0 grad-allow-int-is-float0 bwd-nonzero-for-int-becomes-float0 "
                       "integer-bounds-as-ordinary-arguments")
-          + _ids(J_INT, "rule-gets-float0-tangent-jvp grad-with-int-argument custom-vjp-integer-output-grad"),
+          + _ids(J_INT, "rule-gets-float0-tangent-jvp grad-with-int-argument custom-vjp-integer-output-grad")
+          + _ids(V_INT, "float0-bwd-under-scan int-cotangent-under-jit-vjp"),
           f"{V_INT}.grad-wrt-float"),
     # claim 11
     Break("SymbolicZerosIgnored",
@@ -177,7 +178,8 @@ BREAKS = [
           + _ids(V_SZ, "nondiff-arguments-passed-raw scan-under-grad under-remat wrong-shape-symbolic-zero"),
           f"{V_OPT}.optimize-remat"),
     Break("OptimizeRematMissing",
-          _ids(V_OPT, "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros optimize-remat-keyword-only-fwd"),
+          _ids(V_OPT, "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros optimize-remat-keyword-only-fwd "
+                      "optimize-remat-under-remat"),
           f"{V_OPT}.symbolic-zeros-perturbed"),
     Break("NondiffArgnamesIgnored",
           _ids(V_OPT, "nondiff-argnames nondiff-argnums-and-argnames nondiff-argnames-tracer-rejected") + _ids(J_ND, "nondiff-argnames"),
@@ -270,6 +272,7 @@ BREAKS = [
                        "none-in-subtrees none-input-leaf")
           + _ids(V_NV, "float-nondiff-under-remat unhashable-list-grad unhashable-list-jit-of-grad unhashable-list-vmap-of-grad")
           + _ids(V_CC, "mixed-closure-grads")
+          + _ids(V_OPT, "optimize-remat-under-remat") + _ids(V_INT, "float0-bwd-under-scan")
           + _ids(V_RO, "bwd-list-accepted bwd-none-entry-is-zero bwd-tuple-per-argument fwd-list-of-two-accepted "
                      "fwd-pair-works"),
           f"{V_ND}.app-primal", "custom_jvp"),

@@ -142,12 +142,14 @@ class custom_vjp:  # noqa: N801 - JAX's name
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         self.symbolic_zeros = False
+        self.optimize_remat = False
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any], symbolic_zeros: bool = False,
                optimize_remat: bool = False) -> None:
         if symbolic_zeros and optimize_remat:
             raise NotImplementedError("remat optimization for custom_vjp does not support symbolic zeros")
-        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros  # optimize_remat changes no result
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
+        self.optimize_remat = optimize_remat  # where staged, the primal output then comes from the function (fwd_flat)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fwd is None:
@@ -177,6 +179,7 @@ class VJPCall(_Call):
         """Run fwd (same signature as the primal); it must return (primal output, residuals)."""
         assert self.f.fwd is not None
         staged = staged_output_type(lambda *xs: self.fun(*self.full_args(xs)), leaves)
+        raw = list(leaves)
         if self.f.symbolic_zeros:
             leaves = [CustomVJPPrimal(x, bool(p)) for x, p in zip(leaves, perturbed or [True] * len(leaves), strict=True)]
         pair = self.f.fwd(*self.full_args(leaves))
@@ -190,6 +193,9 @@ class VJPCall(_Call):
                 f"function {f_name}) and the second element represents residuals (i.e. values stored from the forward "
                 f"pass for use on the backward pass), but instead of a pair the fwd rule {fwd_name} produced {pair}.")
         out, res = pair
+        if self.f.optimize_remat and (core._inline_jit or _remat_depth) and not mutant("optimize-remat-primal-from-fwd"):
+            # optimize_remat splits fwd where JAX stages the call (jit, remat): the primal output is the function's
+            out = self.fun(*self.full_args(raw))
         if not mutant("fwd-residuals-unchecked"):
             _check_residuals(res)
         out_leaves, out_tree = tree_flatten(out)
@@ -518,8 +524,23 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
 # ---------------------------------------------------------------- jax.checkpoint
 
 
+_remat_depth: list[int] = []  # one entry per jax.checkpoint running inside a transformation
+
+
 def checkpoint(fun: Callable[..., Any] | None = None, **_options: Any) -> Any:
-    """`jax.checkpoint` / `jax.remat`: recomputation changes no value, so the reference calls fun as is."""
+    """`jax.checkpoint` / `jax.remat`: recomputation changes no value, so the reference calls fun as is
+    (recording that it runs staged, which changes what an optimize_remat custom_vjp returns)."""
     if fun is None:
         return lambda f: checkpoint(f, **_options)
-    return fun
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if len(core.trace_stack) <= 1:
+            return fun(*args, **kwargs)
+        _remat_depth.append(len(core.trace_stack))
+        try:
+            return fun(*args, **kwargs)
+        finally:
+            _remat_depth.pop()
+
+    return wrapped

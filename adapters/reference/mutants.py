@@ -59,6 +59,7 @@ MUTANTS: dict[str, str] = {
     "closure-over-jit-arg-under-grad-allowed": "under grad of jit, a custom_vjp closing over a jit argument raises TypeError (ad.LinearizeTrace.process_custom_vjp_call)",
     "jvp-symbolic-zeros-instantiated": "a symbolic_zeros custom_jvp rule gets SymbolicZero for unperturbed inputs (custom.JVPCall.jvp_flat)",
     "bwd-symbolic-zero-shape-unchecked": "a SymbolicZero from bwd must have its input's shape (custom._leaf_cotangent)",
+    "optimize-remat-primal-from-fwd": "an optimize_remat custom_vjp staged by jit or remat returns the function's primal output (custom.VJPCall.fwd_flat)",
     "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when called (custom.custom_jvp.__call__)",
 }
 
