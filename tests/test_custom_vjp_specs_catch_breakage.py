@@ -92,7 +92,8 @@ BREAKS = [
                       "log1pexp-stable-grad nonlinear-rule-fails-under-grad nonlinear-rule-runs-under-jvp python-control-flow "
                       "pytree-dict-tangent pytree-namedtuple-in-dict-out sqrt-ratio-convention-at-zero")
           + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out")
-          + _ids(V_NV, "float-nondiff-under-remat") + _ids(V_CL, "jit-tracer-grad-outside-jit")
+          + _ids(V_NV, "float-nondiff-under-remat")
+          + _ids(V_CL, "jit-tracer-grad-outside-jit jax-test-closure-over-constant-under-scan-and-vmap")
           + _ids(J_SZ, "jacfwd-of-jit"),
           f"{V_ND}.app-primal"),
     # claim 2
@@ -154,7 +155,8 @@ BREAKS = [
     # claim 7
     Break("RejectClosedOverTracers",
           _ids(V_CL, "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used jax-test-closed-over-vmap-tracer "
-                     "jax-test-closed-over-tracer-in-residual jax-test-bwd-closes-over-tracer")
+                     "jax-test-closed-over-tracer-in-residual jax-test-bwd-closes-over-tracer jax-test-bwd-closes-over-tracer-more "
+                     "jax-test-fwd-closes-over-tracer")
           + _ids(J_CL, "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp"),
           f"{V_CL}.grad-wrt-argument-still-works"),
     # claim 8
@@ -175,7 +177,8 @@ BREAKS = [
     Break("SymbolicZerosIgnored",
           _ids(V_OPT, "symbolic-zeros-perturbed symbolic-zeros-both-perturbed symbolic-zeros-unused-output "
                       "symbolic-zeros-both-outputs-used")
-          + _ids(V_SZ, "nondiff-arguments-passed-raw scan-under-grad under-remat wrong-shape-symbolic-zero"),
+          + _ids(V_SZ, "nondiff-arguments-passed-raw scan-under-grad under-remat wrong-shape-symbolic-zero grad-of-vmap "
+                       "bwd-returns-symbolic-zero"),
           f"{V_OPT}.optimize-remat"),
     Break("OptimizeRematMissing",
           _ids(V_OPT, "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros optimize-remat-keyword-only-fwd "
