@@ -148,12 +148,14 @@ equal, not_equal = _binary(lax.eq), _binary(lax.ne)
 
 
 def divide(x: Any, y: Any) -> Any:
-    """True division: integer operands give the default float."""
-    x, y = _promote(x, y)
-    a = get_aval(x)
+    """True division: integer operands give a float (by width). Each operand goes to that float from its
+    own value, as JAX converts them: uint8(1) / -2 is -0.5, not 1 / uint8(-2)."""
+    px, py = _promote(x, y)
+    a = get_aval(px)
     if a.dtype.kind in "biu":
-        x, y = _convert(x, _to_inexact(a.dtype), a.weak_type), _convert(y, _to_inexact(a.dtype), a.weak_type)
-    return lax.div(x, y)
+        t = _to_inexact(a.dtype)
+        px, py = (lax.broadcast_to(_convert(_lift(v), t, a.weak_type), a.shape) for v in (x, y))
+    return lax.div(px, py)
 
 
 true_divide = divide

@@ -183,3 +183,9 @@ def test_power_complex_and_arange_bool(ref: Any) -> None:
     assert (jnp.array(2, dtype="int8") ** jnp.array(3)).dtype == np.int8
     with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
         jnp.array(2) ** jnp.array(-1)
+
+
+def test_true_division_converts_each_operand_from_its_value(ref: Any) -> None:
+    jnp = ref.numpy
+    out = jnp.array(1, dtype="uint8") / -2  # not 1 / uint8(-2)
+    assert (out.dtype, float(out)) == (np.float32, -0.5)
