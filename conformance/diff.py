@@ -64,7 +64,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=int, default=8, help="disagreement classes to print (default 8)")
     p.add_argument("--timeout", type=positive_float, default=60.0, help="seconds one program may run (default 60)")
     p.add_argument("--out", type=Path, default=None,
-                   help="JSON lines file for the records (default reports/diff/diff-A-B-seedS.jsonl)")
+                   help="JSON lines file for the records (default reports/diff/diff-A-B-seedS-budgetN.jsonl)")
     p.add_argument("--program", default=None,
                    help="run this one program (its text, or @FILE) on both sides in each mode and print both observations")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
