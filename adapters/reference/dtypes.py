@@ -168,6 +168,9 @@ def result_type(a: tuple[np.dtype, bool], b: tuple[np.dtype, bool]) -> tuple[np.
     if wa and wb:
         if ra == rb:  # the wider: weak values of one kind differ only when one was made inside enable_x64
             return (da if da.itemsize >= db.itemsize else db), True
+        if {ra, rb} == {2, 3}:  # a weak float64 (made inside enable_x64) with a Python complex: complex128
+            (c, f) = (da, db) if ra == 3 else (db, da)
+            return (c if c.itemsize >= 2 * f.itemsize else _complex_for(f)), True
         return (da if ra > rb else db), True
     if wa or wb:
         (strong, rs), (rw, dw) = ((db, rb), (ra, da)) if wa else ((da, ra), (rb, db))
@@ -195,4 +198,6 @@ def issubdtype(a: Any, b: Any) -> bool:
     """`jax.dtypes.issubdtype` for the dtypes the reference knows."""
     if to_dtype(a) == float0:
         return b is float0 or (isinstance(b, np.dtype) and b == float0)
+    if bfloat16 is not None and to_dtype(a) == bfloat16 and isinstance(b, type) and b in (np.floating, np.inexact, np.number, np.generic):
+        return True  # ml_dtypes' bfloat16 is not a NumPy floating type, but JAX counts it as one
     return bool(np.issubdtype(to_dtype(a), b if isinstance(b, type) else to_dtype(b)))

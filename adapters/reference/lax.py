@@ -185,7 +185,13 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any: return bind(select_p,
 for _p in (gt_p, lt_p, ge_p, le_p, eq_p, ne_p):
     jvp_rules[_p] = (lambda prim: lambda p, t: (bind(prim, *p), None))(_p)
     vjp_rules[_p] = (lambda prim: lambda x, y: (bind(prim, x, y), lambda ct: (None, None)))(_p)
-jvp_rules[select_p] = lambda p, t: (select(*p), None if t[1] is None and t[2] is None else select(p[0], t[1] if t[1] is not None else _full_like(p[1], 0), t[2] if t[2] is not None else _full_like(p[2], 0)))
+def _zero_tangent(x: Any) -> Array:
+    """The zero tangent of x: x's dtype, shape and weak type (JAX instantiates it from x's aval)."""
+    a = get_aval(x)
+    return Array(np.zeros(a.shape, a.dtype), a.weak_type)
+
+
+jvp_rules[select_p] = lambda p, t: (select(*p), None if t[1] is None and t[2] is None else select(p[0], t[1] if t[1] is not None else _zero_tangent(p[1]), t[2] if t[2] is not None else _zero_tangent(p[2])))
 vjp_rules[select_p] = lambda c, x, y: (select(c, x, y), lambda ct: (None, select(c, ct, _full_like(ct, 0)), select(c, _full_like(ct, 0), ct)))
 
 for _p in (add_p, sub_p, mul_p, div_p, neg_p, max_p, min_p, pow_p, integer_pow_p, sin_p, cos_p, exp_p,

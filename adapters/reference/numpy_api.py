@@ -162,6 +162,8 @@ true_divide = divide
 
 
 def power(x: Any, y: Any) -> Any:
+    if get_aval(_lift(x)).dtype.kind == "b":  # booleans are raised as int32, as in JAX (whatever the x64 flag)
+        x = _convert(_lift(x), np.dtype("int32"))
     if isinstance(y, Array) and y.ndim == 0 and y.dtype.kind in "iu":
         y = int(y)  # a concrete integer scalar exponent: integer_pow, as JAX does (x keeps its dtype and weak type)
     if isinstance(y, int) and not isinstance(y, bool):
@@ -426,11 +428,14 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:  # noqa: A0
         return _lift(object)
     if dt is None:
         dt = _infer_dtype(object)
+    elif isinstance(object, (int, float)) and not isinstance(object, builtins.bool) and dt.kind in "iu" and (
+            not np.iinfo(dt).min <= int(object) <= np.iinfo(dt).max):
+        raise OverflowError(f"Python integer {int(object)} out of bounds for {dt.name}")
     elif isinstance(object, (float, complex)):
         # JAX 0.10.2 canonicalizes a Python scalar first: in allow mode float64 holds float32's rounding.
         object = np.asarray(object, _infer_dtype(object))  # noqa: A001
     _check_int_range(object, dt)
-    return Array(np.asarray(object, dtype=dt))
+    return Array(np.asarray(_unwrap(object), dtype=dt))
 
 
 def _python_number(obj: Any) -> bool:
@@ -438,12 +443,24 @@ def _python_number(obj: Any) -> bool:
     return isinstance(obj, (int, float, complex)) and not isinstance(obj, (bool, np.generic))
 
 
+def _unwrap(obj: Any) -> Any:
+    """Lists and tuples with the reference's Arrays replaced by their NumPy values (bfloat16 included)."""
+    if isinstance(obj, (list, tuple)):
+        return [_unwrap(v) for v in obj]
+    return obj._value if isinstance(obj, Array) else obj
+
+
+def _flat(obj: Any) -> list[Any]:
+    return [leaf for v in obj for leaf in _flat(v)] if isinstance(obj, (list, tuple)) else [obj]
+
+
 def _infer_dtype(obj: Any) -> np.dtype:
     if isinstance(obj, (bool, int, float, complex)) and not isinstance(obj, np.generic):
         return python_scalar_dtype(obj)
-    raw = np.asarray(obj)
     if isinstance(obj, (list, tuple)) and any(isinstance(v, Array) for v in obj):
-        return raw.dtype  # a list of arrays: their common dtype (float64 ones in allow mode stay float64)
+        # a list with arrays: JAX's promotion of its elements (Python numbers weak; float64 ones in allow mode stay)
+        return result_type(*_flat(obj))
+    raw = np.asarray(obj)
     if isinstance(obj, (list, tuple)) and raw.dtype.kind in "iufc" and raw.dtype.itemsize == 8:
         # a list of Python numbers: the default of its kind
         return {"i": default_int, "u": default_int, "f": default_float, "c": default_complex}[raw.dtype.kind]()
@@ -583,7 +600,7 @@ def _operand(x: Any) -> Any:
         return _types.SimpleNamespace(dtype=canonicalize_dtype(x.dtype), weak_type=False)
     if isinstance(x, (str, np.dtype)) or (isinstance(x, type) and (
             x in (int, float, complex, builtins.bool) or issubclass(x, np.generic))):
-        return _types.SimpleNamespace(dtype=check_user_dtype(x, "dtype"), weak_type=x in (int, float, complex))
+        return _types.SimpleNamespace(dtype=check_user_dtype(x, "dtype"), weak_type=any(x is t for t in (int, float, complex)))
     return get_aval(_lift(x))
 
 
@@ -593,7 +610,7 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     their kind or above, and otherwise become np.dtype(int/float/complex) (a weak complex meeting a
     float takes the float's width)."""
     def node(x: Any) -> tuple[np.dtype, bool]:
-        if isinstance(x, type) and x in (int, float, complex):
+        if any(x is t for t in (int, float, complex)):  # by identity: jnp.int64 == int holds
             return np.dtype(x), True
         return (np.dtype(bool) if x is builtins.bool else to_dtype(x)), False
 

@@ -189,3 +189,21 @@ def test_true_division_converts_each_operand_from_its_value(ref: Any) -> None:
     jnp = ref.numpy
     out = jnp.array(1, dtype="uint8") / -2  # not 1 / uint8(-2)
     assert (out.dtype, float(out)) == (np.float32, -0.5)
+
+
+def test_more_dtype_paths(ref: Any) -> None:
+    jax, jnp = ref, ref.numpy
+    assert jnp.promote_types(jnp.int64, "int32") == np.int64  # jnp.int64 is not Python's int
+    assert (jnp.array(True) ** jnp.array(True)).dtype == np.int32 and (jnp.array(True) ** 2).dtype == np.int32
+    assert jnp.issubdtype(jnp.bfloat16, jnp.floating)
+    with pytest.raises(OverflowError, match="Python integer -1 out of bounds for uint32"):
+        jnp.array(-1.25, dtype="uint32")
+    assert jnp.array([jnp.array(1.5), 2]).dtype == np.float32  # a list's elements promote as JAX promotes them
+    x = jnp.array(0.5, dtype="bfloat16")
+    assert jnp.array([x, x]).dtype == x.dtype
+    _, t = jax.jvp(lambda x: jnp.where(x > 0, x, 0.0), (jnp.array(2.0),), (jnp.ones(()),))
+    assert t.weak_type  # the zero tangent of the weak 0.0 branch is weak
+    with ref.enable_x64(True):
+        a = jnp.array(1.5)
+    with pytest.warns(UserWarning, match="complex128 requested in dtype"):
+        a < 1 + 2j  # noqa: B015 - the promotion is what is checked
