@@ -374,8 +374,6 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     return wrapped
 
 
-def tree_zeros_like(tree: Any) -> Any:
-    return tree_map(lambda x: zeros_like_aval(get_aval(x)), tree)
 def jacfwd(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     """`jax.jacfwd` (one argnum): jvp along each basis direction of the argument, batched with vmap."""
     from adapters.reference import numpy_api
@@ -399,3 +397,5 @@ def jacfwd(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     return wrapped
 
 
+def tree_zeros_like(tree: Any) -> Any:
+    return tree_map(lambda x: zeros_like_aval(get_aval(x)), tree)
