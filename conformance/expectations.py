@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from conformance.mode import Mode, ModeError
 from conformance.spec import version_in
@@ -38,10 +38,14 @@ class Entry:
     backends: frozenset[str] | None = None
     used: bool = False
     path: Path | None = None  # the expectations file that lists it
+    version: SpecifierSet | None = None  # the releases the divergence is known in (its group's `version`)
 
     def matches(self, case: str, mode: Mode, backend: str) -> bool:
         return (self.case == case and (self.modes is None or mode.slug in self.modes)
                 and (self.backends is None or backend in self.backends))
+
+    def applies(self, version: str) -> bool:
+        return self.version is None or version_in(version, self.version)
 
 
 def _mode_name(path: Path, name: Any) -> str:
@@ -74,15 +78,19 @@ class ExpectationFile:
         out = cls(path, str(data["adapter"]), version, frozenset([backend] if isinstance(backend, str) else backend) if backend else None)
         for group in data.get("entries", []) or []:
             reason = str(group.get("reason") or NEEDS_REASON)
+            try:
+                releases = SpecifierSet(str(group["version"])) if group.get("version") else None
+            except InvalidSpecifier:
+                raise pytest.UsageError(f"{path}: version {group['version']!r} is not a PEP 440 range (e.g. \"<0.11\")") from None
             for item in group.get("cases", []) or []:
                 if isinstance(item, str):
-                    out.entries.append(Entry(item, reason, path=path))
+                    out.entries.append(Entry(item, reason, path=path, version=releases))
                 else:
                     modes = [_mode_name(path, m) for m in item.get("modes") or []]
                     backends = item.get("backends")
                     out.entries.append(Entry(str(item["case"]), reason,
                                              frozenset(modes) if modes else None,
-                                             frozenset(backends) if backends else None, path=path))
+                                             frozenset(backends) if backends else None, path=path, version=releases))
         return out
 
     @classmethod
@@ -102,7 +110,7 @@ class ExpectationSet:
         for f in self.files:
             if f.applies(adapter, version, backend):
                 for entry in f.entries:
-                    if entry.matches(case, mode, backend):
+                    if entry.matches(case, mode, backend) and entry.applies(version):
                         entry.used = True
                         return entry
         return None
@@ -119,29 +127,40 @@ class ExpectationSet:
             if adapter is None or not f.applies(adapter, version):
                 continue
             for entry in f.entries:
-                if not entry.used and (entry.modes is None or mode.slug in entry.modes):
+                if not entry.used and entry.applies(version) and (entry.modes is None or mode.slug in entry.modes):
                     yield f.path, entry.case
 
 
 def write_expectations(path: Path, adapter: str, failing: dict[str, set[str]], all_modes: set[str],
-                       previous: ExpectationFile | None, version: str | None = None) -> None:
+                       previous: ExpectationFile | None, version: str | None = None, run_version: str | None = None) -> None:
     """Rewrite `path` from a run: `failing` maps case id -> mode slugs that failed.
 
-    Existing reasons are kept; new entries get a reason to fill in.
+    Existing reasons (and their groups' release ranges) are kept; new entries get a reason to fill
+    in. Entries whose range leaves out the run's release (`run_version`) say nothing about this run
+    and are written back as they were.
     """
     reasons: dict[str, str] = {}
+    ranges: dict[str, str] = {}
+    groups: dict[str, list[Any]] = {}
     if previous is not None:
         for e in previous.entries:
             reasons.setdefault(e.case, e.reason)
-    groups: dict[str, list[Any]] = {}
+            if e.version is not None:
+                ranges.setdefault(e.reason, str(e.version))
+            if e.version is not None and run_version is not None and not e.applies(run_version):
+                item: Any = e.case if e.modes is None else {"case": e.case, "modes": sorted(e.modes)}
+                groups.setdefault(e.reason, []).append(item)
     for case in sorted(failing):
         modes = failing[case]
-        item: Any = case if modes >= all_modes else {"case": case, "modes": sorted(modes)}
-        groups.setdefault(reasons.get(case, NEEDS_REASON), []).append(item)
+        item = case if modes >= all_modes else {"case": case, "modes": sorted(modes)}
+        group = groups.setdefault(reasons.get(case, NEEDS_REASON), [])
+        if item not in group:
+            group.append(item)
     data: dict[str, Any] = {"adapter": adapter}
     if version:
         data["version"] = version
-    data["entries"] = [{"reason": r, "cases": cs} for r, cs in sorted(groups.items())]
+    data["entries"] = [{"reason": r, **({"version": ranges[r]} if r in ranges else {}), "cases": cs}
+                       for r, cs in sorted(groups.items())]
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(yaml.safe_dump(data, sort_keys=False, width=100), encoding="utf-8")
     tmp.replace(path)

@@ -449,9 +449,11 @@ def update_expectations(adapter: str, jobs: list[ModeJob], path: Path) -> Path:
     all_modes = {m.slug for m in DEFAULT_MODES} | {j.mode.slug for j in jobs}
     failing: dict[str, set[str]] = {}
     ran: set[tuple[str, str]] = set()
+    run_version: str | None = None
     for job in jobs:
         for r in _records(job.results):
             if r.get("record") == "case" and not str(r.get("case", "")).startswith("<"):
+                run_version = run_version or r.get("behaviour_version") or r.get("implementation_version")
                 ran.add((r["case"], job.mode.slug))
                 if r.get("outcome") in STILL_FAILING:
                     failing.setdefault(r["case"], set()).add(job.mode.slug)
@@ -461,7 +463,7 @@ def update_expectations(adapter: str, jobs: list[ModeJob], path: Path) -> Path:
                 failing.setdefault(entry.case, set()).add(slug)
     version = str(previous.version) if previous and previous.version else None
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_expectations(path, adapter, failing, all_modes, previous, version)
+    write_expectations(path, adapter, failing, all_modes, previous, version, run_version)
     return path
 
 

@@ -189,3 +189,30 @@ def test_every_case_of_the_suite_says_what_kind_of_requirement_it_is() -> None:
                      "custom_vjp.closures.jit-tracer-primal", "custom_vjp.closures.jit-tracer-rule-used"):
         assert cases[disowned].basis == "unsupported", disowned
     assert "x64.context.no-config-use" not in cases  # true of every JAX ever released: it could not fail
+
+
+def test_a_divergence_known_only_in_some_releases_is_left_alone_elsewhere(tmp_path: Path) -> None:
+    # The reference models JAX 0.10.2: an entry for releases before 0.10 neither xfails nor
+    # xpasses its case there, is not reported unused, and the ratchet writes it back untouched.
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "demo.yaml").write_text(textwrap.dedent(SPEC).lstrip(), encoding="utf-8")
+    expectations = tmp_path / "reference.yaml"
+    expectations.write_text(textwrap.dedent("""
+        adapter: reference
+        entries:
+          - reason: diverged in old releases only
+            version: "<0.10"
+            cases: [demo.holds]
+          - reason: it really does diverge
+            cases: [demo.diverges]
+    """).lstrip(), encoding="utf-8")
+    common = ["run", "--adapter", "reference", "--specs", str(specs), "--expectations", str(expectations), "--progress", "plain", "--no-report"]
+    proc = _run(*common, "--out", str(tmp_path / "out1"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "matched no collected case" not in proc.stdout + proc.stderr
+    _run(*common, "--out", str(tmp_path / "out2"), "--update-expectations")
+    groups = {g["reason"]: g for g in yaml.safe_load(expectations.read_text())["entries"]}
+    assert groups["diverged in old releases only"]["version"] == "<0.10"
+    assert groups["diverged in old releases only"]["cases"] == ["demo.holds"]
+    assert [c if isinstance(c, str) else c["case"] for c in groups["it really does diverge"]["cases"]] == ["demo.diverges"]
