@@ -32,8 +32,6 @@ class Adapter(abc.ABC):
     """One implementation under test."""
 
     name: ClassVar[str]
-    # Names beyond SPEC_NAMES that this adapter's namespace() provides (lint accepts them in spec code).
-    extra_names: ClassVar[frozenset[str]] = frozenset()
 
     @abc.abstractmethod
     def start(self, mode: Mode) -> None:

@@ -535,10 +535,9 @@ class CodeNames(Rule):
     doc = ("Spec code uses only names it defines or that the adapter provides (jax, jnp, np, lax, os, sys; `st`, "
            "`assume`, `note` and the drawn names with `given`; `result` in checks): a typo is the spec's bug, "
            "never a verdict on the implementation. Checked by pyflakes.")
-    extra_names: frozenset[str] = frozenset()
 
     def check(self, spec: Spec) -> Iterator[SpecError]:
-        names = SPEC_NAMES | self.extra_names
+        names = SPEC_NAMES
         shared: frozenset[str] = frozenset()
         if "setup" in spec.raw:
             # The file's setup runs before every case: checked once, its names given to each case.

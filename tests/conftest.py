@@ -48,3 +48,10 @@ def specdir(pytester: pytest.Pytester) -> SpecDir:
 
 def read_results(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def case_records(path: Path) -> dict[str, dict[str, Any]]:
+    """The case records of a results file by case id ({} when the file was never written)."""
+    if not path.exists():
+        return {}
+    return {r["case"]: r for r in read_results(path) if r.get("record", "case") == "case" and "case" in r}

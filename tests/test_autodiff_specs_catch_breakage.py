@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformance.loader import load_spec, spec_files
+from tests.conftest import case_records
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "specs" / "autodiff"
@@ -29,12 +29,7 @@ def _run(adapter: str, out: Path) -> dict[str, dict]:
     cmd = [sys.executable, "-m", "pytest", str(REPO / "conformance"), f"--adapter={adapter}", "--x64=off",
            "--explicit-x64-dtypes=warn", "--specs", str(SPECS), "--results", str(out), "-q", "-p", "no:cacheprovider"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
-    records = {}
-    if out.exists():
-        for line in out.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            if record.get("record", "case") == "case" and "case" in record:
-                records[record["case"]] = record
+    records = case_records(out)
     assert records, f"{adapter}: no case records\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     return records
 

@@ -26,6 +26,7 @@ from packaging.version import Version
 from conformance.loader import load_spec, spec_files
 from tests.breakage import custom_jvp as jvp_breaks
 from tests.breakage import custom_vjp as breaks
+from tests.conftest import case_records
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC_DIRS = [REPO / "specs" / "custom_vjp", REPO / "specs" / "custom_jvp"]
@@ -301,12 +302,7 @@ def _run_suite(adapter: str, case_ids: set[str], out: Path) -> dict[str, dict[st
     cmd = [sys.executable, "-m", "pytest", str(REPO / "conformance"), f"--adapter={adapter}", *MODE, *specs,
            "-k", _keyword(case_ids), "--results", str(out), "-q", "-p", "no:cacheprovider"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
-    records = {}
-    if out.exists():
-        for line in out.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            if record.get("record", "case") == "case" and "case" in record:
-                records[record["case"]] = record
+    records = case_records(out)
     if not records:
         raise AssertionError(f"{adapter}: no case records (exit {proc.returncode})\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return records

@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from conformance.mode import DEFAULT_MODES, Mode, ModeError
 from conformance.results import OUTCOMES, UNEXPECTED, Run, load_runs
+from conformance.spec import NORMATIVE_BASES
 
 # One character per outcome keeps the case x column grid small enough for a 100,000-record merge.
 CODES = {"passed": "p", "failed": "f", "error": "e", "skipped": "s", "not_applicable": "n",
@@ -25,7 +26,7 @@ MISSING = "-"
 HOLDS = frozenset({"passed", "xpassed"})  # the behaviour was seen to hold
 # Kinds of requirement (a record's `basis`) that compliance counts; records from before `basis`
 # existed (None) count as they always did. `observed` is shown beside, `unsupported` never counts.
-COUNTED_BASES = frozenset({"documented", "tested", None})
+COUNTED_BASES: frozenset[str | None] = NORMATIVE_BASES | {None}
 NOT_APPLICABLE = frozenset({"not_applicable", "skipped"})  # left out of the compliance percentage
 MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
 
