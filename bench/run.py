@@ -24,12 +24,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from jax_conformance.mode import DEFAULT_MODES, Mode  # noqa: E402
+from jax_conformance.run.workers import CaseRunner, worker_env  # noqa: E402
+from jax_conformance.spec.loader import SPECS_DIR, is_spec_file, load_spec, spec_files  # noqa: E402
+
 from bench.floor import isolated_script, write_floor  # noqa: E402
 from bench.measure import PYTHON, REPO, Timing, backends, machine, run_parallel, run_timed, spread  # noqa: E402
 from bench.synthetic import write_records, write_specs  # noqa: E402
-from conformance.executor import CaseRunner, worker_env  # noqa: E402
-from conformance.loader import SPECS_DIR, is_spec_file, load_spec, spec_files  # noqa: E402
-from conformance.mode import DEFAULT_MODES, Mode  # noqa: E402
 
 ONE_MODE = Mode(False, "warn")
 TARGETS = {"overhead": 1.25, "matrix": 1.4, "isolated_s": 0.15, "load_s": 2.0, "collect_s": 5.0,
@@ -180,7 +181,7 @@ def bench_matrix(b: Bench) -> dict[str, Any]:
     floors: list[Timing] = []
     slowest: list[float] = []
     out = b.tmp / "run"
-    argv = [PYTHON, "-m", "conformance.cli", "run", "--out", str(out), "--force", "--progress", "plain", "--jobs", str(jobs),
+    argv = [PYTHON, "-m", "jax_conformance.cli", "run", "--out", str(out), "--force", "--progress", "plain", "--jobs", str(jobs),
             "--modes", ",".join(m.slug for m in modes), *b.specs_args]
     for r in range(rounds):
         b.say(f"matrix, round {r + 1}/{rounds}: jax-conformance run ({len(modes)} modes, {jobs} at a time)")
@@ -276,7 +277,7 @@ def bench_scale(b: Bench) -> dict[str, Any]:
     specs = b.tmp / "synthetic-specs"
     write_specs(specs, n_cases)
     b.say(f"scale: lint {n_cases:,} cases")
-    lint = run_timed([PYTHON, "-m", "conformance.cli", "lint", str(specs)], b.log("scale-lint"))
+    lint = run_timed([PYTHON, "-m", "jax_conformance.cli", "lint", str(specs)], b.log("scale-lint"))
     b.say(f"scale: collect {n_cases:,} cases ({lint.wall:.1f}s lint)")
     collect = run_timed([PYTHON, "-m", "pytest", "conformance/", "--adapter=jax", "--specs", str(specs), "--collect-only",
                          "-q", "-p", "no:cacheprovider"], b.log("scale-collect"))
@@ -285,10 +286,10 @@ def bench_scale(b: Bench) -> dict[str, Any]:
     written = write_records(records, n_records)
     b.say(f"scale: report of {written:,} records ({collect.wall:.1f}s collect)")
     site = b.tmp / "site"
-    report = run_timed([PYTHON, "-m", "conformance.cli", "report", str(records), "--out", str(site)], b.log("scale-report"))
+    report = run_timed([PYTHON, "-m", "jax_conformance.cli", "report", str(records), "--out", str(site)], b.log("scale-report"))
     first_page = None
     if report.rc == 0:
-        from conformance.report.site import first_page_bytes
+        from jax_conformance.report.site import first_page_bytes
 
         first_page = first_page_bytes(site / "index.html")
     page_mb = first_page / 1e6 if first_page is not None else None

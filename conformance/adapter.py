@@ -2,7 +2,7 @@
 
 Adapters are found through the `jax_conformance.adapters` entry-point group, so a third
 party can add one without touching this repository. An adapter is only ever instantiated
-in a worker process (see `conformance.worker`), after the mode's environment is set.
+in a worker process (see `jax_conformance.run.worker`), after the mode's environment is set.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
-from conformance.mode import Mode
+from jax_conformance.mode import Mode
 
 GROUP = "jax_conformance.adapters"
 
@@ -46,11 +46,11 @@ class Adapter(abc.ABC):
         """implementation_version, behaviour_version (compared with `when.version`), backends, environment."""
 
     # Variables (by prefix) that the implementation reads when it is imported, after every module
-    # in `fork_preload()[0]`: a light fork server may serve a case that sets them (see conformance.forkserver).
+    # in `fork_preload()[0]`: a light fork server may serve a case that sets them (see jax_conformance.run.forkserver).
     late_env_prefixes: ClassVar[tuple[str, ...]] = ()
 
     def fork_preload(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(free, full) modules for the fork servers of isolated cases (see conformance.forkserver).
+        """(free, full) modules for the fork servers of isolated cases (see jax_conformance.run.forkserver).
 
         `free`: modules whose import reads none of the variables in `late_env_prefixes`, shared by
         every isolated case. `full`: the implementation itself, shared only by cases whose

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from conformance import __version__
+from jax_conformance import __version__
 
 USAGE = 2  # the exit status of every usage error
 
@@ -58,7 +58,7 @@ def positive_int(text: str) -> int:
 
 def check_spec_paths(paths: list[Path], option: str = "--specs") -> None:
     """A spec path that does not exist, or holds no spec file, is a usage error naming it."""
-    from conformance.loader import is_spec_file, spec_files
+    from jax_conformance.spec.loader import is_spec_file, spec_files
 
     for path in paths:
         what = f"{option} {path}" if option else str(path)
@@ -76,7 +76,7 @@ def check_adapter(name: str, option: str = "--adapter") -> None:
     importable `module:Class`; checked here, before any process is started."""
     import importlib.util
 
-    from conformance.adapter import installed_adapters
+    from jax_conformance.adapter import installed_adapters
 
     installed = installed_adapters()
     if name in installed:
@@ -95,12 +95,12 @@ def check_adapter(name: str, option: str = "--adapter") -> None:
 
 # name -> (module, one-line help)
 COMMANDS = {
-    "run": ("conformance.matrix", "run every mode on every backend and write results and a report"),
-    "report": ("conformance.report", "merge result files into a static HTML report"),
-    "lint": ("conformance.lintcli", "check spec files against the schema and the lint rules"),
-    "mutate": ("conformance.mutate", "run the suite against mutants of the reference and print the mutation score"),
-    "compat": ("conformance.compat", "run the suite across JAX releases, one isolated environment each"),
-    "diff": ("conformance.diff", "run generated programs on two implementations or backends and compare them"),
+    "run": ("jax_conformance.commands.run", "run every mode on every backend and write results and a report"),
+    "report": ("jax_conformance.report", "merge result files into a static HTML report"),
+    "lint": ("jax_conformance.commands.lint", "check spec files against the schema and the lint rules"),
+    "mutate": ("jax_conformance.commands.mutate", "run the suite against mutants of the reference and print the mutation score"),
+    "compat": ("jax_conformance.commands.compat", "run the suite across JAX releases, one isolated environment each"),
+    "diff": ("jax_conformance.commands.diff", "run generated programs on two implementations or backends and compare them"),
 }
 
 
@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # `python -m conformance.cli`: run the imported module's main, so that the UsageError the
-    # commands raise (conformance.cli.UsageError) is the class caught there, not __main__'s copy.
-    from conformance import cli as _cli
+    # `python -m jax_conformance.cli`: run the imported module's main, so that the UsageError the
+    # commands raise (jax_conformance.cli.UsageError) is the class caught there, not __main__'s copy.
+    from jax_conformance import cli as _cli
 
     sys.exit(_cli.main())

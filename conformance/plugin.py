@@ -2,7 +2,7 @@
 
 Registered through the `pytest11` entry point. It is inert unless `--adapter` is given or a
 spec file is collected, and it never imports JAX: cases run in a worker process
-(`conformance.worker`) started in the run's mode.
+(`jax_conformance.run.worker`) started in the run's mode.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance import __version__
-from conformance.adapter import installed_adapters
-from conformance.cli import UsageError, check_spec_paths, positive_float, positive_int
-from conformance.executor import ISOLATION_MODES, CaseRunner
-from conformance.expectations import ExpectationFile
-from conformance.lint import duplicate_ids, exception_names, known_tags
-from conformance.loader import (
+from jax_conformance import PACKAGE_DIR, __version__
+from jax_conformance.adapter import installed_adapters
+from jax_conformance.cli import UsageError, check_spec_paths, positive_float, positive_int
+from jax_conformance.mode import EXPLICIT_MODES, Mode, ModeError, parse_truth
+from jax_conformance.results import ResultsWriter, new_run_id, now, suite_info
+from jax_conformance.run.workers import ISOLATION_MODES, CaseRunner
+from jax_conformance.spec.expectations import ExpectationFile
+from jax_conformance.spec.loader import (
     SPECS_DIR,
     SpecCache,
     SpecError,
@@ -34,11 +34,9 @@ from conformance.loader import (
     load_spec,
     spec_files,
 )
-from conformance.mode import EXPLICIT_MODES, Mode, ModeError, parse_truth
-from conformance.results import ResultsWriter, new_run_id, now, suite_info
-from conformance.spec import Case, Spec
+from jax_conformance.spec.model import Case, Spec
+from jax_conformance.spec.rules import duplicate_ids, exception_names, known_tags
 
-PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD_KEY = "conformance_record"
 _ERROR_LINE = re.compile(r"^(.*?):(\d+): [A-Z0-9-]+ ")
 

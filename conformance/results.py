@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance import __version__
+from jax_conformance import CHECKOUT, __version__
 
 OUTCOMES = ("passed", "failed", "error", "skipped", "not_applicable", "xfailed", "xpassed", "crashed", "timeout")
 # Outcomes that make a run fail (exit status 1).
@@ -31,7 +31,9 @@ def now() -> str:
 
 
 def git_revision(root: Path | None = None) -> str | None:
-    root = root or Path(__file__).resolve().parent.parent
+    root = root or CHECKOUT
+    if root is None:
+        return None
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):

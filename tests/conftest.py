@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance.plugin import PACKAGE_DIR
+from jax_conformance.plugin import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
 

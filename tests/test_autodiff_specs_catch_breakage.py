@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from jax_conformance.spec.loader import load_spec, spec_files
 
-from conformance.loader import load_spec, spec_files
 from tests.conftest import case_records
 
 REPO = Path(__file__).resolve().parent.parent

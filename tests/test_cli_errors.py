@@ -2,7 +2,7 @@
 exit status 2, no traceback, nothing started or written.
 
 Table-driven over every subcommand's options with bad values; each row runs
-`python -m conformance.cli ...` in a fresh directory and checks that it is left as it was.
+`python -m jax_conformance.cli ...` in a fresh directory and checks that it is left as it was.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from conformance.plugin import PACKAGE_DIR
+from jax_conformance.plugin import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
 MODES = "the modes are off-warn, off-error, off-allow, on"
@@ -132,7 +131,7 @@ def test_a_usage_error_is_one_line_exit_2_and_starts_nothing(command: str, words
 
     argv = [part.format(**places) for part in shlex.split(command)]
     before = snapshot(places["SPECS"].parent)
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", *argv], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", *argv], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     err = proc.stderr
     assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stdout}{err}"

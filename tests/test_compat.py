@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance import compat
-from conformance.cli import UsageError
-from conformance.mode import Mode
-from conformance.results import load_runs
+from jax_conformance.cli import UsageError
+from jax_conformance.commands import compat
+from jax_conformance.mode import Mode
+from jax_conformance.results import load_runs
 
 REAL = os.environ.get("JAX_CONFORMANCE_COMPAT_REAL") == "1"
 

@@ -33,7 +33,7 @@ def _entries(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def case_ids() -> set[str]:
-    from conformance.loader import load_spec, spec_files
+    from jax_conformance.spec.loader import load_spec, spec_files
 
     areas = [d for d in sorted((ROOT / "specs").iterdir()) if d.is_dir() and d.name != "expectations"]
     return {case.id for path in spec_files(areas) for case in load_spec(path).cases}

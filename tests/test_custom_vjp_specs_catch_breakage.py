@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jax_conformance.spec.loader import load_spec, spec_files
 from packaging.version import Version
 
-from conformance.loader import load_spec, spec_files
 from tests.breakage import custom_jvp as jvp_breaks
 from tests.breakage import custom_vjp as breaks
 from tests.conftest import case_records

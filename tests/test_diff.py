@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conformance import diffobs
-from conformance.diff import Side, generate, reproduction
-from conformance.diffgrammar import AREAS
-from conformance.mode import Mode
+from jax_conformance.commands.diff import Side, generate, reproduction
+from jax_conformance.differential import observe as diffobs
+from jax_conformance.differential.grammar import AREAS
+from jax_conformance.mode import Mode
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANT = "tests.breakage.diff_plant:PlantedReference"
@@ -24,7 +23,7 @@ def test_diff_finds_and_shrinks_the_planted_difference(tmp_path: Path) -> None:
     out = tmp_path / "diff.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "diff", "--adapters", f"reference,{PLANT}", "--modes", "off-warn",
+        [sys.executable, "-m", "jax_conformance.cli", "diff", "--adapters", f"reference,{PLANT}", "--modes", "off-warn",
          "--areas", "creation", "--budget", "40", "--seed", "0", "--shrink", "1", "--out", str(out), "--quiet"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # a disagreement was found
@@ -109,13 +108,13 @@ def test_reproduction_is_one_shell_line() -> None:
 @pytest.mark.parametrize("argv", [["--adapters", "jax"], ["--adapters", "jax,reference", "--backends", "cpu,gpu"],
                                   ["--modes", "sideways"], ["--areas", "nowhere"], ["--budget", "0"]])
 def test_usage_errors_are_one_line(argv: list[str]) -> None:
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "diff", *argv], cwd=ROOT, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "diff", *argv], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stderr.startswith("jax-conformance diff")
 
 
 def test_backends_of_one_adapter(tmp_path: Path) -> None:
-    run = [sys.executable, "-m", "conformance.cli", "diff", "--adapters", "reference", "--modes", "off-warn",
+    run = [sys.executable, "-m", "jax_conformance.cli", "diff", "--adapters", "reference", "--modes", "off-warn",
            "--budget", "12", "--quiet", "--out", str(tmp_path / "b.jsonl")]
     same = subprocess.run([*run, "--backends", "cpu,cpu"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert same.returncode == 0, same.stdout + same.stderr  # one implementation agrees with itself

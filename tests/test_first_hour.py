@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conformance.plugin import PACKAGE_DIR
+from jax_conformance.plugin import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -96,7 +95,7 @@ def test_dev_says_what_it_takes(tmp_path: Path) -> None:
 
 def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "JAX_CONFORMANCE_CACHE"}
-    code = "from conformance.compat import default_cache_dir; print(default_cache_dir())"
+    code = "from jax_conformance.commands.compat import default_cache_dir; print(default_cache_dir())"
     xdg = subprocess.run([sys.executable, "-c", code], env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
                          cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     assert Path(xdg) == tmp_path / "xdg" / "jax-conformance"
@@ -108,7 +107,7 @@ def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) ->
     given = subprocess.run([sys.executable, "-c", code], env={**env, "JAX_CONFORMANCE_CACHE": str(tmp_path / "mine")},
                            cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     assert Path(given) == tmp_path / "mine"
-    helptext = subprocess.run([sys.executable, "-m", "conformance.cli", "compat", "--help"], env={**env, "HOME": str(tmp_path / "home")},
+    helptext = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "compat", "--help"], env={**env, "HOME": str(tmp_path / "home")},
                               cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert "delete that directory to clear them" in " ".join(helptext.split())
 
@@ -176,8 +175,8 @@ def test_pytest_refuses_a_case_timeout_of_zero_or_less(tmp_path: Path) -> None:
 
 
 def test_an_expectations_entry_naming_the_old_mode_name_still_matches(tmp_path: Path) -> None:
-    from conformance.expectations import ExpectationFile
-    from conformance.mode import Mode
+    from jax_conformance.mode import Mode
+    from jax_conformance.spec.expectations import ExpectationFile
 
     path = tmp_path / "jax.yaml"
     path.write_text("adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: [on-warn, off-error]}]\n", encoding="utf-8")

@@ -1,6 +1,6 @@
 """Isolated cases forked from a fork server are the processes a fresh interpreter would give.
 
-`conformance.forkserver` saves the interpreter start-up of `isolate: process` cases. These
+`jax_conformance.run.forkserver` saves the interpreter start-up of `isolate: process` cases. These
 tests hold it to that: which server may serve which environment, what happens when a server
 is gone, and that the real x64 specs (where every isolated case lives) give the same verdicts
 and the same observed values forked as spawned.
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jax_conformance.mode import Mode
+from jax_conformance.run.workers import CaseRunner
+from jax_conformance.spec.loader import load_spec
 
-from conformance.executor import CaseRunner
-from conformance.loader import load_spec
-from conformance.mode import Mode
 from tests.conftest import REPO, read_results
 
 OFF_WARN = Mode(False, "warn")

@@ -22,10 +22,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from conformance.lint import RULE_IDS
-from conformance.lintcli import one_line
-from conformance.loader import MAX_SPEC_BYTES, SpecFileErrors, is_spec_file, load_spec
+from jax_conformance.commands.lint import one_line
+from jax_conformance.spec.loader import MAX_SPEC_BYTES, SpecFileErrors, is_spec_file, load_spec
+from jax_conformance.spec.rules import RULE_IDS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "lint"
@@ -77,7 +76,7 @@ SINGLE = [f for f in ALL if f.path.parent == FIXTURES]
 
 def lint(*args: str, cwd: Path = REPO, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`jax-conformance lint ARGS` in a subprocess, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "conformance.cli", "lint", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "jax_conformance.cli", "lint", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
 
 

@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 import yaml
+from jax_conformance.mode import EXPLICIT_MODES, Mode
+from jax_conformance.spec import loader
+from jax_conformance.spec import rules as lint
+from jax_conformance.spec.loader import SpecFileErrors, is_spec_file, load_spec
+from jax_conformance.spec.model import Case, Code
 from packaging.version import InvalidVersion, Version
 
-from conformance import lint, loader
-from conformance.loader import SpecFileErrors, is_spec_file, load_spec
-from conformance.mode import EXPLICIT_MODES, Mode
-from conformance.spec import Case, Code
 from tests.test_lint import FIXTURES, REPO, _mutants
 
 SOURCES = [p for p in sorted((REPO / "specs").rglob("*.yaml")) if is_spec_file(p)] + sorted(FIXTURES.rglob("*.yaml"))
@@ -262,7 +263,7 @@ def test_cache_off_by_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
 
 def test_parallel_lint_finds_what_the_sequential_one_finds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from conformance import lintcli
+    from jax_conformance.commands import lint as lintcli
 
     monkeypatch.setenv("JAX_CONFORMANCE_CACHE", str(tmp_path))
     paths = [REPO / "specs", FIXTURES]
@@ -325,7 +326,7 @@ def test_no_compiled_check_for_a_pattern_it_would_read_more_loosely() -> None:
 def test_lint_workers_only_on_a_machine_with_room(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from conformance import lintcli
+    from jax_conformance.commands import lint as lintcli
 
     monkeypatch.setattr(lintcli, "_cpus", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))

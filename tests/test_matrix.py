@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 import yaml
-
-from conformance.cli import UsageError
-from conformance.matrix import Progress, ResultsTail, merge, parse_modes, summary_table
-from conformance.mode import DEFAULT_MODES, Mode
-from conformance.plugin import PACKAGE_DIR
-from conformance.report.model import build_model
+from jax_conformance.cli import UsageError
+from jax_conformance.commands.run import Progress, ResultsTail, merge, parse_modes, summary_table
+from jax_conformance.mode import DEFAULT_MODES, Mode
+from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.report.model import build_model
 
 REPO = PACKAGE_DIR.parent
 
@@ -84,7 +83,7 @@ def spec_dir(root: Path, text: str, name: str = "demo") -> Path:
 
 
 def run_matrix(*args: str, timeout: float = 600, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--progress", "plain", *args],
+    return subprocess.run([sys.executable, "-m", "jax_conformance.cli", "run", "--progress", "plain", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
@@ -120,7 +119,7 @@ def test_results_tail_reads_only_whole_lines(tmp_path: Path) -> None:
 
 
 def test_live_progress_redraws_in_place(tmp_path: Path) -> None:
-    from conformance.matrix import ModeJob
+    from jax_conformance.commands.run import ModeJob
 
     jobs = [ModeJob("jax", m, tmp_path / f"{m.slug}.jsonl", tmp_path / f"{m.slug}.log", []) for m in DEFAULT_MODES[:2]]
     stream = io.StringIO()
@@ -182,7 +181,7 @@ def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
 def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> None:
     specs = spec_dir(tmp_path, SLOW_SPEC)
     out = tmp_path / "out"
-    runner = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "--progress", "plain", "--specs", str(specs),
+    runner = subprocess.Popen([sys.executable, "-m", "jax_conformance.cli", "run", "--progress", "plain", "--specs", str(specs),
                                "--modes", "off-warn,off-error", "--out", str(out), "--case-timeout", "300", "--jobs", "2"],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     victim = None
@@ -234,7 +233,7 @@ def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> 
 
 
 def test_merge_adds_an_end_record_for_a_mode_that_never_started(tmp_path: Path) -> None:
-    from conformance.matrix import ModeJob
+    from jax_conformance.commands.run import ModeJob
 
     job = ModeJob("jax", Mode(False, "warn"), tmp_path / "missing.jsonl", tmp_path / "x.log", [])
     job.returncode = 4
@@ -249,8 +248,8 @@ def test_merge_adds_an_end_record_for_a_mode_that_never_started(tmp_path: Path) 
 def test_expectation_files_are_per_adapter_and_must_exist(tmp_path: Path) -> None:
     import argparse
 
-    from conformance.cli import main
-    from conformance.matrix import expectation_files, update_target
+    from jax_conformance.cli import main
+    from jax_conformance.commands.run import expectation_files, update_target
 
     jax_file, ref_file = tmp_path / "jax.yaml", tmp_path / "ref.yaml"
     jax_file.write_text("adapter: jax\nentries: []\n")

@@ -7,8 +7,8 @@ import shutil
 import textwrap
 
 import pytest
+from jax_conformance.results import CASE_FIELDS, OUTCOMES
 
-from conformance.results import CASE_FIELDS, OUTCOMES
 from tests.conftest import REPO, SpecDir, read_results
 
 HEAD = """
@@ -209,7 +209,7 @@ def test_broken_files_are_one_error_each_and_the_rest_runs(specdir: SpecDir, tmp
 
 
 def test_missing_or_unknown_adapter_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    from conformance.plugin import PACKAGE_DIR
+    from jax_conformance.plugin import PACKAGE_DIR
 
     result = pytester.runpytest(str(PACKAGE_DIR))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -382,7 +382,7 @@ def test_sigterm_ends_the_run_with_an_interrupted_end_record(specdir: SpecDir, t
     import sys
     import time
 
-    from conformance.plugin import PACKAGE_DIR
+    from jax_conformance.plugin import PACKAGE_DIR
 
     specdir.write("demo.yaml", case("""
       - id: demo.first

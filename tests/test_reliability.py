@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
-
-from conformance.loader import load_spec
-from conformance.results import load_runs
+from jax_conformance.results import load_runs
+from jax_conformance.spec.loader import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "reliability"
@@ -344,7 +343,7 @@ def test_killed_run_leaves_whole_records_and_reads_as_interrupted(tmp_path: Path
         time.sleep(0.1)
     assert not [w for w in workers if _alive(w)], "orphaned worker processes"
     site = tmp_path / "site"
-    report = subprocess.run([sys.executable, "-m", "conformance.cli", "report", str(results), "--out", str(site)],
+    report = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "report", str(results), "--out", str(site)],
                             cwd=REPO, env=env(), capture_output=True, text=True, timeout=300)
     assert report.returncode == 0, report.stdout + report.stderr
     assert "1 interrupted" in report.stdout
@@ -390,7 +389,7 @@ def test_python_object_tag_is_rejected_before_anything_runs(tmp_path: Path) -> N
     yaml.unsafe_load(payload.replace(str(target), str(control)))
     assert control.is_dir()
 
-    lint = subprocess.run([sys.executable, "-m", "conformance.cli", "lint", str(specs)], cwd=REPO, env=env(),
+    lint = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "lint", str(specs)], cwd=REPO, env=env(),
                           capture_output=True, text=True, timeout=120)
     assert f"{specs / 'hostile.yaml'}:6: YAML-UNSAFE-TAG" in lint.stdout and lint.returncode == 1
     results = tmp_path / "results.jsonl"
@@ -429,7 +428,7 @@ def test_yaml_alias_bomb_is_bounded(tmp_path: Path) -> None:
     bomb.write_text("topic: bomb\nsource: {observed: x}\ncases:\n  - id: bomb.case\n    claim: x\n    run: '1'\n"
                     f"    expect: [{{note: x, value: [{', '.join(levels)}]}}]\n", encoding="utf-8")
     assert bomb.stat().st_size < 1000
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "lint", str(bomb)], cwd=REPO, env=env(),
+    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "lint", str(bomb)], cwd=REPO, env=env(),
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
     assert "bomb.yaml:1: YAML-TOO-LARGE with its aliases expanded the document has" in proc.stdout
@@ -441,7 +440,7 @@ def test_yaml_alias_bomb_is_bounded(tmp_path: Path) -> None:
 def test_jax_conformance_run_survives_crashes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "run", "--modes", "off-warn", "--specs", str(FIXTURES / "crash"),
+        [sys.executable, "-m", "jax_conformance.cli", "run", "--modes", "off-warn", "--specs", str(FIXTURES / "crash"),
          "--out", str(out), "--no-report", "--progress", "plain"],
         cwd=REPO, env=env(JAX_CONFORMANCE_MEMORY_LIMIT_MB=MEMORY_LIMIT_MB), capture_output=True, text=True, timeout=600,
     )

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance.plugin import PACKAGE_DIR
-from conformance.report import build_site
-from conformance.report.model import build_model, case_status, load_mutation
-from conformance.report.site import KEEP_BUILDS, first_page_bytes, safe_url
+from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.report import build_site
+from jax_conformance.report.model import build_model, case_status, load_mutation
+from jax_conformance.report.site import KEEP_BUILDS, first_page_bytes, safe_url
 
 REPO = PACKAGE_DIR.parent
 SCRIPT = "<script>window.__pwned = 1</script>"
@@ -304,13 +303,13 @@ def test_rendering_replaces_the_site_whole_and_leaves_other_files(tmp_path: Path
 
 
 def test_report_command(real_results: Path, tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "report", str(real_results), "--out", str(tmp_path / "site")],
+    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "report", str(real_results), "--out", str(tmp_path / "site")],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"report: .*index\.html \(1 columns, 4 cases, 4 records; first page [0-9.]+ MB", proc.stdout)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "report", str(empty), "--out", str(tmp_path / "none")],
+    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "report", str(empty), "--out", str(tmp_path / "none")],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "no runs found" in proc.stderr
     assert not (tmp_path / "none" / "index.html").exists()

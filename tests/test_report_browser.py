@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jax_conformance.report import build_site
 
-from conformance.report import build_site
 from tests.test_report import SCRIPT, run_file, run_suite, write_specs
 
 CHROMIUM = shutil.which("chromium")

@@ -2,7 +2,7 @@
 the newest, `--out` over a finished run refused unless `--force` (which clears it first), `report`
 never over an earlier site; Ctrl-C stops cleanly; a mode has one name everywhere.
 
-Real CLI runs (`python -m conformance.cli`) of the reference adapter on a one-file spec directory.
+Real CLI runs (`python -m jax_conformance.cli`) of the reference adapter on a one-file spec directory.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance.plugin import PACKAGE_DIR
+from jax_conformance.plugin import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
 
@@ -78,7 +77,7 @@ def specs(root: Path, text: str = SPEC) -> Path:
 
 
 def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "jax_conformance.cli", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -174,7 +173,7 @@ def test_a_mode_has_one_name_in_the_cli_summary_results_report_and_test_ids(tmp_
 def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path) -> None:
     specs(tmp_path, SLOW)
     out = tmp_path / "out"
-    runner = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "--adapter", "reference", "--progress", "plain",
+    runner = subprocess.Popen([sys.executable, "-m", "jax_conformance.cli", "run", "--adapter", "reference", "--progress", "plain",
                                "--specs", str(tmp_path / "specs"), "--modes", "off-warn,off-error,off-allow", "--jobs", "1",
                                "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -204,7 +203,7 @@ def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path)
         assert Path(path).exists(), f"{path} is printed but does not exist"
     assert "(incomplete: the run was interrupted)" in output
     # the report shows every mode asked for, each marked incomplete and why
-    from conformance.report.model import build_model
+    from jax_conformance.report.model import build_model
 
     model = build_model([out / "results.jsonl"])
     assert [(c.mode, c.backend, c.interrupted) for c in model.columns] == [

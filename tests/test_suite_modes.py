@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
+from jax_conformance.mode import DEFAULT_MODES, Mode
 
-from conformance.mode import DEFAULT_MODES, Mode
 from tests.conftest import REPO, read_results
 
 # JAX's known divergences, as `jax-conformance run` uses them: listed cases are xfailed (and fail the run once they conform).

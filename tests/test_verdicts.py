@@ -14,8 +14,8 @@ import textwrap
 from pathlib import Path
 
 import yaml
+from jax_conformance.plugin import PACKAGE_DIR
 
-from conformance.plugin import PACKAGE_DIR
 from tests.conftest import REPO, SpecDir, read_results
 
 SPEC = """
@@ -63,7 +63,7 @@ def test_a_listed_case_that_conforms_is_xpassed(specdir: SpecDir, tmp_path: Path
 
 
 def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", "jax_conformance.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 def test_run_counts_xpassed_and_the_ratchet_removes_the_entry(tmp_path: Path) -> None:
@@ -178,8 +178,8 @@ def test_no_case_passes_against_a_hollow_implementation(specdir: SpecDir, tmp_pa
 
 
 def test_every_case_of_the_suite_says_what_kind_of_requirement_it_is() -> None:
-    from conformance.loader import SPECS_DIR, is_spec_file, load_spec, spec_files
-    from conformance.spec import BASES
+    from jax_conformance.spec.loader import SPECS_DIR, is_spec_file, load_spec, spec_files
+    from jax_conformance.spec.model import BASES
 
     cases = {c.id: c for p in spec_files([SPECS_DIR]) if is_spec_file(p) for c in load_spec(p).cases}
     assert {c.basis for c in cases.values()} <= set(BASES)

@@ -203,7 +203,7 @@ def _select(ids: tuple[str, ...]) -> str:
 def _run(adapter: str, mode: str, ids: tuple[str, ...], results: Path) -> dict[str, Any]:
     x64, edm = MODES[mode]
     # xdist too: the suite's plugin declares an xdist hook and cannot be loaded without it.
-    cmd = [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "conformance.plugin", "conformance/", "--specs", "specs/x64",
+    cmd = [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "jax_conformance.plugin", "conformance/", "--specs", "specs/x64",
            f"--adapter={adapter}", f"--x64={x64}", f"--explicit-x64-dtypes={edm}", "-p", "no:cacheprovider", "-q",
            "-k", _select(ids), "--results", str(results)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "PYTEST_"))}
@@ -272,7 +272,7 @@ def test_breakage_is_caught(runs: dict[str, dict[str, Any]], breakage: Breakage)
 
 def test_every_x64_case_is_caught_by_some_breakage() -> None:
     """No x64 case goes unproven: each one is among the cases some breakage must fail."""
-    from conformance.loader import load_spec, spec_files
+    from jax_conformance.spec.loader import load_spec, spec_files
 
     ids = [case.id for path in spec_files([ROOT / "specs" / "x64"]) for case in load_spec(path).cases]
     caught = {case for b in BREAKAGES for case in b.catches}

@@ -8,8 +8,8 @@ import platform
 import sys
 from typing import Any
 
-from conformance.adapter import Adapter
-from conformance.mode import Mode
+from jax_conformance.adapter import Adapter
+from jax_conformance.mode import Mode
 
 
 class JaxAdapter(Adapter):

@@ -20,21 +20,30 @@ import types
 from typing import Any
 
 import numpy as np
-
-from conformance import __version__ as suite_version
-from conformance.adapter import Adapter
-from conformance.mode import Mode
+from jax_conformance import __version__ as suite_version
+from jax_conformance.adapter import Adapter
+from jax_conformance.mode import Mode
 
 BEHAVIOUR_VERSION = "0.10.2"  # the JAX release whose documented behaviour this models
 
 
 def build_jax_module() -> types.ModuleType:
     """Read the environment (as `import jax` would) and assemble the `jax` namespace."""
-    from adapters.reference import mutants
+    from jax_conformance.adapters.reference import mutants
 
     mutants.load_from_environ()
-    from adapters.reference import ad, custom, dtypes, errors, jit, lax, numpy_api, tree_util, vmap
-    from adapters.reference.config import config, enable_x64
+    from jax_conformance.adapters.reference import (
+        ad,
+        custom,
+        dtypes,
+        errors,
+        jit,
+        lax,
+        numpy_api,
+        tree_util,
+        vmap,
+    )
+    from jax_conformance.adapters.reference.config import config, enable_x64
 
     config.load_from_environ()  # an invalid JAX_ENABLE_X64 fails here, like `import jax`
     jax = types.ModuleType("jax", "The reference model of JAX (no JAX inside).")
@@ -94,7 +103,7 @@ class ReferenceAdapter(Adapter):
         return self._ns
 
     def info(self) -> dict[str, Any]:
-        from adapters.reference import mutants
+        from jax_conformance.adapters.reference import mutants
 
         jax = self.namespace()["jax"]
         return {
@@ -116,7 +125,7 @@ class ReferenceAdapter(Adapter):
         }
 
     def dtype_name(self, dtype: Any) -> str:
-        from adapters.reference.dtypes import float0
+        from jax_conformance.adapters.reference.dtypes import float0
 
         d = np.dtype(dtype)
         return "float0" if d == float0 else str(d.name)

@@ -17,12 +17,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from adapters.reference import core, lax
-from adapters.reference.core import Array, ShapedArray, Trace, Tracer, get_aval, new_main
-from adapters.reference.dtypes import bfloat16, float0
-from adapters.reference.mutants import mutant
-from adapters.reference.tree_util import tree_flatten, tree_map, tree_unflatten
+from jax_conformance.adapters.reference import core, lax
+from jax_conformance.adapters.reference.core import (
+    Array,
+    ShapedArray,
+    Trace,
+    Tracer,
+    get_aval,
+    new_main,
+)
+from jax_conformance.adapters.reference.dtypes import bfloat16, float0
+from jax_conformance.adapters.reference.mutants import mutant
+from jax_conformance.adapters.reference.tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 def is_float(aval: ShapedArray) -> bool:
@@ -78,7 +84,7 @@ def strip_autodiff(x: Any) -> Any:
     """x with every jvp/grad perturbation removed (stop_gradient); vmap and jit tracers stay."""
     if isinstance(x, (JVPTracer, LinearizeTracer)):
         return strip_autodiff(x.primal)
-    from adapters.reference.vmap import BatchTracer
+    from jax_conformance.adapters.reference.vmap import BatchTracer
 
     if isinstance(x, BatchTracer):
         return BatchTracer(x._trace, strip_autodiff(x.val), x.bdim)
@@ -376,8 +382,8 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
 
 def jacfwd(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     """`jax.jacfwd` (one argnum): jvp along each basis direction of the argument, batched with vmap."""
-    from adapters.reference import numpy_api
-    from adapters.reference.vmap import vmap
+    from jax_conformance.adapters.reference import numpy_api
+    from jax_conformance.adapters.reference.vmap import vmap
 
     def wrapped(*args: Any) -> Any:
         x = numpy_api.asarray(args[argnums])

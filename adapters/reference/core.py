@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from adapters.reference import errors
-from adapters.reference.mutants import mutant
+from jax_conformance.adapters.reference import errors
+from jax_conformance.adapters.reference.mutants import mutant
 
 # ---------------------------------------------------------------- abstract values
 
@@ -65,7 +64,7 @@ class ArrayOps:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def _np(self) -> Any:
-        from adapters.reference import numpy_api
+        from jax_conformance.adapters.reference import numpy_api
 
         return numpy_api
 
@@ -416,7 +415,7 @@ _staged_args: list[set[int]] = []  # per inline jit: the ids of its arguments (J
 @contextlib.contextmanager
 def inline_jit(*args: Any) -> Iterator[None]:
     """A jit called under another transformation (the reference inlines it; JAX stages it)."""
-    from adapters.reference.tree_util import tree_leaves
+    from jax_conformance.adapters.reference.tree_util import tree_leaves
 
     _inline_jit.append(len(trace_stack))
     _staged_args.append({id(x) for x in tree_leaves(args) if not isinstance(x, Tracer)})  # plain values: jit Tracers only
@@ -434,7 +433,7 @@ def staged_values(level: int) -> set[int]:
 
 def closes_over(fn: Any, ids: set[int], depth: int = 2) -> bool:
     """Whether fn (or a function it closes over, `depth` levels down) closes over one of these values."""
-    from adapters.reference.tree_util import tree_leaves
+    from jax_conformance.adapters.reference.tree_util import tree_leaves
 
     for cell in getattr(fn, "__closure__", None) or ():
         try:
@@ -478,7 +477,7 @@ def get_aval(x: Any) -> ShapedArray:
     """The abstract value of an array, tracer, Python scalar or NumPy value (canonicalized)."""
     if isinstance(x, (Array, Tracer)):
         return x.aval
-    from adapters.reference.dtypes import dtype_of_input
+    from jax_conformance.adapters.reference.dtypes import dtype_of_input
 
     dtype, weak = dtype_of_input(x)
     return ShapedArray(np.shape(x), dtype, weak)

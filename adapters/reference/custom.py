@@ -33,13 +33,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
-from adapters.reference import core, errors
-from adapters.reference.ad import is_float, strip_autodiff, zeros_like_aval
-from adapters.reference.core import ShapedArray, Tracer, get_aval
-from adapters.reference.dtypes import float0
-from adapters.reference.mutants import mutant
-from adapters.reference.tree_util import (
+from jax_conformance.adapters.reference import core, errors
+from jax_conformance.adapters.reference.ad import is_float, strip_autodiff, zeros_like_aval
+from jax_conformance.adapters.reference.core import ShapedArray, Tracer, get_aval
+from jax_conformance.adapters.reference.dtypes import float0
+from jax_conformance.adapters.reference.mutants import mutant
+from jax_conformance.adapters.reference.tree_util import (
     PyTreeDef,
     tree_flatten,
     tree_leaves,
@@ -279,7 +278,7 @@ def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
             f"but at output[{i}] the bwd rule produced an output of type {ct_aval} corresponding to an input of type "
             f"{aval}, so the shapes do not match")
     if isinstance(ct, (int, float, complex)):
-        from adapters.reference.numpy_api import _lift
+        from jax_conformance.adapters.reference.numpy_api import _lift
 
         return _lift(ct)
     return ct  # the dtype is not checked (JAX 0.10.2 accepts an int32 cotangent for a float input)
@@ -401,7 +400,7 @@ def staged_output_type(fun: Callable[..., Any], leaves: Sequence[Any]) -> tuple[
     """
     if not core._inline_jit:
         return None
-    from adapters.reference.jit import trace_to_ir
+    from jax_conformance.adapters.reference.jit import trace_to_ir
 
     ir, out_tree = trace_to_ir(fun, [get_aval(x) for x in leaves])
     return out_tree, [_strong(v.aval) for v in ir.outvars]
@@ -461,7 +460,7 @@ class BatchedCall:
         return self.call.out_tree
 
     def _wrap(self, leaves: Sequence[Any], trace: Any = None) -> list[Any]:
-        from adapters.reference.vmap import BatchTracer
+        from jax_conformance.adapters.reference.vmap import BatchTracer
 
         return [BatchTracer(trace or self.trace, x, 0) if x is not None else None for x in leaves]
 
@@ -478,8 +477,8 @@ class BatchedCall:
 
     def bwd_flat(self, res: Any, ct_leaves: Sequence[Any]) -> list[Any]:
         # The backward pass runs after the vmap has returned: batch it under a fresh vmap of the same size.
-        from adapters.reference.core import new_main
-        from adapters.reference.vmap import BatchTrace, BatchTracer, _is_array
+        from jax_conformance.adapters.reference.core import new_main
+        from jax_conformance.adapters.reference.vmap import BatchTrace, BatchTracer, _is_array
 
         with new_main(BatchTrace, self.trace.axis_size) as main:
             trace = BatchTrace(main)
@@ -499,7 +498,7 @@ class BatchedCall:
 
 def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable[..., Any], list[Any]]:
     """`jax.closure_convert`: fun with its closed-over Tracers hoisted into extra trailing arguments."""
-    from adapters.reference.jit import eval_ir, trace_to_ir
+    from jax_conformance.adapters.reference.jit import eval_ir, trace_to_ir
 
     leaves, in_tree = tree_flatten(example_args)
     ir, out_tree = trace_to_ir(lambda *flat: fun(*tree_unflatten(in_tree, list(flat))), [get_aval(x) for x in leaves])

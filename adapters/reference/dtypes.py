@@ -17,9 +17,8 @@ import warnings
 from typing import Any
 
 import numpy as np
-
-from adapters.reference.config import ExplicitX64Mode, config
-from adapters.reference.mutants import mutant
+from jax_conformance.adapters.reference.config import ExplicitX64Mode, config
+from jax_conformance.adapters.reference.mutants import mutant
 
 # The dtype of a cotangent for an integer input: no bits, nothing to add.
 float0 = np.dtype([("float0", np.void, 0)])

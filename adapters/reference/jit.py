@@ -17,12 +17,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from adapters.reference import core
-from adapters.reference.config import config
-from adapters.reference.core import Array, ShapedArray, Trace, Tracer, get_aval, new_main
-from adapters.reference.mutants import mutant
-from adapters.reference.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from jax_conformance.adapters.reference import core
+from jax_conformance.adapters.reference.config import config
+from jax_conformance.adapters.reference.core import (
+    Array,
+    ShapedArray,
+    Trace,
+    Tracer,
+    get_aval,
+    new_main,
+)
+from jax_conformance.adapters.reference.mutants import mutant
+from jax_conformance.adapters.reference.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 
 class Var:
@@ -233,7 +239,7 @@ class ShapeDtypeStruct:
 def _spec_aval(x: Any) -> ShapedArray:
     if isinstance(x, ShapeDtypeStruct):
         # An explicit dtype, judged by the policy like any other request (JAX >= 0.11.1 does so).
-        from adapters.reference.dtypes import check_user_dtype
+        from jax_conformance.adapters.reference.dtypes import check_user_dtype
 
         return ShapedArray(x.shape, check_user_dtype(x.dtype, "ShapeDtypeStruct") or x.dtype)
     return get_aval(x)

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from adapters.reference.core import Array, Primitive, bind, get_aval
+from jax_conformance.adapters.reference.core import Array, Primitive, bind, get_aval
 
 jvp_rules: dict[Primitive, Callable[..., Any]] = {}
 vjp_rules: dict[Primitive, Callable[..., Any]] = {}
@@ -214,7 +213,7 @@ def _convert(x: Any, new_dtype: np.dtype, weak_type: bool = False) -> Any:
 
 def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     """`lax.convert_element_type`: an explicit dtype request, so it goes through the dtype policy."""
-    from adapters.reference.dtypes import check_user_dtype
+    from jax_conformance.adapters.reference.dtypes import check_user_dtype
 
     dtype = check_user_dtype(new_dtype, "convert_element_type")
     assert dtype is not None
@@ -379,15 +378,15 @@ batch_rules[scatter_add_p] = _scatter_batch
 
 def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 - lax's argument names
     """`lax.clamp(min, x, max)`."""
-    from adapters.reference import numpy_api
+    from jax_conformance.adapters.reference import numpy_api
 
     return numpy_api.clip(x, min, max)
 
 
 def stop_gradient(x: Any) -> Any:
     """`lax.stop_gradient`: the value with every autodiff transformation stripped off."""
-    from adapters.reference.ad import strip_autodiff
-    from adapters.reference.tree_util import tree_map
+    from jax_conformance.adapters.reference.ad import strip_autodiff
+    from jax_conformance.adapters.reference.tree_util import tree_map
 
     return tree_map(strip_autodiff, x)
 
@@ -450,8 +449,8 @@ def scan(f: Callable[..., Any], init: Any, xs: Any = None, length: int | None = 
     """`lax.scan`, unrolled. JAX stages the body before running it, so inside another
     transformation each step runs as under an inner jit (`core.inline_jit`): custom rules see
     their function staged first. The `y`s are stacked along a new leading axis."""
-    from adapters.reference import core
-    from adapters.reference.tree_util import tree_flatten, tree_map, tree_unflatten
+    from jax_conformance.adapters.reference import core
+    from jax_conformance.adapters.reference.tree_util import tree_flatten, tree_map, tree_unflatten
 
     x_leaves, x_tree = tree_flatten(xs)
     n = length if length is not None else get_aval(x_leaves[0]).shape[0]
@@ -480,8 +479,8 @@ def _stack(steps: Any) -> Any:
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
     """`lax.cond`: both branches are traced (run), as in JAX; the predicate picks the result."""
-    from adapters.reference.core import Tracer
-    from adapters.reference.tree_util import tree_map
+    from jax_conformance.adapters.reference.core import Tracer
+    from jax_conformance.adapters.reference.tree_util import tree_map
 
     on_true, on_false = true_fun(*operands), false_fun(*operands)
     if not isinstance(pred, Tracer):
@@ -492,10 +491,10 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
     """`lax.while_loop`: a Python loop on concrete values (not reverse-differentiable in JAX either);
     while jit traces (the bound may be a tracer) the loop is staged as one primitive (`staged.py`)."""
-    from adapters.reference import core
-    from adapters.reference.jit import JitTrace
-    from adapters.reference.staged import staged_while
-    from adapters.reference.tree_util import tree_map
+    from jax_conformance.adapters.reference import core
+    from jax_conformance.adapters.reference.jit import JitTrace
+    from jax_conformance.adapters.reference.staged import staged_while
+    from jax_conformance.adapters.reference.tree_util import tree_map
 
     val = tree_map(_as_value, init_val)
     if any(m.trace_type is JitTrace for m in core.trace_stack):
@@ -506,7 +505,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
 
 
 def _as_value(x: Any) -> Any:
-    from adapters.reference.core import Tracer
+    from jax_conformance.adapters.reference.core import Tracer
 
     if isinstance(x, (Array, Tracer)):
         return x

@@ -13,13 +13,12 @@ import types as _types
 from typing import Any
 
 import numpy as np
-
-from adapters.reference import lax
-from adapters.reference.core import Array, ArrayOps, Tracer, get_aval
-from adapters.reference.core import Primitive as _Primitive
-from adapters.reference.core import ShapedArray as _ShapedArray
-from adapters.reference.core import bind as _bind
-from adapters.reference.dtypes import (
+from jax_conformance.adapters.reference import lax
+from jax_conformance.adapters.reference.core import Array, ArrayOps, Tracer, get_aval
+from jax_conformance.adapters.reference.core import Primitive as _Primitive
+from jax_conformance.adapters.reference.core import ShapedArray as _ShapedArray
+from jax_conformance.adapters.reference.core import bind as _bind
+from jax_conformance.adapters.reference.dtypes import (
     bfloat16,
     check_user_dtype,
     default_complex,
@@ -29,8 +28,10 @@ from adapters.reference.dtypes import (
     python_scalar_dtype,
     to_dtype,
 )
-from adapters.reference.dtypes import issubdtype as issubdtype  # re-exported as jnp.issubdtype
-from adapters.reference.dtypes import result_type as _result_type
+from jax_conformance.adapters.reference.dtypes import (
+    issubdtype as issubdtype,  # re-exported as jnp.issubdtype
+)
+from jax_conformance.adapters.reference.dtypes import result_type as _result_type
 
 ndarray = ArrayOps  # isinstance(x, jnp.ndarray) holds for arrays and tracers, as for jax.Array
 dtype = np.dtype
@@ -118,8 +119,8 @@ def _x64_leftover(out: tuple[np.dtype, bool], avals: list[Any]) -> tuple[np.dtyp
     `enable_x64(True)`): JAX 0.10.2 treats a 64-bit result dtype as an explicit request, once, so the
     policy applies (warn and truncate, raise, or keep it in allow mode). Operands of one dtype, none
     weakly typed, take JAX's fast path: no promotion is computed, nothing is checked (f64 * f64 stays)."""
-    from adapters.reference.config import config
-    from adapters.reference.dtypes import TRUNCATE_64
+    from jax_conformance.adapters.reference.config import config
+    from jax_conformance.adapters.reference.dtypes import TRUNCATE_64
 
     if config.x64_enabled or out[0] not in TRUNCATE_64 or not any(a.dtype in TRUNCATE_64 for a in avals):
         return out
@@ -595,7 +596,7 @@ def _operand(x: Any) -> Any:
     a JAX scalar type (jnp.float64) is canonicalized silently; Python's int, float and complex stand
     for weakly typed values of the default dtype."""
     if isinstance(x, _ScalarMeta):
-        from adapters.reference.dtypes import canonicalize_dtype
+        from jax_conformance.adapters.reference.dtypes import canonicalize_dtype
 
         return _types.SimpleNamespace(dtype=canonicalize_dtype(x.dtype), weak_type=False)
     if isinstance(x, (str, np.dtype)) or (isinstance(x, type) and (

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from adapters.reference.core import Array, Primitive, ShapedArray, bind, get_aval
+from jax_conformance.adapters.reference.core import Array, Primitive, ShapedArray, bind, get_aval
 
 
 class _WhilePrimitive(Primitive):
@@ -23,7 +22,7 @@ class _WhilePrimitive(Primitive):
 
 
 def _run(*values: np.ndarray, cond_ir: Any, body_ir: Any, n_carry: int, n_cond: int, out_index: int, weak: tuple[bool, ...]) -> np.ndarray:
-    from adapters.reference.jit import eval_ir
+    from jax_conformance.adapters.reference.jit import eval_ir
 
     arrays = [Array(v, w) for v, w in zip(values[:n_carry], weak, strict=True)]
     cond_consts = [Array(v) for v in values[n_carry:n_carry + n_cond]]
@@ -38,8 +37,8 @@ while_p = _WhilePrimitive("while", _run, lambda avals, params: avals[params["out
 
 def staged_while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
     """The loop as a staged primitive (used while jit traces)."""
-    from adapters.reference.jit import trace_to_ir
-    from adapters.reference.tree_util import tree_flatten, tree_unflatten
+    from jax_conformance.adapters.reference.jit import trace_to_ir
+    from jax_conformance.adapters.reference.tree_util import tree_flatten, tree_unflatten
 
     leaves, tree = tree_flatten(init_val)
     avals = [get_aval(x) for x in leaves]

@@ -11,10 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from adapters.reference import core, lax
-from adapters.reference.core import ShapedArray, Trace, Tracer, get_aval, new_main
-from adapters.reference.tree_util import tree_flatten, tree_unflatten
+from jax_conformance.adapters.reference import core, lax
+from jax_conformance.adapters.reference.core import ShapedArray, Trace, Tracer, get_aval, new_main
+from jax_conformance.adapters.reference.tree_util import tree_flatten, tree_unflatten
 
 
 class BatchTracer(Tracer):
@@ -34,7 +33,7 @@ class BatchTrace(Trace):
 
     def pure(self, val: Any) -> BatchTracer:
         if not isinstance(val, (core.Array, Tracer)):  # a Python or NumPy scalar: canonical dtype, weak as in JAX
-            from adapters.reference.numpy_api import _lift
+            from jax_conformance.adapters.reference.numpy_api import _lift
 
             val = _lift(val)
         return BatchTracer(self, val, None)
@@ -110,14 +109,14 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
 
 
 def _front(x: Any, ax: int | None) -> Any:
-    from adapters.reference import numpy_api
+    from jax_conformance.adapters.reference import numpy_api
 
     x = numpy_api.asarray(x) if not isinstance(x, (core.Array, Tracer)) else x
     return x if ax in (None, 0) else numpy_api.moveaxis(x, ax, 0)
 
 
 def _out(trace: BatchTrace, t: BatchTracer, out_axes: Any) -> Any:
-    from adapters.reference import numpy_api
+    from jax_conformance.adapters.reference import numpy_api
 
     if out_axes is None:
         if t.bdim is not None:

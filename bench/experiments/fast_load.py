@@ -7,8 +7,9 @@ Add `-p bench.experiments.prestart_worker` as well to see both changes together.
 
 from __future__ import annotations
 
+from jax_conformance import plugin
+
 from bench.experiments import load_speedups
-from conformance import plugin
 
 load_speedups.apply("C")
 # plugin.py imported known_tags by name, so its per-file call needs the cached one too.

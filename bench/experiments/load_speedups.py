@@ -37,11 +37,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
+from jax_conformance.mode import EXPLICIT_MODES, Mode  # noqa: E402
+from jax_conformance.spec import loader  # noqa: E402
+from jax_conformance.spec import rules as lint  # noqa: E402
+from jax_conformance.spec.model import Case  # noqa: E402
 
 from bench.synthetic import write_specs  # noqa: E402
-from conformance import lint, loader  # noqa: E402
-from conformance.mode import EXPLICIT_MODES, Mode  # noqa: E402
-from conformance.spec import Case  # noqa: E402
 
 
 def fast_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:

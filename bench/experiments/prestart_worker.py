@@ -17,9 +17,8 @@ import threading
 from typing import Any
 
 import pytest
-
-from conformance.executor import CaseRunner
-from conformance.plugin import SUITE
+from jax_conformance.plugin import SUITE
+from jax_conformance.run.workers import CaseRunner
 
 
 class PrestartedRunner(CaseRunner):

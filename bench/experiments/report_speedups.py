@@ -5,7 +5,7 @@
 Each variant is a fresh `python -c` that renders the same synthetic results file (default
 100,000 records); rounds alternate the variants. The harness files are not edited.
 
-  base  `python -m conformance.cli report FILE --out DIR`, as users run it.
+  base  `python -m jax_conformance.cli report FILE --out DIR`, as users run it.
   gc    the same with the cyclic garbage collector off while the model is built and rendered:
         100,000 records are millions of small acyclic objects, and every full collection walks
         them all (conformance/report/__init__.py could call gc.freeze() after loading, or
@@ -31,9 +31,9 @@ sys.path.insert(0, str(REPO))
 from bench.synthetic import write_records  # noqa: E402
 
 VARIANTS = {
-    "base": "import sys; from conformance.cli import main; sys.exit(main(['report', {f!r}, '--out', {o!r}]))",
-    "gc": "import gc, sys; gc.disable(); from conformance.cli import main; sys.exit(main(['report', {f!r}, '--out', {o!r}]))",
-    "lazy": ("import argparse, gc, sys; gc.disable(); import conformance.report as r; p = argparse.ArgumentParser(); "
+    "base": "import sys; from jax_conformance.cli import main; sys.exit(main(['report', {f!r}, '--out', {o!r}]))",
+    "gc": "import gc, sys; gc.disable(); from jax_conformance.cli import main; sys.exit(main(['report', {f!r}, '--out', {o!r}]))",
+    "lazy": ("import argparse, gc, sys; gc.disable(); import jax_conformance.report as r; p = argparse.ArgumentParser(); "
              "r.add_arguments(p); sys.exit(r.main(p.parse_args([{f!r}, '--out', {o!r}])))"),
 }
 

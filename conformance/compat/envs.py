@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jax_conformance import CHECKOUT, PACKAGE_DIR
+from jax_conformance.mode import Mode, ModeError
+from jax_conformance.results import load_runs, new_run_id, now, suite_info
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from conformance.mode import Mode, ModeError
-from conformance.results import load_runs, new_run_id, now, suite_info
-
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+REPO_ROOT = CHECKOUT or PACKAGE_DIR.parent  # the harness each environment installs (editable)
 # Environments are hundreds of MB each (about 600 MB for five releases): they go to the user's
 # cache directory (XDG: $XDG_CACHE_HOME/jax-conformance, else ~/.cache/jax-conformance on Linux;
 # ~/Library/Caches/jax-conformance on macOS), never into the checkout. $JAX_CONFORMANCE_CACHE overrides.
@@ -67,7 +67,7 @@ print(json.dumps({"jax": jax.__version__, "jaxlib": getattr(jaxlib, "__version__
                   "devices": [str(d) for d in jax.devices()]}))
 """
 
-# The same verdicts as the report's behaviour x release table (conformance.report.model):
+# The same verdicts as the report's behaviour x release table (jax_conformance.report.model):
 
 # ---------------------------------------------------------------- versions, pins, cache keys
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jax_conformance import SPECS_DIR
+from jax_conformance.mode import DEFAULT_MODES, Mode, ModeError
+from jax_conformance.results import Run, now
+from jax_conformance.spec.loader import load_spec
 from packaging.version import InvalidVersion, Version
 
-from conformance.loader import load_spec
-from conformance.mode import DEFAULT_MODES, Mode, ModeError
-from conformance.results import Run, now
-
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+REPO_ROOT = SPECS_DIR.parent  # spec_file in records is relative to it
 
 # xpassed means a listed divergence did not happen, so the behaviour was seen to hold.
 HOLDING = frozenset({"passed", "xpassed"})

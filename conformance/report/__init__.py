@@ -2,8 +2,8 @@
 
 The site opens from disk: a summary per (adapter, version, backend, mode), a case x column
 matrix with filters, each case's detail, behaviour x release, a comparison against a baseline,
-docs-vs-code differences (computed from each record's documented expectation) and mutation results. See `conformance.report.model` for what is computed
-and `conformance.report.site` for how it is written.
+docs-vs-code differences (computed from each record's documented expectation) and mutation results. See `jax_conformance.report.model` for what is computed
+and `jax_conformance.report.site` for how it is written.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from conformance import outdir
-from conformance.cli import UsageError
-from conformance.report.model import ReportModel, build_model, load_mutation, result_paths
-from conformance.report.site import first_page_bytes, render
+from jax_conformance.cli import UsageError
+from jax_conformance.commands import outdir
+from jax_conformance.report.model import ReportModel, build_model, load_mutation, result_paths
+from jax_conformance.report.site import first_page_bytes, render
 
 __all__ = ["ReportModel", "add_arguments", "build_model", "build_site", "main", "render"]
 

@@ -1,6 +1,6 @@
 """What a report shows, computed from result files: columns (run x backend), cases, cells, and the views over them.
 
-Nothing here renders HTML; `conformance.report.site` turns a `ReportModel` into a static site.
+Nothing here renders HTML; `jax_conformance.report.site` turns a `ReportModel` into a static site.
 A column is one (adapter, implementation version, backend, mode) as one run measured it; a
 cell is one case record in one column.
 """
@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jax_conformance.mode import DEFAULT_MODES, Mode, ModeError
+from jax_conformance.results import OUTCOMES, UNEXPECTED, Run, load_runs
+from jax_conformance.spec.model import NORMATIVE_BASES
 from packaging.version import InvalidVersion, Version
-
-from conformance.mode import DEFAULT_MODES, Mode, ModeError
-from conformance.results import OUTCOMES, UNEXPECTED, Run, load_runs
-from conformance.spec import NORMATIVE_BASES
 
 # One character per outcome keeps the case x column grid small enough for a 100,000-record merge.
 CODES = {"passed": "p", "failed": "f", "error": "e", "skipped": "s", "not_applicable": "n",

@@ -24,12 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jax_conformance import REPORT_ASSETS
+from jax_conformance.report.model import CODES, COUNTED_BASES, MODE_ORDER, ReportModel, version_key
 
-from conformance.report.model import CODES, COUNTED_BASES, MODE_ORDER, ReportModel, version_key
-
-REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
-TEMPLATES = REPORTS_DIR / "templates"
-STATIC = REPORTS_DIR / "static"
+TEMPLATES = REPORT_ASSETS / "templates"
+STATIC = REPORT_ASSETS / "static"
 DETAIL_FIELDS = ("outcome", "message", "expected", "actual", "duration_s", "expect_line", "documented", "spec_error",
                  "implementation_version", "behaviour_version", "isolate", "nodeid")
 CHUNK_RECORDS = 400  # records per detail file: small enough to load on a click

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from adapters.jax import JaxAdapter
+from jax_conformance.adapters.jax import JaxAdapter
 
 
 class _Broken(JaxAdapter):

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from adapters.jax import JaxAdapter
+from jax_conformance.adapters.jax import JaxAdapter
 
 
 class BrokenJax(JaxAdapter):

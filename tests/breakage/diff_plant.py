@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.reference import ReferenceAdapter
+from jax_conformance.adapters.reference import ReferenceAdapter
 
 
 class PlantedReference(ReferenceAdapter):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from adapters.reference import ReferenceAdapter
+from jax_conformance.adapters.reference import ReferenceAdapter
 
 
 class Hollow:

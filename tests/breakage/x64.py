@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
-
-from adapters.jax import JaxAdapter
+from jax_conformance.adapters.jax import JaxAdapter
 
 _NARROW = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
 

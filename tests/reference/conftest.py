@@ -6,9 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from adapters.reference import config as config_mod
-from adapters.reference import mutants
+from jax_conformance.adapters.reference import config as config_mod
+from jax_conformance.adapters.reference import mutants
 
 
 @pytest.fixture
@@ -18,7 +17,7 @@ def ref(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.delenv("JAX_ENABLE_X64", raising=False)
     monkeypatch.delenv("JAX_EXPLICIT_X64_DTYPES", raising=False)
     monkeypatch.delenv(mutants.ENV_VAR, raising=False)
-    from adapters.reference import build_jax_module
+    from jax_conformance.adapters.reference import build_jax_module
 
     yield build_jax_module()
     config_mod.config._values = saved
@@ -27,7 +26,7 @@ def ref(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 def with_mutant(monkeypatch: pytest.MonkeyPatch, name: str) -> Any:
     """Rebuild the namespace with one mutant switched on (as JAX_CONFORMANCE_MUTANT does)."""
-    from adapters.reference import build_jax_module
+    from jax_conformance.adapters.reference import build_jax_module
 
     monkeypatch.setenv(mutants.ENV_VAR, name)
     return build_jax_module()

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from adapters.reference.config import config
+from jax_conformance.adapters.reference.config import config
 
 from .conftest import with_mutant
 
@@ -49,7 +48,7 @@ def test_canonicalize_dtype(ref: Any) -> None:
 
 
 def test_start_up_from_environment(monkeypatch: pytest.MonkeyPatch, ref: Any) -> None:
-    from adapters.reference import build_jax_module
+    from jax_conformance.adapters.reference import build_jax_module
 
     monkeypatch.setenv("JAX_ENABLE_X64", "True")
     assert build_jax_module().config.x64_enabled is True

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_mutate_kills_and_reports_survivors(tmp_path: Path) -> None:
     out = tmp_path / "mutation.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "mutate", "--mutants", "default-int64-x64-off,bwd-static-args-last",
+        [sys.executable, "-m", "jax_conformance.cli", "mutate", "--mutants", "default-int64-x64-off,bwd-static-args-last",
          "--modes", "off-warn", "-k", "x64 and defaults and not startup", "--out", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the bwd mutant survives this slice of the suite
@@ -30,7 +30,7 @@ def test_mutate_kills_and_reports_survivors(tmp_path: Path) -> None:
 
 
 def test_unknown_mutant_is_a_usage_error(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "mutate", "--mutants", "no-such-mutant", "--out", str(tmp_path / "m.json")],
+    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "mutate", "--mutants", "no-such-mutant", "--out", str(tmp_path / "m.json")],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "unknown mutant(s) no-such-mutant" in proc.stderr

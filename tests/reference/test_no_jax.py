@@ -18,7 +18,7 @@ class Forbid:
             raise ImportError('the reference imported ' + name)
         return None
 sys.meta_path.insert(0, Forbid())
-from adapters.reference import ReferenceAdapter
+from jax_conformance.adapters.reference import ReferenceAdapter
 from functools import partial
 ns = ReferenceAdapter().namespace(); jax, jnp = ns['jax'], ns['jnp']
 @partial(jax.custom_vjp, nondiff_argnums=(0,))

@@ -6,10 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jax_conformance.mode import Mode
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
-
-from conformance.mode import Mode
 
 
 @dataclass(frozen=True)

@@ -23,21 +23,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from conformance import outdir
-from conformance.cli import (
+from jax_conformance import PACKAGE_DIR, SPECS_DIR
+from jax_conformance.cli import (
     UsageError,
     check_adapter,
     check_spec_paths,
     positive_float,
     positive_int,
 )
-from conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode, ModeError
-from conformance.mode import parse_modes as _parse_modes
-from conformance.plugin import PACKAGE_DIR
-from conformance.results import OUTCOMES, UNEXPECTED, now
+from jax_conformance.commands import outdir
+from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode, ModeError
+from jax_conformance.mode import parse_modes as _parse_modes
+from jax_conformance.results import OUTCOMES, UNEXPECTED, now
 
 REPO = PACKAGE_DIR.parent
-EXPECTATIONS_DIR = REPO / "specs" / "expectations"
+EXPECTATIONS_DIR = SPECS_DIR / "expectations"
 DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # each run in a new directory there; reports/latest points at the newest
 # Columns of the summary table, in the order a reader scans them.
 SUMMARY_OUTCOMES = ("passed", "failed", "not_applicable", "xfailed", "xpassed", "error", "crashed", "timeout", "skipped")
@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"with {outdir.REPORTS / outdir.LATEST} pointing at it)")
     parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
     parser.add_argument("--expectations", action="append", metavar="PATH",
-                        help=f"known-divergence file (repeatable; default: the adapter's files in {EXPECTATIONS_DIR.relative_to(REPO)}/)")
+                        help="known-divergence file (repeatable; default: the adapter's files in specs/expectations/)")
     parser.add_argument("--no-expectations", action="store_true", help="ignore known-divergence files: every divergence fails")
     parser.add_argument("--update-expectations", action="store_true",
                         help="rewrite each adapter's expectations file from this run (keeps reasons; new entries are marked for one)")
@@ -418,7 +418,7 @@ def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
     """Files given with --expectations, else the adapter's files in specs/expectations/."""
     if args.no_expectations:
         return []
-    from conformance.expectations import ExpectationFile
+    from jax_conformance.spec.expectations import ExpectationFile
 
     given = [Path(p).resolve() for p in args.expectations or []]
     missing = [p for p in given if not p.is_file() and not args.update_expectations]
@@ -443,7 +443,7 @@ class ExpectationsError(Exception):
 
 def update_expectations(adapter: str, jobs: list[ModeJob], path: Path) -> Path:
     """Ratchet: the adapter's file lists exactly what still fails; cases or modes not run keep their entries."""
-    from conformance.expectations import ExpectationFile, write_expectations
+    from jax_conformance.spec.expectations import ExpectationFile, write_expectations
 
     previous = ExpectationFile.load(path) if path.is_file() else None
     all_modes = {m.slug for m in DEFAULT_MODES} | {j.mode.slug for j in jobs}
@@ -592,7 +592,7 @@ def main(args: argparse.Namespace) -> int:
         for a in adapters:
             print(f"expectations rewritten: {update_expectations(a, [j for j in jobs if j.adapter == a], update_target(a, args, expectations[a]))}")
     if not args.no_report:
-        from conformance.report import build_site
+        from jax_conformance.report import build_site
 
         index, _ = build_site([merged], out, args.baseline)
         print(f"report: {index}{' (incomplete: the run was interrupted)' if interrupted else ''}")

@@ -12,17 +12,9 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from conformance import loader
-from conformance.cli import check_adapter, check_spec_paths
-from conformance.lint import (
-    RULE_IDS,
-    case_ids,
-    duplicate_ids,
-    duplicate_ids_in,
-    exception_names,
-    lint_only_errors,
-)
-from conformance.loader import (
+from jax_conformance.cli import check_adapter, check_spec_paths
+from jax_conformance.spec import loader
+from jax_conformance.spec.loader import (
     SPECS_DIR,
     SpecCache,
     SpecError,
@@ -33,7 +25,15 @@ from conformance.loader import (
     load_spec,
     spec_files,
 )
-from conformance.spec import Spec
+from jax_conformance.spec.model import Spec
+from jax_conformance.spec.rules import (
+    RULE_IDS,
+    case_ids,
+    duplicate_ids,
+    duplicate_ids_in,
+    exception_names,
+    lint_only_errors,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -130,8 +130,8 @@ def _lint_in_parallel(files: list[Path], cache: SpecCache | None, jobs: int) -> 
 
 
 def _unresolved(specs: list[Spec], adapter: str) -> list[SpecError]:
-    from conformance.executor import CaseRunner
-    from conformance.mode import Mode
+    from jax_conformance.mode import Mode
+    from jax_conformance.run.workers import CaseRunner
 
     runner = CaseRunner(adapter, Mode())
     try:

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from conformance.mode import Mode
-from conformance.worker import MEMORY_ENV, PARENT_ENV
+from jax_conformance.mode import Mode
+from jax_conformance.run.worker import MEMORY_ENV, PARENT_ENV
 
 STARTUP_TIMEOUT = 180.0
 STDERR_TAIL = 6000
@@ -51,10 +51,26 @@ def worker_env(mode: Mode, extra: dict[str, str | None] | None = None) -> dict[s
         else:
             env[key] = str(value)
     env.setdefault("PYTHONHASHSEED", "0")
-    # Keep the worker importing this checkout even when it is not installed.
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     return env
+
+
+def adapter_import_root(adapter: str) -> str | None:
+    """Where this process imports a `module:Class` adapter's top-level package from, so the worker
+    imports the same one (a test's adapter in `tests/` is importable here through pytest's rootdir,
+    not through the environment); None for an installed adapter or one not importable here."""
+    if ":" not in adapter:
+        return None
+    import importlib.util
+
+    top = adapter.partition(":")[0].split(".")[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+        return None
+    origin = Path(spec.origin)
+    return str(origin.parent.parent if origin.name == "__init__.py" else origin.parent)
 
 
 def encodable(value: Any) -> Any:
@@ -112,7 +128,7 @@ class ForkServerError(Exception):
 
 
 class ForkServer:
-    """The parent's end of a `conformance.forkserver` process (one per level and mode, started lazily)."""
+    """The parent's end of a `jax_conformance.run.forkserver` process (one per level and mode, started lazily)."""
 
     def __init__(self, adapter: str, env: dict[str, str], level: str) -> None:
         self.env = env
@@ -124,7 +140,7 @@ class ForkServer:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "conformance.forkserver", "--adapter", adapter, "--level", level,
+                [sys.executable, "-m", "jax_conformance.run.forkserver", "--adapter", adapter, "--level", level,
                  "--fd", str(theirs.fileno())],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
                 env={**env, PARENT_ENV: str(os.getpid())}, start_new_session=True,
@@ -271,7 +287,7 @@ class Worker:
             # A `--once` worker forked from a server that has already paid the start-up (see forkserver.py).
             self.proc = server.fork(env, self.stderr)
         else:
-            cmd = [sys.executable, "-m", "conformance.worker", "--adapter", adapter] + (["--once"] if once else [])
+            cmd = [sys.executable, "-m", "jax_conformance.run.worker", "--adapter", adapter] + (["--once"] if once else [])
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
                 env={**env, PARENT_ENV: str(os.getpid())},
@@ -427,6 +443,9 @@ class CaseRunner:
 
     def _env(self, extra: dict[str, str | None] | None = None) -> dict[str, str]:
         env = worker_env(self.mode, extra)
+        root = adapter_import_root(self.adapter)
+        if root is not None:
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         if self.memory_mb:
             env[MEMORY_ENV] = str(int(self.memory_mb))
         return env

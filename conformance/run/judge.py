@@ -7,8 +7,8 @@ import traceback
 import warnings
 from typing import Any
 
-from conformance.adapter import Adapter
-from conformance.checks import (
+from jax_conformance.adapter import Adapter
+from jax_conformance.run.checks import (
     Mismatch,
     Observation,
     SpecCodeError,

@@ -22,10 +22,9 @@ from typing import Any
 
 import pytest
 import yaml
+from jax_conformance.mode import Mode, ModeError
+from jax_conformance.spec.model import version_in
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-from conformance.mode import Mode, ModeError
-from conformance.spec import version_in
 
 NEEDS_REASON = "TODO: say why this case diverges"
 

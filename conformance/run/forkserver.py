@@ -4,9 +4,9 @@ An isolated case needs a process no other case has touched. Starting a fresh int
 importing JAX for each one costs about 0.7 s, most of it the same import every time. A fork
 server is a process started in the mode's environment that imports what can safely be shared
 and then, for each case, forks a child that runs the case exactly as `python -m
-conformance.worker --once` would (the same code: `conformance.worker.main`).
+jax_conformance.run.worker --once` would (the same code: `jax_conformance.run.worker.main`).
 
-Two levels, chosen per case by the parent (`conformance.executor.CaseRunner`):
+Two levels, chosen per case by the parent (`jax_conformance.run.workers.CaseRunner`):
 
 - `full`: the server has imported the implementation itself (the adapter's `fork_preload`
   `full` modules, e.g. `jax`) under the case's exact environment. A child of it is the same
@@ -117,10 +117,10 @@ def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int, p
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True,
                                       errors="backslashreplace")
-        from conformance import worker
+        from jax_conformance.run import worker
 
         argv = ["--adapter", adapter, "--once"]
-        sys.argv = [worker.__file__, *argv]  # what `python -m conformance.worker` would show the case
+        sys.argv = [worker.__file__, *argv]  # what `python -m jax_conformance.run.worker` would show the case
         try:
             code = worker.main(argv)
         except SystemExit as exc:
@@ -149,14 +149,14 @@ def _reap(sock: socket.socket, children: set[int]) -> None:
 
 
 def serve(adapter_name: str, level: str, fd: int) -> int:
-    from conformance.adapter import load_adapter
-    from conformance.worker import PARENT_ENV
+    from jax_conformance.adapter import load_adapter
+    from jax_conformance.run.worker import PARENT_ENV
 
     sock = socket.socket(fileno=fd)
     # What every child needs anyway: the harness's own modules.
-    import conformance.checks  # noqa: F401
-    import conformance.execute  # noqa: F401
-    import conformance.worker  # noqa: F401
+    import jax_conformance.run.checks  # noqa: F401
+    import jax_conformance.run.judge  # noqa: F401
+    import jax_conformance.run.worker  # noqa: F401
 
     ready: dict[str, Any] = {"ready": True, "level": level, "reason": None, "pid": os.getpid()}
     try:
@@ -231,7 +231,7 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.forkserver")
+    parser = argparse.ArgumentParser(prog="python -m jax_conformance.run.forkserver")
     parser.add_argument("--adapter", required=True)
     parser.add_argument("--level", choices=LEVELS, required=True)
     parser.add_argument("--fd", type=int, required=True, help="this end of the parent's socket pair")

@@ -1,7 +1,7 @@
 """What a `diff` program did, normalized so two implementations can be compared.
 
-`observe(text, namespace)` runs inside a worker (conformance.worker, through an ordinary run
-payload; see conformance.diff.payload) and returns a JSON-ready observation:
+`observe(text, namespace)` runs inside a worker (jax_conformance.run.worker, through an ordinary run
+payload; see jax_conformance.commands.diff.payload) and returns a JSON-ready observation:
 
   {"result": <tree>, "warnings": [{"category", "message"}, ...]}      the program returned
   {"raised": {"type", "module", "message"}, "warnings": [...]}        the program raised

@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
+from jax_conformance.adapter import SPEC_NAMES
+from jax_conformance.mode import EXPLICIT_MODES, Mode
+from jax_conformance.spec.loader import SPECS_DIR, SpecError
+from jax_conformance.spec.model import Case, Code, Spec
 from packaging.version import InvalidVersion, Version
-
-from conformance.adapter import SPEC_NAMES
-from conformance.loader import SPECS_DIR, SpecError
-from conformance.mode import EXPLICIT_MODES, Mode
-from conformance.spec import Case, Code, Spec
 
 TAGS_PATH = SPECS_DIR / "tags.yaml"
 

@@ -31,8 +31,8 @@ import time
 import traceback
 from typing import Any, TextIO
 
-from conformance.adapter import Adapter, load_adapter
-from conformance.mode import Mode
+from jax_conformance.adapter import Adapter, load_adapter
+from jax_conformance.mode import Mode
 
 MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
 PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
@@ -167,7 +167,7 @@ def bound_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
 
 def _run(adapter: Adapter, payload: dict[str, Any], check_state: bool) -> tuple[dict[str, Any], bool]:
     """(verdict, restart): run one case and judge what it left behind."""
-    from conformance.execute import run_payload
+    from jax_conformance.run.judge import run_payload
 
     before = {**adapter.global_state(), **process_state()} if check_state else {}
     start = time.perf_counter()
@@ -211,7 +211,7 @@ def _parse(line: str) -> dict[str, Any] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.worker")
+    parser = argparse.ArgumentParser(prog="python -m jax_conformance.run.worker")
     parser.add_argument("--adapter", required=True)
     parser.add_argument("--once", action="store_true", help="run one case in this fresh interpreter, then exit")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Spec files to `Spec` objects: safe YAML with a line on every node, the JSON Schema, then the model.
 
 Errors are `SpecError`s that read `path:line: RULE-ID message`; the lint rules that need the
-whole model (regexes, versions, code, `when` blocks) live in `conformance.lint`.
+whole model (regexes, versions, code, `when` blocks) live in `jax_conformance.spec.rules`.
 """
 
 from __future__ import annotations
@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
+from jax_conformance import CHECKOUT, SPECS_DIR
+from jax_conformance.spec.model import Case, Code, Documented, Expectation, Spec, When
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-from conformance.spec import Case, Code, Documented, Expectation, Spec, When
 
 if TYPE_CHECKING:
     import jsonschema
 
-SPECS_DIR = Path(__file__).resolve().parent.parent / "specs"
 SCHEMA_PATH = SPECS_DIR / "schema.json"
 # Refuse what cannot be a spec before parsing it: a spec file is a few hundred lines.
 MAX_SPEC_BYTES = 2_000_000
@@ -657,20 +656,21 @@ class SpecCache:
         base = os.environ.get("JAX_CONFORMANCE_CACHE")
         if base:
             return cls(Path(base) / "specs")
-        checkout = Path(__file__).resolve().parent.parent
-        if (checkout / "pyproject.toml").is_file():
-            return cls(checkout / ".conformance-cache" / "specs")
+        if CHECKOUT is not None:
+            return cls(CHECKOUT / ".conformance-cache" / "specs")
         user = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         return cls(Path(user) / "jax-conformance" / "specs")
 
     def fingerprint(self) -> bytes:
         if self._fingerprint is None:
-            import conformance
-            from conformance import lint, mode, spec
+            import jax_conformance
+            from jax_conformance import mode
+            from jax_conformance.spec import model as spec
+            from jax_conformance.spec import rules as lint
 
             h = hashlib.sha256(f"{self.FORMAT} {sys.version} {yaml.__version__} {yaml.__with_libyaml__} "
                                f"{_version_of('packaging')} {_version_of('fastjsonschema')}".encode())
-            for module in (sys.modules[__name__], lint, spec, mode, conformance):
+            for module in (sys.modules[__name__], lint, spec, mode, jax_conformance):
                 h.update(Path(str(module.__file__)).read_bytes())
             h.update(json.dumps(schema(), sort_keys=True).encode())
             h.update(json.dumps(lint.known_tags(), sort_keys=True).encode())
@@ -774,7 +774,7 @@ def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None =
     except SpecError as exc:
         raise SpecFileErrors(path, [exc]) from None
     if rules:
-        from conformance.lint import check_spec
+        from jax_conformance.spec.rules import check_spec
 
         errors = check_spec(spec)
         if errors:

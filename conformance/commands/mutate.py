@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.cli import check_spec_paths, positive_int
-from conformance.mode import Mode, ModeError
-from conformance.plugin import PACKAGE_DIR
+from jax_conformance import PACKAGE_DIR
+from jax_conformance.cli import check_spec_paths, positive_int
+from jax_conformance.mode import Mode, ModeError
 
 REPO = PACKAGE_DIR.parent
 DEFAULT_OUT = Path("reports/mutation.json")
@@ -67,13 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _mutant_table() -> tuple[dict[str, str], dict[str, str]]:
-    from adapters.reference.mutants import EXPLAINED, MUTANTS
+    from jax_conformance.adapters.reference.mutants import EXPLAINED, MUTANTS
 
     return dict(MUTANTS), dict(EXPLAINED)
 
 
 def _modes(args: argparse.Namespace) -> list[Mode]:
-    from conformance.mode import parse_modes
+    from jax_conformance.mode import parse_modes
 
     return parse_modes(args.modes)
 

@@ -1,0 +1,338 @@
+"""`jax-conformance compat`: run the suite against several JAX releases and show what changed.
+
+One isolated environment per release (`python -m venv` + pip, cached under the cache dir),
+the full mode matrix in each (one pytest process per mode, in parallel), one merged results
+file, a behaviour × release table on the terminal, a JSON summary of the changes, and the
+HTML report built from the merged file. A release that cannot be installed or imported is
+recorded as `unavailable`, with the reason, and the rest of the table is still built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from jax_conformance.cli import UsageError, positive_float, positive_int
+from jax_conformance.commands import outdir
+from jax_conformance.compat.envs import (
+    DEFAULT_CACHE,
+    DEFAULT_VERSIONS,
+    HARNESS_DEPS,
+    LEGACY_CACHE,
+    MARKER,
+    PYTHON_NEEDED,
+    RELEASE_PINS,
+    REPO_ROOT,
+    Environment,
+    ModeRun,
+    _append,
+    _existing_env,
+    _modes_arg,
+    _pin_arg,
+    _pip_reason,
+    _versions_arg,
+    default_cache_dir,
+    ensure_env,
+    env_key,
+    find_python,
+    merge,
+    parse_pin,
+    parse_versions,
+    pins_for,
+    pytest_command,
+    python_needed,
+    python_tag,
+    requirements,
+    run_mode,
+    unavailable_records,
+)
+from jax_conformance.compat.table import (
+    CaseRow,
+    CompatTable,
+    _explain,
+    _first_line,
+    _status,
+    build_table,
+    change_reason,
+    format_changes,
+    format_table,
+    observed_key,
+    summary,
+)
+from jax_conformance.mode import DEFAULT_MODES
+from jax_conformance.results import load_runs, suite_info
+
+__all__ = [
+    "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS", "CaseRow", "CompatTable",
+    "Environment", "ModeRun", "add_arguments", "build_table", "change_reason", "default_cache_dir", "ensure_env",
+    "env_key", "find_python", "format_changes", "format_table", "main", "merge", "observed_key", "parse_pin", "parse_versions",
+    "pins_for", "prune_cache", "pytest_command", "python_needed", "python_tag", "requirements", "run_compat", "run_mode",
+    "snapshot_specs", "specs_digest", "summary", "unavailable_records",
+    "_explain", "_first_line", "_pip_reason", "_status",
+]
+
+DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per compat run
+
+
+# ---------------------------------------------------------------- the command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--versions", type=_versions_arg, default=list(DEFAULT_VERSIONS), metavar="V1,V2,...",
+                        help=f"JAX releases to run (default: {','.join(DEFAULT_VERSIONS)})")
+    parser.add_argument("--modes", type=_modes_arg, default=list(DEFAULT_MODES), metavar="M1,M2,...",
+                        help="modes to run in each release (default: off-warn,off-error,off-allow,on-warn)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)")
+    parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help=f"where environments are cached (default: $JAX_CONFORMANCE_CACHE, else {DEFAULT_CACHE}; "
+                             "delete that directory to clear them)")
+    parser.add_argument("--python", default=sys.executable,
+                        help="interpreter the environments are created from (default: this one)")
+    parser.add_argument("--interpreter", action="append", default=[], metavar="MINOR=PATH",
+                        help="the interpreter for releases that need another Python, e.g. 3.12=/usr/bin/python3.12 "
+                             "(default: found on PATH or under pyenv)")
+    parser.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1,
+                        help="pytest processes at once (default: the core count)")
+    parser.add_argument("--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)")
+    parser.add_argument("--install-timeout", type=positive_float, default=900.0, help="seconds to build one environment")
+    parser.add_argument("--run-timeout", type=positive_float, default=1200.0, help="seconds for one mode's pytest run")
+    parser.add_argument("--pin", type=_pin_arg, action="append", default=[], metavar="RELEASES:REQ",
+                        help="an extra requirement for some releases, e.g. '<0.5:numpy<2.1' or '0.7.2:numpy<2.4' "
+                             "(repeatable; added to the built-in table, and part of the cache key)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the environments even when cached")
+    parser.add_argument("--prune", action="store_true",
+                        help="afterwards, delete cached environments this run did not use")
+    parser.add_argument("--env", action="append", default=[], metavar="VERSION=PATH",
+                        help="use an existing environment for a release instead of building one (repeatable)")
+    parser.add_argument("--live-specs", action="store_true",
+                        help="run specs/ as it is when each run starts (default: a snapshot taken once, "
+                             "so every release runs the same cases)")
+    parser.add_argument("--from-results", type=Path, metavar="MERGED",
+                        help="build no environment and run nothing: the table, summary and report from a merged file")
+    parser.add_argument("--changes-only", action="store_true", help="print only the rows that differ")
+    parser.add_argument("--no-report", action="store_true", help="do not build the HTML report")
+    parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
+                        help="passed to each pytest run (after --), e.g. -- -k defaults")
+
+
+def _given_envs(items: Sequence[str]) -> dict[str, Path]:
+    out = {}
+    for item in items:
+        version, sep, path = item.partition("=")
+        if not sep:
+            raise UsageError(f"--env {item!r}: use VERSION=PATH")
+        out[parse_versions(version)[0]] = Path(path).resolve()
+    return out
+
+
+def _interpreters(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        minor, sep, path = item.partition("=")
+        if not sep or not path:
+            raise UsageError(f"--interpreter {item!r}: use MINOR=PATH, e.g. 3.12=/usr/bin/python3.12")
+        out[minor] = path
+    return out
+
+
+def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> tuple[list[Environment], list[ModeRun], list[Path]]:
+    """Build (or reuse) each release's environment and run every mode in it, in parallel."""
+    cache = (args.cache_dir or default_cache_dir()).resolve()
+    out_dir = (args.out / "compat").resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    given = _given_envs(args.env)
+    overrides = _interpreters(args.interpreter)
+    tags: dict[str, str] = {}
+    envs: list[Environment] = []
+    mode_runs: list[ModeRun] = []
+    files: list[Path] = []
+    lock = threading.Lock()
+    run_futures: list[cf.Future[ModeRun]] = []
+    extra = [a for a in args.pytest_args if a != "--"]
+    if not args.live_specs:
+        extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
+    with cf.ThreadPoolExecutor(max(1, args.jobs), thread_name_prefix="run") as runs, \
+            cf.ThreadPoolExecutor(max(1, args.build_jobs), thread_name_prefix="build") as builds:
+
+        def prepare(version: str) -> Environment:
+            try:
+                env = _prepare_env(version)
+            except Exception as exc:  # noqa: BLE001 - one broken release must not stop the others
+                env = Environment(version, cache, [], reason=f"{type(exc).__name__}: {exc}")
+            return _queue(env)
+
+        def _prepare_env(version: str) -> Environment:
+            minor = python_needed(version)
+            python = find_python(minor, overrides) if minor else args.python
+            if version in given:
+                env = _existing_env(version, given[version])
+            elif python is None:
+                env = Environment(version, cache, [], reason=f"jax {version} needs Python {minor}, and no python{minor} "
+                                  f"was found (pass --interpreter {minor}=PATH)")
+            else:
+                with lock:
+                    if python not in tags:
+                        tags[python] = python_tag(python)
+                env = ensure_env(version, cache, python, tags[python], args.install_timeout, args.rebuild,
+                                 (*RELEASE_PINS, *args.pin))
+            return env
+
+        def _queue(env: Environment) -> Environment:
+            version = env.version
+            with lock:
+                envs.append(env)
+                if env.ok:
+                    how = "cached" if env.cached else f"built in {env.seconds:.0f} s"
+                    say(f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
+                        f"numpy {env.versions.get('numpy', '?')}): {env.path}")
+                    for mode in args.modes:
+                        run_futures.append(runs.submit(run_mode, env, mode, out_dir, args.run_timeout, extra))
+                        files.append(out_dir / f"{version}-{mode.slug}.jsonl")
+                else:
+                    say(f"jax {version}: UNAVAILABLE: {env.reason}")
+                    path = out_dir / f"{version}-unavailable.jsonl"
+                    path.write_text("")
+                    _append(path, [r for m in args.modes for r in unavailable_records(version, m, env.reason)])
+                    files.append(path)
+            return env
+
+        for f in cf.as_completed([builds.submit(prepare, v) for v in args.versions]):
+            f.result()
+        for rf in cf.as_completed(list(run_futures)):
+            mr = rf.result()
+            mode_runs.append(mr)
+            counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(mr.counts.items(), key=lambda kv: -kv[1]))
+            note = f"; {mr.reason}" if mr.reason else ""
+            say(f"jax {mr.version} [{mr.mode.slug}]: {counts or 'no cases'} in {mr.seconds:.1f} s{note}")
+    order = {v: i for i, v in enumerate(args.versions)}
+    files.sort(key=lambda p: (order.get(p.name.split("-")[0], 99), p.name))
+    if args.prune:
+        for path in prune_cache(cache, [e.path for e in envs if e.ok]):
+            say(f"pruned {path}")
+    return envs, mode_runs, files
+
+
+def prune_cache(cache: Path, keep: Sequence[Path]) -> list[Path]:
+    """Remove cached environments this run did not use (each is hundreds of MB)."""
+    envs_dir = cache / "envs"
+    kept = {p.resolve() for p in keep}
+    removed = []
+    for path in sorted(envs_dir.glob("jax-*")) if envs_dir.is_dir() else []:
+        if path.is_dir() and path.resolve() not in kept:
+            shutil.rmtree(path)
+            removed.append(path)
+    return removed
+
+
+def snapshot_specs(dest: Path, source: Path = REPO_ROOT / "specs") -> Path:
+    """Copy the specs once, so every release runs the same cases even while specs/ is being edited."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
+def specs_digest(root: Path) -> str:
+    """A short hash of every spec file's path and bytes: which spec set a table was built from."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.y*ml")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def render_report(merged: Path, out: Path) -> str:
+    """Build the HTML report through the `report` subcommand, if this checkout has one."""
+    try:
+        from jax_conformance import cli
+
+        cli.build_parser()
+    except Exception as exc:  # noqa: BLE001 - a broken report module must not lose the table
+        return f"report not built: {type(exc).__name__}: {exc}"
+    try:
+        import jax_conformance.report  # noqa: F401
+    except ModuleNotFoundError:
+        return "report not built: jax_conformance.report is not in this checkout"
+    try:
+        rc = cli.main(["report", str(merged), "--out", str(out)])
+    except SystemExit as exc:
+        rc = int(exc.code or 0) if isinstance(exc.code, int) else 1
+    except Exception as exc:  # noqa: BLE001
+        return f"report not built: {type(exc).__name__}: {exc}"
+    return f"report: {out} (exit status {rc})"
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the releases, merge their results, print the table, write the summary and the report."""
+    start = time.monotonic()
+    envs: list[Environment] = []
+    mode_runs: list[ModeRun] = []
+    # Usage errors first, before an environment is built or a directory made.
+    if args.from_results is not None and not args.from_results.is_file():
+        raise UsageError(f"--from-results {args.from_results}: no such file")
+    _given_envs(args.env)
+    _interpreters(args.interpreter)
+    if args.out is None:
+        args.out = outdir.new_run_dir("compat")
+    else:
+        args.out = outdir.explicit_out(args.out, args.force)
+        given = args.from_results.resolve() if args.from_results is not None else None
+        # --force replaces the earlier run's files, but never the results this one is built from.
+        outdir.clear(args.out, keep=tuple(n for n in outdir.RUN_FILES
+                                          if given is not None and (given == args.out / n or args.out / n in given.parents)))
+    if args.cache_dir is None and (LEGACY_CACHE / "envs").is_dir():
+        print(f"note: environments are now cached in {default_cache_dir()}; the old ones in {LEGACY_CACHE / 'envs'} "
+              "are no longer used (delete them to free the space)", file=sys.stderr)
+    if args.from_results is not None:
+        # only the table, the summary and the report, from an earlier run's merged file
+        merged = args.from_results
+        lines = sum(1 for line in merged.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip())
+        versions: list[str] = []
+    else:
+        envs, mode_runs, files = run_compat(args)
+        merged = args.out / "compat-results.jsonl"
+        lines = merge(files, merged)
+        versions = args.versions
+    table = build_table(load_runs([merged]), versions)
+    print()
+    print(format_table(table, changes_only=args.changes_only))
+    changes = format_changes(table)
+    if changes:
+        print("\nchanges across releases:")
+        print(changes)
+    data = summary(table)
+    snapshot = args.out / "compat" / "specs"
+    data["specs"] = {"digest": specs_digest(snapshot if snapshot.is_dir() and not args.live_specs else REPO_ROOT / "specs"),
+                     "snapshot": not args.live_specs, **suite_info()}
+    data["timing"] = {"wall_s": round(time.monotonic() - start, 1),
+                      "environments": {e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
+                                       for e in envs},
+                      "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs}}
+    summary_path = args.out / "compat-summary.json"
+    summary_path.parent.mkdir(parents=True, exist_ok=True)
+    if args.from_results is not None:
+        # keep the timings of the run that wrote these results, if its summary is the one being replaced
+        try:
+            data["timing"] = json.loads(summary_path.read_text())["timing"]
+        except (OSError, ValueError, KeyError):
+            data.pop("timing", None)
+    summary_path.write_text(json.dumps(data, indent=1))
+    print(f"\nresults: {merged} ({lines} records)\nsummary: {summary_path}")
+    if not args.no_report:
+        print(render_report(merged, args.out / "compat-report"))
+    print(f"compat: {len(table.versions)} releases, {len(table.rows)} cases, {data['changed']} differ; "
+          f"{time.monotonic() - start:.0f} s")
+    if args.from_results is not None:
+        return 0 if table.rows else 1
+    ran = [e for e in envs if e.ok]
+    return 0 if ran and not any(m.reason for m in mode_runs) else 1
