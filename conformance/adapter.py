@@ -14,13 +14,10 @@ from collections.abc import Iterator
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
+from jax_conformance.errors import AdapterError
 from jax_conformance.mode import Mode
 
 GROUP = "jax_conformance.adapters"
-
-
-class AdapterError(Exception):
-    """An adapter that cannot be found or cannot start."""
 
 
 # The names spec code runs with (docs/SPEC-FORMAT.md, "Names spec code sees"); lint checks

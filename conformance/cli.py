@@ -19,12 +19,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from jax_conformance import __version__
+from jax_conformance.errors import ConformanceError, UsageError
 
 USAGE = 2  # the exit status of every usage error
-
-
-class UsageError(Exception):
-    """An argument a command cannot use: printed as one line, exit status 2, nothing started."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -154,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"jax-conformance {args.command}: {exc}", file=sys.stderr)
         return USAGE
+    except ConformanceError as exc:  # started, then stopped by what it was given (an adapter that cannot start)
+        print(f"jax-conformance {args.command}: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         # Ctrl-C outside a command's own handling (start-up, rendering): stop without a traceback.
         print(f"\njax-conformance {args.command}: interrupted", file=sys.stderr)

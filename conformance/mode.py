@@ -7,15 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jax_conformance.errors import ModeError
+
 EXPLICIT_MODES = ("warn", "error", "allow")
 
 # How JAX reads a boolean environment flag (jax._src.config.bool_env).
 _TRUE = {"y", "yes", "t", "true", "on", "1"}
 _FALSE = {"n", "no", "f", "false", "off", "0"}
-
-
-class ModeError(ValueError):
-    """A mode option or environment variable that names no mode."""
 
 
 def parse_truth(value: str, what: str) -> bool:

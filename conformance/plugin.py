@@ -18,16 +18,15 @@ from typing import Any
 import pytest
 from jax_conformance import PACKAGE_DIR, __version__
 from jax_conformance.adapter import installed_adapters
-from jax_conformance.cli import UsageError, check_spec_paths, positive_float, positive_int
-from jax_conformance.mode import EXPLICIT_MODES, Mode, ModeError, parse_truth
+from jax_conformance.cli import check_spec_paths, positive_float, positive_int
+from jax_conformance.errors import ModeError, SpecError, SpecFileErrors, UsageError
+from jax_conformance.mode import EXPLICIT_MODES, Mode, parse_truth
 from jax_conformance.results import ResultsWriter, new_run_id, now, suite_info
 from jax_conformance.run.workers import ISOLATION_MODES, CaseRunner
 from jax_conformance.spec.expectations import ExpectationFile
 from jax_conformance.spec.loader import (
     SPECS_DIR,
     SpecCache,
-    SpecError,
-    SpecFileErrors,
     gc_paused,
     is_large_load,
     is_spec_file,
@@ -199,7 +198,10 @@ def pytest_configure(config: pytest.Config) -> None:
             check_spec_paths([Path(p) for p in config.getoption("specs")])
         except UsageError as exc:  # a path that does not exist or holds no spec: named, nothing run
             raise pytest.UsageError(str(exc)) from None
-    suite = Suite(config)
+    try:
+        suite = Suite(config)
+    except UsageError as exc:  # an expectations file that cannot be used: named, nothing run
+        raise pytest.UsageError(str(exc)) from None
     config.stash[SUITE] = suite
     config.pluginmanager.register(SuiteReporter(suite), "jax-conformance-reporter")
     if adapter is not None:

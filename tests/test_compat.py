@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jax_conformance.cli import UsageError
 from jax_conformance.commands import compat
+from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.results import load_runs
 

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 from jax_conformance.commands.lint import one_line
-from jax_conformance.spec.loader import MAX_SPEC_BYTES, SpecFileErrors, is_spec_file, load_spec
+from jax_conformance.errors import SpecFileErrors
+from jax_conformance.spec.loader import MAX_SPEC_BYTES, is_spec_file, load_spec
 from jax_conformance.spec.rules import RULE_IDS
 
 REPO = Path(__file__).resolve().parent.parent

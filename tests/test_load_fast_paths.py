@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 import yaml
+from jax_conformance.errors import SpecFileErrors
 from jax_conformance.mode import EXPLICIT_MODES, Mode
 from jax_conformance.spec import loader
 from jax_conformance.spec import rules as lint
-from jax_conformance.spec.loader import SpecFileErrors, is_spec_file, load_spec
+from jax_conformance.spec.loader import is_spec_file, load_spec
 from jax_conformance.spec.model import Case, Code
 from packaging.version import InvalidVersion, Version
 

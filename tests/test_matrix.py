@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
-from jax_conformance.cli import UsageError
 from jax_conformance.commands.run import Progress, ResultsTail, merge, parse_modes, summary_table
+from jax_conformance.errors import UsageError
 from jax_conformance.mode import DEFAULT_MODES, Mode
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.report.model import build_model

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from jax_conformance.cli import UsageError, positive_float, positive_int
+from jax_conformance.cli import positive_float, positive_int
 from jax_conformance.commands import outdir
 from jax_conformance.compat.envs import (
     DEFAULT_CACHE,
@@ -68,6 +68,7 @@ from jax_conformance.compat.table import (
     observed_key,
     summary,
 )
+from jax_conformance.errors import UsageError
 from jax_conformance.mode import DEFAULT_MODES
 from jax_conformance.results import load_runs, suite_info
 

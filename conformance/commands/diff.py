@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance.differential import observe as diffobs
-from jax_conformance.mode import Mode, ModeError, parse_modes
+from jax_conformance.errors import BackendMissing, ModeError
+from jax_conformance.mode import Mode, parse_modes
 
 DEFAULT_BUDGET = 100
 PROGRAM_FILE = "<diff program>"
@@ -126,10 +127,6 @@ def payload(text: str, path: str, backend: str) -> dict[str, Any]:
            "result = None")
     return {"id": "diff.program", "file": PROGRAM_FILE, "setup": [], "run": {"text": run, "line": 1},
             "backend": backend, "expect": {}, "expect_line": 1}
-
-
-class BackendMissing(Exception):
-    """A side's backend is not there once its worker has started (a GPU asked for on a CPU machine)."""
 
 
 class Pair:
@@ -283,8 +280,8 @@ def _adapters_arg(sides: list[Side]) -> str:
 
 
 def _sides(args: argparse.Namespace) -> list[Side]:
-    from jax_conformance.cli import UsageError, check_adapter
-
+    from jax_conformance.cli import check_adapter
+    from jax_conformance.errors import UsageError
     names = [n.strip() for n in str(args.adapters).split(",") if n.strip()]
     if args.backends is not None:
         backends = [b.strip() for b in str(args.backends).split(",") if b.strip()]
@@ -372,8 +369,7 @@ def _indent(text: str, prefix: str = "      ") -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from jax_conformance.cli import UsageError
-
+    from jax_conformance.errors import UsageError
     try:
         return _main(args)
     except BackendMissing as exc:
@@ -381,8 +377,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from jax_conformance.cli import UsageError
     from jax_conformance.differential.grammar import AREAS
+    from jax_conformance.errors import UsageError
 
     sides = _sides(args)
     try:

@@ -13,12 +13,11 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from jax_conformance.cli import check_adapter, check_spec_paths
+from jax_conformance.errors import SpecError, SpecFileErrors
 from jax_conformance.spec import loader
 from jax_conformance.spec.loader import (
     SPECS_DIR,
     SpecCache,
-    SpecError,
-    SpecFileErrors,
     gc_paused,
     is_large_load,
     is_spec_file,

@@ -31,7 +31,8 @@ from typing import Any
 
 from jax_conformance import PACKAGE_DIR
 from jax_conformance.cli import check_spec_paths, positive_int
-from jax_conformance.mode import Mode, ModeError
+from jax_conformance.errors import ModeError
+from jax_conformance.mode import Mode
 
 REPO = PACKAGE_DIR.parent
 DEFAULT_OUT = Path("reports/mutation.json")

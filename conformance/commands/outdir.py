@@ -18,7 +18,7 @@ import shutil
 import time
 from pathlib import Path
 
-from jax_conformance.cli import UsageError
+from jax_conformance.errors import UsageError
 
 REPORTS = Path("reports")  # relative to where the command is run, as `--out` is
 RUNS = "runs"

@@ -25,14 +25,14 @@ from typing import IO, Any
 
 from jax_conformance import PACKAGE_DIR, SPECS_DIR
 from jax_conformance.cli import (
-    UsageError,
     check_adapter,
     check_spec_paths,
     positive_float,
     positive_int,
 )
 from jax_conformance.commands import outdir
-from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode, ModeError
+from jax_conformance.errors import ExpectationsError, ModeError, UsageError
+from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode
 from jax_conformance.mode import parse_modes as _parse_modes
 from jax_conformance.results import OUTCOMES, UNEXPECTED, now
 
@@ -437,10 +437,6 @@ def update_target(adapter: str, args: argparse.Namespace, files: list[Path]) -> 
     return new[0] if new and len(set(args.adapter or ["jax"])) == 1 else EXPECTATIONS_DIR / f"{adapter}.yaml"
 
 
-class ExpectationsError(Exception):
-    """An expectations file that cannot be used."""
-
-
 def update_expectations(adapter: str, jobs: list[ModeJob], path: Path) -> Path:
     """Ratchet: the adapter's file lists exactly what still fails; cases or modes not run keep their entries."""
     from jax_conformance.spec.expectations import ExpectationFile, write_expectations
@@ -519,10 +515,7 @@ def check_args(args: argparse.Namespace) -> tuple[list[Mode], list[str]]:
 
 def main(args: argparse.Namespace) -> int:
     modes, adapters = check_args(args)
-    try:
-        expectations = {a: expectation_files(a, args) for a in adapters}
-    except Exception as exc:  # ExpectationsError, or pytest.UsageError from a malformed file
-        raise UsageError(str(exc).strip().splitlines()[0]) from None
+    expectations = {a: expectation_files(a, args) for a in adapters}
     if args.out is None:
         out = outdir.new_run_dir()
     else:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance import CHECKOUT, PACKAGE_DIR
-from jax_conformance.mode import Mode, ModeError
+from jax_conformance.errors import ModeError, UsageError
+from jax_conformance.mode import Mode
 from jax_conformance.results import load_runs, new_run_id, now, suite_info
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -127,7 +128,7 @@ def python_tag(python: str) -> str:
     out = subprocess.run([python, "-c", "import sys,platform;print(f'{sys.implementation.name}-{platform.python_version()}')"],
                          capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
-        raise RuntimeError(f"{python} does not run: {out.stderr.strip()[-300:]}")
+        raise UsageError(f"{python} does not run: {out.stderr.strip()[-300:]}")
     return out.stdout.strip()
 
 

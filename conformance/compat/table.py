@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance import SPECS_DIR
-from jax_conformance.mode import DEFAULT_MODES, Mode, ModeError
+from jax_conformance.errors import ModeError
+from jax_conformance.mode import DEFAULT_MODES, Mode
 from jax_conformance.results import Run, now
 from jax_conformance.spec.loader import load_spec
 from packaging.version import InvalidVersion, Version

@@ -16,8 +16,8 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from jax_conformance.cli import UsageError
 from jax_conformance.commands import outdir
+from jax_conformance.errors import UsageError
 from jax_conformance.report.model import ReportModel, build_model, load_mutation, result_paths
 from jax_conformance.report.site import first_page_bytes, render
 

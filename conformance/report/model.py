@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jax_conformance.mode import DEFAULT_MODES, Mode, ModeError
+from jax_conformance.errors import ModeError
+from jax_conformance.mode import DEFAULT_MODES, Mode
 from jax_conformance.results import OUTCOMES, UNEXPECTED, Run, load_runs
 from jax_conformance.spec.model import NORMATIVE_BASES
 from packaging.version import InvalidVersion, Version

@@ -11,12 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+from jax_conformance.errors import SpecCodeError
 
 MAX_REPR = 2_000
-
-
-class SpecCodeError(Exception):
-    """The spec's own code or names are broken (not the implementation): outcome `error`."""
 
 
 @dataclass

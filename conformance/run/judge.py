@@ -8,10 +8,10 @@ import warnings
 from typing import Any
 
 from jax_conformance.adapter import Adapter
+from jax_conformance.errors import SpecCodeError
 from jax_conformance.run.checks import (
     Mismatch,
     Observation,
-    SpecCodeError,
     check_all,
     describe_observation,
     short,

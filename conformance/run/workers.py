@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from jax_conformance.errors import AdapterStartError, ForkServerError, WorkerFailure
 from jax_conformance.mode import Mode
 from jax_conformance.run.worker import MEMORY_ENV, PARENT_ENV
 
@@ -30,15 +31,6 @@ STDERR_TAIL = 6000
 MAX_REPLY_BYTES = 64 * 2**20
 # How long a hung worker gets to print its stack (SIGUSR1) before it is killed.
 STACK_GRACE_S = 1.0
-
-
-class WorkerFailure(Exception):
-    """The worker died, hung or broke the protocol; `outcome` is `crashed`, `timeout` or `error`."""
-
-    def __init__(self, outcome: str, message: str, details: dict[str, Any] | None = None) -> None:
-        self.outcome = outcome
-        self.details = details or {}
-        super().__init__(message)
 
 
 def worker_env(mode: Mode, extra: dict[str, str | None] | None = None) -> dict[str, str]:
@@ -121,10 +113,6 @@ ISOLATION_MODES = ("fork", "spawn")
 VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 # How long a fork server gets to answer a fork request before it is given up for this run.
 FORK_REPLY_TIMEOUT = 30.0
-
-
-class ForkServerError(Exception):
-    """The fork server is gone or did not answer; the case runs in a fresh interpreter instead."""
 
 
 class ForkServer:
@@ -464,22 +452,25 @@ class CaseRunner:
             except WorkerFailure:
                 self._hello_sent = False  # `_live_worker` finds it dead and starts another
 
+    def _started(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """The adapter's info from the worker's reply to hello, or why it could not start."""
+        if not reply.get("ok"):
+            raise AdapterStartError(f"adapter {self.adapter!r} could not start in mode {self.mode.label}: "
+                                    f"{reply.get('error')}\n{reply.get('traceback', '')}")
+        return dict(reply["info"])
+
     def _live_worker(self) -> Worker:
         if self._hello_sent and self._worker is not None:
             self._hello_sent = False
             reply = self._worker.receive(STARTUP_TIMEOUT)
-            if not reply.get("ok"):
-                raise RuntimeError(f"adapter {self.adapter!r} could not start in mode {self.mode.label}: {reply.get('error')}\n{reply.get('traceback', '')}")
-            self._info = reply["info"]
+            self._info = self._started(reply)
         if self._worker is None or not self._worker.alive():
             if self._worker is not None:
                 self._worker.close()
                 self.restarts += 1
             self._worker = Worker(self.adapter, self._env())
             reply = self._worker.request({"op": "hello"}, STARTUP_TIMEOUT)
-            if not reply.get("ok"):
-                raise RuntimeError(f"adapter {self.adapter!r} could not start in mode {self.mode.label}: {reply.get('error')}\n{reply.get('traceback', '')}")
-            self._info = reply["info"]
+            self._info = self._started(reply)
         return self._worker
 
     @property

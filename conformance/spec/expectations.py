@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 import yaml
-from jax_conformance.mode import Mode, ModeError
+from jax_conformance.errors import ExpectationsError, ModeError
+from jax_conformance.mode import Mode
 from jax_conformance.spec.model import version_in
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -52,7 +53,7 @@ def _mode_name(path: Path, name: Any) -> str:
     try:
         return Mode.from_slug(str(name)).slug
     except ModeError as exc:
-        raise pytest.UsageError(f"{path}: {exc}") from None
+        raise ExpectationsError(f"{path}: {exc}") from None
 
 
 @dataclass
@@ -69,9 +70,9 @@ class ExpectationFile:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError) as exc:
-            raise pytest.UsageError(f"{path}: cannot read expectations: {exc}") from None
+            raise ExpectationsError(f"{path}: cannot read expectations: {exc}") from None
         if not isinstance(data, dict) or "adapter" not in data:
-            raise pytest.UsageError(f"{path}: an expectations file is a mapping with `adapter` and `entries`")
+            raise ExpectationsError(f"{path}: an expectations file is a mapping with `adapter` and `entries`")
         version = SpecifierSet(str(data["version"])) if data.get("version") else None
         backend = data.get("backend")
         out = cls(path, str(data["adapter"]), version, frozenset([backend] if isinstance(backend, str) else backend) if backend else None)
@@ -80,7 +81,7 @@ class ExpectationFile:
             try:
                 releases = SpecifierSet(str(group["version"])) if group.get("version") else None
             except InvalidSpecifier:
-                raise pytest.UsageError(f"{path}: version {group['version']!r} is not a PEP 440 range (e.g. \"<0.11\")") from None
+                raise ExpectationsError(f"{path}: version {group['version']!r} is not a PEP 440 range (e.g. \"<0.11\")") from None
             for item in group.get("cases", []) or []:
                 if isinstance(item, str):
                     out.entries.append(Entry(item, reason, path=path, version=releases))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 from jax_conformance import CHECKOUT, SPECS_DIR
+from jax_conformance.errors import SpecError, SpecFileErrors
 from jax_conformance.spec.model import Case, Code, Documented, Expectation, Spec, When
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -30,32 +31,6 @@ if TYPE_CHECKING:
 SCHEMA_PATH = SPECS_DIR / "schema.json"
 # Refuse what cannot be a spec before parsing it: a spec file is a few hundred lines.
 MAX_SPEC_BYTES = 2_000_000
-
-
-class SpecError(Exception):
-    """A spec file that cannot be used as written."""
-
-    def __init__(self, path: Path | str, line: int, rule: str, message: str) -> None:
-        self.path = Path(path)
-        self.line = line
-        self.rule = rule
-        self.message = message
-        super().__init__(self.format())
-
-    def format(self, root: Path | None = None) -> str:
-        path = self.path
-        if root is not None and self.path.resolve().is_relative_to(root.resolve()):
-            path = self.path.resolve().relative_to(root.resolve())
-        return f"{path}:{self.line}: {self.rule} {self.message}"
-
-
-class SpecFileErrors(Exception):
-    """Every error found in one spec file."""
-
-    def __init__(self, path: Path, errors: list[SpecError]) -> None:
-        self.path = path
-        self.errors = sorted(errors, key=lambda e: (e.line, e.rule))
-        super().__init__("\n".join(e.format() for e in self.errors))
 
 
 # ---------------------------------------------------------------- YAML with line marks

@@ -20,8 +20,9 @@ from typing import Any, ClassVar
 
 import yaml
 from jax_conformance.adapter import SPEC_NAMES
+from jax_conformance.errors import SpecError
 from jax_conformance.mode import EXPLICIT_MODES, Mode
-from jax_conformance.spec.loader import SPECS_DIR, SpecError
+from jax_conformance.spec.loader import SPECS_DIR
 from jax_conformance.spec.model import Case, Code, Spec
 from packaging.version import InvalidVersion, Version
 
