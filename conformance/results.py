@@ -337,3 +337,27 @@ def counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 def suite_info() -> dict[str, Any]:
     """The suite's version and git revision, for a run header's environment."""
     return {"suite_version": __version__, "git_revision": git_revision()}
+
+
+# ---- readers used by the mode runner
+
+
+def read_appended(path: Path | str, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """The whole records written to `path` after byte `offset`, and the offset to read on from. A
+    line still being written is left for the next call; a line that is not a record is skipped."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except FileNotFoundError:
+        return [], offset
+    whole = data[: data.rfind(b"\n") + 1]
+    records = []
+    for line in whole.splitlines():
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records, offset + len(whole)
