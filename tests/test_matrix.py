@@ -17,11 +17,19 @@ from typing import Any
 
 import pytest
 import yaml
-from jax_conformance.commands.run import Progress, ResultsTail, merge, parse_modes, summary_table
+from jax_conformance.commands.run import Progress, notes, parse_modes, summary_table
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import DEFAULT_MODES, Mode
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.report.model import build_model
+from jax_conformance.run.modes import (
+    ModeProcess,
+    ResultsTail,
+    Scheduler,
+    merge,
+    pytest_command,
+    pytest_options,
+)
 
 REPO = PACKAGE_DIR.parent
 
@@ -119,9 +127,7 @@ def test_results_tail_reads_only_whole_lines(tmp_path: Path) -> None:
 
 
 def test_live_progress_redraws_in_place(tmp_path: Path) -> None:
-    from jax_conformance.commands.run import ModeJob
-
-    jobs = [ModeJob("jax", m, tmp_path / f"{m.slug}.jsonl", tmp_path / f"{m.slug}.log", []) for m in DEFAULT_MODES[:2]]
+    jobs = [ModeProcess("jax", m, tmp_path / f"{m.slug}.jsonl", tmp_path / f"{m.slug}.log") for m in DEFAULT_MODES[:2]]
     stream = io.StringIO()
     progress = Progress(jobs, stream, live=True)
     progress.update()
@@ -142,6 +148,49 @@ def test_summary_table_lines_up() -> None:
     end = lines[0].index("total") + len("total")  # numbers are right-aligned under their heading
     assert [line[end - 2:end] for line in lines[2:]] == ["13", "13"]
     assert lines[3].split()[4:7] == ["3", "0", "10"] and lines[3].endswith("killed by SIGKILL")
+
+
+def test_pytest_command_is_the_one_mode_command(tmp_path: Path) -> None:
+    argv = pytest_command("reference", Mode(True, "warn"), tmp_path / "r.jsonl",
+                          extra=pytest_options(specs=["specs"], expectations=["x.yaml"], keyword="x64"))
+    assert argv[:4] == [sys.executable, "-m", "pytest", str(PACKAGE_DIR)]  # a path: the same from a wheel, from anywhere
+    assert {"--adapter=reference", "--x64=on", "--explicit-x64-dtypes=warn", "no:cacheprovider"} <= set(argv)
+    assert argv[argv.index("--results") + 1] == str(tmp_path / "r.jsonl")
+    assert argv[argv.index("--specs") + 1] == str(Path("specs").resolve())  # the caller's directory, made absolute
+    assert argv[argv.index("--expectations") + 1] == str(Path("x.yaml").resolve())
+    assert argv[-2:] == ["-k", "x64"]
+    assert "--results" not in pytest_command("jax", Mode(), None)
+
+
+def test_merge_keeps_whole_records_and_puts_notes_after_their_file(tmp_path: Path) -> None:
+    first, missing = tmp_path / "a.jsonl", tmp_path / "missing.jsonl"
+    first.write_text('{"record":"run","run_id":"a"}\n\n{"record":"case","run_id":"a"}\n{"record":"ca')  # torn last line
+    target = tmp_path / "out" / "merged.jsonl"
+    n = merge([first, missing], target, {first: [{"record": "end", "run_id": "a"}], missing: [{"record": "run", "run_id": "b"}]})
+    assert n == 4 and [r["record"] for r in records(target)] == ["run", "case", "end", "run"]
+    assert first.read_text().endswith('{"record":"ca')  # the process's own file is left as it was
+    assert [p.name for p in target.parent.iterdir()] == ["merged.jsonl"]
+
+
+def test_scheduler_runs_n_at_a_time_skips_and_kills_at_the_time_limit(tmp_path: Path) -> None:
+    fake = tmp_path / "python"  # stands for the interpreter: sleeps as long as $NAP says
+    fake.write_text('#!/bin/sh\nsleep "$NAP"\n')
+    fake.chmod(0o755)
+    naps = {"slow": "30", "skipped": "0", "quick": "0.2", "last": "0.2"}
+    procs = [ModeProcess(name, Mode(), tmp_path / f"{name}.jsonl", tmp_path / f"{name}.log", python=str(fake),
+                         env={**os.environ, "NAP": nap}) for name, nap in naps.items()]
+    most, finished = [0], []
+
+    def tick() -> None:
+        most[0] = max(most[0], sum(p.running for p in procs))
+
+    scheduler = Scheduler[ModeProcess](2, timeout=2.0, skip=lambda p: p.adapter == "skipped",
+                                       on_finish=lambda p: finished.append(p.adapter), on_tick=tick, interval=0.05)
+    assert scheduler.run(procs) is False
+    assert most[0] == 2 and finished == ["quick", "last", "slow"]
+    slow, skipped, quick, _ = procs
+    assert slow.status() == "timed out after 2 s" and slow.returncode == -signal.SIGKILL
+    assert skipped.skipped and skipped.proc is None and quick.returncode == 0 and quick.status() == "failed to start (exit 0)"
 
 
 # ---------------------------------------------------------------- real runs
@@ -233,12 +282,10 @@ def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> 
 
 
 def test_merge_adds_an_end_record_for_a_mode_that_never_started(tmp_path: Path) -> None:
-    from jax_conformance.commands.run import ModeJob
-
-    job = ModeJob("jax", Mode(False, "warn"), tmp_path / "missing.jsonl", tmp_path / "x.log", [])
+    job = ModeProcess("jax", Mode(False, "warn"), tmp_path / "missing.jsonl", tmp_path / "x.log")
     job.returncode = 4
     (tmp_path / "x.log").write_text("ERROR: usage: a bad option\n")
-    merge([job], tmp_path / "results.jsonl")
+    merge([job.results], tmp_path / "results.jsonl", {job.results: notes(job)})
     out = records(tmp_path / "results.jsonl")
     assert [r["record"] for r in out] == ["run", "case", "end"]
     assert out[1]["outcome"] == "error" and "a bad option" in out[1]["message"]

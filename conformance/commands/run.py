@@ -1,9 +1,8 @@
 """`jax-conformance run`: every mode on every backend, one pytest process per (adapter, mode), in parallel.
 
 x64 and the explicit-dtype policy are process-wide, so each mode gets its own process
-(`python -m pytest conformance/ --adapter=A --x64=.. --explicit-x64-dtypes=.. --results F`);
-each process runs every backend its adapter reports. Progress is read from the growing
-results files, never from pytest's output. Afterwards the per-mode files are merged into
+(`jax_conformance.run.modes` starts them, N at a time); each process runs every backend its
+adapter reports. Progress is read from the growing results files, never from pytest's output. Afterwards the per-mode files are merged into
 `<out>/results.jsonl`, the report is rendered into `<out>/`, and a summary table is printed.
 Exit status: 0 only when every mode's process finished and no case has an unexpected outcome.
 """
@@ -11,19 +10,15 @@ Exit status: 0 only when every mode's process finished and no case has an unexpe
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from jax_conformance import PACKAGE_DIR, SPECS_DIR
+from jax_conformance import SPECS_DIR
 from jax_conformance.cli import (
     check_adapter,
     check_spec_paths,
@@ -34,9 +29,18 @@ from jax_conformance.commands import outdir
 from jax_conformance.errors import ExpectationsError, ModeError, UsageError
 from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode
 from jax_conformance.mode import parse_modes as _parse_modes
-from jax_conformance.results import OUTCOMES, UNEXPECTED, now
+from jax_conformance.results import (
+    OUTCOMES,
+    UNEXPECTED,
+    EndRecord,
+    ResultRecord,
+    RunHeader,
+    now,
+    read_records,
+    tally,
+)
+from jax_conformance.run.modes import ModeProcess, Scheduler, merge, pytest_options
 
-REPO = PACKAGE_DIR.parent
 EXPECTATIONS_DIR = SPECS_DIR / "expectations"
 DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # each run in a new directory there; reports/latest points at the newest
 # Columns of the summary table, in the order a reader scans them.
@@ -71,190 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="live redrawn lines on a terminal, plain lines otherwise (default: auto)")
 
 
-# ---------------------------------------------------------------- one mode process
-
-
-@dataclass
-class ResultsTail:
-    """Reads a results file as it grows: complete lines only, from where it left off."""
-
-    path: Path
-    offset: int = 0
-    partial: bytes = b""
-    header: dict[str, Any] | None = None
-    total: int | None = None
-    end: dict[str, Any] | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def done(self) -> int:
-        return sum(self.counts.values())
-
-    def poll(self) -> None:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return
-        self.offset += len(data)
-        *lines, self.partial = (self.partial + data).split(b"\n")
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            kind = record.get("record", "case") if isinstance(record, dict) else None
-            if kind == "run":
-                self.header = record
-            elif kind == "collected":
-                self.total = int(record.get("count", 0))
-            elif kind == "end":
-                self.end = record
-            elif kind == "case":
-                outcome = str(record.get("outcome", "error"))
-                self.counts[outcome] = self.counts.get(outcome, 0) + 1
-
-
-@dataclass
-class ModeJob:
-    """One (adapter, mode) pytest process and what it has written so far."""
-
-    adapter: str
-    mode: Mode
-    results: Path
-    log: Path
-    argv: list[str]
-    proc: subprocess.Popen[bytes] | None = None
-    started: float | None = None
-    finished: float | None = None
-    returncode: int | None = None
-    tail: ResultsTail = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.tail = ResultsTail(self.results)
-
-    @property
-    def name(self) -> str:
-        return f"{self.adapter} {self.mode.slug}"
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.returncode is None
-
-    @property
-    def completed(self) -> bool:
-        """The process ran to its end record, and any failure pytest reports is a recorded case."""
-        end = self.tail.end
-        if end is None or end.get("interrupted"):
-            return False
-        unexpected = any(n for o, n in self.tail.counts.items() if o in UNEXPECTED)
-        return self.returncode in (0, 5) or (self.returncode == 1 and unexpected)
-
-    @property
-    def elapsed(self) -> float:
-        if self.started is None:
-            return 0.0
-        return (self.finished or time.monotonic()) - self.started
-
-    stopped: str = ""  # why the user stopped it: "Ctrl-C", or "SIGTERM" when the runner was terminated
-    not_started: bool = False  # the run was stopped before this mode's turn came
-
-    def status(self) -> str:
-        if self.proc is None and self.returncode is None:
-            return "not started" if self.not_started else "waiting"
-        if self.returncode is None:
-            return "running"
-        if self.completed:
-            return "done"
-        if self.stopped:
-            return f"stopped by {self.stopped}"
-        if self.returncode < 0:
-            return f"killed by {_signal_name(-self.returncode)}"
-        if self.tail.header is None:
-            return f"failed to start (exit {self.returncode})"
-        if self.tail.end is not None and not self.tail.end.get("interrupted"):
-            return f"pytest failed outside the cases (exit {self.returncode})"
-        return f"interrupted (exit {self.returncode})"
-
-    def start(self) -> None:
-        self.results.parent.mkdir(parents=True, exist_ok=True)
-        # A stale file from an earlier run would be counted before pytest truncates it.
-        self.results.unlink(missing_ok=True)
-        with open(self.log, "wb") as log:
-            # Own process group: Ctrl-C on the runner stops a mode and its case workers together.
-            self.proc = subprocess.Popen(self.argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
-        self.started = time.monotonic()
-
-    def poll(self) -> None:
-        if self.proc is None:  # the file there now, if any, is an earlier run's
-            return
-        self.tail.poll()
-        if self.proc is not None and self.returncode is None:
-            rc = self.proc.poll()
-            if rc is not None:
-                self.returncode = rc
-                self.finished = time.monotonic()
-                self.tail.poll()
-
-    def interrupt(self, cause: str = "Ctrl-C") -> None:
-        """Pass the user's Ctrl-C on (the mode runs in its own process group, which the terminal's misses)."""
-        if self.proc is None:
-            self.not_started = True
-            return
-        if self.returncode is not None:
-            return
-        self.stopped = cause
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGINT)
-
-    def stop(self, grace: float = 10.0) -> None:
-        """Wait for an interrupted mode to write its end record; kill it after `grace` seconds."""
-        if self.proc is None or self.returncode is not None:
-            return
-        try:
-            self.proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        self.poll()
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def pytest_argv(adapter: str, mode: Mode, results: Path, args: argparse.Namespace, expectations: list[Path]) -> list[str]:
-    argv = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), f"--adapter={adapter}",
-            f"--x64={'on' if mode.x64 else 'off'}", f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}",
-            "--results", str(results), "-p", "no:cacheprovider", "-q"]
-    for backend in args.backend or []:
-        argv.append(f"--backend={backend}")
-    for spec_dir in args.specs or []:
-        argv += ["--specs", str(Path(spec_dir).resolve())]
-    for path in expectations:
-        argv += ["--expectations", str(path)]
-    if args.keyword:
-        argv += ["-k", args.keyword]
-    if args.markexpr:
-        argv += ["-m", args.markexpr]
-    if args.case_timeout:
-        argv += ["--case-timeout", str(args.case_timeout)]
-    return argv
-
-
 # ---------------------------------------------------------------- progress
 
 
 class Progress:
     """Cases done / total per mode: redrawn in place on a terminal, plain lines otherwise."""
 
-    def __init__(self, jobs: list[ModeJob], stream: IO[str], live: bool) -> None:
+    def __init__(self, jobs: list[ModeProcess], stream: IO[str], live: bool) -> None:
         self.jobs = jobs
         self.stream = stream
         self.live = live
@@ -263,7 +90,7 @@ class Progress:
         self.reported: dict[str, tuple[str, int]] = {}
         self.last_line: dict[str, float] = {}
 
-    def line(self, job: ModeJob) -> str:
+    def line(self, job: ModeProcess) -> str:
         total = job.tail.total
         done = job.tail.done
         width = 24
@@ -301,27 +128,9 @@ class Progress:
 # ---------------------------------------------------------------- after the run
 
 
-def merge(jobs: list[ModeJob], target: Path) -> int:
-    """Every complete record of every mode into one file; a stopped mode gets an end record saying why."""
-    staged = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    written = 0
-    headers = {j.adapter: j.tail.header for j in jobs if j.tail.header is not None}
-    with open(staged, "wb") as out:
-        for job in jobs:
-            data = job.results.read_bytes() if job.results.is_file() else b""
-            complete = data[: data.rfind(b"\n") + 1]  # a torn last line (killed mid-write) is dropped
-            out.write(complete)
-            written += complete.count(b"\n")
-            for record in _notes(job, headers.get(job.adapter)):
-                # Only in the merged file: the per-mode file stays exactly as the process left it.
-                out.write((json.dumps(record) + "\n").encode())
-                written += 1
-    os.replace(staged, target)
-    return written
-
-
-def _notes(job: ModeJob, like: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Records that make a mode's failure visible in the report when pytest did not record it itself."""
+def notes(job: ModeProcess, like: Mapping[str, Any] | None = None) -> list[RunHeader | ResultRecord | EndRecord]:
+    """Records that make a mode's failure visible in the report when pytest did not record it
+    itself; `merge` writes them after the mode's own (its file stays as the process left it)."""
     if job.completed:
         return []
     if job.proc is None and job.returncode is None:
@@ -329,54 +138,46 @@ def _notes(job: ModeJob, like: dict[str, Any] | None = None) -> list[dict[str, A
         # shows every mode that was asked for and counts this one as incomplete. `like`: the
         # header of a mode of the same adapter that did start (its version and backends).
         like = like or {}
-        run_id = f"not-started-{job.adapter}-{job.mode.slug}-{os.getpid()}"
-        return [{"record": "run", "run_id": run_id, "started": now(), "adapter": job.adapter,
+        never = f"not-started-{job.adapter}-{job.mode.slug}-{os.getpid()}"
+        return [{"record": "run", "run_id": never, "started": now(), "adapter": job.adapter,
                  "implementation_version": like.get("implementation_version", "?"),
                  "behaviour_version": like.get("behaviour_version", "?"), "mode": job.mode.to_json(),
                  "backends": like.get("backends", []), "environment": {}, "written_by": "jax-conformance run"},
-                {"record": "end", "run_id": run_id, "finished": now(), "exitstatus": None, "interrupted": True,
+                {"record": "end", "run_id": never, "finished": now(), "exitstatus": None, "interrupted": True,
                  "counts": {}, "reason": "not started: the run was stopped before this mode's turn",
                  "written_by": "jax-conformance run"}]
-    log = job.log.read_text(errors="replace").strip().splitlines()[-40:] if job.log.is_file() else []
-    header = job.tail.header
-    notes: list[dict[str, Any]] = []
+    log = job.log_tail(40)
+    header: Mapping[str, Any] | None = job.tail.header
+    out: list[RunHeader | ResultRecord | EndRecord] = []
     if header is None:  # died before writing anything: say who it was
-        header = {"record": "run", "run_id": f"failed-{job.adapter}-{job.mode.slug}-{os.getpid()}", "started": now(),
-                  "adapter": job.adapter, "implementation_version": "?", "mode": job.mode.to_json(), "backends": [],
-                  "environment": {}, "written_by": "jax-conformance run"}
-        notes.append(header)
+        header = failed = RunHeader(record="run", run_id=f"failed-{job.adapter}-{job.mode.slug}-{os.getpid()}", started=now(),
+                                     adapter=job.adapter, implementation_version="?", mode=job.mode.to_json(), backends=[],
+                                     environment={}, written_by="jax-conformance run")
+        out.append(failed)
     run_id = header.get("run_id")
     if job.tail.end is not None and not job.tail.end.get("interrupted") or job.tail.header is None:
-        notes.append({"record": "case", "run_id": run_id, "case": f"<pytest {job.adapter} {job.mode.slug}>",
-                      "topic": "<harness>", "claim": "the mode's pytest process runs the suite", "spec_file": str(job.log),
-                      "line": 1, "adapter": job.adapter, "implementation_version": header.get("implementation_version"),
-                      "backend": None, "mode": job.mode.to_json(), "outcome": "error",
-                      "message": f"pytest {job.status()}; the last lines of {job.log}:\n" + "\n".join(log),
-                      "expected": None, "actual": None, "duration_s": 0.0, "written_by": "jax-conformance run"})
+        out.append({"record": "case", "run_id": run_id, "case": f"<pytest {job.adapter} {job.mode.slug}>",
+                    "topic": "<harness>", "claim": "the mode's pytest process runs the suite", "spec_file": str(job.log),
+                    "line": 1, "adapter": job.adapter, "implementation_version": header.get("implementation_version"),
+                    "backend": None, "mode": job.mode.to_json(), "outcome": "error",
+                    "message": f"pytest {job.status()}; the last lines of {job.log}:\n" + "\n".join(log),
+                    "expected": None, "actual": None, "duration_s": 0.0, "written_by": "jax-conformance run"})
     if job.tail.end is None or job.stopped:
         # (after pytest's own end record, when the user stopped it: the last end record is the one read)
-        notes.append({"record": "end", "run_id": run_id, "finished": now(), "exitstatus": job.returncode,
-                      "interrupted": True, "counts": dict(job.tail.counts),
-                      "reason": (f"stopped by {job.stopped}" if job.stopped else
+        out.append({"record": "end", "run_id": run_id, "finished": now(), "exitstatus": job.returncode,
+                    "interrupted": True, "counts": dict(job.tail.counts),
+                    "reason": (f"stopped by {job.stopped}" if job.stopped else
                                  f"the mode's pytest process {job.status()} before the run ended"),
-                      "written_by": "jax-conformance run"})
-    return notes
+                    "written_by": "jax-conformance run"})
+    return out
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
     """The whole records of a results file (a torn line from a killed process is skipped)."""
-    out = []
-    for line in path.read_bytes().splitlines() if path.is_file() else []:
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(record, dict):
-            out.append(record)
-    return out
+    return [r for _, r, _ in read_records(path) if r is not None] if path.is_file() else []
 
 
-def summary_rows(jobs: list[ModeJob]) -> list[tuple[str, str, str, str, dict[str, int], str]]:
+def summary_rows(jobs: list[ModeProcess]) -> list[tuple[str, str, str, str, dict[str, int], str]]:
     rows = []
     for job in jobs:
         per_backend: dict[str, dict[str, int]] = {}
@@ -388,8 +189,7 @@ def summary_rows(jobs: list[ModeJob]) -> list[tuple[str, str, str, str, dict[str
                     per_backend.setdefault(str(b), dict.fromkeys(OUTCOMES, 0))
             elif r.get("record") == "case":
                 backend = str(r.get("backend") or next(iter(per_backend), "?"))
-                c = per_backend.setdefault(backend, dict.fromkeys(OUTCOMES, 0))
-                c[r.get("outcome", "error")] = c.get(r.get("outcome", "error"), 0) + 1
+                tally(per_backend.setdefault(backend, dict.fromkeys(OUTCOMES, 0)), r)
         for backend, c in per_backend.items() or [("-", dict.fromkeys(OUTCOMES, 0))]:
             rows.append((job.adapter, version, backend, job.mode.slug, c, job.status()))
     return rows
@@ -404,7 +204,7 @@ def summary_table(rows: list[tuple[str, str, str, str, dict[str, int], str]]) ->
     return "\n".join([fmt(heads), "  ".join("-" * w for w in widths), *map(fmt, body)])
 
 
-def unexpected_cases(jobs: list[ModeJob], limit: int = 25) -> list[str]:
+def unexpected_cases(jobs: list[ModeProcess], limit: int = 25) -> list[str]:
     out = []
     for job in jobs:
         for r in _records(job.results):
@@ -437,7 +237,7 @@ def update_target(adapter: str, args: argparse.Namespace, files: list[Path]) -> 
     return new[0] if new and len(set(args.adapter or ["jax"])) == 1 else EXPECTATIONS_DIR / f"{adapter}.yaml"
 
 
-def update_expectations(adapter: str, jobs: list[ModeJob], path: Path) -> Path:
+def update_expectations(adapter: str, jobs: list[ModeProcess], path: Path) -> Path:
     """Ratchet: the adapter's file lists exactly what still fails; cases or modes not run keep their entries."""
     from jax_conformance.spec.expectations import ExpectationFile, write_expectations
 
@@ -464,14 +264,6 @@ def update_expectations(adapter: str, jobs: list[ModeJob], path: Path) -> Path:
 
 
 # ---------------------------------------------------------------- main
-
-
-_STOP_CAUSE = ["Ctrl-C"]
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    _STOP_CAUSE[0] = _signal_name(signum)
-    raise KeyboardInterrupt
 
 
 def parse_modes(values: list[str] | None) -> list[Mode]:
@@ -519,11 +311,12 @@ def main(args: argparse.Namespace) -> int:
     if args.out is None:
         out = outdir.new_run_dir()
     else:
-        out = outdir.explicit_out(args.out, args.force)  # the mode processes run in the repository root, not here
+        out = outdir.explicit_out(args.out, args.force)
         outdir.clear(out)
     (out / "modes").mkdir(parents=True, exist_ok=True)
-    jobs = [ModeJob(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", out / "modes" / f"{a}-{m.slug}.log",
-                    pytest_argv(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", args, expectations[a]))
+    jobs = [ModeProcess(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", out / "modes" / f"{a}-{m.slug}.log",
+                        pytest_options(backends=args.backend or [], specs=args.specs or [], expectations=expectations[a],
+                                       keyword=args.keyword, markexpr=args.markexpr, case_timeout=args.case_timeout))
             for a in adapters for m in modes]
     live = args.progress == "live" or (args.progress == "auto" and sys.stdout.isatty())
     progress = Progress(jobs, sys.stdout, live)
@@ -533,40 +326,11 @@ def main(args: argparse.Namespace) -> int:
         for p in files:
             print(f"expectations for {a}: {p}")
     t0 = time.monotonic()
-    interrupted = False
-    # A terminated runner stops its modes too (they run in their own process groups).
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        while any(j.proc is None or j.running for j in jobs):
-            for job in jobs:
-                job.poll()
-            waiting = [j for j in jobs if j.proc is None]
-            for job in waiting[: max(1, args.jobs) - sum(j.running for j in jobs)]:
-                job.start()
-            progress.update()
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        interrupted = True
-        running = [j for j in jobs if j.running]
-        cause = _STOP_CAUSE[0]
-        print(f"\n{cause}: stopping {len(running)} running mode process{'es' if len(running) != 1 else ''}"
-              f"{' (Ctrl-C again to kill them at once)' if cause == 'Ctrl-C' else ''}", file=sys.stderr, flush=True)
-        for job in jobs:
-            job.interrupt(cause)
-        try:
-            for job in jobs:
-                job.stop()
-        except KeyboardInterrupt:
-            for job in jobs:
-                job.stop(grace=0)
-    finally:
-        signal.signal(signal.SIGTERM, previous_term)
-    for job in jobs:
-        job.poll()
-    progress.update()
+    interrupted = Scheduler[ModeProcess](args.jobs, on_tick=progress.update).run(jobs)
     wall = time.monotonic() - t0
     merged = out / "results.jsonl"
-    records = merge(jobs, merged)
+    headers = {j.adapter: j.tail.header for j in jobs if j.tail.header is not None}
+    records = merge([j.results for j in jobs], merged, {j.results: notes(j, headers.get(j.adapter)) for j in jobs})
     print(f"\n{summary_table(summary_rows(jobs))}\n")
     bad = unexpected_cases(jobs)
     if bad:
@@ -578,8 +342,7 @@ def main(args: argparse.Namespace) -> int:
         elif job.stopped:
             print(f"mode {job.name}: stopped by {job.stopped} after {job.tail.done} case{'s' if job.tail.done != 1 else ''}; log {job.log}")
         elif not job.completed:
-            log_tail = job.log.read_text(errors="replace").strip().splitlines()[-5:] if job.log.is_file() else []
-            print(f"mode {job.name}: {job.status()}; log {job.log}" + "".join(f"\n    {t}" for t in log_tail))
+            print(f"mode {job.name}: {job.status()}; log {job.log}" + "".join(f"\n    {t}" for t in job.log_tail(5)))
     print(f"results: {merged} ({records} records; per mode in {out / 'modes'}/); {wall:.1f}s")
     if args.update_expectations and not interrupted:
         for a in adapters:
@@ -600,5 +363,5 @@ def main(args: argparse.Namespace) -> int:
     if total == 0 and all(j.completed for j in jobs):
         print("no case was selected in any mode", file=sys.stderr)
         return 5
-    ok = all(j.completed for j in jobs) and not any(o in UNEXPECTED for j in jobs for o, n in j.tail.counts.items() if n)
+    ok = all(j.completed for j in jobs) and not any(j.tail.unexpected for j in jobs)
     return 0 if ok else 1
