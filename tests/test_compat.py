@@ -16,8 +16,16 @@ from typing import Any
 
 import pytest
 from jax_conformance.commands import compat
+from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.report.releases import (
+    build_table,
+    explain,
+    first_line,
+    observed_key,
+    status_over_modes,
+)
 from jax_conformance.results import load_runs
 
 REAL = os.environ.get("JAX_CONFORMANCE_COMPAT_REAL") == "1"
@@ -164,7 +172,7 @@ def _synthetic(tmp_path: Path) -> Path:
 
 
 def test_table_statuses_and_order(tmp_path: Path) -> None:
-    table = compat.build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
+    table = build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
     assert table.versions == ["0.0.1", "0.4.30", "0.8.0", "0.10.2"]
     assert table.unavailable == {"0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"}
     rows = {r.case: r for r in table.rows}
@@ -180,8 +188,8 @@ def test_table_statuses_and_order(tmp_path: Path) -> None:
 
 
 def test_summary_names_first_holds_last_fails_and_the_reason(tmp_path: Path) -> None:
-    table = compat.build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
-    data = compat.summary(table)
+    table = build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
+    data = summary(table)
     changes = {c["case"]: c for c in data["changes"]}
     assert set(changes) == {"x64.ctx.enable", "x64.explicit.error", "vjp.closure"}
     assert data["changed"] == 3 and data["cases"] == 4
@@ -195,13 +203,13 @@ def test_summary_names_first_holds_last_fails_and_the_reason(tmp_path: Path) -> 
     assert (closure["first_holds"], closure["last_holds"], closure["first_fails"]) == ("0.4.30", "0.8.0", "0.10.2")
     assert closure["holds_since"] is None and closure["fails_since"] == "0.10.2"
     assert "vjp.closure: changed in 0.10.2; FAILS from 0.10.2 (first holds 0.4.30); off-warn failed" in \
-        compat.format_changes(table)
+        format_changes(table)
     assert closure["reason"].startswith("off-warn failed: raised UnexpectedTracerError")
 
 
 def test_terminal_table(tmp_path: Path) -> None:
-    table = compat.build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
-    text = compat.format_table(table)
+    table = build_table(load_runs([_synthetic(tmp_path)]), ["0.4.30", "0.8.0", "0.10.2", "0.0.1"])
+    text = format_table(table)
     lines = text.splitlines()
     assert lines[0].split()[:5] == ["case", "0.0.1", "0.4.30", "0.8.0", "0.10.2"]
     row = next(ln for ln in lines if ln.startswith("x64.explicit.error"))
@@ -210,9 +218,9 @@ def test_terminal_table(tmp_path: Path) -> None:
     assert row.split()[1:] == ["--", "FAIL", "FAIL", "ok", "0.10.2", "0.10.2"]
     assert "unavailable: jax 0.0.1: pip install" in text
     assert text.index("[changes across releases]") < text.index("[same in every release]")
-    only = compat.format_table(table, changes_only=True)
+    only = format_table(table, changes_only=True)
     assert "x64.same" not in only and "x64.explicit.error" in only
-    assert "x64.explicit.error: changed in 0.8.0; holds from 0.8.0 (first 0.8.0)" in compat.format_changes(table)
+    assert "x64.explicit.error: changed in 0.8.0; holds from 0.8.0 (first 0.8.0)" in format_changes(table)
 
 
 @pytest.mark.parametrize(("outcomes", "status"), [
@@ -220,25 +228,25 @@ def test_terminal_table(tmp_path: Path) -> None:
     (["failed", "error", "skipped"], "fails"), (["skipped", "not_applicable"], "n/a"), (["crashed"], "fails"),
 ])
 def test_status_over_modes(outcomes: list[str], status: str) -> None:
-    assert compat._status(outcomes) == status
+    assert status_over_modes(outcomes) == status
 
 
 def test_reason_lists_the_modes_in_matrix_order_failures_first() -> None:
     per_mode = {"on": ("not_applicable", "x64 on"), "off-allow": ("failed", "B"), "off-warn": ("error", "A")}
-    assert compat._explain(per_mode) == "off-warn, off-allow error: A"
-    assert compat._explain({"on": ("not_applicable", "no block for x64 on")}) == "on not applicable: no block for x64 on"
+    assert explain(per_mode) == "off-warn, off-allow error: A"
+    assert explain({"on": ("not_applicable", "no block for x64 on")}) == "on not applicable: no block for x64 on"
 
 
 def test_hypothesis_reason_names_the_failure_then_the_example() -> None:
     msg = "falsifying example: dt=float64\n2 warning(s) UserWarning, but should be exactly 1\nmore"
-    assert compat._first_line(msg) == "2 warning(s) UserWarning, but should be exactly 1 (falsifying example: dt=float64)"
+    assert first_line(msg) == "2 warning(s) UserWarning, but should be exactly 1 (falsifying example: dt=float64)"
 
 
 def test_an_interrupted_run_is_reported_as_incomplete(tmp_path: Path) -> None:
     records = _run("0.8.0", OFF, {"a.b": ("passed", "")})[:-1]  # no end record
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    table = compat.build_table(load_runs([path]))
+    table = build_table(load_runs([path]))
     assert table.problems == {"0.8.0": ["interrupted"]} and table.rows[0].cells == {"0.8.0": "holds"}
 
 
@@ -342,17 +350,17 @@ def test_a_change_the_spec_knows_of_is_a_change_even_when_it_holds_everywhere(tm
         records += run
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    table = compat.build_table(load_runs([path]))
+    table = build_table(load_runs([path]))
     row = table.rows[0]
     assert set(row.cells.values()) == {"holds"} and row.differs(table.versions)
     assert row.changed_in(table.versions) == ["0.8.0"]
-    change = compat.summary(table)["changes"][0]
+    change = summary(table)["changes"][0]
     assert change["changed_in"] == ["0.8.0"] and change["first_holds"] == "0.4.30" and change["last_fails"] is None
     assert change["spec_changes"][0]["modes"] == ["off-error"]
     assert change["reason"] == (
         "from 0.8.0, off-error: the spec expects line 11: when x64=off, explicit_x64_dtypes=error, version>=0.8.0 "
         "instead of line 8: when x64=off, explicit_x64_dtypes=error, version<0.8.0 (the option does not exist yet)")
-    assert "x64.explicit.error: changed in 0.8.0; holds from 0.4.30" in compat.format_changes(table)
+    assert "x64.explicit.error: changed in 0.8.0; holds from 0.4.30" in format_changes(table)
 
 
 def test_same_block_everywhere_is_no_change(tmp_path: Path) -> None:
@@ -363,8 +371,8 @@ def test_same_block_everywhere_is_no_change(tmp_path: Path) -> None:
         records += run
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    table = compat.build_table(load_runs([path]))
-    assert not table.rows[0].differs(table.versions) and compat.summary(table)["changed"] == 0
+    table = build_table(load_runs([path]))
+    assert not table.rows[0].differs(table.versions) and summary(table)["changed"] == 0
 
 
 def test_a_change_in_what_was_raised_is_found_where_the_spec_accepts_both(tmp_path: Path) -> None:
@@ -378,10 +386,10 @@ def test_a_change_in_what_was_raised_is_found_where_the_spec_accepts_both(tmp_pa
         records += run
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    table = compat.build_table(load_runs([path]))
+    table = build_table(load_runs([path]))
     row = table.rows[0]
     assert row.changed_in(table.versions) == ["0.5.3"]
-    change = compat.summary(table)["changes"][0]
+    change = summary(table)["changes"][0]
     assert change["reason"] == ("from 0.5.3, off-warn: raised jax.errors.UnexpectedTracerError "
                                 "(was raised jax._src.interpreters.ad.CustomVJPException)")
     assert change["spec_changes"] == [] and change["observed_changes"][0]["previous"] == "0.4.30"
@@ -389,20 +397,20 @@ def test_a_change_in_what_was_raised_is_found_where_the_spec_accepts_both(tmp_pa
 
 def test_observed_key() -> None:
     # An exception: its type and the opening words of its message, up to the first value in it.
-    assert compat.observed_key({"raised": {"type": "ValueError", "message": "x"}, "dtype": "float32"}) == "raised ValueError (x...)"
-    assert compat.observed_key({"raised": {"type": "TypeError", "message": "Argument 'y' of shape float32[]"}}) == \
-        compat.observed_key({"raised": {"type": "TypeError", "message": "Argument 'z' of shape float64[]"}}) == \
+    assert observed_key({"raised": {"type": "ValueError", "message": "x"}, "dtype": "float32"}) == "raised ValueError (x...)"
+    assert observed_key({"raised": {"type": "TypeError", "message": "Argument 'y' of shape float32[]"}}) == \
+        observed_key({"raised": {"type": "TypeError", "message": "Argument 'z' of shape float64[]"}}) == \
         "raised TypeError (Argument...)"
-    assert compat.observed_key({"raised": {"type": "TypeError", "message": "No constant handler for type: <class>"}}) == \
+    assert observed_key({"raised": {"type": "TypeError", "message": "No constant handler for type: <class>"}}) == \
         "raised TypeError (No constant handler for type...)"
-    assert compat.observed_key({"raised": {"type": "ValueError", "message": "..."}}) == "raised ValueError"
+    assert observed_key({"raised": {"type": "ValueError", "message": "..."}}) == "raised ValueError"
     # A result: its dtype, and a scalar's value (the same dtype holding another value is a change).
-    assert compat.observed_key({"dtype": "int32", "value": 1, "shape": []}) == "dtype int32 = 1"
-    assert compat.observed_key({"dtype": "float64", "value": 0.1, "shape": []}) != \
-        compat.observed_key({"dtype": "float64", "value": 0.10000000149011612, "shape": []})
-    assert compat.observed_key({"dtype": "int32", "value": [1, 2], "shape": [2]}) == "dtype int32"
-    assert compat.observed_key({"dtype": "float0", "value": "array((b'',))", "shape": []}) == "dtype float0"
-    assert compat.observed_key({"value": 1}) == compat.observed_key(None) == ""
+    assert observed_key({"dtype": "int32", "value": 1, "shape": []}) == "dtype int32 = 1"
+    assert observed_key({"dtype": "float64", "value": 0.1, "shape": []}) != \
+        observed_key({"dtype": "float64", "value": 0.10000000149011612, "shape": []})
+    assert observed_key({"dtype": "int32", "value": [1, 2], "shape": [2]}) == "dtype int32"
+    assert observed_key({"dtype": "float0", "value": "array((b'',))", "shape": []}) == "dtype float0"
+    assert observed_key({"value": 1}) == observed_key(None) == ""
 
 
 def test_a_spec_range_boundary_where_nothing_changed_is_no_change(tmp_path: Path) -> None:
@@ -413,7 +421,7 @@ def test_a_spec_range_boundary_where_nothing_changed_is_no_change(tmp_path: Path
         records += run
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    table = compat.build_table(load_runs([path]))
+    table = build_table(load_runs([path]))
     assert not table.rows[0].differs(table.versions)
 
 

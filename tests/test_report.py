@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.report import build_site
-from jax_conformance.report.model import build_model, case_status, load_mutation
-from jax_conformance.report.site import KEEP_BUILDS, first_page_bytes, safe_url
+from jax_conformance.report.model import build_model, load_mutation
+from jax_conformance.report.releases import status_over_modes
+from jax_conformance.report.site import KEEP_BUILDS, compat_json, first_page_bytes, safe_url
 
 REPO = PACKAGE_DIR.parent
 SCRIPT = "<script>window.__pwned = 1</script>"
@@ -166,15 +167,16 @@ def test_two_releases_give_a_release_table_and_a_comparison(tmp_path: Path) -> N
     model = build_model([new, old])
     assert [c.version for c in model.columns] == ["0.4.30", "0.10.2"]  # release order, not text order
     [table] = model.compat
-    assert table.releases == ["0.4.30", "0.10.2"]
-    rows = {model.cases[ci].id: (statuses, first) for ci, statuses, first in table.rows}
+    assert table.versions == ["0.4.30", "0.10.2"]
+    page = compat_json(table, model)  # per row: case index, a letter per release, the first release it holds
+    rows = {model.cases[ci].id: (statuses, first) for ci, statuses, first in page["rows"]}
     assert rows["t.fixed"] == ("FH", "0.10.2")
     assert rows["t.broke"] == ("HF", "0.4.30")
     assert rows["t.same"] == ("HH", "0.4.30")
     assert rows["t.new"] == ("-H", "0.10.2")
     assert rows["t.na"] == ("NH", "0.10.2")
     # rows that differ between releases come first
-    order = [model.cases[ci].id for ci, *_ in table.rows]
+    order = [model.cases[ci].id for ci, *_ in page["rows"]]
     assert order.index("t.same") > max(order.index(c) for c in ("t.fixed", "t.broke", "t.na"))
     [cmp] = model.comparisons
     assert cmp.title == "jax 0.10.2 compared with jax 0.4.30"
@@ -187,12 +189,12 @@ def test_two_releases_give_a_release_table_and_a_comparison(tmp_path: Path) -> N
 
 
 def test_case_status_over_modes() -> None:
-    assert case_status(["passed", "xpassed"]) == "H"
-    assert case_status(["passed", "failed"]) == "P"
-    assert case_status(["xfailed", "crashed"]) == "F"
-    assert case_status(["not_applicable", "skipped"]) == "N"
-    assert case_status(["not_applicable", "passed"]) == "H"
-    assert case_status([]) == "-"
+    assert status_over_modes(["passed", "xpassed"]) == "holds"
+    assert status_over_modes(["passed", "failed"]) == "partly"
+    assert status_over_modes(["xfailed", "crashed"]) == "fails"
+    assert status_over_modes(["not_applicable", "skipped"]) == "n/a"
+    assert status_over_modes(["not_applicable", "passed"]) == "holds"
+    assert status_over_modes([]) == "missing"
 
 
 def test_a_run_without_end_record_is_interrupted_and_says_so(tmp_path: Path) -> None:
@@ -341,7 +343,7 @@ def test_a_100000_record_merge_keeps_the_first_page_light(tmp_path: Path) -> Non
     size = first_page_bytes(index)
     print(f"\n100,000 records: first page {size / 1e6:.2f} MB, rendered in {took:.1f}s")
     assert size < 5_000_000
-    assert len(model.compat[0].releases) == 10
+    assert len(model.compat[0].versions) == 10
 
 
 # ---------------------------------------------------------------- verdicts: basis, docs vs code, xpassed

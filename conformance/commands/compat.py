@@ -55,30 +55,19 @@ from jax_conformance.compat.envs import (
     run_mode,
     unavailable_records,
 )
-from jax_conformance.compat.table import (
-    CaseRow,
-    CompatTable,
-    _explain,
-    _first_line,
-    _status,
-    build_table,
-    change_reason,
-    format_changes,
-    format_table,
-    observed_key,
-    summary,
-)
+from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import DEFAULT_MODES
+from jax_conformance.report.releases import build_table
 from jax_conformance.results import load_runs, suite_info
 
 __all__ = [
-    "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS", "CaseRow", "CompatTable",
-    "Environment", "ModeRun", "add_arguments", "build_table", "change_reason", "default_cache_dir", "ensure_env",
-    "env_key", "find_python", "format_changes", "format_table", "main", "merge", "observed_key", "parse_pin", "parse_versions",
+    "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS",
+    "Environment", "ModeRun", "add_arguments", "default_cache_dir", "ensure_env",
+    "env_key", "find_python", "main", "merge", "parse_pin", "parse_versions",
     "pins_for", "prune_cache", "pytest_command", "python_needed", "python_tag", "requirements", "run_compat", "run_mode",
-    "snapshot_specs", "specs_digest", "summary", "unavailable_records",
-    "_explain", "_first_line", "_pip_reason", "_status",
+    "snapshot_specs", "specs_digest", "unavailable_records",
+    "_pip_reason",
 ]
 
 DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per compat run

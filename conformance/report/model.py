@@ -13,39 +13,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jax_conformance.errors import ModeError
-from jax_conformance.mode import DEFAULT_MODES, Mode
+from jax_conformance.report.releases import (
+    HOLDING,
+    INAPPLICABLE,
+    MODE_ORDER,
+    ReleaseTable,
+    build_table,
+    mode_slug,
+    version_key,
+)
 from jax_conformance.results import OUTCOMES, UNEXPECTED, Run, load_runs
 from jax_conformance.spec.model import NORMATIVE_BASES
-from packaging.version import InvalidVersion, Version
 
 # One character per outcome keeps the case x column grid small enough for a 100,000-record merge.
 CODES = {"passed": "p", "failed": "f", "error": "e", "skipped": "s", "not_applicable": "n",
          "xfailed": "x", "xpassed": "X", "crashed": "c", "timeout": "t"}
-MISSING = "-"
-HOLDS = frozenset({"passed", "xpassed"})  # the behaviour was seen to hold
+NO_RECORD = "-"
 # Kinds of requirement (a record's `basis`) that compliance counts; records from before `basis`
 # existed (None) count as they always did. `observed` is shown beside, `unsupported` never counts.
 COUNTED_BASES: frozenset[str | None] = NORMATIVE_BASES | {None}
-NOT_APPLICABLE = frozenset({"not_applicable", "skipped"})  # left out of the compliance percentage
-MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
-
-
-def version_key(text: str) -> tuple[int, Any]:
-    """Sort releases by PEP 440 order; names that are not versions go last, alphabetically."""
-    try:
-        return (0, Version(text))
-    except (InvalidVersion, TypeError):
-        return (1, str(text))
-
-
-def mode_slug(mode: Any) -> str:
-    if isinstance(mode, dict):
-        try:
-            return Mode.from_json(mode).slug
-        except (KeyError, ModeError):
-            return "?"
-    return str(mode or "?")
 
 
 @dataclass
@@ -85,11 +71,11 @@ class Column:
 
     @property
     def applicable(self) -> int:
-        return self.total - sum(self.counts[o] for o in NOT_APPLICABLE)
+        return self.total - sum(self.counts[o] for o in INAPPLICABLE)
 
     @property
     def holds(self) -> int:
-        return sum(self.counts[o] for o in HOLDS)
+        return sum(self.counts[o] for o in HOLDING)
 
     @property
     def unexpected(self) -> int:
@@ -100,8 +86,8 @@ class Column:
         holding = applicable = 0
         for basis in bases:
             counts = self.by_basis.get(basis, {})
-            holding += sum(counts.get(o, 0) for o in HOLDS)
-            applicable += sum(n for o, n in counts.items() if o not in NOT_APPLICABLE)
+            holding += sum(counts.get(o, 0) for o in HOLDING)
+            applicable += sum(n for o, n in counts.items() if o not in INAPPLICABLE)
         return holding, applicable
 
     @property
@@ -197,22 +183,13 @@ class Comparison:
 
 
 @dataclass
-class CompatTable:
-    """Behaviour x release for one adapter: per case, a status per release (like caniuse)."""
-
-    adapter: str
-    releases: list[str]
-    rows: list[tuple[int, str, str]]  # case index, status codes (one per release), first release it holds
-
-
-@dataclass
 class ReportModel:
     columns: list[Column]
     cases: list[CaseInfo]
     cells: dict[tuple[int, int], dict[str, Any]]
     problems: list[str]
     comparisons: list[Comparison]
-    compat: list[CompatTable]
+    compat: list[ReleaseTable]  # adapters run at two or more releases
     docs_vs_code: list[DocsDifference]
     mutation: dict[str, Any] | None = None
     sources: list[str] = field(default_factory=list)
@@ -227,7 +204,7 @@ class ReportModel:
 
     def grid(self) -> list[str]:
         """One string per case, one outcome code per column."""
-        rows = [[MISSING] * len(self.columns) for _ in self.cases]
+        rows = [[NO_RECORD] * len(self.columns) for _ in self.cases]
         for (ci, col), rec in self.cells.items():
             rows[ci][col] = CODES.get(rec.get("outcome", "error"), "e")
         return ["".join(r) for r in rows]
@@ -287,7 +264,7 @@ def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = ()
     else:
         comparisons.extend(_release_comparisons(columns, cases, cells))
     return ReportModel(columns=columns, cases=cases, cells=cells, problems=problems, comparisons=comparisons,
-                       compat=compat_tables(columns, cases, cells), docs_vs_code=docs_vs_code(columns, cases, cells),
+                       compat=compat_tables(runs, columns, cases), docs_vs_code=docs_vs_code(columns, cases, cells),
                        mutation=mutation, sources=sorted({r.source for r in runs}))
 
 
@@ -403,9 +380,9 @@ def compare(current: Keyed, baseline: Keyed, title: str) -> Comparison:
             cmp.gone.append(change)
         elif before_o == after_o:
             cmp.same += 1
-        elif before_o in HOLDS and after_o not in HOLDS | NOT_APPLICABLE:
+        elif before_o in HOLDING and after_o not in HOLDING | INAPPLICABLE:
             cmp.regressed.append(change)
-        elif after_o in HOLDS and before_o not in HOLDS | NOT_APPLICABLE:
+        elif after_o in HOLDING and before_o not in HOLDING | INAPPLICABLE:
             cmp.fixed.append(change)
         else:
             cmp.changed.append(change)
@@ -427,48 +404,24 @@ def _release_comparisons(columns: list[Column], cases: list[CaseInfo],
     return out
 
 
-def case_status(outcomes: list[str]) -> str:
-    """One release's verdict on a case over its modes and backends: H holds, F fails, P partly, N n/a."""
-    applicable = [o for o in outcomes if o not in NOT_APPLICABLE]
-    if not outcomes:
-        return MISSING
-    if not applicable:
-        return "N"
-    holding = sum(o in HOLDS for o in applicable)
-    return "H" if holding == len(applicable) else "F" if holding == 0 else "P"
-
-
-def compat_tables(columns: list[Column], cases: list[CaseInfo],
-                  cells: dict[tuple[int, int], dict[str, Any]]) -> list[CompatTable]:
-    """For each adapter run at two or more releases: behaviour x release, rows that differ first."""
+def compat_tables(runs: list[Run], columns: list[Column], cases: list[CaseInfo]) -> list[ReleaseTable]:
+    """Behaviour x release for each adapter run at two or more releases."""
+    index = {c.id: c.index for c in cases}
     tables = []
     for adapter in sorted({c.adapter for c in columns}):
-        cols = [c for c in columns if c.adapter == adapter]
-        releases = sorted({c.version for c in cols}, key=version_key)
-        if len(releases) < 2:
+        if len({c.version for c in columns if c.adapter == adapter}) < 2:
             continue
-        per: dict[tuple[int, str], list[str]] = {}
-        for (ci, col), rec in cells.items():
-            c = columns[col]
-            if c.adapter == adapter:
-                per.setdefault((ci, c.version), []).append(str(rec.get("outcome", "error")))
-        rows = []
-        for case in cases:
-            statuses = [case_status(per.get((case.index, rel), [])) for rel in releases]
-            if set(statuses) == {MISSING}:
-                continue
-            first = next((rel for rel, s in zip(releases, statuses, strict=True) if s == "H"), "")
-            rows.append((case.index, "".join(statuses), first))
-        # Rows where the releases disagree come first: they are what an upgrade changes.
-        rows.sort(key=lambda r: (len(set(r[1]) - {MISSING}) <= 1, cases[r[0]].topic, cases[r[0]].id))
-        tables.append(CompatTable(adapter, releases, rows))
+        table = build_table(runs, adapter=adapter, sort=False)
+        # The report shows verdicts only: rows whose verdict differs between releases come first.
+        table.rows.sort(key=lambda r, t=table: (not r.status_differs(t.versions), index[r.case]))
+        tables.append(table)
     return tables
 
 
 def differs_from_docs(record: dict[str, Any]) -> bool:
     """The record's documented expectation failed while the code's expectation held."""
     documented = record.get("documented")
-    return isinstance(documented, dict) and documented.get("holds") is False and record.get("outcome") in HOLDS
+    return isinstance(documented, dict) and documented.get("holds") is False and record.get("outcome") in HOLDING
 
 
 def docs_vs_code(columns: list[Column], cases: list[CaseInfo],

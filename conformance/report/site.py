@@ -25,7 +25,8 @@ from typing import Any
 
 import jinja2
 from jax_conformance import REPORT_ASSETS
-from jax_conformance.report.model import CODES, COUNTED_BASES, MODE_ORDER, ReportModel, version_key
+from jax_conformance.report.model import CODES, COUNTED_BASES, ReportModel
+from jax_conformance.report.releases import HOLDS, STATUSES, ReleaseTable, mode_key, version_key
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"
@@ -35,6 +36,9 @@ CHUNK_RECORDS = 400  # records per detail file: small enough to load on a click
 SHOWN_CHANGES = 200  # per comparison section in the page; comparison.json has all
 MAIN_PAYLOAD_BUDGET = 4_000_000  # bytes of data.js; claims are dropped from it beyond this
 KEEP_BUILDS = 2  # the new build and the one a reader may still have open
+# A release's status of a case as one letter in the page's behaviour x release table (report.js):
+# holds, fails, partly, n/a; no record and an unavailable release are both `-`.
+STATUS_CODES = dict(zip(STATUSES, "HFPN--", strict=True))
 
 
 def _environment() -> jinja2.Environment:
@@ -101,11 +105,20 @@ def verdicts(model: ReportModel) -> list[Verdict]:
         diffs = sum(1 for d in model.docs_vs_code if any(a == adapter and v == version for a, v, _ in d.releases))
         out.append(Verdict(
             adapter, version, sorted({c.backend for c in cols}),
-            sorted({c.mode for c in cols}, key=lambda m: (MODE_ORDER.get(m, 99), m)),
+            sorted({c.mode for c in cols}, key=mode_key),
             conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
             diffs, [c.label for c in cols if c.interrupted or c.status in ("unavailable", "error")], len(cols),
             observed, unsupported))
     return out
+
+
+def compat_json(table: ReleaseTable, model: ReportModel) -> dict[str, Any]:
+    """One behaviour x release table for the page: per row the case's index, a letter per release, the first release it holds."""
+    index = {c.id: c.index for c in model.cases}
+    order = table.versions
+    return {"adapter": table.adapter, "releases": order,
+            "rows": [[index[r.case], "".join(STATUS_CODES[r.cells[v]] for v in order), r.first(HOLDS, order) or ""]
+                     for r in table.rows]}
 
 
 def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
@@ -118,8 +131,7 @@ def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
         "grid": model.grid(),
         "chunkStarts": chunk_starts,
         "claims": True,
-        "compat": [{"adapter": t.adapter, "releases": t.releases,
-                    "rows": [[ci, s, first] for ci, s, first in t.rows]} for t in model.compat],
+        "compat": [compat_json(t, model) for t in model.compat],
     }
     topic_index = {t: i for i, t in enumerate(data["topics"])}
     data["cases"] = [[c.id, topic_index[c.topic], c.claim, c.basis or ""] for c in model.cases]

@@ -1,0 +1,292 @@
+"""Behaviour × release: per case and release, does the behaviour hold, and what changed between releases.
+
+The one model behind `jax-conformance compat` (its terminal table, changes and summary,
+`jax_conformance.compat.table`) and the report's behaviour × release section
+(`jax_conformance.report.model`). Built from result runs; a release's status of a case is over
+every mode and backend it ran in: holds, fails, partly (fails in some), or not applicable.
+A case also changes where the expect block that applies (a `when: {version: ...}` range) or
+what the implementation did (the exception type, the result dtype) differs between releases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from jax_conformance.errors import ModeError
+from jax_conformance.mode import DEFAULT_MODES, Mode
+from jax_conformance.results import ResultRecord, Run, is_case
+from packaging.version import InvalidVersion, Version
+
+# Outcomes where the behaviour was seen to hold: xpassed means a listed divergence did not happen.
+HOLDING = frozenset({"passed", "xpassed"})
+# Outcomes that say nothing about the behaviour: left out of statuses and the compliance percentage.
+INAPPLICABLE = frozenset({"not_applicable", "skipped"})
+
+# A case's status in one release (the values of `CaseRow.cells`).
+HOLDS, FAILS, PARTLY, NOT_APPLICABLE = "holds", "fails", "partly", "n/a"
+MISSING, UNAVAILABLE = "missing", "unavailable"  # no record of it; the release could not run at all
+KNOWN = (HOLDS, FAILS, PARTLY, NOT_APPLICABLE)
+STATUSES = (*KNOWN, MISSING, UNAVAILABLE)
+
+MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
+
+
+def version_key(text: str) -> tuple[int, Any]:
+    """Sort releases by PEP 440 order; names that are not versions go last, alphabetically."""
+    try:
+        return (0, Version(text))
+    except (InvalidVersion, TypeError):
+        return (1, str(text))
+
+
+def mode_key(slug: str) -> tuple[int, str]:
+    """Sort mode slugs in the order of the default matrix; others after, alphabetically."""
+    return (MODE_ORDER.get(slug, 99), slug)
+
+
+def mode_slug(mode: Any) -> str:
+    """A record's or header's mode as its slug (`off-warn`); `?` when it names no mode."""
+    if isinstance(mode, dict):
+        try:
+            return Mode.from_json(mode).slug
+        except (KeyError, ModeError):
+            return "?"
+    return str(mode or "?")
+
+
+def status_over_modes(outcomes: Iterable[str]) -> str:
+    """Holds in every applicable mode, fails in every one, partly (some of each), n/a, or missing (no outcome)."""
+    outcomes = list(outcomes)
+    if not outcomes:
+        return MISSING
+    applicable = [o for o in outcomes if o not in INAPPLICABLE]
+    if not applicable:
+        return NOT_APPLICABLE
+    holding = sum(o in HOLDING for o in applicable)
+    return HOLDS if holding == len(applicable) else FAILS if holding == 0 else PARTLY
+
+
+def outcome(record: ResultRecord) -> str:
+    return str(record.get("outcome", "error"))
+
+
+def first_line(text: str | None) -> str:
+    """The message's first line; for a Hypothesis case, the failure with its example after it."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    if len(lines) > 1 and lines[0].startswith("falsifying example"):
+        return f"{lines[1][:240]} ({lines[0][:80]})"
+    return lines[0][:300] if lines else ""
+
+
+def explain(per_mode: dict[str, tuple[str, str]]) -> str:
+    """`off-warn, off-error failed: <first line>`: the modes where it did not hold, and why (failures first)."""
+    bad = {m: v for m, v in per_mode.items() if v[0] not in INAPPLICABLE}
+    chosen = bad or per_mode
+    modes = sorted(chosen, key=mode_key)
+    kind, line = chosen[modes[0]]
+    return f"{', '.join(modes)} {kind.replace('_', ' ')}: {line}"
+
+
+def observed_key(actual: Any) -> str:
+    """What a case did, in a word: `raised <type>` or `dtype <name>` (empty when the record does not say)."""
+    if not isinstance(actual, dict):
+        return ""
+    raised = actual.get("raised")
+    if isinstance(raised, dict) and raised.get("type"):
+        # The message's opening words (up to the first quote, bracket, digit or colon): another
+        # wording of the same exception type is a change; a different value inside it is not.
+        words = re.split(r"""['"<(\[{0-9:]""", str(raised.get("message", "")).strip().split("\n")[0], maxsplit=1)[0]
+        words = " ".join(words.split()[:8]).rstrip(" .,;")
+        return f"raised {raised['type']}" + (f" ({words}...)" if words else "")
+    if isinstance(actual.get("dtype"), str):
+        value = actual.get("value")
+        # A scalar's value too (x64: the same dtype holding another value is a change).
+        if actual.get("shape") == [] and isinstance(value, (int, float, bool)):
+            return f"dtype {actual['dtype']} = {value!r}"
+        return f"dtype {actual['dtype']}"
+    return ""
+
+
+def _changes(per_release: dict[str, dict[str, Any]], seen: list[str], skip: dict[str, set[str]] | None = None
+             ) -> list[dict[str, Any]]:
+    """Between consecutive releases in `seen`: the modes whose value differs, from what to what."""
+    out = []
+    for prev, cur in zip(seen, seen[1:], strict=False):
+        before, after = per_release[prev], per_release[cur]
+        same = (skip or {}).get(cur, set())
+        modes = sorted((m for m in set(before) & set(after) if before[m] != after[m] and m not in same), key=mode_key)
+        if modes:
+            out.append({"release": cur, "previous": prev, "modes": modes,
+                        "from": [before[m] for m in modes], "to": [after[m] for m in modes]})
+    return out
+
+
+@dataclass
+class CaseRow:
+    """One case across releases: its status in each, and (worked out when asked) what changed."""
+
+    case: str
+    topic: str
+    claim: str
+    spec_file: str = ""
+    cells: dict[str, str] = field(default_factory=dict)  # version -> status
+    # version -> mode slug -> the case's records there (every backend), as read
+    records: dict[str, dict[str, list[ResultRecord]]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def modes(self) -> dict[str, dict[str, str]]:
+        """version -> mode slug -> its status there."""
+        return {v: {m: status_over_modes(map(outcome, recs)) for m, recs in sorted(per_mode.items())}
+                for v, per_mode in self.records.items()}
+
+    @cached_property
+    def messages(self) -> dict[str, str]:
+        """version -> the modes where it did not hold and the first line of why (where there are any)."""
+        out = {}
+        for version, per_mode in self.records.items():
+            first_bad = {m: next(((outcome(r), first_line(r.get("message"))) for r in recs if outcome(r) not in HOLDING), None)
+                         for m, recs in per_mode.items()}
+            bad = {m: why for m, why in first_bad.items() if why is not None}
+            if bad:
+                out[version] = explain(bad)
+        return out
+
+    @cached_property
+    def blocks(self) -> dict[str, dict[str, int | None]]:
+        """version -> mode slug -> the line of the expect block that applied (None: none did)."""
+        return {v: {m: (line if isinstance(line := recs[-1].get("expect_line"), int) else None)
+                    for m, recs in per_mode.items()} for v, per_mode in self.records.items()}
+
+    @cached_property
+    def observed(self) -> dict[str, dict[str, str]]:
+        """version -> mode slug -> what it did, in short (`observed_key`), where the records say."""
+        out: dict[str, dict[str, str]] = {}
+        for version, per_mode in self.records.items():
+            out[version] = {}
+            for mode, recs in per_mode.items():
+                keys = [k for k in map(observed_key, (r.get("actual") for r in recs)) if k]
+                if keys:
+                    out[version][mode] = keys[-1]
+        return out
+
+    def known(self, order: Sequence[str]) -> list[tuple[str, str]]:
+        return [(v, self.cells[v]) for v in order if self.cells.get(v) in KNOWN]
+
+    def status_differs(self, order: Sequence[str]) -> bool:
+        return len({s for _, s in self.known(order)}) > 1
+
+    def differs(self, order: Sequence[str]) -> bool:
+        """The verdict changes between releases, or the spec expects something else from some release on."""
+        return self.status_differs(order) or bool(self.spec_changes(order)) or bool(self.observed_changes(order))
+
+    def spec_changes(self, order: Sequence[str]) -> list[dict[str, Any]]:
+        """Releases from which another expect block applies (a `version:` range in the spec), per mode."""
+        seen = [v for v, _ in self.known(order) if v in self.blocks]
+        # a range boundary in the spec where the implementation was seen doing the same thing is no change
+        same = {cur: {m for m, what in self.observed.get(prev, {}).items() if what and self.observed.get(cur, {}).get(m) == what}
+                for prev, cur in zip(seen, seen[1:], strict=False)}
+        return _changes(self.blocks, seen, same)
+
+    def observed_changes(self, order: Sequence[str]) -> list[dict[str, Any]]:
+        """Releases where the implementation did something else (another exception type or result dtype).
+
+        A spec that accepts either behaviour over a range of releases still shows here where it changed.
+        """
+        return _changes(self.observed, [v for v, _ in self.known(order) if self.observed.get(v)])
+
+    def changed_in(self, order: Sequence[str]) -> list[str]:
+        """Every release whose verdict, expect block or observed behaviour differs from the release before it."""
+        known = self.known(order)
+        at = {c["release"] for c in self.spec_changes(order) + self.observed_changes(order)}
+        at |= {cur for (_, a), (cur, b) in zip(known, known[1:], strict=False) if a != b}
+        return [v for v in order if v in at]
+
+    def first(self, status: str, order: Sequence[str]) -> str | None:
+        return next((v for v, s in self.known(order) if s == status), None)
+
+    def last(self, status: str, order: Sequence[str]) -> str | None:
+        return next((v for v, s in reversed(self.known(order)) if s == status), None)
+
+    def first_failing(self, order: Sequence[str]) -> str | None:
+        """The first release where it fails in some applicable mode."""
+        return next((v for v, s in self.known(order) if s in (FAILS, PARTLY)), None)
+
+    def last_failing(self, order: Sequence[str]) -> str | None:
+        return next((v for v, s in reversed(self.known(order)) if s in (FAILS, PARTLY)), None)
+
+    def fails_since(self, order: Sequence[str]) -> str | None:
+        """The release from which it fails (in some mode) in every later release tested (None if the newest holds)."""
+        return self._since(order, (FAILS, PARTLY))
+
+    def holds_since(self, order: Sequence[str]) -> str | None:
+        """The release from which it holds in every later release tested (None if the newest fails)."""
+        return self._since(order, (HOLDS,))
+
+    def _since(self, order: Sequence[str], statuses: tuple[str, ...]) -> str | None:
+        since = None
+        for v, s in reversed(self.known(order)):
+            if s not in statuses:
+                break
+            since = v
+        return since
+
+
+@dataclass
+class ReleaseTable:
+    """Behaviour × release for one adapter: a row per case, a status per release (like caniuse)."""
+
+    adapter: str
+    versions: list[str]  # oldest first
+    rows: list[CaseRow]
+    unavailable: dict[str, str]  # version -> reason (no mode of it ran)
+    problems: dict[str, list[str]]  # version -> reasons some mode did not run or finish
+
+
+def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None, adapter: str = "jax",
+                sort: bool = True) -> ReleaseTable:
+    """One adapter's runs as behaviour × release; `versions` adds releases with no run.
+
+    With `sort`, rows whose verdict, expect block or observed behaviour changes come first, then by
+    topic and case; without it they stay in the order first seen, for the caller to order.
+    """
+    by_version: dict[str, list[Run]] = {}
+    for run in runs:
+        if str(run.header.get("adapter") or "?") == adapter:
+            by_version.setdefault(str(run.header.get("implementation_version") or "?"), []).append(run)
+    order = sorted(set(versions or []) | set(by_version), key=version_key)
+    unavailable: dict[str, str] = {}
+    problems: dict[str, list[str]] = {}
+    rows: dict[str, CaseRow] = {}
+    for version in order:
+        vruns = by_version.get(version, [])
+        ran = [r for r in vruns if r.header.get("status") not in ("unavailable", "error")]
+        reasons = [str(r.header.get("reason") or (r.end or {}).get("reason") or "") for r in vruns if r not in ran]
+        reasons += [str((r.end or {}).get("reason") or "interrupted") for r in ran if r.interrupted]
+        if not ran:
+            unavailable[version] = next((x for x in reasons if x), "no results for this release")
+        elif reasons:
+            problems[version] = sorted(set(reasons))
+        for run in ran:
+            slug = mode_slug(run.header.get("mode", {}))
+            for rec in run.cases:
+                if not is_case(rec) or rec.get("case") is None:
+                    continue  # e.g. the `collected` progress record
+                case = str(rec["case"])
+                row = rows.get(case)
+                if row is None:
+                    row = rows[case] = CaseRow(case, str(rec.get("topic") or case.rsplit(".", 1)[0]),
+                                               str(rec.get("claim") or ""), str(rec.get("spec_file") or ""))
+                row.records.setdefault(version, {}).setdefault(slug, []).append(rec)
+    for row in rows.values():
+        for version in order:
+            per_mode = row.records.get(version)
+            row.cells[version] = UNAVAILABLE if version in unavailable else MISSING if not per_mode else \
+                status_over_modes(outcome(r) for recs in per_mode.values() for r in recs)
+    table = ReleaseTable(adapter, order, list(rows.values()), unavailable, problems)
+    if sort:
+        table.rows.sort(key=lambda r: (not r.differs(order), r.topic, r.case))
+    return table
