@@ -21,38 +21,45 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jax_conformance import PACKAGE_DIR
+from jax_conformance.adapters.reference.mutants import ENV_VAR
 from jax_conformance.cli import check_spec_paths, positive_int
-from jax_conformance.errors import ModeError
+from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.results import read_records
+from jax_conformance.run.modes import ModeProcess, Scheduler, pytest_options
 
-REPO = PACKAGE_DIR.parent
 DEFAULT_OUT = Path("reports/mutation.json")
-ENV_VAR = "JAX_CONFORMANCE_MUTANT"
 KILLING = frozenset({"failed", "error", "crashed", "timeout", "xpassed"})
 
 
 @dataclass
-class Job:
-    """One pytest process: a mutant (None for the baseline) in one mode."""
+class MutantRun(ModeProcess):
+    """The reference's mode process with one mutant switched on (None: the baseline, unmutated)."""
 
-    mutant: str | None
-    mode: Mode
-    results: Path
-    proc: subprocess.Popen[bytes] | None = None
-    started: float = 0.0
-    seconds: float = 0.0
-    returncode: int | None = None
+    mutant: str | None = None
     failing: dict[str, str] = field(default_factory=dict)  # case id -> outcome and first message line
     cases: int = 0
+
+    def read(self) -> None:
+        """The failing cases of the finished process, from its results file."""
+        for _, rec, _ in read_records(self.results) if self.results.is_file() else ():
+            if rec is None or rec.get("record") != "case":
+                continue  # a line cut short by a killed process, or not a case
+            self.cases += 1
+            if rec.get("outcome") in KILLING:
+                first = str(rec.get("message") or "").strip().splitlines()[:1]
+                self.failing[str(rec.get("case"))] = f"{rec.get('outcome')}: {first[0][:160] if first else ''}"
+        if self.returncode not in (0, 1, 5) and not self.failing:
+            # pytest itself failed (usage error, internal error, the worker never started): a kill, said plainly
+            self.failing[f"<pytest exited {self.returncode}>"] = "no case records"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,71 +86,30 @@ def _modes(args: argparse.Namespace) -> list[Mode]:
     return parse_modes(args.modes)
 
 
-def _command(job: Job, args: argparse.Namespace) -> list[str]:
-    cmd = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--adapter=reference",
-           f"--x64={'on' if job.mode.x64 else 'off'}", f"--explicit-x64-dtypes={job.mode.explicit_x64_dtypes}",
-           "--results", str(job.results), "-q", "--no-header", "-p", "no:cacheprovider"]
-    if job.mutant is not None and not args.exhaustive:
-        cmd.append("--maxfail=1")
-    for d in args.specs or []:
-        cmd += ["--specs", d]
-    if args.keyword:
-        cmd += ["-k", args.keyword]
-    return cmd
-
-
-def _start(job: Job, args: argparse.Namespace) -> None:
+def _job(mutant: str | None, mode: Mode, tmp: Path, args: argparse.Namespace) -> MutantRun:
     env = dict(os.environ)
     env.pop(ENV_VAR, None)
-    if job.mutant is not None:
-        env[ENV_VAR] = job.mutant
-    job.started = time.monotonic()
-    job.proc = subprocess.Popen(_command(job, args), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if mutant is not None:
+        env[ENV_VAR] = mutant
+    name = f"{mutant or 'baseline'}-{mode.slug}"
+    extra = ["--no-header", *(["--maxfail=1"] if mutant is not None and not args.exhaustive else []),
+             *pytest_options(specs=args.specs or [], keyword=args.keyword)]
+    return MutantRun("reference", mode, tmp / f"{name}.jsonl", tmp / f"{name}.log", extra, env=env, mutant=mutant)
 
 
-def _read(job: Job) -> None:
-    """The failing cases of a finished job, from its results file."""
-    try:
-        lines = job.results.read_text(encoding="utf-8").split("\n")
-    except OSError:
-        return
-    for line in lines:
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by a killed process
-        if rec.get("record") != "case":
-            continue
-        job.cases += 1
-        if rec.get("outcome") in KILLING:
-            first = str(rec.get("message") or "").strip().splitlines()[:1]
-            job.failing[str(rec.get("case"))] = f"{rec.get('outcome')}: {first[0][:160] if first else ''}"
-
-
-def _run_all(jobs: list[Job], args: argparse.Namespace, skip: Any = None, done: Any = None) -> None:
+def _run_all(jobs: list[MutantRun], args: argparse.Namespace, skip: Callable[[MutantRun], bool] | None = None,
+             done: Callable[[MutantRun], None] | None = None) -> None:
     """Run jobs, at most --jobs at once; `skip(job)` may drop a queued job, `done(job)` sees each finished one."""
-    queue, running = list(jobs), list[Job]()
-    while queue or running:
-        while queue and len(running) < max(1, args.jobs):
-            job = queue.pop(0)
-            if skip is not None and skip(job):
-                continue
-            _start(job, args)
-            running.append(job)
-        time.sleep(0.05)
-        for job in list(running):
-            assert job.proc is not None
-            if job.proc.poll() is None:
-                continue
-            job.returncode, job.seconds = job.proc.returncode, time.monotonic() - job.started
-            _read(job)
-            if job.returncode not in (0, 1, 5) and not job.failing:
-                # pytest itself failed (usage error, internal error, the worker never started): a kill, said plainly
-                job.failing[f"<pytest exited {job.returncode}>"] = "no case records"
-            running.remove(job)
-            if done is not None:
-                done(job)
-            print(f"  {job.mutant or '(baseline)':36} {job.mode.slug:10} {len(job.failing):3} failing of {job.cases:3} cases  {job.seconds:5.1f} s", flush=True)
+
+    def finished(job: MutantRun) -> None:
+        job.read()
+        if done is not None:
+            done(job)
+        print(f"  {job.mutant or '(baseline)':36} {job.mode.slug:10} {len(job.failing):3} failing of {job.cases:3} cases  "
+              f"{job.elapsed:5.1f} s", flush=True)
+
+    if Scheduler[MutantRun](args.jobs, skip=skip, on_finish=finished, interval=0.05).run(jobs):
+        raise KeyboardInterrupt  # the processes are stopped; the command ends as an interrupted one (exit 130)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -155,20 +121,18 @@ def main(args: argparse.Namespace) -> int:
     try:
         modes = _modes(args)
     except ModeError as exc:
-        print(f"jax-conformance mutate: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     check_spec_paths([Path(p) for p in args.specs or []])
     names = [n.strip() for group in args.mutants or [] for n in group.split(",") if n.strip()] or list(mutants)
     unknown = [n for n in names if n not in mutants]
     if unknown:
-        print(f"jax-conformance mutate: unknown mutant(s) {', '.join(unknown)}; see --list", file=sys.stderr)
-        return 2
+        raise UsageError(f"unknown mutant(s) {', '.join(unknown)}; see --list")
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="jax-conformance-mutate-"))
     baseline: dict[str, set[str]] = {m.slug: set() for m in modes}
     if not args.no_baseline:
         print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
-        base_jobs = [Job(None, m, tmp / f"baseline-{m.slug}.jsonl") for m in modes]
+        base_jobs = [_job(None, m, tmp, args) for m in modes]
         _run_all(base_jobs, args)
         for job in base_jobs:
             baseline[job.mode.slug] = set(job.failing)
@@ -181,13 +145,13 @@ def main(args: argparse.Namespace) -> int:
     print(f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at once{'' if args.exhaustive else ', stopping each mutant at its first kill'}")
     # Mode-major order: jobs running side by side belong to different mutants, so a mutant killed
     # in its first mode never has a second mode already running (its later modes are skipped).
-    jobs = [Job(n, m, tmp / f"{n}-{m.slug}.jsonl") for m in modes for n in names]
+    jobs = [_job(n, m, tmp, args) for m in modes for n in names]
     killed: set[str] = set()
 
-    def skip(job: Job) -> bool:
+    def skip(job: MutantRun) -> bool:
         return not args.exhaustive and job.mutant in killed
 
-    def done(job: Job) -> None:
+    def done(job: MutantRun) -> None:
         if set(job.failing) - baseline[job.mode.slug]:
             killed.add(str(job.mutant))
 
@@ -202,7 +166,7 @@ def main(args: argparse.Namespace) -> int:
     return 1 if survivors else 0
 
 
-def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, str], jobs: list[Job],
+def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, str], jobs: list[MutantRun],
                baseline: dict[str, set[str]], modes: list[Mode]) -> dict[str, Any]:
     rows = []
     for name in names:
@@ -212,7 +176,7 @@ def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, s
         rows.append({
             "name": name, "rule": mutants[name], "killed": bool(killers), "killed_by": killers,
             "first_message": messages[killers[0]] if killers else "",
-            "modes_run": [j.mode.slug for j in mine], "seconds": round(sum(j.seconds for j in mine), 1),
+            "modes_run": [j.mode.slug for j in mine], "seconds": round(sum(j.elapsed for j in mine), 1),
             "explanation": "" if killers else explained.get(name, ""),
         })
     killed = sum(1 for r in rows if r["killed"])

@@ -16,23 +16,27 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jax_conformance import CHECKOUT, PACKAGE_DIR
+from jax_conformance import CHECKOUT
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import Mode
-from jax_conformance.results import load_runs, new_run_id, now, suite_info
+from jax_conformance.results import EndRecord, RunHeader, load_runs, new_run_id, now, suite_info
+from jax_conformance.run.modes import ModeProcess
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-REPO_ROOT = CHECKOUT or PACKAGE_DIR.parent  # the harness each environment installs (editable)
+# Each environment installs the harness from this checkout (`pip install -e`); a wheel has none.
+NEEDS_CHECKOUT = ("compat installs this harness into each release's environment with `pip install -e` of a checkout, and "
+                  "this one is installed from a wheel: run it from a clone (pip install -e .), give every release "
+                  "an environment with --env VERSION=PATH, or use --from-results")
 # Environments are hundreds of MB each (about 600 MB for five releases): they go to the user's
 # cache directory (XDG: $XDG_CACHE_HOME/jax-conformance, else ~/.cache/jax-conformance on Linux;
 # ~/Library/Caches/jax-conformance on macOS), never into the checkout. $JAX_CONFORMANCE_CACHE overrides.
-LEGACY_CACHE = REPO_ROOT / ".conformance-cache"  # where they lived before; no longer read
+LEGACY_CACHE = CHECKOUT / ".conformance-cache" if CHECKOUT else None  # where they lived before; no longer read
 # From the first release the suite targets to the newest one the index offered when this was
 # written; each has cp311 jaxlib wheels (checked with `pip index versions jaxlib`).
 DEFAULT_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.7.2", "0.8.0", "0.9.2", "0.10.2", "0.11.2", "0.12.0.1")
@@ -67,8 +71,6 @@ print(json.dumps({"jax": jax.__version__, "jaxlib": getattr(jaxlib, "__version__
                   "numpy": numpy.__version__, "python": sys.version.split()[0],
                   "devices": [str(d) for d in jax.devices()]}))
 """
-
-# The same verdicts as the report's behaviour x release table (jax_conformance.report.model):
 
 # ---------------------------------------------------------------- versions, pins, cache keys
 
@@ -268,6 +270,8 @@ _EDITABLE_LOCK = threading.Lock()
 def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: float = 900.0,
                rebuild: bool = False, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS) -> Environment:
     """The cached environment for this release, built (venv, pip, import check) if it is missing."""
+    if CHECKOUT is None:
+        raise UsageError(NEEDS_CHECKOUT)
     pins = pins_for(version, table)
     path = cache / "envs" / f"jax-{version}-{env_key(version, pins, py_tag)}"
     env = Environment(version, path, pins)
@@ -296,7 +300,7 @@ def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: flo
         (f"pip install jax[cpu]=={version}", [str(env.python), "-m", "pip", "install", "--only-binary=:all:",
                                              "--progress-bar", "off", *requirements(version, pins)], None),
         ("install this project", [str(env.python), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-                                  "--progress-bar", "off", "-e", str(REPO_ROOT)], REPO_ROOT),
+                                  "--progress-bar", "off", "-e", str(CHECKOUT)], CHECKOUT),
     ]
     for what, cmd, cwd in steps:
         if "-e" in cmd:
@@ -328,93 +332,66 @@ def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: flo
 
 
 @dataclass
-class ModeRun:
-    """One pytest process: a release in one mode."""
+class ModeRun(ModeProcess):
+    """The suite in one mode inside a release's environment; after it ends, why it did not finish
+    (`reason`) and the records that close it in the merged results (`notes`)."""
 
-    version: str
-    mode: Mode
-    results: Path
-    returncode: int | None = None
-    seconds: float = 0.0
+    version: str = ""
     reason: str = ""
-    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[RunHeader | EndRecord] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(self.tail.counts)
+
+    @property
+    def seconds(self) -> float:
+        return self.elapsed
 
 
-def pytest_command(env: Environment, mode: Mode, results: Path, extra: Sequence[str] = ()) -> list[str]:
-    """The pytest command line that runs the suite in one mode inside a release's environment."""
-    return [str(env.python), "-m", "pytest", "conformance/", "--adapter=jax", f"--x64={'on' if mode.x64 else 'off'}",
-            f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}", "--results", str(results), "-q",
-            "-p", "no:cacheprovider", *extra]
+def mode_run(env: Environment, mode: Mode, out_dir: Path, extra: Sequence[str] = ()) -> ModeRun:
+    """The process that runs the suite in one mode with the release environment's interpreter."""
+    name = f"{env.version}-{mode.slug}"
+    return ModeRun("jax", mode, out_dir / f"{name}.jsonl", out_dir / f"{name}.log", list(extra), python=str(env.python),
+                   env=_clean_environ(env.path), version=env.version)
 
 
-def run_mode(env: Environment, mode: Mode, out_dir: Path, timeout: float, extra: Sequence[str] = ()) -> ModeRun:
-    """Run the suite in one mode; a run that dies or hangs is closed with an interrupted `end` record."""
-    results = out_dir / f"{env.version}-{mode.slug}.jsonl"
-    run = ModeRun(env.version, mode, results)
-    results.unlink(missing_ok=True)
-    log = out_dir / f"{env.version}-{mode.slug}.log"
-    log.write_text("")
-    start = time.monotonic()
-    rc, out = _run_logged(pytest_command(env, mode, results, extra), log, timeout, _clean_environ(env.path), REPO_ROOT)
-    run.returncode, run.seconds = rc, time.monotonic() - start
-    runs = load_runs([results]) if results.is_file() else []
+def close_run(run: ModeRun) -> None:
+    """A run that died or hung gets a reason and an interrupted `end` record (one that wrote nothing,
+    an `error` run and end) for the merged results."""
+    rc = 124 if run.timed_out is not None else run.returncode
+    out = "\n".join(run.log_tail(20))
+    if run.timed_out is not None:
+        out += f"\nERROR: timed out after {run.timed_out:.0f} s: {' '.join(run.argv[:4])} ..."
+    runs = load_runs([run.results]) if run.results.is_file() else []
     if not runs:
         run.reason = f"pytest wrote no results (exit status {rc}): {_tail(out, 2)}"
-        _append(results, unavailable_records(env.version, mode, run.reason, status="error"))
-        return run
-    last = runs[-1]
-    run.counts = {k: v for k, v in _count(last.cases).items() if v}
-    if last.end is None:
+        run.notes = unavailable_records(run.version, run.mode, run.reason, status="error")
+    elif runs[-1].end is None:
         run.reason = f"pytest did not finish (exit status {rc}): {_tail(out, 2)}"
-        _append(results, [{"record": "end", "run_id": last.header.get("run_id"), "finished": now(), "exitstatus": rc,
-                           "interrupted": True, "counts": run.counts, "reason": run.reason}])
+        run.notes = [{"record": "end", "run_id": runs[-1].header.get("run_id"), "finished": now(), "exitstatus": rc,
+                      "interrupted": True, "counts": run.counts, "reason": run.reason}]
     elif rc not in (0, 1):
         run.reason = f"pytest exit status {rc}: {_tail(out, 2)}"
-    return run
 
 
-def _count(cases: Iterable[dict[str, Any]]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for c in cases:
-        if c.get("record", "case") != "case":
-            continue
-        out[c.get("outcome", "error")] = out.get(c.get("outcome", "error"), 0) + 1
-    return out
-
-
-def _append(path: Path, records: Iterable[dict[str, Any]]) -> None:
+def _append(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
     with open(path, "a", encoding="utf-8") as f:
         for r in records:
             f.write(json.dumps(r, default=repr) + "\n")
 
 
 def unavailable_records(version: str, mode: Mode, reason: str, status: str = "unavailable",
-                        env_info: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                        env_info: dict[str, Any] | None = None) -> list[RunHeader | EndRecord]:
     """A `run` and an `end` record for a release that could not run in this mode, with the reason."""
     run_id = new_run_id()
-    header = {"record": "run", "run_id": run_id, "started": now(), "adapter": "jax",
+    header: RunHeader = {"record": "run", "run_id": run_id, "started": now(), "adapter": "jax",
               "implementation_version": version, "behaviour_version": version, "mode": mode.to_json(),
               "backends": [], "status": status, "reason": reason,
               "environment": {**(env_info or {}), **suite_info()}}
-    end: dict[str, Any] = {"record": "end", "run_id": run_id, "finished": now(), "exitstatus": None, "interrupted": False,
-           "counts": {}, "status": status, "reason": reason}
+    end: EndRecord = {"record": "end", "run_id": run_id, "finished": now(), "exitstatus": None, "interrupted": False,
+                      "counts": {}, "status": status, "reason": reason}
     return [header, end]
-
-
-def merge(files: Iterable[Path], dest: Path) -> int:
-    """Concatenate result files into one (each record keeps its run_id); returns the line count."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with open(dest, "w", encoding="utf-8") as out:
-        for path in files:
-            if not path.is_file():
-                continue
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                if line.strip():
-                    out.write(line + "\n")
-                    n += 1
-    return n
-
 
 
 def parse_pin(text: str) -> tuple[str, tuple[str, ...]]:
