@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from jax_conformance import CHECKOUT, SPECS_DIR
 from jax_conformance.cli import positive_float, positive_int
 from jax_conformance.commands import outdir
 from jax_conformance.compat.envs import (
@@ -29,9 +30,9 @@ from jax_conformance.compat.envs import (
     HARNESS_DEPS,
     LEGACY_CACHE,
     MARKER,
+    NEEDS_CHECKOUT,
     PYTHON_NEEDED,
     RELEASE_PINS,
-    REPO_ROOT,
     Environment,
     ModeRun,
     _append,
@@ -40,19 +41,18 @@ from jax_conformance.compat.envs import (
     _pin_arg,
     _pip_reason,
     _versions_arg,
+    close_run,
     default_cache_dir,
     ensure_env,
     env_key,
     find_python,
-    merge,
+    mode_run,
     parse_pin,
     parse_versions,
     pins_for,
-    pytest_command,
     python_needed,
     python_tag,
     requirements,
-    run_mode,
     unavailable_records,
 )
 from jax_conformance.compat.table import format_changes, format_table, summary
@@ -60,12 +60,13 @@ from jax_conformance.errors import UsageError
 from jax_conformance.mode import DEFAULT_MODES
 from jax_conformance.report.releases import build_table
 from jax_conformance.results import load_runs, suite_info
+from jax_conformance.run.modes import Scheduler, merge
 
 __all__ = [
     "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS",
     "Environment", "ModeRun", "add_arguments", "default_cache_dir", "ensure_env",
     "env_key", "find_python", "main", "merge", "parse_pin", "parse_versions",
-    "pins_for", "prune_cache", "pytest_command", "python_needed", "python_tag", "requirements", "run_compat", "run_mode",
+    "pins_for", "prune_cache", "python_needed", "python_tag", "requirements", "run_compat",
     "snapshot_specs", "specs_digest", "unavailable_records",
     "_pip_reason",
 ]
@@ -148,12 +149,20 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
     mode_runs: list[ModeRun] = []
     files: list[Path] = []
     lock = threading.Lock()
-    run_futures: list[cf.Future[ModeRun]] = []
     extra = [a for a in args.pytest_args if a != "--"]
     if not args.live_specs:
         extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
-    with cf.ThreadPoolExecutor(max(1, args.jobs), thread_name_prefix="run") as runs, \
-            cf.ThreadPoolExecutor(max(1, args.build_jobs), thread_name_prefix="build") as builds:
+
+    def finished(run: ModeRun) -> None:
+        close_run(run)
+        mode_runs.append(run)
+        counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1]))
+        note = f"; {run.reason}" if run.reason else ""
+        say(f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}")
+
+    # The environments are built in threads; each mode's run is queued as its environment is ready.
+    runs = Scheduler[ModeRun](args.jobs, timeout=args.run_timeout, on_finish=finished)
+    with cf.ThreadPoolExecutor(max(1, args.build_jobs), thread_name_prefix="build") as builds:
 
         def prepare(version: str) -> Environment:
             try:
@@ -187,8 +196,9 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
                     say(f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
                         f"numpy {env.versions.get('numpy', '?')}): {env.path}")
                     for mode in args.modes:
-                        run_futures.append(runs.submit(run_mode, env, mode, out_dir, args.run_timeout, extra))
-                        files.append(out_dir / f"{version}-{mode.slug}.jsonl")
+                        run = mode_run(env, mode, out_dir, extra)
+                        runs.add(run)
+                        files.append(run.results)
                 else:
                     say(f"jax {version}: UNAVAILABLE: {env.reason}")
                     path = out_dir / f"{version}-unavailable.jsonl"
@@ -197,14 +207,12 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
                     files.append(path)
             return env
 
-        for f in cf.as_completed([builds.submit(prepare, v) for v in args.versions]):
+        futures = [builds.submit(prepare, v) for v in args.versions]
+        if runs.run(more=lambda: not all(f.done() for f in futures)):
+            builds.shutdown(wait=False, cancel_futures=True)
+            raise KeyboardInterrupt  # the runs are stopped; compat ends as an interrupted command (exit 130)
+        for f in futures:
             f.result()
-        for rf in cf.as_completed(list(run_futures)):
-            mr = rf.result()
-            mode_runs.append(mr)
-            counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(mr.counts.items(), key=lambda kv: -kv[1]))
-            note = f"; {mr.reason}" if mr.reason else ""
-            say(f"jax {mr.version} [{mr.mode.slug}]: {counts or 'no cases'} in {mr.seconds:.1f} s{note}")
     order = {v: i for i, v in enumerate(args.versions)}
     files.sort(key=lambda p: (order.get(p.name.split("-")[0], 99), p.name))
     if args.prune:
@@ -225,7 +233,7 @@ def prune_cache(cache: Path, keep: Sequence[Path]) -> list[Path]:
     return removed
 
 
-def snapshot_specs(dest: Path, source: Path = REPO_ROOT / "specs") -> Path:
+def snapshot_specs(dest: Path, source: Path = SPECS_DIR) -> Path:
     """Copy the specs once, so every release runs the same cases even while specs/ is being edited."""
     if dest.exists():
         shutil.rmtree(dest)
@@ -270,8 +278,10 @@ def main(args: argparse.Namespace) -> int:
     # Usage errors first, before an environment is built or a directory made.
     if args.from_results is not None and not args.from_results.is_file():
         raise UsageError(f"--from-results {args.from_results}: no such file")
-    _given_envs(args.env)
+    prepared = _given_envs(args.env)
     _interpreters(args.interpreter)
+    if args.from_results is None and CHECKOUT is None and any(v not in prepared for v in args.versions):
+        raise UsageError(NEEDS_CHECKOUT)
     if args.out is None:
         args.out = outdir.new_run_dir("compat")
     else:
@@ -280,7 +290,7 @@ def main(args: argparse.Namespace) -> int:
         # --force replaces the earlier run's files, but never the results this one is built from.
         outdir.clear(args.out, keep=tuple(n for n in outdir.RUN_FILES
                                           if given is not None and (given == args.out / n or args.out / n in given.parents)))
-    if args.cache_dir is None and (LEGACY_CACHE / "envs").is_dir():
+    if args.cache_dir is None and LEGACY_CACHE is not None and (LEGACY_CACHE / "envs").is_dir():
         print(f"note: environments are now cached in {default_cache_dir()}; the old ones in {LEGACY_CACHE / 'envs'} "
               "are no longer used (delete them to free the space)", file=sys.stderr)
     if args.from_results is not None:
@@ -291,7 +301,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         envs, mode_runs, files = run_compat(args)
         merged = args.out / "compat-results.jsonl"
-        lines = merge(files, merged)
+        lines = merge(files, merged, {r.results: r.notes for r in mode_runs})
         versions = args.versions
     table = build_table(load_runs([merged]), versions)
     print()
@@ -302,7 +312,7 @@ def main(args: argparse.Namespace) -> int:
         print(changes)
     data = summary(table)
     snapshot = args.out / "compat" / "specs"
-    data["specs"] = {"digest": specs_digest(snapshot if snapshot.is_dir() and not args.live_specs else REPO_ROOT / "specs"),
+    data["specs"] = {"digest": specs_digest(snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR),
                      "snapshot": not args.live_specs, **suite_info()}
     data["timing"] = {"wall_s": round(time.monotonic() - start, 1),
                       "environments": {e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
