@@ -1,1 +1,0 @@
-"""Experiments: harness changes measured as monkeypatches, without editing the harness."""
