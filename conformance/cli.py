@@ -93,7 +93,7 @@ def check_adapter(name: str, option: str = "--adapter") -> None:
 # name -> (module, one-line help)
 COMMANDS = {
     "run": ("jax_conformance.commands.run", "run every mode on every backend and write results and a report"),
-    "report": ("jax_conformance.report", "merge result files into a static HTML report"),
+    "report": ("jax_conformance.commands.report", "merge result files into a static HTML report"),
     "lint": ("jax_conformance.commands.lint", "check spec files against the schema and the lint rules"),
     "mutate": ("jax_conformance.commands.mutate", "run the suite against mutants of the reference and print the mutation score"),
     "compat": ("jax_conformance.commands.compat", "run the suite across JAX releases, one isolated environment each"),

@@ -250,8 +250,8 @@ def case_records(run: Run) -> list[dict[str, Any]]:
 
 
 def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = (),
-                mutation: dict[str, Any] | None = None) -> ReportModel:
-    """Merge result files into one model; `baseline` files are only compared against."""
+                mutation: Path | None = None) -> ReportModel:
+    """Merge result files into one model; `baseline` files are only compared against; `mutation` is a mutate score file."""
     runs, problems = load(paths)
     columns, cases, cells = _grid(runs)
     comparisons: list[Comparison] = []
@@ -265,7 +265,7 @@ def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = ()
         comparisons.extend(_release_comparisons(columns, cases, cells))
     return ReportModel(columns=columns, cases=cases, cells=cells, problems=problems, comparisons=comparisons,
                        compat=compat_tables(runs, columns, cases), docs_vs_code=docs_vs_code(columns, cases, cells),
-                       mutation=mutation, sources=sorted({r.source for r in runs}))
+                       mutation=load_mutation(mutation) if mutation is not None else None, sources=sorted({r.source for r in runs}))
 
 
 def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], dict[tuple[int, int], dict[str, Any]]]:

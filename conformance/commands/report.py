@@ -1,0 +1,81 @@
+"""`jax-conformance report`: merge result files (any machines, backends, versions, adapters) into a static site.
+
+The command: its options, the checks of its paths, where the site goes. What the site shows
+and how it is written is the library, `jax_conformance.report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from jax_conformance.commands import outdir
+from jax_conformance.errors import UsageError
+from jax_conformance.report import build_model, mutation_file, no_gc, render
+from jax_conformance.report.model import result_paths
+from jax_conformance.report.site import first_page_bytes
+
+DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per report, never over an earlier one
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", nargs="+", metavar="RESULTS",
+                        help="result files (JSON lines from --results or `jax-conformance run`); a directory means every *.jsonl under it")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"site directory (default: a new directory in {DEFAULT_OUT}/; an existing site needs --force)")
+    parser.add_argument("--force", action="store_true", help="let --out replace the report or run a directory already holds")
+    parser.add_argument("--baseline", action="append", default=[], metavar="RESULTS",
+                        help="result files to compare against: what regressed, was fixed, is new (repeatable)")
+    parser.add_argument("--mutation", type=Path, metavar="FILE",
+                        help="mutation results (JSON from `jax-conformance mutate`; default: OUT/mutation.json if present)")
+    parser.add_argument("--title", default="JAX conformance report", help="page title")
+
+
+def check_results(paths: Sequence[str | Path], option: str = "") -> None:
+    """A results path that does not exist, or a directory without results, is a usage error naming it."""
+    for p in map(Path, paths):
+        what = f"{option} {p}" if option else str(p)
+        if not p.exists():
+            raise UsageError(f"{what}: no such file or directory")
+        if p.is_dir() and not result_paths([p]):
+            raise UsageError(f"{what}: holds no results (*.jsonl from `jax-conformance run` or pytest --results)")
+
+
+def main(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    check_results(args.results)
+    check_results(args.baseline, "--baseline")
+    if args.mutation is not None and not args.mutation.is_file():
+        raise UsageError(f"--mutation {args.mutation}: no such file")
+    if args.out is not None:
+        outdir.explicit_out(args.out, args.force)
+    mutation = mutation_file(args.mutation, args.out)
+    with no_gc():
+        model = build_model(args.results, args.baseline, mutation)
+        index = None
+        if model.columns:
+            out = outdir.new_run_dir("report") if args.out is None else args.out
+            if args.out is not None and args.force:
+                # The results read (and a mutation file used) stay: --force replaces the report, not its inputs.
+                inputs = [p.resolve() for p in result_paths([*args.results, *args.baseline])]
+                if mutation is not None:
+                    inputs.append(Path(mutation).resolve())
+                base = out.resolve()
+                keep = tuple(n for n in outdir.RUN_FILES if any(i == base / n or base / n in i.parents for i in inputs))
+                outdir.clear(base, keep=keep)
+            index = render(model, out, args.title)
+    for problem in model.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if not model.columns:
+        # Leave an existing site alone: a mistyped path should not blank it.
+        print(f"jax-conformance report: no runs found in {' '.join(map(str, args.results))}", file=sys.stderr)
+        return 1
+    assert index is not None
+    interrupted = sum(c.interrupted for c in model.columns)
+    print(f"report: {index} ({len(model.columns)} columns, {len(model.cases)} cases, {model.records} records"
+          f"{f', {interrupted} interrupted' if interrupted else ''}; first page {first_page_bytes(index) / 1e6:.2f} MB;"
+          f" {time.perf_counter() - started:.1f}s)")
+    return 0
