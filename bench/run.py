@@ -24,9 +24,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from jax_conformance import SPECS_DIR  # noqa: E402
 from jax_conformance.mode import DEFAULT_MODES, Mode  # noqa: E402
+from jax_conformance.results import load_runs, tally  # noqa: E402
+from jax_conformance.run.modes import pytest_command  # noqa: E402
 from jax_conformance.run.workers import CaseRunner, worker_env  # noqa: E402
-from jax_conformance.spec.loader import SPECS_DIR, is_spec_file, load_spec, spec_files  # noqa: E402
+from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files  # noqa: E402
 
 from bench.floor import isolated_script, write_floor  # noqa: E402
 from bench.measure import PYTHON, REPO, Timing, backends, machine, run_parallel, run_timed, spread  # noqa: E402
@@ -84,9 +87,7 @@ class Bench:
         return [PYTHON, "-m", "pytest", str(self.floor(mode)), "-q", "-p", "no:cacheprovider", "-p", "no:jax_conformance"]
 
     def harness_argv(self, mode: Mode, *extra: str) -> list[str]:
-        return [PYTHON, "-m", "pytest", "conformance/", "--adapter=jax", f"--x64={'on' if mode.x64 else 'off'}",
-                f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}", "-q", "-p", "no:cacheprovider",
-                *self.specs_args, *extra]
+        return pytest_command("jax", mode, python=PYTHON, extra=[*self.specs_args, *extra])
 
     def log(self, name: str) -> Path:
         return self.tmp / "logs" / f"{name}.log"
@@ -160,16 +161,13 @@ def bench_one_mode(b: Bench) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _run_counts(results: Path) -> dict[str, dict[str, int]]:
-    counts: dict[str, dict[str, int]] = {}
-    for line in results.read_text(errors="replace").splitlines() if results.is_file() else []:
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if r.get("record") == "case" and isinstance(r.get("mode"), dict):
-            c = counts.setdefault(Mode.from_json(r["mode"]).slug, {})
-            c[r["outcome"]] = c.get(r["outcome"], 0) + 1
-    return counts
+    """Outcome counts per mode of a merged results file."""
+    out: dict[str, dict[str, int]] = {}
+    for run in load_runs([results]) if results.is_file() else []:
+        per_mode = out.setdefault(Mode.from_json(run.header.get("mode") or {}).slug, {})
+        for case in run.cases:
+            tally(per_mode, case)
+    return out
 
 
 def bench_matrix(b: Bench) -> dict[str, Any]:

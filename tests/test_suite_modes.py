@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 from jax_conformance.mode import DEFAULT_MODES, Mode
+from jax_conformance.run.modes import pytest_command, pytest_options
 
 from tests.conftest import REPO, read_results
 
@@ -17,12 +17,8 @@ EXPECTATIONS = REPO / "specs" / "expectations" / "jax.yaml"
 @pytest.mark.parametrize("mode", DEFAULT_MODES, ids=lambda m: m.slug)
 def test_suite_passes_against_jax(mode: Mode, tmp_path) -> None:
     out = tmp_path / "results.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/", "--adapter=jax", f"--x64={'on' if mode.x64 else 'off'}",
-         f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}", f"--results={out}", "-q", "-p", "no:cacheprovider",
-         "-n", "2", "--expectations", str(EXPECTATIONS)],
-        cwd=REPO, capture_output=True, text=True, timeout=900,
-    )
+    argv = pytest_command("jax", mode, out, extra=["-n", "2", *pytest_options(expectations=[EXPECTATIONS])])
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900)
     records = [r for r in read_results(out) if r["record"] == "case"]
     bad = [f"{r['case']}: {r['outcome']}: {r['message'][:500]}" for r in records
            if r["outcome"] not in ("passed", "not_applicable", "xfailed")]
