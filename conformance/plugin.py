@@ -16,23 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jax_conformance import PACKAGE_DIR, __version__
+from jax_conformance import PACKAGE_DIR, SPECS_DIR, __version__
 from jax_conformance.adapter import installed_adapters
 from jax_conformance.cli import check_spec_paths, positive_float, positive_int
 from jax_conformance.errors import ModeError, SpecError, SpecFileErrors, UsageError
 from jax_conformance.mode import EXPLICIT_MODES, Mode, parse_truth
 from jax_conformance.results import ResultsWriter, new_run_id, now, suite_info
 from jax_conformance.run.workers import ISOLATION_MODES, CaseRunner
+from jax_conformance.spec.cache import SpecCache, gc_paused, is_large_load
 from jax_conformance.spec.expectations import ExpectationFile
-from jax_conformance.spec.loader import (
-    SPECS_DIR,
-    SpecCache,
-    gc_paused,
-    is_large_load,
-    is_spec_file,
-    load_spec,
-    spec_files,
-)
+from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
 from jax_conformance.spec.model import Case, Spec
 from jax_conformance.spec.rules import duplicate_ids, exception_names, known_tags
 

@@ -1,13 +1,17 @@
 """The loader's and the linter's fast paths find exactly what the plain ways find.
 
-Each fast path (the compiled schema check, the plain YAML construction, the WHEN rules' probe
-points, the process-state prefilter) is switched off here and the results compared, spec by
-spec and error by error, over the real specs, the lint fixtures, generated `when` blocks and
-hundreds of mutants of them.
+Each fast path (the compiled schema check, the WHEN rules' probe points, the process-state
+prefilter) is switched off here and the results compared, spec by spec and error by error,
+over the real specs, the lint fixtures, generated `when` blocks and hundreds of mutants of
+them. The YAML construction has no second way to compare with: its values are compared with
+yaml.safe_load's, its lines with those of the nodes PyYAML composes, and its refusals with
+fixed expected errors.
 """
 
 from __future__ import annotations
 
+import ast
+import datetime
 import itertools
 import random
 from pathlib import Path
@@ -15,12 +19,14 @@ from typing import Any
 
 import pytest
 import yaml
-from jax_conformance.errors import SpecFileErrors
+from jax_conformance.errors import SpecError, SpecFileErrors
 from jax_conformance.mode import EXPLICIT_MODES, Mode
-from jax_conformance.spec import loader
 from jax_conformance.spec import rules as lint
+from jax_conformance.spec import schema
+from jax_conformance.spec.cache import SpecCache
 from jax_conformance.spec.loader import is_spec_file, load_spec
 from jax_conformance.spec.model import Case, Code
+from jax_conformance.spec.yaml import MarkedList, MarkedMap, parse_yaml
 from packaging.version import InvalidVersion, Version
 
 from tests.test_lint import FIXTURES, REPO, _mutants
@@ -48,17 +54,12 @@ def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
     return list(itertools.product(modes, sorted(backends), sorted(adapters), sorted(versions)))
 
 
-def _no_plain(loader_: Any, node: Any, aliases: bool = True) -> Any:
-    raise loader._NotPlain("switched off")
-
-
 @pytest.fixture
 def plain_ways(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A function that switches every fast path off (for the rest of the test)."""
 
     def off() -> None:
-        monkeypatch.setattr(loader, "_fast_validator", lambda: None)
-        monkeypatch.setattr(loader, "_construct_plain", _no_plain)
+        monkeypatch.setattr(schema, "fast_validator", lambda: None)
         monkeypatch.setattr(lint, "_probe_points", _all_probe_points)
         monkeypatch.setattr(lint, "_STATE_WORDS", ("",))  # "" is in every text: every code is parsed
         monkeypatch.setattr(lint, "_code_compiles", lambda code, mode: lint._compiles(code.shifted(), mode))
@@ -76,7 +77,56 @@ def _outcome(path: Path) -> Any:
              [(b.line, b.when, b.outcome) for b in c.expect]) for c in spec.cases] + [spec.raw]
 
 
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _marks_match_nodes(doc: Any, node: yaml.Node, where: str) -> None:
+    """Each mapping, key, value and item of `doc` carries the line PyYAML's node for it starts on."""
+    if isinstance(node, yaml.MappingNode):
+        assert isinstance(doc, MarkedMap) and doc.line == node.start_mark.line + 1, where
+        assert len(doc) == len(node.value), where
+        for (key, value), (key_node, value_node) in zip(doc.items(), node.value, strict=True):
+            block = isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">")
+            assert doc.key_lines[key] == key_node.start_mark.line + 1, (where, key)
+            assert doc.value_lines[key] == value_node.start_mark.line + 1 + block, (where, key)
+            _marks_match_nodes(value, value_node, f"{where}.{key}")
+    elif isinstance(node, yaml.SequenceNode):
+        assert isinstance(doc, MarkedList) and doc.line == node.start_mark.line + 1, where
+        assert doc.item_lines == [child.start_mark.line + 1 for child in node.value], where
+        for i, (item, child) in enumerate(zip(doc, node.value, strict=True)):
+            _marks_match_nodes(item, child, f"{where}[{i}]")
+
+
+def _unmarked(value: Any) -> Any:
+    """Plain dicts (keys as the loader spells them: str()) and lists, as yaml.safe_load would give."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _unmarked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
+def _check_yaml(text: str) -> str:
+    """The spec YAML of `text` against PyYAML's own reading of it; returns what parse_yaml gave ("ok" or a rule id)."""
+    try:
+        doc = parse_yaml(text, Path("t.yaml"))
+    except SpecError as exc:
+        if exc.rule in ("YAML-SYNTAX", "YAML-UNSAFE-TAG"):
+            with pytest.raises(yaml.YAMLError):
+                yaml.load(text, Loader=_Loader)
+        elif exc.rule == "YAML-DUPLICATE-KEY":
+            key = ast.literal_eval(exc.message.removeprefix("duplicate key ").split(" (first on line")[0])
+            assert text.count(key) >= 2, exc.message
+        return exc.rule
+    assert _unmarked(doc) == _unmarked(yaml.load(text, Loader=_Loader))
+    if "<<" not in text:  # merging rewrites the nodes: their marks are checked by the fixed cases below
+        _marks_match_nodes(doc, yaml.compose(text, Loader=_Loader), "top")
+    return "ok"
+
+
 def _compare(paths: list[Path], plain_ways: Any) -> int:
+    kinds = [_check_yaml(p.read_bytes().decode("utf-8", "replace")) for p in paths]
+    assert kinds.count("ok") > len(paths) // 3
     fast = [_outcome(p) for p in paths]
     plain_ways()
     plain = [_outcome(p) for p in paths]
@@ -86,14 +136,11 @@ def _compare(paths: list[Path], plain_ways: Any) -> int:
 
 
 def test_fast_paths_are_taken() -> None:
-    """On valid specs the fast paths answer themselves (else they would only cost time)."""
-    assert loader._fast_validator() is not None
+    """On valid specs the fast path answers itself (else it would only cost time)."""
+    validator = schema.fast_validator()
+    assert validator is not None
     for path in SOURCES[:5]:
-        text = path.read_text(encoding="utf-8")
-        doc = loader.parse_yaml(text, path)
-        loader._fast_validator()(doc)  # raises if the compiled check rejects a valid spec
-        node = loader._MarkedLoader(text).get_single_node()
-        loader._construct_plain(loader._MarkedLoader(""), node)
+        validator(parse_yaml(path.read_text(encoding="utf-8"), path))  # raises if the compiled check rejects a valid spec
 
 
 def test_same_results_on_real_specs_and_fixtures(plain_ways: Any) -> None:
@@ -155,7 +202,7 @@ def test_same_when_findings_on_generated_blocks(tmp_path: Path, plain_ways: Any)
     _compare(paths, plain_ways)
 
 
-def test_plain_construction_matches_pyyaml_on_aliases_and_scalars() -> None:
+def test_construction_on_aliases_and_scalars() -> None:
     text = """\
 a: &x {k: [1, 2.5, true, null, ~, 0x1F, 1e3, .inf, "q", 'r']}
 b: *x
@@ -170,32 +217,60 @@ e: >
   folded
 f: !!str 12
 """
-    node = loader._MarkedLoader(text).get_single_node()
-    doc, size = loader._construct_plain(loader._MarkedLoader(""), node)
-    ref_loader = loader._MarkedLoader(text)
-    ref_node = ref_loader.get_single_node()
-    assert size == loader._expanded_size(ref_node, {})
-    ref = ref_loader.construct_document(ref_node)
-
-    def marks(x: Any) -> Any:
-        if isinstance(x, dict):
-            return (x.line, x.key_lines, x.value_lines, {k: marks(v) for k, v in x.items()})
-        if isinstance(x, list):
-            return (x.line, x.item_lines, [marks(v) for v in x])
-        return (type(x), x)
-
-    assert marks(doc) == marks(ref)
-    assert doc["b"] is doc["a"]  # aliases share one object, as PyYAML's construction does
+    doc = parse_yaml(text, Path("t.yaml"))
+    a = {"k": [1, 2.5, True, None, None, 31, "1e3", float("inf"), "q", "r"]}  # YAML 1.1: a float has a dot
+    # Keys as str() spells them (a plain dict would fold the keys 1 and true into one).
+    assert _unmarked(doc) == {"a": a, "b": a, "c": [a, a], "1": "one", "True": True, "None": "nothing",
+                              "2.5": "float key", "d": "block\n", "e": "folded\n", "f": "12"}
+    assert doc.key_lines == {"a": 1, "b": 2, "c": 3, "1": 4, "True": 5, "None": 6, "2.5": 7, "d": 8, "e": 10, "f": 12}
+    assert doc.value_lines == {"a": 1, "b": 1, "c": 3, "1": 4, "True": 5, "None": 6, "2.5": 7, "d": 9, "e": 11, "f": 12}
+    assert (doc["a"].line, doc["a"]["k"].line, doc["a"]["k"].item_lines) == (1, 1, [1] * 10)
+    assert (doc["c"].line, doc["c"].item_lines) == (3, [1, 1])  # an alias has the line of the node it names, as `b` has
+    assert [type(v) for v in doc["a"]["k"]] == [int, float, bool, type(None), type(None), int, str, float, str, str]
+    assert doc["b"] is doc["a"] and doc["c"][0] is doc["a"]  # aliases share one object, as PyYAML's construction does
+    _marks_match_nodes(doc, yaml.compose(text, Loader=_Loader), "top")
 
 
-@pytest.mark.parametrize("text", [
-    "a: !!python/name:os.system x\n", "a: !local 1\n", "a: 2001-12-14\n", "<<: {a: 1}\nb: 2\n",
-    "a: 1\na: 2\n", "? [1]\n: x\n", "a: !!binary aGk=\n", "a: !!set {x}\n", "a: &r [*r]\n",
+_BOMB = "".join(f"l{i + 1}: &l{i + 1} [{', '.join([f'*l{i}'] * 9)}]\n" for i in range(5))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Plain YAML that is not a spec's everyday kind: built as PyYAML builds it, with marks.
+    ("a: 2001-12-14\n", {"a": datetime.date(2001, 12, 14)}),
+    ("a: !!binary aGk=\n", {"a": b"hi"}),
+    ("a: !!set {x}\n", {"a": {"x"}}),
+    ("a: !!omap [{x: 1}, {y: 2}]\n", {"a": [("x", 1), ("y", 2)]}),
+    ("? [1]\n: x\n", {"[1]": "x"}),
+    ("<<: {a: 1}\nb: 2\n", {"a": 1, "b": 2}),
+    ("a: &b {x: 1}\nc:\n  <<: [*b, {z: 3}]\n  y: 2\n", {"a": {"x": 1}, "c": {"x": 1, "z": 3, "y": 2}}),
+    # Refused, at the line of the cause.
+    ("a: !!python/name:os.system x\n", ("YAML-UNSAFE-TAG", 1, "could not determine a constructor for the tag 'tag:yaml.org,2002:python/name:os.system'")),
+    ("a: !local 1\n", ("YAML-UNSAFE-TAG", 1, "could not determine a constructor for the tag '!local'")),
+    ("a: !foo {x: 1}\n", ("YAML-UNSAFE-TAG", 1, "could not determine a constructor for the tag '!foo'")),
+    ("<<: 1\n", ("YAML-UNSAFE-TAG", 1, "expected a mapping or list of mappings for merging, but found scalar")),
+    ("a: 1\na: 2\n", ("YAML-DUPLICATE-KEY", 2, "duplicate key 'a' (first on line 1)")),
+    ("a: {b: 1, b: 2}\n", ("YAML-DUPLICATE-KEY", 1, "duplicate key 'b' (first on line 1)")),
+    ("a: &b {x: 1}\nc:\n  <<: *b\n  x: 2\n", ("YAML-DUPLICATE-KEY", 4, "duplicate key 'x' (first on line 1)")),
+    ("a: &r [*r]\n", ("YAML-TOO-LARGE", 1, "the document refers to itself through an alias")),
+    ("l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB,
+     ("YAML-TOO-LARGE", 1, "with its aliases expanded the document has 672,610 nodes, over the 200,000 limit")),
+    # Too large says so first, whatever else is wrong.
+    ("l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB + "d: 1\nd: 2\n", ("YAML-TOO-LARGE", 1, "672,614 nodes")),
+    ("l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB + "d: !foo 1\n", ("YAML-TOO-LARGE", 1, "672,612 nodes")),
 ])
-def test_plain_construction_leaves_the_rest_to_pyyaml(text: str) -> None:
-    node = loader._MarkedLoader(text).get_single_node()
-    with pytest.raises(loader._NotPlain):
-        loader._construct_plain(loader._MarkedLoader(""), node)
+def test_yaml_beyond_the_everyday(text: str, expected: Any) -> None:
+    if isinstance(expected, tuple) and isinstance(expected[0], str) and expected[0].startswith("YAML-"):
+        with pytest.raises(SpecError) as info:
+            parse_yaml(text, Path("t.yaml"))
+        assert (info.value.rule, info.value.line) == expected[:2]
+        assert expected[2] in info.value.message
+    else:
+        assert _unmarked(parse_yaml(text, Path("t.yaml"))) == expected
+
+
+def test_merged_keys_keep_the_lines_they_were_written_on() -> None:
+    doc = parse_yaml("a: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n", Path("t.yaml"))
+    assert (doc["c"].line, doc["c"].key_lines, doc["c"].value_lines) == (3, {"x": 1, "y": 4}, {"x": 1, "y": 4})
 
 
 def test_state_words_spell_every_state_change() -> None:
@@ -211,7 +286,7 @@ def test_state_changes_spelled_with_non_ascii_names_are_still_found(text: str) -
 # ---------------------------------------------------------------- the cache of loaded specs and the parallel lint
 
 
-def _outcome_with(path: Path, cache: loader.SpecCache | None) -> Any:
+def _outcome_with(path: Path, cache: SpecCache | None) -> Any:
     try:
         spec = load_spec(path, cache=cache)
     except SpecFileErrors as exc:
@@ -222,7 +297,7 @@ def _outcome_with(path: Path, cache: loader.SpecCache | None) -> Any:
 
 
 def test_cache_serves_the_same_spec(tmp_path: Path) -> None:
-    cache = loader.SpecCache(tmp_path / "cache")
+    cache = SpecCache(tmp_path / "cache")
     for source in SOURCES:
         assert _outcome_with(source, cache) == _outcome_with(source, None)  # first load: fills the cache
         assert _outcome_with(source, cache) == _outcome_with(source, None)  # second: from it
@@ -234,7 +309,7 @@ def test_cache_never_serves_a_stale_spec(tmp_path: Path) -> None:
     """A same-size rewrite with the old mtime restored still loads the new text."""
     import os
 
-    cache = loader.SpecCache(tmp_path / "cache")
+    cache = SpecCache(tmp_path / "cache")
     spec_path = tmp_path / "t.yaml"
     text = "topic: t\nsource: {doc: d.md}\ncases:\n  - id: t.aaa\n    claim: c\n    run: jnp.arange(3)\n    expect:\n      - dtype: int32\n"
     spec_path.write_text(text, encoding="utf-8")
@@ -246,21 +321,21 @@ def test_cache_never_serves_a_stale_spec(tmp_path: Path) -> None:
     spec = load_spec(spec_path, cache=cache)
     assert (spec.cases[0].id, spec.cases[0].expect[0].outcome) == ("t.bbb", {"dtype": "int64"})
     # A harness change (another fingerprint) does not see the entries of the old one.
-    other = loader.SpecCache(tmp_path / "cache")
+    other = SpecCache(tmp_path / "cache")
     other._fingerprint = b"another harness"
     assert other.get(spec_path, spec_path.read_text(encoding="utf-8")) is None
     # A broken entry is a miss, not an error.
     for entry in (tmp_path / "cache").iterdir():
-        entry.write_bytes(loader.SpecCache.digest(spec_path.read_text(encoding="utf-8")) + b"garbage")
+        entry.write_bytes(SpecCache.digest(spec_path.read_text(encoding="utf-8")) + b"garbage")
     assert load_spec(spec_path, cache=cache).cases[0].id == "t.bbb"
 
 
 def test_cache_off_by_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("JAX_CONFORMANCE_CACHE", str(tmp_path))
-    cache = loader.SpecCache.default()
+    cache = SpecCache.default()
     assert cache is not None and cache.root == tmp_path / "specs"
     monkeypatch.setenv("JAX_CONFORMANCE_SPEC_CACHE", "0")
-    assert loader.SpecCache.default() is None
+    assert SpecCache.default() is None
 
 
 def test_parallel_lint_finds_what_the_sequential_one_finds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -282,7 +357,7 @@ def test_parallel_lint_finds_what_the_sequential_one_finds(monkeypatch: pytest.M
 
 
 def test_cache_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = loader.SpecCache(tmp_path / "cache")
+    cache = SpecCache(tmp_path / "cache")
     monkeypatch.setattr(cache, "MAX_ENTRIES", 8)
     monkeypatch.setattr(cache, "PRUNE_EVERY", 4)
     spec = load_spec(SOURCES[0])
@@ -306,22 +381,22 @@ def test_blank_lines_before_code_change_no_compile_verdict(text: str) -> None:
 
 def test_one_of_becomes_any_of_only_when_its_branches_are_disjoint() -> None:
     root = {"$defs": {"obj": {"type": "object"}, "loose": {"minLength": 1}}}
-    assert loader._disjoint([{"type": "string"}, {"type": "array"}], root)
-    assert loader._disjoint([{"const": "none"}, {"$ref": "#/$defs/obj"}, {"type": "array"}], root)
-    assert loader._disjoint([{"enum": ["a", "b"]}, {"type": ["array", "null"]}], root)
-    assert not loader._disjoint([{"type": "integer"}, {"type": "number"}], root)
-    assert not loader._disjoint([{"const": 1}, {"type": "number"}], root)
-    assert not loader._disjoint([{"type": "string"}, {"$ref": "#/$defs/loose"}], root)
-    assert not loader._disjoint([{"type": "string"}, {"minLength": 2}], root)
-    assert not loader._disjoint([{"enum": ["a"]}, {"enum": ["b"]}], root)  # disjoint values, same type: left as oneOf
+    assert schema._disjoint([{"type": "string"}, {"type": "array"}], root)
+    assert schema._disjoint([{"const": "none"}, {"$ref": "#/$defs/obj"}, {"type": "array"}], root)
+    assert schema._disjoint([{"enum": ["a", "b"]}, {"type": ["array", "null"]}], root)
+    assert not schema._disjoint([{"type": "integer"}, {"type": "number"}], root)
+    assert not schema._disjoint([{"const": 1}, {"type": "number"}], root)
+    assert not schema._disjoint([{"type": "string"}, {"$ref": "#/$defs/loose"}], root)
+    assert not schema._disjoint([{"type": "string"}, {"minLength": 2}], root)
+    assert not schema._disjoint([{"enum": ["a"]}, {"enum": ["b"]}], root)  # disjoint values, same type: left as oneOf
 
 
 def test_no_compiled_check_for_a_pattern_it_would_read_more_loosely() -> None:
     with pytest.raises(ValueError):
-        loader._draft7({"type": "string", "pattern": "^a(?!b$)"})
-    assert loader._draft7({"type": "string", "pattern": "^a+$"}) == {"type": "string", "pattern": "^a+$"}
+        schema._draft7({"type": "string", "pattern": "^a(?!b$)"})
+    assert schema._draft7({"type": "string", "pattern": "^a+$"}) == {"type": "string", "pattern": "^a+$"}
     with pytest.raises(ValueError):
-        loader._draft7({"enum": [1, 2]})  # True == 1 in Python, not in JSON Schema
+        schema._draft7({"enum": [1, 2]})  # True == 1 in Python, not in JSON Schema
 
 
 def test_lint_workers_only_on_a_machine_with_room(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -178,7 +178,8 @@ def test_no_case_passes_against_a_hollow_implementation(specdir: SpecDir, tmp_pa
 
 
 def test_every_case_of_the_suite_says_what_kind_of_requirement_it_is() -> None:
-    from jax_conformance.spec.loader import SPECS_DIR, is_spec_file, load_spec, spec_files
+    from jax_conformance import SPECS_DIR
+    from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
     from jax_conformance.spec.model import BASES
 
     cases = {c.id: c for p in spec_files([SPECS_DIR]) if is_spec_file(p) for c in load_spec(p).cases}

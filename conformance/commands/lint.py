@@ -12,18 +12,11 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from jax_conformance import SPECS_DIR
 from jax_conformance.cli import check_adapter, check_spec_paths
 from jax_conformance.errors import SpecError, SpecFileErrors
-from jax_conformance.spec import loader
-from jax_conformance.spec.loader import (
-    SPECS_DIR,
-    SpecCache,
-    gc_paused,
-    is_large_load,
-    is_spec_file,
-    load_spec,
-    spec_files,
-)
+from jax_conformance.spec.cache import SpecCache, gc_paused, is_large_load
+from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
 from jax_conformance.spec.model import Spec
 from jax_conformance.spec.rules import (
     RULE_IDS,
@@ -33,6 +26,7 @@ from jax_conformance.spec.rules import (
     exception_names,
     lint_only_errors,
 )
+from jax_conformance.spec.schema import fast_validator
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +112,7 @@ def _lint_in_parallel(files: list[Path], cache: SpecCache | None, jobs: int) -> 
         raise OSError("no fork")
     if cache is not None:
         cache.fingerprint()
-    loader._fast_validator()
+    fast_validator()
     found: list[_Found] = []
     with gc_paused(), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
         found = list(pool.map(functools.partial(_check_file, cache=cache), files,

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
+from jax_conformance import SPECS_DIR
 from jax_conformance.adapter import SPEC_NAMES
 from jax_conformance.errors import SpecError
 from jax_conformance.mode import EXPLICIT_MODES, Mode
-from jax_conformance.spec.loader import SPECS_DIR
 from jax_conformance.spec.model import Case, Code, Spec
 from packaging.version import InvalidVersion, Version
 
