@@ -409,3 +409,39 @@ def test_lint_workers_only_on_a_machine_with_room(monkeypatch: pytest.MonkeyPatc
     assert lintcli._free_cpus() == 2
     monkeypatch.setattr(os, "getloadavg", lambda: (3.1, 1.0, 1.0))
     assert lintcli._free_cpus() == 1
+
+
+# ---------------------------------------------------------------- the layers of jax_conformance.spec
+
+
+def _spec_imports() -> dict[str, set[str]]:
+    """For each module of jax_conformance.spec, the modules of it that it imports (anywhere, typing-only too)."""
+    from jax_conformance import PACKAGE_DIR
+
+    graph: dict[str, set[str]] = {}
+    for file in sorted((PACKAGE_DIR / "spec").glob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "jax_conformance.spec":
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jax_conformance.spec."):
+                names.add(str(node.module).split(".")[2])
+            elif isinstance(node, ast.Import):
+                names |= {a.name.split(".")[2] for a in node.names if a.name.startswith("jax_conformance.spec.")}
+        graph[file.stem] = names - {file.stem}
+    return graph
+
+
+def test_spec_modules_import_each_other_without_a_cycle() -> None:
+    graph = _spec_imports()
+    assert {"yaml", "schema", "cache", "loader", "rules", "model"} <= set(graph)
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph.get(start, ()))
+
+    for module in graph:
+        assert not reaches(module, module, set()), f"{module} imports itself through {sorted(graph[module])}"
+    # The layers: the model and the YAML know nothing of loading, the rules nothing of the loader.
+    assert not graph["model"] & {"yaml", "schema", "loader", "rules", "cache"}
+    assert not graph["yaml"] & {"schema", "loader", "rules", "cache"}
+    assert "loader" not in graph["rules"] and "loader" not in graph["cache"]

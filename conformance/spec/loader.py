@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from jax_conformance.errors import SpecError, SpecFileErrors
 from jax_conformance.spec.model import Case, Code, Documented, Expectation, Spec, When
+from jax_conformance.spec.rules import check_spec
 from jax_conformance.spec.schema import schema_errors
 from jax_conformance.spec.yaml import MarkedMap, parse_yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -163,8 +164,6 @@ def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None =
     except SpecError as exc:
         raise SpecFileErrors(path, [exc]) from None
     if rules:
-        from jax_conformance.spec.rules import check_spec
-
         errors = check_spec(spec)
         if errors:
             raise SpecFileErrors(path, errors)
