@@ -8,7 +8,7 @@ cell is one case record in one column.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,19 +16,30 @@ from typing import Any
 from jax_conformance.report.releases import (
     HOLDING,
     INAPPLICABLE,
-    MODE_ORDER,
+    NOT_RUN,
     ReleaseTable,
     build_table,
+    mode_key,
     mode_slug,
     version_key,
 )
-from jax_conformance.results import OUTCOMES, UNEXPECTED, Run, load_runs
+from jax_conformance.results import (
+    OUTCOMES,
+    UNEXPECTED,
+    EndRecord,
+    ResultRecord,
+    Run,
+    is_case,
+    load_runs,
+    tally,
+)
 from jax_conformance.spec.model import NORMATIVE_BASES
 
 # One character per outcome keeps the case x column grid small enough for a 100,000-record merge.
 CODES = {"passed": "p", "failed": "f", "error": "e", "skipped": "s", "not_applicable": "n",
          "xfailed": "x", "xpassed": "X", "crashed": "c", "timeout": "t"}
 NO_RECORD = "-"
+Cells = dict[tuple[int, int], ResultRecord]  # (case index, column index) -> the case's record in that run
 # Kinds of requirement (a record's `basis`) that compliance counts; records from before `basis`
 # existed (None) count as they always did. `observed` is shown beside, `unsupported` never counts.
 COUNTED_BASES: frozenset[str | None] = NORMATIVE_BASES | {None}
@@ -46,7 +57,7 @@ class Column:
     mode: str
     source: str
     interrupted: bool
-    end: dict[str, Any] | None
+    end: EndRecord | None
     collected: int | None
     environment: dict[str, Any]
     started: str
@@ -61,7 +72,7 @@ class Column:
     @property
     def status_text(self) -> str:
         """The status cell: complete, interrupted, or why the implementation could not run."""
-        if self.status in ("unavailable", "error"):
+        if self.status in NOT_RUN:
             return f"{self.status}: {self.reason}" if self.reason else self.status
         return "interrupted" if self.interrupted else "complete"
 
@@ -186,7 +197,7 @@ class Comparison:
 class ReportModel:
     columns: list[Column]
     cases: list[CaseInfo]
-    cells: dict[tuple[int, int], dict[str, Any]]
+    cells: Cells
     problems: list[str]
     comparisons: list[Comparison]
     compat: list[ReleaseTable]  # adapters run at two or more releases
@@ -245,8 +256,8 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
     return runs, problems
 
 
-def case_records(run: Run) -> list[dict[str, Any]]:
-    return [r for r in run.cases if r.get("record", "case") == "case"]
+def case_records(run: Run) -> list[ResultRecord]:
+    return [r for r in run.cases if is_case(r)]
 
 
 def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = (),
@@ -268,13 +279,13 @@ def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = ()
                        mutation=load_mutation(mutation) if mutation is not None else None, sources=sorted({r.source for r in runs}))
 
 
-def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], dict[tuple[int, int], dict[str, Any]]]:
-    pending: list[tuple[Column, list[dict[str, Any]]]] = []
+def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
+    pending: list[tuple[Column, list[ResultRecord]]] = []
     for run in runs:
         h = run.header
         records = case_records(run)
         backends = [str(b) for b in (h.get("backends") or [])] or sorted({str(r.get("backend")) for r in records if r.get("backend")}) or ["?"]
-        by_backend: dict[str, list[dict[str, Any]]] = {b: [] for b in backends}
+        by_backend: dict[str, list[ResultRecord]] = {b: [] for b in backends}
         for r in records:
             # Spec-file errors have no backend: they belong to the run, shown once in its first column.
             by_backend.setdefault(str(r.get("backend") or backends[0]), []).append(r)
@@ -287,10 +298,10 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], dict[tuple[int
                          reason=str(h.get("reason") or ""))
             pending.append((col, recs))
     pending.sort(key=lambda cr: (cr[0].adapter, version_key(cr[0].version), cr[0].backend,
-                                 MODE_ORDER.get(cr[0].mode, 99), cr[0].mode, cr[0].started))
+                                 *mode_key(cr[0].mode), cr[0].started))
     columns: list[Column] = []
     cases: dict[str, CaseInfo] = {}
-    cells: dict[tuple[int, int], dict[str, Any]] = {}
+    cells: Cells = {}
     labels: dict[str, int] = {}
     for col, recs in pending:
         col.index = len(columns)
@@ -312,11 +323,8 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], dict[tuple[int
             documented = r.get("documented")
             if isinstance(documented, dict):
                 info.documented = {"says": str(documented.get("says", "")), "source": _sources(documented.get("source"))}
-            outcome = str(r.get("outcome", "error"))
-            col.counts[outcome] = col.counts.get(outcome, 0) + 1
-            basis = r.get("basis") if isinstance(r.get("basis"), str) else None
-            per_basis = col.by_basis.setdefault(basis, {})
-            per_basis[outcome] = per_basis.get(outcome, 0) + 1
+            tally(col.counts, r)
+            tally(col.by_basis.setdefault(r.get("basis") if isinstance(r.get("basis"), str) else None, {}), r)
             if differs_from_docs(r):
                 col.docs_vs_code += 1
             cells[(info.index, col.index)] = r
@@ -348,10 +356,10 @@ def _describe(columns: list[Column]) -> str:
 # ---------------------------------------------------------------- views
 
 
-Keyed = dict[tuple[str, str, str, str], dict[str, Any]]
+Keyed = dict[tuple[str, str, str, str], ResultRecord]
 
 
-def _latest(columns: list[Column], cases: list[CaseInfo], cells: dict[tuple[int, int], dict[str, Any]],
+def _latest(columns: list[Column], cases: list[CaseInfo], cells: Cells,
             version: str | None = None) -> Keyed:
     """(adapter, backend, mode, case) -> record, from the newest release (or the one named)."""
     out: Keyed = {}
@@ -372,8 +380,9 @@ def compare(current: Keyed, baseline: Keyed, title: str) -> Comparison:
         now, before = current.get(key), baseline.get(key)
         after_o = now.get("outcome", "error") if now else ""
         before_o = before.get("outcome", "error") if before else ""
+        either = now or before
         change = Change(case, adapter, backend, mode, before_o or "absent", after_o or "absent",
-                        str((now or before or {}).get("message") or ""))
+                        str(either.get("message") or "") if either else "")
         if before is None:
             cmp.new.append(change)
         elif now is None:
@@ -390,7 +399,7 @@ def compare(current: Keyed, baseline: Keyed, title: str) -> Comparison:
 
 
 def _release_comparisons(columns: list[Column], cases: list[CaseInfo],
-                         cells: dict[tuple[int, int], dict[str, Any]]) -> list[Comparison]:
+                         cells: Cells) -> list[Comparison]:
     """Without --baseline: each adapter's newest release against the one before it."""
     out = []
     for adapter in sorted({c.adapter for c in columns}):
@@ -411,21 +420,24 @@ def compat_tables(runs: list[Run], columns: list[Column], cases: list[CaseInfo])
     for adapter in sorted({c.adapter for c in columns}):
         if len({c.version for c in columns if c.adapter == adapter}) < 2:
             continue
-        table = build_table(runs, adapter=adapter, sort=False)
-        # The report shows verdicts only: rows whose verdict differs between releases come first.
-        table.rows.sort(key=lambda r, t=table: (not r.status_differs(t.versions), index[r.case]))
-        tables.append(table)
+        tables.append(_by_verdict(build_table(runs, adapter=adapter, sort=False), index))
     return tables
 
 
-def differs_from_docs(record: dict[str, Any]) -> bool:
+def _by_verdict(table: ReleaseTable, index: dict[str, int]) -> ReleaseTable:
+    """The report shows verdicts only: rows whose verdict differs between releases first, then in case order."""
+    table.rows.sort(key=lambda r: (not r.status_differs(table.versions), index[r.case]))
+    return table
+
+
+def differs_from_docs(record: Mapping[str, Any]) -> bool:
     """The record's documented expectation failed while the code's expectation held."""
     documented = record.get("documented")
     return isinstance(documented, dict) and documented.get("holds") is False and record.get("outcome") in HOLDING
 
 
 def docs_vs_code(columns: list[Column], cases: list[CaseInfo],
-                 cells: dict[tuple[int, int], dict[str, Any]]) -> list[DocsDifference]:
+                 cells: Cells) -> list[DocsDifference]:
     """Every case whose documented expectation failed where the code's held, computed from the records.
 
     An entry appears for a release only where a record of it shows the difference, so entries come

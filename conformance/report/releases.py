@@ -32,6 +32,9 @@ MISSING, UNAVAILABLE = "missing", "unavailable"  # no record of it; the release 
 KNOWN = (HOLDS, FAILS, PARTLY, NOT_APPLICABLE)
 STATUSES = (*KNOWN, MISSING, UNAVAILABLE)
 
+# A run header's `status` when its release could not run at all (compat: not installable, or pytest wrote nothing).
+NOT_RUN = frozenset({"unavailable", "error"})
+
 MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
 
 
@@ -246,6 +249,10 @@ class ReleaseTable:
     problems: dict[str, list[str]]  # version -> reasons some mode did not run or finish
 
 
+def _end_reason(run: Run) -> str:
+    return str(run.end.get("reason") or "") if run.end is not None else ""
+
+
 def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None, adapter: str = "jax",
                 sort: bool = True) -> ReleaseTable:
     """One adapter's runs as behaviour × release; `versions` adds releases with no run.
@@ -263,9 +270,9 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None, adap
     rows: dict[str, CaseRow] = {}
     for version in order:
         vruns = by_version.get(version, [])
-        ran = [r for r in vruns if r.header.get("status") not in ("unavailable", "error")]
-        reasons = [str(r.header.get("reason") or (r.end or {}).get("reason") or "") for r in vruns if r not in ran]
-        reasons += [str((r.end or {}).get("reason") or "interrupted") for r in ran if r.interrupted]
+        ran = [r for r in vruns if r.header.get("status") not in NOT_RUN]
+        reasons = [str(r.header.get("reason") or _end_reason(r)) for r in vruns if r not in ran]
+        reasons += [_end_reason(r) or "interrupted" for r in ran if r.interrupted]
         if not ran:
             unavailable[version] = next((x for x in reasons if x), "no results for this release")
         elif reasons:

@@ -19,6 +19,7 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,14 @@ from typing import Any
 import jinja2
 from jax_conformance import REPORT_ASSETS
 from jax_conformance.report.model import CODES, COUNTED_BASES, ReportModel
-from jax_conformance.report.releases import HOLDS, STATUSES, ReleaseTable, mode_key, version_key
+from jax_conformance.report.releases import (
+    HOLDS,
+    NOT_RUN,
+    STATUSES,
+    ReleaseTable,
+    mode_key,
+    version_key,
+)
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"
@@ -107,7 +115,7 @@ def verdicts(model: ReportModel) -> list[Verdict]:
             adapter, version, sorted({c.backend for c in cols}),
             sorted({c.mode for c in cols}, key=mode_key),
             conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
-            diffs, [c.label for c in cols if c.interrupted or c.status in ("unavailable", "error")], len(cols),
+            diffs, [c.label for c in cols if c.interrupted or c.status in NOT_RUN], len(cols),
             observed, unsupported))
     return out
 
@@ -145,7 +153,8 @@ def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
 def detail_chunks(model: ReportModel) -> tuple[list[int], list[dict[str, Any]]]:
     """Split the case details into files of about CHUNK_RECORDS records, by case order."""
     per_case: dict[int, dict[int, dict[str, Any]]] = {}
-    for (ci, col), rec in model.cells.items():
+    for (ci, col), record in model.cells.items():
+        rec: Mapping[str, Any] = record  # the fields shown are named at run time (DETAIL_FIELDS)
         per_case.setdefault(ci, {})[col] = {k: rec[k] for k in DETAIL_FIELDS if k in rec}
     starts: list[int] = []
     chunks: list[dict[str, Any]] = []
