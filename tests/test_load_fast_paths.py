@@ -21,8 +21,7 @@ import pytest
 import yaml
 from jax_conformance.errors import SpecError, SpecFileErrors
 from jax_conformance.mode import EXPLICIT_MODES, Mode
-from jax_conformance.spec import rules as lint
-from jax_conformance.spec import schema
+from jax_conformance.spec import code_rules, schema, when_rules
 from jax_conformance.spec.cache import SpecCache
 from jax_conformance.spec.loader import is_spec_file, load_spec
 from jax_conformance.spec.model import Case, Code
@@ -36,9 +35,9 @@ SOURCES = [p for p in sorted((REPO / "specs").rglob("*.yaml")) if is_spec_file(p
 
 def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
     """The WHEN rules' probe points before they dropped the dimensions no block names: the full product."""
-    versions = set(lint.PROBE_VERSIONS)
-    adapters = set(lint.PROBE_ADAPTERS)
-    backends = set(lint.PROBE_BACKENDS)
+    versions = set(when_rules.PROBE_VERSIONS)
+    adapters = set(when_rules.PROBE_ADAPTERS)
+    backends = set(when_rules.PROBE_BACKENDS)
     for block in case.expect:
         w = block.when
         if w.version is not None:
@@ -47,7 +46,7 @@ def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
                     v = Version(s.version.replace(".*", ""))
                 except InvalidVersion:
                     continue
-                versions.update({str(v), lint._bump(v, -1), lint._bump(v, +1)})
+                versions.update({str(v), when_rules._bump(v, -1), when_rules._bump(v, +1)})
         adapters |= set(w.adapter or ())
         backends |= set(w.backend or ())
     modes = [Mode(x, e) for x in (False, True) for e in EXPLICIT_MODES]
@@ -60,9 +59,9 @@ def plain_ways(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     def off() -> None:
         monkeypatch.setattr(schema, "fast_validator", lambda: None)
-        monkeypatch.setattr(lint, "_probe_points", _all_probe_points)
-        monkeypatch.setattr(lint, "_STATE_WORDS", ("",))  # "" is in every text: every code is parsed
-        monkeypatch.setattr(lint, "_code_compiles", lambda code, mode: lint._compiles(code.shifted(), mode))
+        monkeypatch.setattr(when_rules, "_probe_points", _all_probe_points)
+        monkeypatch.setattr(code_rules, "_STATE_WORDS", ("",))  # "" is in every text: every code is parsed
+        monkeypatch.setattr(code_rules, "_code_compiles", lambda code, mode: code_rules._compiles(code.shifted(), mode))
 
     return off
 
@@ -274,13 +273,13 @@ def test_merged_keys_keep_the_lines_they_were_written_on() -> None:
 
 
 def test_state_words_spell_every_state_change() -> None:
-    for parts in lint._STATE_CALLS:
-        assert any(word in part for part in parts for word in lint._STATE_WORDS), parts
+    for parts in code_rules._STATE_CALLS:
+        assert any(word in part for part in parts for word in code_rules._STATE_WORDS), parts
 
 
 @pytest.mark.parametrize("text", ["jax.ｃonfig.update('jax_enable_x64', True)", "os.ｅnviron['A'] = '1'"])
 def test_state_changes_spelled_with_non_ascii_names_are_still_found(text: str) -> None:
-    assert list(lint.global_changes(Code(text, 1)))
+    assert list(code_rules.global_changes(Code(text, 1)))
 
 
 # ---------------------------------------------------------------- the cache of loaded specs and the parallel lint
@@ -374,9 +373,9 @@ def test_cache_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 ])
 def test_blank_lines_before_code_change_no_compile_verdict(text: str) -> None:
     for mode in ("exec", "eval"):
-        verdict = lint._compiles(text, mode)
+        verdict = code_rules._compiles(text, mode)
         for pad in (1, 2, 3, 500):
-            assert lint._compiles("\n" * pad + text, mode) == verdict, (mode, pad)
+            assert code_rules._compiles("\n" * pad + text, mode) == verdict, (mode, pad)
 
 
 def test_one_of_becomes_any_of_only_when_its_branches_are_disjoint() -> None:
@@ -444,4 +443,5 @@ def test_spec_modules_import_each_other_without_a_cycle() -> None:
     # The layers: the model and the YAML know nothing of loading, the rules nothing of the loader.
     assert not graph["model"] & {"yaml", "schema", "loader", "rules", "cache"}
     assert not graph["yaml"] & {"schema", "loader", "rules", "cache"}
-    assert "loader" not in graph["rules"] and "loader" not in graph["cache"]
+    for module in ("rules", "rule_base", "when_rules", "code_rules", "cache"):
+        assert "loader" not in graph[module], module
