@@ -30,6 +30,7 @@ from jax_conformance.spec.schema import fast_validator
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `jax-conformance lint`."""
     parser.add_argument("paths", nargs="*", type=Path, help=f"spec files or directories (default: {SPECS_DIR})")
     parser.add_argument("--adapter", action="append", metavar="NAME",
                         help="also check that exception names resolve in this adapter (starts it in a worker)")
@@ -59,7 +60,7 @@ def lint_paths(paths: list[Path], adapters: list[str] | None = None) -> tuple[li
                 errors.extend(lint_only_errors(specs[-1]))
         errors.extend(duplicate_ids(specs))
     for adapter in adapters or []:
-        errors.extend(_unresolved(specs, adapter))
+        errors.extend(_unresolved_in_adapter(specs, adapter))
     return errors, len(files)
 
 
@@ -122,7 +123,8 @@ def _lint_in_parallel(files: list[Path], cache: SpecCache | None, jobs: int) -> 
     return errors
 
 
-def _unresolved(specs: list[Spec], adapter: str) -> list[SpecError]:
+def _unresolved_in_adapter(specs: list[Spec], adapter: str) -> list[SpecError]:
+    """EXC-UNRESOLVED: the exception names the adapter's worker cannot resolve (started here, closed after)."""
     from jax_conformance.mode import Mode
     from jax_conformance.run.workers import CaseRunner
 
@@ -147,6 +149,7 @@ def one_line(error: SpecError, root: Path | None = None) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    """Print every error, one a line, sorted by file and line; exit 1 if any (0: clean)."""
     if args.rules:
         for rule_id, doc in sorted(RULE_IDS.items()):
             print(f"{rule_id:22} {doc}")
