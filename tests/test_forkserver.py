@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.run.workers import CaseRunner
 from jax_conformance.spec.loader import load_spec
@@ -107,7 +108,7 @@ def test_a_dead_server_costs_speed_not_cases(probes: dict[str, Any]) -> None:
 
 
 def test_unknown_isolation_is_refused() -> None:
-    with pytest.raises(ValueError, match="isolation must be one of fork, spawn"):
+    with pytest.raises(UsageError, match="'thread': the isolation modes are fork, spawn"):
         CaseRunner("jax", OFF_WARN, isolation="thread")
 
 

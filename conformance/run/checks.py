@@ -1,4 +1,6 @@
-"""Expectation checks: compare what a case did (an `Observation`) with what its block demands.
+"""Expectation checks: compare what a case did (an `Observation`) with what its expect block demands.
+
+Runs inside a worker process (called by `jax_conformance.run.judge`).
 
 Each failed check is a `Mismatch` that says what happened and what should have, in the
 style of array-api-tests: `dtype=int64, but should be int32`.
@@ -133,10 +135,6 @@ def check_shape(expected: list[int], obs: Observation) -> list[Mismatch]:
     return problems
 
 
-def _as_array(value: Any) -> np.ndarray:
-    return np.asarray(value)
-
-
 def check_value(expected: Any, obs: Observation, rtol: float, atol: float) -> list[Mismatch]:
     return _compare("result", obs.result, parse_value(expected), rtol, atol)
 
@@ -172,7 +170,7 @@ def _compare(path: str, actual: Any, expected: Any, rtol: float, atol: float) ->
     if isinstance(actual, (str, bytes)):
         return [Mismatch("value", f"{path} is a {type(actual).__name__} ({short(actual, 200)}), but should be {short(expected, 300)}", expected, short(actual, 300))]
     try:
-        got = _as_array(actual)
+        got = np.asarray(actual)
         want = np.asarray(expected)
     except Exception as exc:
         return [Mismatch("value", f"{path} cannot be read as an array ({exc}): {short(actual, 300)}", expected, short(actual, 300))]
@@ -212,29 +210,26 @@ def check_expressions(exprs: Any, obs: Observation, file: str, line: int) -> lis
     return problems
 
 
-def check_all(outcome: dict[str, Any], obs: Observation, resolver: Resolver, file: str, line: int) -> list[Mismatch]:
+def check_all(block: dict[str, Any], obs: Observation, resolver: Resolver, file: str, line: int) -> list[Mismatch]:
     """Every mismatch between the block and the observation; [] means the case passed."""
     problems: list[Mismatch] = []
-    if "raises" in outcome:
-        problems += check_raises(outcome["raises"], obs, resolver)
+    if "raises" in block:
+        problems += check_raises(block["raises"], obs, resolver)
     elif obs.exception is not None:
         exc = obs.exception
         problems.append(Mismatch("raises", f"raised {_qualname(type(exc))}: {short(str(exc), 1500)}, but should return a result", "no exception", f"{_qualname(type(exc))}: {short(str(exc), 800)}"))
-        if "warns" in outcome:
-            problems += check_warns(outcome["warns"], obs, resolver)
+    if "warns" in block:
+        problems += check_warns(block["warns"], obs, resolver)
+    if obs.exception is not None:  # no result to check
         return problems
-    if "warns" in outcome:
-        problems += check_warns(outcome["warns"], obs, resolver)
-    if obs.exception is not None:
-        return problems
-    if "dtype" in outcome:
-        problems += check_dtype(outcome["dtype"], obs, resolver)
-    if "shape" in outcome:
-        problems += check_shape(outcome["shape"], obs)
-    if "value" in outcome:
-        problems += check_value(outcome["value"], obs, float(outcome.get("rtol", 1e-6)), float(outcome.get("atol", 0.0)))
-    if "check" in outcome:
-        problems += check_expressions(outcome["check"], obs, file, line)
+    if "dtype" in block:
+        problems += check_dtype(block["dtype"], obs, resolver)
+    if "shape" in block:
+        problems += check_shape(block["shape"], obs)
+    if "value" in block:
+        problems += check_value(block["value"], obs, float(block.get("rtol", 1e-6)), float(block.get("atol", 0.0)))
+    if "check" in block:
+        problems += check_expressions(block["check"], obs, file, line)
     return problems
 
 

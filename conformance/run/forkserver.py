@@ -34,6 +34,9 @@ packet). The server first sends {"ready": true, "level": ..., "reason": ...}. Th
 stderr); the server answers {"pid": N} (or {"error": ...}) and, when a child ends,
 {"exited": N, "code": C} (C as `subprocess.Popen.returncode`: negative for a signal). When
 the parent's end closes, the server exits.
+
+This module runs in the fork server process (and, until they start the case, in its children);
+the parent's end of the socket is `jax_conformance.run.forkclient.ForkServer`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The worker process: one implementation, started in one mode, running cases on request.
 
+This module runs inside the worker (`python -m jax_conformance.run.worker`, or a fork server's
+child); its parent side is `jax_conformance.run.workers`.
+
 Protocol (the runner contract; see docs/RUNNER.md): the parent writes one JSON object per
 line on stdin and reads one JSON object per line back on the worker's protocol channel
 (the original stdout; the case's own prints and the implementation's logs go to stderr).
@@ -33,6 +36,7 @@ from typing import Any, TextIO
 
 from jax_conformance.adapter import Adapter, load_adapter
 from jax_conformance.mode import Mode
+from jax_conformance.results import Verdict
 
 MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
 PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
@@ -138,7 +142,7 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return changed
 
 
-def _out_of_memory(verdict: dict[str, Any]) -> str | None:
+def _out_of_memory(verdict: Verdict) -> str | None:
     """The exception that says the case ran out of memory, unless the case expected it."""
     if verdict.get("outcome") == "passed":
         return None
@@ -149,23 +153,21 @@ def _out_of_memory(verdict: dict[str, Any]) -> str | None:
     return None
 
 
-def bound_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+def bound_verdict(verdict: Verdict) -> Verdict:
     """Cut an oversized message, actual or expected, saying so, so one case cannot flood the run."""
     message = verdict.get("message")
     if isinstance(message, str) and len(message) > MAX_MESSAGE_CHARS:
         verdict["message"] = (message[:MAX_MESSAGE_CHARS]
                               + f"\n[... message cut by the worker: {len(message) - MAX_MESSAGE_CHARS:,} more characters]")
     for key in ("actual", "expected"):
-        if key not in verdict:
-            continue
-        text = json.dumps(verdict[key], default=repr)
+        text = json.dumps(verdict.get(key), default=repr)
         if len(text) > MAX_FIELD_CHARS:
             verdict[key] = {"cut": f"{len(text):,} characters of {key} were not kept (limit {MAX_FIELD_CHARS:,})",
                             "head": text[:2000]}
     return verdict
 
 
-def _run(adapter: Adapter, payload: dict[str, Any], check_state: bool) -> tuple[dict[str, Any], bool]:
+def _run(adapter: Adapter, payload: dict[str, Any], check_state: bool) -> tuple[Verdict, bool]:
     """(verdict, restart): run one case and judge what it left behind."""
     from jax_conformance.run.judge import run_payload
 

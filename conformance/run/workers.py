@@ -1,5 +1,10 @@
 """The parent side of the worker protocol: start workers, send cases, survive crashes and hangs.
 
+Runs in the parent (the pytest process, or `lint`/`diff`): `Worker` is one worker process
+(`jax_conformance.run.worker`) and its pipes; `CaseRunner` runs one adapter's cases in one mode,
+on a long-lived worker or, for an isolated case, a fresh one (forked through
+`jax_conformance.run.forkclient`, else spawned).
+
 A case that kills its interpreter is `crashed`, one that outlives its time limit is
 `timeout`; either way the worker is replaced and the run goes on. The verdict says what is
 known: the exit status or signal, the Python stack at the crash or at the deadline (the
@@ -13,19 +18,22 @@ import json
 import os
 import selectors
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
-from jax_conformance.errors import AdapterStartError, ForkServerError, WorkerFailure
+from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
 from jax_conformance.mode import Mode
+from jax_conformance.results import AdapterInfo, Isolation, Outcome, Verdict, adapter_info
+from jax_conformance.run.forkclient import ForkedProcess, ForkServer, describe_exit
 from jax_conformance.run.worker import MEMORY_ENV, PARENT_ENV
 
 STARTUP_TIMEOUT = 180.0
+ISOLATION_ENV = "JAX_CONFORMANCE_ISOLATION"
+ISOLATION_MODES = ("fork", "spawn")
 STDERR_TAIL = 6000
 # A reply is one JSON line; past this the worker is not speaking the protocol any more.
 MAX_REPLY_BYTES = 64 * 2**20
@@ -81,20 +89,6 @@ def encodable(value: Any) -> Any:
     return value
 
 
-def describe_exit(code: int | None) -> str:
-    """`exited with status 3`, `was killed by signal SIGSEGV` (a Popen returncode in words)."""
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            return f"was killed by signal {-code}"
-        hint = " (the kernel's OOM killer sends this too)" if name == "SIGKILL" else ""
-        return f"was killed by signal {name}{hint}"
-    return f"exited with status {code}"
-
-
 def _exit_details(code: int | None) -> dict[str, Any]:
     if code is None:
         return {}
@@ -104,165 +98,6 @@ def _exit_details(code: int | None) -> dict[str, Any]:
         except ValueError:
             return {"signal": -code}
     return {"exit_status": code}
-
-
-ISOLATION_ENV = "JAX_CONFORMANCE_ISOLATION"
-ISOLATION_MODES = ("fork", "spawn")
-# Variables that change while a run goes on and that no import reads (pytest sets the first for
-# each test): a fork server started before the change still serves; the child gets the new value.
-VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
-# How long a fork server gets to answer a fork request before it is given up for this run.
-FORK_REPLY_TIMEOUT = 30.0
-
-
-class ForkServer:
-    """The parent's end of a `jax_conformance.run.forkserver` process (one per level and mode, started lazily)."""
-
-    def __init__(self, adapter: str, env: dict[str, str], level: str) -> None:
-        self.env = env
-        self.level = level
-        self.reason: str | None = None
-        self.late_env_prefixes: tuple[str, ...] = ()
-        self._exits: dict[int, int] = {}
-        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jax_conformance.run.forkserver", "--adapter", adapter, "--level", level,
-                 "--fd", str(theirs.fileno())],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                env={**env, PARENT_ENV: str(os.getpid())}, start_new_session=True,
-            )
-        finally:
-            theirs.close()
-        self._ready: dict[str, Any] | None = None
-
-    def ready(self) -> bool:
-        """Wait for the server's first message; False (with `reason`) if it cannot serve."""
-        if self._ready is None:
-            try:
-                message = self._message(STARTUP_TIMEOUT)
-            except ForkServerError as exc:
-                message = {"level": "unusable", "reason": str(exc)}
-            self._ready = message
-            if message.get("level") != self.level:
-                self.reason = str(message.get("reason") or f"answered {message!r}")
-                self.close()
-            self.late_env_prefixes = tuple(message.get("late_env_prefixes") or ())
-        return self.reason is None
-
-    def serves(self, env: dict[str, str]) -> bool:
-        """Whether a child of this server is the process a fresh interpreter with `env` would be."""
-        differ = {k for k in set(env) | set(self.env) if env.get(k) != self.env.get(k)} - VOLATILE_ENV
-        if not differ:
-            return True
-        return self.level == "light" and bool(self.late_env_prefixes) and all(
-            k.startswith(self.late_env_prefixes) for k in differ)
-
-    def _next(self, deadline: float | None, until: Any) -> dict[str, Any] | None:
-        """Read packets, keeping exit notices, until `until(message)` holds (that message) or the
-        deadline passes (None); raises ForkServerError when the server's end has closed."""
-        with selectors.DefaultSelector() as sel:
-            sel.register(self.sock, selectors.EVENT_READ)
-            while True:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                if not sel.select(left):
-                    return None
-                data = self.sock.recv(1 << 20)
-                if not data:
-                    self.proc.poll()
-                    log = self._log_tail()
-                    raise ForkServerError(f"the fork server {describe_exit(self.proc.returncode)}"
-                                          + (f": {log}" if log else ""))
-                message = dict(json.loads(data))
-                if "exited" in message:
-                    self._exits[int(message["exited"])] = int(message["code"])
-                if until(message):
-                    return message
-
-    def _message(self, timeout: float | None) -> dict[str, Any]:
-        """The next message that is not an exit notice (those are kept); raises when the server is gone."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        message = self._next(deadline, lambda m: "exited" not in m)
-        if message is None:
-            raise ForkServerError(f"the fork server did not answer within {timeout:g} s")
-        return message
-
-    def _log_tail(self) -> str:
-        with contextlib.suppress(OSError, ValueError):
-            self.log.seek(0)
-            return self.log.read()[-2000:].decode("utf-8", "replace").strip()
-        return ""
-
-    def fork(self, env: dict[str, str], stderr: IO[bytes]) -> ForkedProcess:
-        """A `--once` worker forked with `env`, on fresh pipes, its stderr into `stderr`."""
-        in_r, in_w = os.pipe()
-        out_r, out_w = os.pipe()
-        try:
-            socket.send_fds(self.sock, [json.dumps({"op": "fork", "env": env}).encode()], [in_r, out_w, stderr.fileno()])
-            reply = self._message(FORK_REPLY_TIMEOUT)
-        except (OSError, ForkServerError) as exc:
-            os.close(in_w)
-            os.close(out_r)
-            self.reason = f"the fork server failed: {exc}"
-            self.close()
-            raise ForkServerError(self.reason) from None
-        finally:
-            os.close(in_r)
-            os.close(out_w)
-        if "pid" not in reply:
-            os.close(in_w)
-            os.close(out_r)
-            raise ForkServerError(f"the fork server refused: {reply.get('error', reply)}")
-        return ForkedProcess(self, int(reply["pid"]), os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"))
-
-    def exit_code(self, pid: int, timeout: float | None) -> int | None:
-        """The child's exit code (as Popen.returncode), once the server has reaped it; None until then."""
-        if pid not in self._exits and self.proc.poll() is None and self.sock.fileno() >= 0:
-            deadline = None if timeout is None else time.monotonic() + timeout
-            with contextlib.suppress(OSError, ValueError, ForkServerError):
-                self._next(deadline, lambda m: pid in self._exits)
-        return self._exits.pop(pid, None)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=5)
-        self.log.close()
-
-
-class ForkedProcess:
-    """A child of a fork server, with the part of `subprocess.Popen`'s interface a Worker uses."""
-
-    def __init__(self, server: ForkServer, pid: int, stdin: IO[bytes], stdout: IO[bytes]) -> None:
-        self.server = server
-        self.pid = pid
-        self.stdin: IO[bytes] | None = stdin
-        self.stdout: IO[bytes] | None = stdout
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            self.returncode = self.server.exit_code(self.pid, 0)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None:
-            self.returncode = self.server.exit_code(self.pid, timeout)
-            if self.returncode is None:
-                raise subprocess.TimeoutExpired(f"forked worker {self.pid}", timeout or 0)
-        return self.returncode
-
-    def kill(self) -> None:
-        if self.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.pid, signal.SIGKILL)
 
 
 class Worker:
@@ -420,10 +255,10 @@ class CaseRunner:
         self.memory_mb = memory_mb
         self.isolation = isolation or os.environ.get(ISOLATION_ENV) or "fork"
         if self.isolation not in ISOLATION_MODES:
-            raise ValueError(f"isolation must be one of {', '.join(ISOLATION_MODES)}, not {self.isolation!r}")
+            raise UsageError(f"${ISOLATION_ENV} or --isolation {self.isolation!r}: the isolation modes are {', '.join(ISOLATION_MODES)}")
         self._worker: Worker | None = None
         self._hello_sent = False
-        self._info: dict[str, Any] | None = None
+        self._info: AdapterInfo | None = None
         self._servers: dict[str, ForkServer] = {}
         # Why a fork server could not serve (level -> reason), for the run's notes.
         self.fork_notes: dict[str, str] = {}
@@ -452,12 +287,12 @@ class CaseRunner:
             except WorkerFailure:
                 self._hello_sent = False  # `_live_worker` finds it dead and starts another
 
-    def _started(self, reply: dict[str, Any]) -> dict[str, Any]:
+    def _started(self, reply: dict[str, Any]) -> AdapterInfo:
         """The adapter's info from the worker's reply to hello, or why it could not start."""
         if not reply.get("ok"):
             raise AdapterStartError(f"adapter {self.adapter!r} could not start in mode {self.mode.label}: "
                                     f"{reply.get('error')}\n{reply.get('traceback', '')}")
-        return dict(reply["info"])
+        return adapter_info(reply["info"])
 
     def _live_worker(self) -> Worker:
         if self._hello_sent and self._worker is not None:
@@ -474,7 +309,8 @@ class CaseRunner:
         return self._worker
 
     @property
-    def info(self) -> dict[str, Any]:
+    def info(self) -> AdapterInfo:
+        """What the adapter says about itself (its worker is started for it)."""
         if self._info is None:
             self._live_worker()
         assert self._info is not None
@@ -485,18 +321,18 @@ class CaseRunner:
         return dict(reply.get("unresolved", {}))
 
     def run(self, payload: dict[str, Any], timeout: float | None = None,
-            isolate: bool = False, env: dict[str, str | None] | None = None) -> dict[str, Any]:
-        """The verdict for one case; crashes and hangs become verdicts too."""
+            isolate: bool = False, env: dict[str, str | None] | None = None) -> Verdict:
+        """The verdict for one case; crashes and hangs become verdicts too (made here, on the parent side)."""
         limit = timeout or self.default_timeout
         start = time.perf_counter()
         worker = None
-        how: dict[str, str] = {}  # for an isolated case, how it got its process
+        isolation: Isolation | None = None  # for an isolated case, how it got its process
         try:
             if isolate:
-                worker, how["isolation"] = self._isolated_worker(self._env(env))
+                worker, isolation = self._isolated_worker(self._env(env))
                 # A fresh interpreter imports the implementation inside the case: allow for that
                 # (a child of the full fork server has it imported already).
-                allowance = 0.0 if how["isolation"] == "fork-full" else STARTUP_TIMEOUT / 6
+                allowance = 0.0 if isolation == "fork-full" else STARTUP_TIMEOUT / 6
                 reply = worker.request({"op": "run", "payload": payload}, limit + allowance)
             else:
                 worker = self._live_worker()
@@ -505,18 +341,21 @@ class CaseRunner:
             if not isolate:
                 self._drop_worker()
             key = "crash" if failure.outcome == "crashed" else failure.outcome
-            return {"outcome": failure.outcome, "message": str(failure), "expected": payload["expect"],
-                    "actual": {key: failure.details}, "duration_s": round(time.perf_counter() - start, 6), **how}
+            verdict: Verdict = {"outcome": cast(Outcome, failure.outcome), "message": str(failure), "expected": payload["expect"],
+                                "actual": {key: failure.details}, "duration_s": round(time.perf_counter() - start, 6)}
+        else:
+            if not reply.get("ok"):
+                verdict = {"outcome": "error", "message": f"worker error: {reply.get('error')}\n{reply.get('traceback', '')}",
+                           "expected": payload["expect"], "actual": None, "duration_s": round(time.perf_counter() - start, 6)}
+            else:
+                if reply.get("restart"):
+                    self._drop_worker()
+                verdict = reply["verdict"]
         finally:
             if isolate and worker is not None:
                 worker.close()
-        if not reply.get("ok"):
-            return {"outcome": "error", "message": f"worker error: {reply.get('error')}\n{reply.get('traceback', '')}",
-                    "expected": payload["expect"], "actual": None, "duration_s": round(time.perf_counter() - start, 6),
-                    **how}
-        if reply.get("restart"):
-            self._drop_worker()
-        verdict: dict[str, Any] = {**reply["verdict"], **how}
+        if isolation is not None:
+            verdict["isolation"] = isolation
         return verdict
 
     def _server(self, level: str) -> ForkServer | None:
@@ -524,7 +363,7 @@ class CaseRunner:
             return None
         self.start_fork_servers((level,))
         server = self._servers[level]
-        if not server.ready():
+        if not server.ready(STARTUP_TIMEOUT):
             self.fork_notes[level] = server.reason or "unusable"
             return None
         return server
@@ -536,15 +375,15 @@ class CaseRunner:
                 if level not in self._servers and level not in self.fork_notes:
                     self._servers[level] = ForkServer(self.adapter, self._env(), level)
 
-    def _isolated_worker(self, env: dict[str, str]) -> tuple[Worker, str]:
+    def _isolated_worker(self, env: dict[str, str]) -> tuple[Worker, Isolation]:
         """A fresh `--once` worker for an isolated case: forked when a server's child is that process, else spawned."""
         if self.isolation == "fork":
-            for level in ("full", "light"):
+            for level, isolation in (("full", "fork-full"), ("light", "fork-light")):
                 server = self._server(level)
                 if server is None or not server.serves(env):
                     continue
                 try:
-                    return Worker(self.adapter, env, once=True, server=server), f"fork-{level}"
+                    return Worker(self.adapter, env, once=True, server=server), cast(Isolation, isolation)
                 except ForkServerError as exc:
                     self.fork_notes[level] = str(exc)
                     self._servers.pop(level, None)
