@@ -1,5 +1,8 @@
 """The adapter interface: how the harness reaches an implementation under test.
 
+An adapter runs inside the worker process (and the fork servers); the parent side only names it
+(`installed_adapters`) and reads its `AdapterInfo` through the worker's `hello`.
+
 Adapters are found through the `jax_conformance.adapters` entry-point group, so a third
 party can add one without touching this repository. An adapter is only ever instantiated
 in a worker process (see `jax_conformance.run.worker`), after the mode's environment is set.
@@ -10,12 +13,12 @@ from __future__ import annotations
 import abc
 import contextlib
 import importlib
-from collections.abc import Iterator
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 from jax_conformance.errors import AdapterError
 from jax_conformance.mode import Mode
+from jax_conformance.results import AdapterInfo
 
 GROUP = "jax_conformance.adapters"
 
@@ -32,15 +35,22 @@ class Adapter(abc.ABC):
 
     @abc.abstractmethod
     def start(self, mode: Mode) -> None:
-        """Start the implementation in this mode (its environment variables are already set)."""
+        """Start the implementation in this mode (its environment variables are already set).
+
+        Raise AdapterStartError when it did not start in the mode.
+        """
 
     @abc.abstractmethod
     def namespace(self) -> dict[str, Any]:
         """The names spec code runs with: at least `jax`, `jnp` and `np`."""
 
     @abc.abstractmethod
-    def info(self) -> dict[str, Any]:
-        """implementation_version, behaviour_version (compared with `when.version`), backends, environment."""
+    def info(self) -> AdapterInfo:
+        """adapter, implementation_version, behaviour_version (compared with `when.version`), backends, environment.
+
+        `behaviour_version` may be left out: it then defaults to `implementation_version`
+        (`jax_conformance.results.adapter_info`).
+        """
 
     # Variables (by prefix) that the implementation reads when it is imported, after every module
     # in `fork_preload()[0]`: a light fork server may serve a case that sets them (see jax_conformance.run.forkserver).
@@ -102,8 +112,3 @@ def load_adapter(name: str) -> Adapter:
     module, _, cls_name = target.partition(":")
     cls = getattr(importlib.import_module(module), cls_name)
     return cls()
-
-
-@contextlib.contextmanager
-def nothing() -> Iterator[None]:
-    yield

@@ -9,7 +9,9 @@ import sys
 from typing import Any
 
 from jax_conformance.adapter import Adapter
+from jax_conformance.errors import AdapterStartError
 from jax_conformance.mode import Mode
+from jax_conformance.results import AdapterInfo
 
 
 class JaxAdapter(Adapter):
@@ -29,7 +31,7 @@ class JaxAdapter(Adapter):
         ns = self.namespace()
         jax = ns["jax"]
         if bool(jax.config.x64_enabled) != mode.x64:
-            raise RuntimeError(f"JAX started with x64_enabled={jax.config.x64_enabled}, expected {mode.x64}")
+            raise AdapterStartError(f"JAX started with x64_enabled={jax.config.x64_enabled}, expected {mode.x64}")
         if not hasattr(jax.config, "jax_explicit_x64_dtypes"):
             self.notes.append("jax_explicit_x64_dtypes does not exist in this release; JAX_EXPLICIT_X64_DTYPES is ignored")
 
@@ -42,7 +44,7 @@ class JaxAdapter(Adapter):
             self._ns = {"jax": jax, "jnp": jnp, "np": np, "lax": jax.lax, "os": os, "sys": sys}
         return self._ns
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> AdapterInfo:
         jax = self.namespace()["jax"]
         import jaxlib
         import numpy as np

@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 from jax_conformance import __version__ as suite_version
 from jax_conformance.adapter import Adapter
+from jax_conformance.errors import AdapterStartError
 from jax_conformance.mode import Mode
+from jax_conformance.results import AdapterInfo
 
 BEHAVIOUR_VERSION = "0.10.2"  # the JAX release whose documented behaviour this models
 
@@ -94,7 +96,7 @@ class ReferenceAdapter(Adapter):
         jax = self.namespace()["jax"]
         edm = jax.config.jax_explicit_x64_dtypes.name.lower()
         if (jax.config.x64_enabled, edm) != (mode.x64, mode.explicit_x64_dtypes):
-            raise RuntimeError(f"the reference started with x64={jax.config.x64_enabled}, explicit_x64_dtypes={edm}; expected {mode.label}")
+            raise AdapterStartError(f"the reference started with x64={jax.config.x64_enabled}, explicit_x64_dtypes={edm}; expected {mode.label}")
 
     def namespace(self) -> dict[str, Any]:
         if self._ns is None:
@@ -102,7 +104,7 @@ class ReferenceAdapter(Adapter):
             self._ns = {"jax": jax, "jnp": jax.numpy, "np": np, "lax": jax.lax, "os": os, "sys": sys}
         return self._ns
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> AdapterInfo:
         from jax_conformance.adapters.reference import mutants
 
         jax = self.namespace()["jax"]

@@ -401,7 +401,3 @@ def jacfwd(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
                                                    (*get_aval(c).shape[1:], *shape)), cols)
 
     return wrapped
-
-
-def tree_zeros_like(tree: Any) -> Any:
-    return tree_map(lambda x: zeros_like_aval(get_aval(x)), tree)
