@@ -277,7 +277,10 @@ def read_records(path: Path | str) -> Iterator[tuple[int, dict[str, Any] | None,
 
 
 def load_runs(paths: Iterable[Path | str]) -> list[Run]:
-    """Every run in these files (a file may hold several, e.g. a merged results.jsonl)."""
+    """Every run in these files (a file may hold several, e.g. a merged results.jsonl).
+
+    A record of a kind this version does not know is skipped; `Run.cases` holds only case records.
+    """
     runs: list[Run] = []
     for path in paths:
         by_id: dict[str, Run] = {}
@@ -303,7 +306,7 @@ def load_runs(paths: Iterable[Path | str]) -> list[Run]:
                 run.end = cast(EndRecord, record)
             elif kind == "collected":
                 run.collected = int(record.get("count", 0))
-            else:
+            elif kind == "case":
                 run.cases.append(cast(ResultRecord, record))
         for run in by_id.values():
             run.problems = problems

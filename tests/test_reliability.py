@@ -65,15 +65,10 @@ def outcomes(path: Path) -> dict[str, dict[str, Any]]:
     """case id -> its record, for a file holding one run (a case recorded twice fails the test)."""
     [run] = load_runs([path])
     assert not run.problems, run.problems
-    cases = case_records(run.cases)
+    cases = run.cases
     ids = Counter(r["case"] for r in cases)
     assert all(n == 1 for n in ids.values()), [i for i, n in ids.items() if n > 1]
     return {r["case"]: r for r in cases}
-
-
-def case_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # load_runs files every record that is not `run` or `end` under cases (the `collected` count too).
-    return [r for r in records if r.get("record", "case") == "case"]
 
 
 def run_line(spec: Path, case_id: str) -> int:
@@ -261,8 +256,8 @@ def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: 
         run_suite(specs, results, *args)
         [run] = load_runs([results])
         assert run.end is not None and not run.end.get("interrupted"), name
-        seen[name] = {(r["case"], r["backend"] or ""): r["outcome"] for r in case_records(run.cases)}
-        orders[name] = [r["case"] for r in case_records(run.cases)]
+        seen[name] = {(r["case"], r["backend"] or ""): r["outcome"] for r in run.cases}
+        orders[name] = [r["case"] for r in run.cases]
     base = seen["collection order"]
     assert len(base) > 100 and "passed" in base.values()
     assert seen["-n 2"] == base
