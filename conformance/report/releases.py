@@ -63,14 +63,17 @@ def mode_slug(mode: Any) -> str:
 
 def status_over_modes(outcomes: Iterable[str]) -> str:
     """Holds in every applicable mode, fails in every one, partly (some of each), n/a, or missing (no outcome)."""
-    outcomes = list(outcomes)
-    if not outcomes:
+    seen = applicable = holding = 0
+    for o in outcomes:  # counted in one pass: the report calls this for every case and release of a merge
+        seen += 1
+        if o not in INAPPLICABLE:
+            applicable += 1
+            holding += o in HOLDING
+    if not seen:
         return MISSING
-    applicable = [o for o in outcomes if o not in INAPPLICABLE]
     if not applicable:
         return NOT_APPLICABLE
-    holding = sum(o in HOLDING for o in applicable)
-    return HOLDS if holding == len(applicable) else FAILS if holding == 0 else PARTLY
+    return HOLDS if holding == applicable else FAILS if holding == 0 else PARTLY
 
 
 def outcome(record: ResultRecord) -> str:
@@ -280,9 +283,10 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None, adap
         for run in ran:
             slug = mode_slug(run.header.get("mode", {}))
             for rec in run.cases:
-                if not is_case(rec) or rec.get("case") is None:
+                case_id = rec.get("case")
+                if case_id is None or not is_case(rec):
                     continue  # e.g. the `collected` progress record
-                case = str(rec["case"])
+                case = str(case_id)
                 row = rows.get(case)
                 if row is None:
                     row = rows[case] = CaseRow(case, str(rec.get("topic") or case.rsplit(".", 1)[0]),
@@ -292,7 +296,7 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None, adap
         for version in order:
             per_mode = row.records.get(version)
             row.cells[version] = UNAVAILABLE if version in unavailable else MISSING if not per_mode else \
-                status_over_modes(outcome(r) for recs in per_mode.values() for r in recs)
+                status_over_modes(str(r.get("outcome", "error")) for recs in per_mode.values() for r in recs)
     table = ReleaseTable(adapter, order, list(rows.values()), unavailable, problems)
     if sort:
         table.rows.sort(key=lambda r: (not r.differs(order), r.topic, r.case))
