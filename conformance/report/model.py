@@ -29,7 +29,6 @@ from jax_conformance.results import (
     EndRecord,
     ResultRecord,
     Run,
-    is_case,
     load_runs,
     tally,
 )
@@ -256,10 +255,6 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
     return runs, problems
 
 
-def case_records(run: Run) -> list[ResultRecord]:
-    return [r for r in run.cases if is_case(r)]
-
-
 def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = (),
                 mutation: Path | None = None) -> ReportModel:
     """Merge result files into one model; `baseline` files are only compared against; `mutation` is a mutate score file."""
@@ -283,7 +278,7 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
     pending: list[tuple[Column, list[ResultRecord]]] = []
     for run in runs:
         h = run.header
-        records = case_records(run)
+        records = run.cases
         backends = [str(b) for b in (h.get("backends") or [])] or sorted({str(r.get("backend")) for r in records if r.get("backend")}) or ["?"]
         by_backend: dict[str, list[ResultRecord]] = {b: [] for b in backends}
         for r in records:
