@@ -139,8 +139,11 @@ def spec_dirs(config: pytest.Config) -> list[Path]:
 
 
 def rel_path(path: Path, root: Path) -> str:
-    """`path` relative to pytest's rootdir when under it (as records and messages name spec files)."""
+    """`path` relative to pytest's rootdir when under it (as records and messages name spec files);
+    a bundled spec as `specs/...` always, as in a checkout, wherever an installed harness runs."""
+    resolved = path.resolve()
+    base = SPECS_DIR.parent if SPECS_DIR.resolve() in resolved.parents else root
     try:
-        return str(path.resolve().relative_to(root.resolve()))
+        return str(resolved.relative_to(base.resolve()))
     except ValueError:
         return str(path)
