@@ -57,7 +57,7 @@ def build_jax_module() -> types.ModuleType:
     if dtypes.bfloat16 is not None:
         dtypes_mod.bfloat16 = dtypes.bfloat16  # type: ignore[attr-defined]
     jnp = types.ModuleType("jax.numpy")
-    jnp.__dict__.update({k: v for k, v in vars(numpy_api).items() if not k.startswith("_") and k not in ("annotations", "builtins", "operator", "np", "Any", "lax")})
+    jnp.__dict__.update({k: v for k, v in vars(numpy_api).items() if not k.startswith("_") and k not in ("annotations", "builtins", "operator", "np", "Any", "Literal", "lax")})
     lax_mod = types.ModuleType("jax.lax")
     lax_mod.__dict__.update({k: v for k, v in vars(lax).items() if not k.startswith("_") and not k.endswith("_p") and k not in ("annotations", "np", "Any", "Callable", "Array", "Primitive", "bind", "get_aval")})
     tu = types.ModuleType("jax.tree_util")

@@ -190,7 +190,7 @@ class LinearizeTracer(PrimalTracer):
         self.perturbed = perturbed  # False for constants lifted into the transformation
 
 
-class LinearTape(list):  # type: ignore[type-arg]
+class LinearTape(list[Any]):
     """The tape of a custom_jvp rule's tangent map being transposed: only linear operations may touch tangents."""
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import operator
 import types as _types
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from jax_conformance.adapters.reference import lax
@@ -126,7 +126,9 @@ def _x64_leftover(out: tuple[np.dtype, bool], avals: list[Any]) -> tuple[np.dtyp
         return out
     if len({a.dtype for a in avals}) == 1 and not out[1]:  # one dtype, a strong result: nothing computed
         return out
-    return check_user_dtype(out[0], "dtype"), out[1]
+    checked = check_user_dtype(out[0], "dtype")
+    assert checked is not None  # out[0] is a dtype, never None
+    return checked, out[1]
 
 
 def _to_inexact(dtype: np.dtype) -> np.dtype:
@@ -631,7 +633,7 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     return _result_type((da, False), (db, False))[0]
 
 
-def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+def can_cast(from_: Any, to: Any, casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "safe") -> bool:
     """`jnp.can_cast`: NumPy's rule on the two dtypes (never canonicalized, no dtype warning)."""
     return builtins.bool(np.can_cast(to_dtype(from_), to_dtype(to), casting))
 
