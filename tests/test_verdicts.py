@@ -12,7 +12,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 from jax_conformance.plugin import PACKAGE_DIR
 
@@ -217,3 +219,38 @@ def test_a_divergence_known_only_in_some_releases_is_left_alone_elsewhere(tmp_pa
     assert groups["diverged in old releases only"]["version"] == "<0.10"
     assert groups["diverged in old releases only"]["cases"] == ["demo.holds"]
     assert [c if isinstance(c, str) else c["case"] for c in groups["it really does diverge"]["cases"]] == ["demo.diverges"]
+
+
+def test_given_examples_come_from_the_fixed_seed_not_the_judges_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis's `derandomize` seeds from the property function's source, so an edit to the judge
+    would draw other examples for every `given` case and could flip outcomes; the judge fixes the seed,
+    so a property of any source with that seed and the judge's settings draws the same examples."""
+    import hypothesis
+    from hypothesis import strategies as st
+    from jax_conformance.adapters.reference import ReferenceAdapter
+    from jax_conformance.run import judge
+
+    drawn: list[int] = []
+    observe = judge.observe
+
+    def spy(adapter: Any, payload: dict[str, Any], values: dict[str, Any] | None = None, base: Any = None) -> Any:
+        drawn.append((values or {})["n"])
+        return observe(adapter, payload, values, base)
+
+    monkeypatch.setattr(judge, "observe", spy)
+    payload = {"file": "<given>", "backend": "cpu", "setup": [], "run": {"text": "n", "line": 1},
+               "given": {"n": "st.integers(0, 10**9)"}, "max_examples": 8, "expect": {}, "expect_line": 1}
+    verdict = judge.run_payload(ReferenceAdapter(), payload)
+    assert verdict["outcome"] == "passed", verdict
+
+    again: list[int] = []
+
+    @hypothesis.settings(max_examples=8, derandomize=True, database=None, deadline=None,
+                         suppress_health_check=list(hypothesis.HealthCheck), print_blob=False)
+    @hypothesis.seed(judge.GIVEN_SEED)
+    @hypothesis.given(n=st.integers(0, 10**9))
+    def another_source(n: int) -> None:
+        again.append(n)
+
+    another_source()
+    assert drawn == again and len(set(drawn)) > 1
