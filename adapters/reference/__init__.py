@@ -4,7 +4,10 @@ Where to look:
 - the dtype policy (defaults, the 64->32 table, warn / error / allow): `dtypes.py`;
 - the flags and start-up from the environment: `config.py`;
 - the tracing core (Primitive, bind, Trace, Tracer; the closure check): `core.py`;
-- primitives and their rules: `lax.py`; jax.numpy: `numpy_api.py`;
+- primitives and their rules: `lax.py` (elementwise, conversion, shapes, reductions; the rule tables),
+  `lax_indexing.py`, `lax_control.py` (scan, cond, while_loop);
+- jax.numpy: `numpy_api.py` (the namespace) over `numpy_dtypes.py` (scalar types, promotion, dtype
+  queries), `numpy_creation.py`, `numpy_ops.py`;
 - transformations: `ad.py` (jvp, vjp, grad), `vmap.py`, `jit.py` (IR, cache key);
 - custom_jvp / custom_vjp (the Tracer check, the bwd argument order): `custom.py`;
 - mutants for `jax-conformance mutate`: `mutants.py`.
@@ -41,6 +44,8 @@ def build_jax_module() -> types.ModuleType:
         errors,
         jit,
         lax,
+        lax_control,
+        lax_indexing,
         numpy_api,
         tree_util,
         vmap,
@@ -57,9 +62,11 @@ def build_jax_module() -> types.ModuleType:
     if dtypes.bfloat16 is not None:
         dtypes_mod.bfloat16 = dtypes.bfloat16  # type: ignore[attr-defined]
     jnp = types.ModuleType("jax.numpy")
-    jnp.__dict__.update({k: v for k, v in vars(numpy_api).items() if not k.startswith("_") and k not in ("annotations", "builtins", "operator", "np", "Any", "Literal", "lax")})
+    jnp.__dict__.update({k: getattr(numpy_api, k) for k in numpy_api.__all__})
     lax_mod = types.ModuleType("jax.lax")
-    lax_mod.__dict__.update({k: v for k, v in vars(lax).items() if not k.startswith("_") and not k.endswith("_p") and k not in ("annotations", "np", "Any", "Callable", "Array", "Primitive", "bind", "get_aval")})
+    for part in (lax, lax_indexing, lax_control):  # public functions and rule tables; not primitives, not imports
+        lax_mod.__dict__.update({k: v for k, v in vars(part).items() if not k.startswith("_") and not k.endswith("_p") and k not in (
+            "annotations", "np", "Any", "Callable", "Array", "Primitive", "bind", "get_aval", "contextlib")})
     tu = types.ModuleType("jax.tree_util")
     tu.__dict__.update(tree_map=tree_util.tree_map, tree_flatten=tree_util.tree_flatten, tree_unflatten=tree_util.tree_unflatten,
                        tree_leaves=tree_util.tree_leaves, tree_structure=tree_util.tree_structure, PyTreeDef=tree_util.PyTreeDef)

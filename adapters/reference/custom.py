@@ -278,9 +278,9 @@ def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
             f"but at output[{i}] the bwd rule produced an output of type {ct_aval} corresponding to an input of type "
             f"{aval}, so the shapes do not match")
     if isinstance(ct, (int, float, complex)):
-        from jax_conformance.adapters.reference.numpy_api import _lift
+        from jax_conformance.adapters.reference.numpy_dtypes import lift
 
-        return _lift(ct)
+        return lift(ct)
     return ct  # the dtype is not checked (JAX 0.10.2 accepts an int32 cotangent for a float input)
 
 

@@ -33,9 +33,9 @@ class BatchTrace(Trace):
 
     def pure(self, val: Any) -> BatchTracer:
         if not isinstance(val, (core.Array, Tracer)):  # a Python or NumPy scalar: canonical dtype, weak as in JAX
-            from jax_conformance.adapters.reference.numpy_api import _lift
+            from jax_conformance.adapters.reference.numpy_dtypes import lift
 
-            val = _lift(val)
+            val = lift(val)
         return BatchTracer(self, val, None)
 
     def process_primitive(self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
