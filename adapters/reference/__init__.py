@@ -9,7 +9,8 @@ Where to look:
 - jax.numpy: `numpy_api.py` (the namespace) over `numpy_dtypes.py` (scalar types, promotion, dtype
   queries), `numpy_creation.py`, `numpy_ops.py`;
 - transformations: `ad.py` (jvp, vjp, grad), `vmap.py`, `jit.py` (IR, cache key);
-- custom_jvp / custom_vjp (the Tracer check, the bwd argument order): `custom.py`;
+- custom_jvp / custom_vjp (the Tracer check, the bwd argument order): `custom.py` (closure_convert;
+  the map of the rules) over `custom_call.py` (shared), `custom_vjp.py`, `custom_jvp.py`;
 - mutants for `jax-conformance mutate`: `mutants.py`.
 Nothing here imports JAX (tests/reference/test_no_jax.py checks it).
 """

@@ -6,7 +6,7 @@ node that made it; a node keeps its primitive's pullback (from `lax.vjp_rules`).
 are built from primitives too, so the backward pass is itself differentiable.
 
 Integer inputs are never traced; their cotangent is a float0 zero. Custom rules are
-processed here (`process_custom_*_call`), with the rules themselves in `custom.py`.
+processed here (`process_custom_*_call`), with the rules themselves in `custom_vjp.py` / `custom_jvp.py`.
 """
 
 from __future__ import annotations

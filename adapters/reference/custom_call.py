@@ -66,7 +66,7 @@ class CustomFunction:
     """What custom_jvp and custom_vjp have in common: the wrapped function and its nondiff positions."""
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()) -> None:
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun)  # type: ignore[arg-type]  # custom_jvp and custom_vjp define __call__
         self.fun = fun
         self.nondiff_argnums = nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
         self.symbolic_zeros = False
