@@ -175,6 +175,7 @@ def test_pytest_refuses_a_case_timeout_of_zero_or_less(tmp_path: Path) -> None:
 
 
 def test_an_expectations_entry_naming_the_old_mode_name_still_matches(tmp_path: Path) -> None:
+    from jax_conformance.errors import ExpectationsError
     from jax_conformance.mode import Mode
     from jax_conformance.spec.expectations import ExpectationFile
 
@@ -184,5 +185,5 @@ def test_an_expectations_entry_naming_the_old_mode_name_still_matches(tmp_path: 
     assert entry.matches("a.b", Mode(True, "warn"), "cpu") and entry.matches("a.b", Mode(False, "error"), "cpu")
     assert not entry.matches("a.b", Mode(False, "warn"), "cpu")
     path.write_text("adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: [sideways]}]\n", encoding="utf-8")
-    with pytest.raises(pytest.UsageError, match="sideways.*off-warn"):
+    with pytest.raises(ExpectationsError, match="sideways.*off-warn"):
         ExpectationFile.load(path)
