@@ -189,7 +189,7 @@ def _body(case: Case, block: Expectation, backend: str) -> list[str]:
     setup = [(c.text, c.line) for c in case.setup]
     run = (case.run.text, case.run.line)
     observe = f"ns, result, exc, caught = _observe({setup!r}, {run!r}, {file!r}, {backend!r}<extra>)"
-    asserts = _asserts(block.outcome, file, block.line)
+    asserts = _asserts(block.expected, file, block.line)
     if not case.given:
         return [observe.replace("<extra>", ""), *asserts]
     strategies = ", ".join(f"{k}=eval({v!r}, {{'st': st, **_namespace()}})" for k, v in case.given.items())

@@ -73,7 +73,7 @@ def _outcome(path: Path) -> Any:
     except SpecFileErrors as exc:
         return [e.format() for e in exc.errors]
     return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, c.given, c.env, c.timeout, c.basis, c.documented,
-             [(b.line, b.when, b.outcome) for b in c.expect]) for c in spec.cases] + [spec.raw]
+             [(b.line, b.when, b.expected) for b in c.expect]) for c in spec.cases] + [spec.raw]
 
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -290,7 +290,7 @@ def _outcome_with(path: Path, cache: SpecCache | None) -> Any:
         spec = load_spec(path, cache=cache)
     except SpecFileErrors as exc:
         return [e.format() for e in exc.errors]
-    return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, [(b.line, b.when, b.outcome) for b in c.expect])
+    return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, [(b.line, b.when, b.expected) for b in c.expect])
             for c in spec.cases] + [spec.raw, getattr(spec.raw, "key_lines", None), getattr(spec.raw, "value_lines", None),
                                     [getattr(c.raw, "value_lines", None) for c in spec.cases]]
 
@@ -318,7 +318,7 @@ def test_cache_never_serves_a_stale_spec(tmp_path: Path) -> None:
     os.utime(spec_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert spec_path.stat().st_size == stat.st_size
     spec = load_spec(spec_path, cache=cache)
-    assert (spec.cases[0].id, spec.cases[0].expect[0].outcome) == ("t.bbb", {"dtype": "int64"})
+    assert (spec.cases[0].id, spec.cases[0].expect[0].expected) == ("t.bbb", {"dtype": "int64"})
     # A harness change (another fingerprint) does not see the entries of the old one.
     other = SpecCache(tmp_path / "cache")
     other._fingerprint = b"another harness"

@@ -24,6 +24,7 @@ from typing import Any
 from jax_conformance import CHECKOUT
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.report.releases import version_key
 from jax_conformance.results import EndRecord, RunHeader, load_runs, new_run_id, now, suite_info
 from jax_conformance.run.modes import ModeProcess
 from packaging.specifiers import SpecifierSet
@@ -146,7 +147,7 @@ def find_python(minor: str, overrides: dict[str, str] | None = None) -> str | No
         return overrides[minor]
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
     candidates = [shutil.which(f"python{minor}")] + sorted(
-        (str(p) for p in pyenv.glob(f"{minor}.*/bin/python{minor}")), key=lambda p: _version_key(Path(p).parent.parent.name),
+        (str(p) for p in pyenv.glob(f"{minor}.*/bin/python{minor}")), key=lambda p: version_key(Path(p).parent.parent.name),
         reverse=True)
     for candidate in candidates:
         # a pyenv shim is on PATH even when its version is not selected: it must actually run
@@ -162,13 +163,6 @@ def _runs(python: str, minor: str) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return out.returncode == 0 and out.stdout.strip() == minor
-
-
-def _version_key(v: str) -> tuple[int, Any]:
-    try:
-        return (0, Version(v))
-    except InvalidVersion:
-        return (1, v)
 
 
 def default_cache_dir() -> Path:

@@ -40,7 +40,7 @@ def _block_conditions(spec_file: str) -> dict[int, str]:
     out = {}
     for case in spec.cases:
         for block in case.expect:
-            note = block.outcome.get("note")
+            note = block.expected.get("note")
             out[block.line] = block.when.describe() + (f" ({note})" if note else "")
     return out
 

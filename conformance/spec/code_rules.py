@@ -153,7 +153,7 @@ def undefined_names(case: Case, names: frozenset[str], skip_file_setup: bool = F
     pieces: list[tuple[str, int, str | None]] = [(c.text, c.line, None) for c in case.setup[1 if skip_file_setup else 0:]]
     pieces.append((case.run.text, case.run.line, "result" if _code_compiles(case.run, "eval") else None))
     for block in case.expect + (case.documented.expect if case.documented else []):
-        checks = block.outcome.get("check", [])
+        checks = block.expected.get("check", [])
         for expr in [checks] if isinstance(checks, str) else checks:
             pieces.append((str(expr), block.line, "_check"))
     available = names | set(case.given) | ({"st", "assume", "note"} if case.given else set()) | {"result"}
@@ -187,7 +187,7 @@ class GivenNamesUsed(Rule):
 
 def _outcomes(case: Case) -> Iterator[tuple[int, dict[str, Any]]]:
     for block in case.expect:
-        yield block.line, block.outcome
+        yield block.line, block.expected
 
 
 class GlobalConfigInProcess(Rule):

@@ -59,12 +59,12 @@ class Expectation:
     """One `expect` block: when it applies, and what the case must do then."""
 
     when: When
-    outcome: dict[str, Any]  # the block's keys other than `when`, as written
+    expected: dict[str, Any]  # the block's keys other than `when`, as written: what the case must do
     line: int
 
     @property
     def not_applicable(self) -> str | None:
-        reason = self.outcome.get("not_applicable")
+        reason = self.expected.get("not_applicable")
         return str(reason) if reason is not None else None
 
 
@@ -135,7 +135,7 @@ class Case:
                 documented: Expectation | None = None) -> dict[str, Any]:
         """What a worker process needs to run this case: code, inputs and the chosen block(s)."""
         docs = {} if documented is None or documented.not_applicable is not None else {
-            "documented": documented.outcome, "documented_line": documented.line}
+            "documented": documented.expected, "documented_line": documented.line}
         return {**docs,
             "id": self.id,
             "file": str(self.spec_path),
@@ -144,7 +144,7 @@ class Case:
             "run": {"text": self.run.text, "line": self.run.line},
             "given": self.given,
             "max_examples": self.max_examples,
-            "expect": block.outcome,
+            "expect": block.expected,
             "expect_line": block.line,
             "mode": mode.to_json(),
             "backend": backend,

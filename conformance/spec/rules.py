@@ -105,10 +105,10 @@ def _class_names(case: Case) -> Iterator[tuple[int, str, str]]:
 def _class_names_by_block(case: Case) -> Iterator[tuple[int, int, str, str]]:
     for index, block in enumerate(case.expect):
         raw = raw_block(case, index)
-        raises = block.outcome.get("raises")
+        raises = block.expected.get("raises")
         if isinstance(raises, dict) and "type" in raises:
             yield block.line, value_line(raw.get("raises"), "type", value_line(raw, "raises", block.line)), raises["type"], "raises"
-        for item, warning in zip(_raw_warnings(raw), _warnings(block.outcome), strict=False):
+        for item, warning in zip(_raw_warnings(raw), _warnings(block.expected), strict=False):
             yield block.line, value_line(item, "category", value_line(raw, "warns", block.line)), warning["category"], "warns"
 
 
@@ -125,7 +125,7 @@ class InvalidRegex(Rule):
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         for index, block in enumerate(case.expect):
-            for line, pattern in _patterns(raw_block(case, index), block.outcome, block.line):
+            for line, pattern in _patterns(raw_block(case, index), block.expected, block.line):
                 try:
                     re.compile(pattern)
                 except re.error as exc:
@@ -183,7 +183,7 @@ class DtypeName(Rule):
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         for index, block in enumerate(case.expect):
-            dtype = block.outcome.get("dtype")
+            dtype = block.expected.get("dtype")
             if dtype is not None and dtype not in KNOWN_DTYPES:
                 yield self.error(spec, value_line(raw_block(case, index), "dtype", block.line),
                                  f"in case {case.id!r}: unknown dtype {dtype!r}")
