@@ -75,7 +75,7 @@ def test_dev_creates_the_environment_once_then_runs(tmp_path: Path) -> None:
     assert "-e .[dev]" in (root / "install.log").read_text()
     second = dev(root, env, "test", "-k", "report")
     assert second.returncode == 0, second.stderr
-    assert second.stdout.strip() == "pytest -n 2 -k report"
+    assert second.stdout.strip() == "pytest -n 2 --dist loadfile -k report"
     assert (root / "install.log").read_text().count("pip install") == 1  # reused, not reinstalled
     # a changed pyproject.toml (a new dependency) installs again
     with open(root / "pyproject.toml", "a") as f:
