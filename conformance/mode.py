@@ -1,4 +1,11 @@
-"""The process-wide mode a run is in: the x64 flag and the explicit-64-bit-dtype policy."""
+"""The process-wide mode a run is in: a set of JAX flags.
+
+Two flags have their own fields, as they always had: `x64` (jax_enable_x64) and
+`explicit_x64_dtypes` (jax_explicit_x64_dtypes). Every other flag the mode sets is in `flags`
+(`--flag jax_custom_vjp3=true`, the mode `off-warn+jax_custom_vjp3`). JAX reads each flag from
+`JAX_<NAME>` when it is imported, so a mode is started by its environment (`Mode.environ`), one
+process per mode.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,9 @@ from typing import Any
 from jax_conformance.errors import ModeError
 
 EXPLICIT_MODES = ("warn", "error", "allow")
+X64_FLAG, EXPLICIT_FLAG = "jax_enable_x64", "jax_explicit_x64_dtypes"
+
+FlagValue = bool | str
 
 # How JAX reads a boolean environment flag (jax._src.config.bool_env).
 _TRUE = {"y", "yes", "t", "true", "on", "1"}
@@ -25,10 +35,52 @@ def parse_truth(value: str, what: str) -> bool:
     raise ModeError(f"invalid truth value {value!r} for {what} (use on/off, 1/0, true/false)")
 
 
+def parse_flag_value(value: str) -> FlagValue:
+    """A flag's value as written: JAX's truth words are booleans, anything else a string."""
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    return value.strip()
+
+
+def parse_flag(text: str, option: str = "--flag") -> tuple[str, FlagValue]:
+    """`NAME=VALUE` (or `NAME` alone, meaning true); ModeError names what is wrong."""
+    name, eq, value = text.partition("=")
+    name = name.strip()
+    if not name.startswith("jax_") or not name[4:].replace("_", "").isalnum():
+        raise ModeError(f"{option} {text!r}: a flag is NAME=VALUE with a JAX flag name such as jax_custom_vjp3=true")
+    if eq and not value.strip():
+        raise ModeError(f"{option} {text!r}: no value after '='")
+    return name, parse_flag_value(value) if eq else True
+
+
+def flag_text(name: str, value: FlagValue) -> str:
+    """How a flag is written in a mode's name: `+name` for true, `+name=value` otherwise."""
+    if value is True:
+        return name
+    return f"{name}={'false' if value is False else value}"
+
+
+def same_flag_value(have: object, want: FlagValue) -> bool:
+    """Whether a flag's value in effect (as an adapter reports it) is the value asked for: booleans
+    only equal booleans; anything else compares as lower-case text (`warn` and an enum named WARN)."""
+    if isinstance(want, bool) or isinstance(have, bool):
+        return isinstance(have, bool) and isinstance(want, bool) and have is want
+    return str(have).lower() == str(want).lower()
+
+
+def flag_env(value: FlagValue) -> str:
+    return ("1" if value else "0") if isinstance(value, bool) else value
+
+
 @dataclass(frozen=True, order=True)
 class Mode:
     x64: bool = False
     explicit_x64_dtypes: str = "warn"
+    # The other JAX flags the mode sets, sorted by name (never the two above).
+    flags: tuple[tuple[str, FlagValue], ...] = ()
 
     def __post_init__(self) -> None:
         if self.explicit_x64_dtypes not in EXPLICIT_MODES:
@@ -36,6 +88,33 @@ class Mode:
                 f"explicit_x64_dtypes must be one of {', '.join(EXPLICIT_MODES)}, "
                 f"not {self.explicit_x64_dtypes!r}"
             )
+        names = [n for n, _ in self.flags]
+        if names != sorted(set(names)) or X64_FLAG in names or EXPLICIT_FLAG in names:
+            raise ModeError(f"Mode.flags must be sorted, unique, without the x64 flags: {names}")
+
+    @classmethod
+    def with_flags(cls, x64: bool = False, explicit_x64_dtypes: str = "warn",
+                   flags: Mapping[str, FlagValue] | None = None) -> Mode:
+        """A mode from any flags; `jax_enable_x64` / `jax_explicit_x64_dtypes` among them set the two fields."""
+        rest = dict(flags or {})
+        if X64_FLAG in rest:
+            value = rest.pop(X64_FLAG)
+            x64 = value if isinstance(value, bool) else parse_truth(value, X64_FLAG)
+        if EXPLICIT_FLAG in rest:
+            explicit_x64_dtypes = str(rest.pop(EXPLICIT_FLAG)).lower()
+        return cls(x64, explicit_x64_dtypes, tuple(sorted(rest.items())))
+
+    def with_flag(self, **flags: FlagValue) -> Mode:
+        return Mode.with_flags(self.x64, self.explicit_x64_dtypes, {**dict(self.flags), **flags})
+
+    @property
+    def base(self) -> Mode:
+        """The same x64 mode without the other flags."""
+        return Mode(self.x64, self.explicit_x64_dtypes)
+
+    def flag_map(self) -> dict[str, FlagValue]:
+        """Every flag the mode sets, the two x64 ones included."""
+        return {X64_FLAG: self.x64, EXPLICIT_FLAG: self.explicit_x64_dtypes, **dict(self.flags)}
 
     @property
     def slug(self) -> str:
@@ -43,29 +122,36 @@ class Mode:
         `off-warn`, `off-error`, `off-allow`, and `on` (with x64 on the explicit-dtype policy has
         nothing to say, so the default policy is not named; another one is: `on-error`)."""
         if self.x64:
-            return "on" if self.explicit_x64_dtypes == "warn" else f"on-{self.explicit_x64_dtypes}"
-        return f"off-{self.explicit_x64_dtypes}"
+            base = "on" if self.explicit_x64_dtypes == "warn" else f"on-{self.explicit_x64_dtypes}"
+        else:
+            base = f"off-{self.explicit_x64_dtypes}"
+        return "".join([base, *(f"+{flag_text(n, v)}" for n, v in self.flags)])
 
     @property
     def label(self) -> str:
-        return f"x64={'on' if self.x64 else 'off'}, explicit_x64_dtypes={self.explicit_x64_dtypes}"
+        return ", ".join([f"x64={'on' if self.x64 else 'off'}, explicit_x64_dtypes={self.explicit_x64_dtypes}",
+                          *(f"{n}={flag_env(v) if not isinstance(v, bool) else str(v).lower()}" for n, v in self.flags)])
 
     def to_json(self) -> dict[str, Any]:
-        return {"x64": self.x64, "explicit_x64_dtypes": self.explicit_x64_dtypes}
+        return {"x64": self.x64, "explicit_x64_dtypes": self.explicit_x64_dtypes, "flags": dict(self.flags)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Mode:
-        return cls(bool(data["x64"]), str(data.get("explicit_x64_dtypes", "warn")))
+        """A record's `mode`; records written before flags existed have no `flags`."""
+        return cls.with_flags(bool(data["x64"]), str(data.get("explicit_x64_dtypes", "warn")), data.get("flags") or {})
 
     @classmethod
     def from_slug(cls, slug: str) -> Mode:
         """Parse a mode's name: `off-warn`, `off-error`, `off-allow`, `on` (also `off/error`,
-        `off` for off-warn, and `on-warn`, the name `on` had before)."""
-        text = slug.strip().lower().replace("/", "-")
+        `off` for off-warn, and `on-warn`, the name `on` had before), then `+flag` or
+        `+flag=value` for each other flag: `off-warn+jax_custom_vjp3`."""
+        head, *flag_parts = slug.strip().split("+")
+        text = head.strip().lower().replace("/", "-")
         x64_part, _, edm = text.partition("-")
         if x64_part not in ("on", "off") or (edm and edm not in EXPLICIT_MODES):
-            raise ModeError(f"unknown mode {slug!r}; the modes are {MODE_NAMES}")
-        return cls(x64_part == "on", edm or "warn")
+            raise ModeError(f"unknown mode {slug!r}; the modes are {MODE_NAMES}, each optionally followed by +FLAG or +FLAG=VALUE")
+        flags = dict(parse_flag(part, "flag") for part in flag_parts)
+        return cls.with_flags(x64_part == "on", edm or "warn", flags)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Mode:
@@ -86,6 +172,7 @@ class Mode:
         return {
             "JAX_ENABLE_X64": "1" if self.x64 else "0",
             "JAX_EXPLICIT_X64_DTYPES": self.explicit_x64_dtypes,
+            **{name.upper(): flag_env(value) for name, value in self.flags},
         }
 
 
@@ -100,8 +187,15 @@ DEFAULT_MODES = (
 MODE_NAMES = ", ".join(m.slug for m in DEFAULT_MODES)
 
 
+UPCOMING = "+upcoming"
+
+
 def parse_modes(values: list[str] | None, option: str = "--modes") -> list[Mode]:
-    """Modes from `--modes A,B --modes C` (default: all four); ModeError names what is wrong."""
+    """Modes from `--modes A,B --modes C` (default: all four); ModeError names what is wrong.
+
+    `+upcoming` is not a mode but a request that needs the adapter's flags: `wants_upcoming`
+    finds it, and this function skips it.
+    """
     if values is None:
         return list(DEFAULT_MODES)
     modes: list[Mode] = []
@@ -110,10 +204,20 @@ def parse_modes(values: list[str] | None, option: str = "--modes") -> list[Mode]
         if not any(names):
             raise ModeError(f"{option} {value!r} names no mode; the modes are {MODE_NAMES}")
         for name in filter(None, names):
+            if name.lower() == UPCOMING:
+                continue
             try:
                 mode = Mode.from_slug(name)
-            except ModeError:
-                raise ModeError(f"{option} {name!r}: unknown mode; the modes are {MODE_NAMES}") from None
+            except ModeError as exc:
+                if "+" in name:
+                    raise ModeError(f"{option} {name!r}: {exc}") from None
+                raise ModeError(f"{option} {name!r}: unknown mode; the modes are {MODE_NAMES}"
+                                f" (each may add +FLAG or +FLAG=VALUE), and {UPCOMING}") from None
             if mode not in modes:
                 modes.append(mode)
     return modes
+
+
+def wants_upcoming(values: list[str] | None) -> bool:
+    """Whether `--modes` asked for the upcoming-defaults modes (`+upcoming`)."""
+    return any(name.strip().lower() == UPCOMING for value in values or [] for name in value.split(","))

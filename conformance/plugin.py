@@ -45,6 +45,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--adapter", metavar="NAME", help=f"implementation under test ({', '.join(sorted(installed_adapters())) or 'none installed'})")
     group.addoption("--x64", choices=("on", "off"), help="the jax_enable_x64 mode (default: from JAX_ENABLE_X64, as JAX reads it)")
     group.addoption("--explicit-x64-dtypes", choices=EXPLICIT_MODES, help="policy for explicit 64-bit dtypes with x64 off (default: from JAX_EXPLICIT_X64_DTYPES, else warn)")
+    group.addoption("--flag", action="append", metavar="NAME=VALUE",
+                    help="set a JAX flag for the run, as JAX reads it at import (repeatable; e.g. jax_custom_vjp3=true; "
+                         "the flags the adapter has are checked when it starts)")
     group.addoption("--backend", action="append", metavar="PLATFORM", help="run on this backend (repeatable; default: every backend the adapter reports)")
     group.addoption("--results", metavar="PATH", help="write one JSON line per case to PATH as it finishes")
     group.addoption("--specs", action="append", metavar="DIR", help=f"spec directories for `pytest conformance/` (default: {SPECS_DIR})")
@@ -143,6 +146,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     suite = session.config.stash[SUITE]
+    if suite.mode.flags and suite.adapter is not None and not is_xdist_worker(session.config):
+        suite.flags  # noqa: B018 -- a flag the adapter lacks: one usage error, before collection
     if suite.writer is not None and suite.adapter is not None:
         suite.writer.write(suite.header())
 

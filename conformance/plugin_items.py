@@ -115,13 +115,13 @@ class SpecItem(pytest.Item):
     def runtest(self) -> None:
         suite = self.config.stash[SUITE]
         version = suite.behaviour_version
-        block = self.case.select(suite.mode, self.backend, suite.adapter or "", version)
+        block = self.case.select(suite.mode, self.backend, suite.adapter or "", version, suite.flags)
         if block is None:
             raise NotApplicable(f"no expect block for {suite.mode.label}, backend={self.backend}, adapter={suite.adapter} {version}")
         self.block_line = block.line
         if block.not_applicable is not None:
             raise NotApplicable(block.not_applicable)
-        documented = self.case.documented.select(suite.mode, self.backend, suite.adapter or "", version) \
+        documented = self.case.documented.select(suite.mode, self.backend, suite.adapter or "", version, suite.flags) \
             if self.case.documented is not None else None
         verdict = suite.runner.run(
             self.case.payload(block, suite.mode, self.backend, documented),

@@ -12,7 +12,7 @@ import pytest
 from jax_conformance import SPECS_DIR
 from jax_conformance.adapter import installed_adapters
 from jax_conformance.errors import ModeError, SpecFileErrors
-from jax_conformance.mode import Mode, parse_truth
+from jax_conformance.mode import FlagValue, Mode, parse_flag, parse_truth, same_flag_value
 from jax_conformance.results import (
     AdapterInfo,
     ResultsWriter,
@@ -41,6 +41,7 @@ class Suite:
         self.timeout = config.getoption("case_timeout") or float(config.getini("conformance_case_timeout"))
         self.counts: dict[str, int] = {}  # outcome -> case records, as `results.tally` counts them
         self._resolved: dict[str, str] | None = None
+        self._flags: dict[str, FlagValue] | None = None
         self.expectations = ExpectationFile.load_many(config.getoption("expectations") or [])
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
         self._spec_cache = SpecCache.default()  # specs an earlier process (lint, another mode, a worker) loaded
@@ -59,11 +60,19 @@ class Suite:
         return self.runner.info
 
     @property
+    def flags(self) -> dict[str, FlagValue]:
+        """Every flag the implementation has, with its value in this run (what `when: flags` is matched against)."""
+        if self._flags is None:
+            self._flags = check_flags(self.mode, self.info, self.adapter or "")
+        return self._flags
+
+    @property
     def behaviour_version(self) -> str:
         """The release the implementation is or models: what `when.version` is matched against."""
         return self.info["behaviour_version"]
 
     def backends(self) -> list[str]:
+        self.flags  # noqa: B018 -- a flag the adapter lacks is a usage error before any case is collected
         available = list(self.info["backends"])
         wanted = self.config.getoption("backend")
         if not wanted:
@@ -114,14 +123,51 @@ SUITE = pytest.StashKey[Suite]()
 
 
 def mode_from_options(config: pytest.Config) -> Mode:
-    """The run's mode: --x64 / --explicit-x64-dtypes over the environment JAX reads."""
+    """The run's mode: --x64 / --explicit-x64-dtypes / --flag over the environment JAX reads."""
     try:
         base = Mode.from_environ()
+        flags = dict(parse_flag(text) for text in config.getoption("flag") or [])
     except ModeError as exc:
         raise pytest.UsageError(f"{exc}; or pass --x64/--explicit-x64-dtypes") from None
     x64 = config.getoption("x64")
     edm = config.getoption("explicit_x64_dtypes")
-    return Mode(parse_truth(x64, "--x64") if x64 else base.x64, edm or base.explicit_x64_dtypes)
+    mode = Mode(parse_truth(x64, "--x64") if x64 else base.x64, edm or base.explicit_x64_dtypes)
+    try:
+        return Mode.with_flags(mode.x64, mode.explicit_x64_dtypes, flags)
+    except ModeError as exc:
+        raise pytest.UsageError(f"--flag: {exc}") from None
+
+
+def check_flags(mode: Mode, info: AdapterInfo, adapter: str) -> dict[str, FlagValue]:
+    """The flags the adapter reports, with their values in effect; every flag the mode sets must be
+    among them and have taken its value (else a one-line usage error naming the flags it has)."""
+    table = {f["name"]: f["value"] for f in info.get("flags") or []}
+    missing = [name for name, _ in mode.flags if name not in table]
+    if missing:
+        raise pytest.UsageError(unknown_flags(missing, info, adapter))
+    wrong = [f"{name}={value!r} (in effect: {table[name]!r})" for name, value in mode.flags if not same_flag_value(table[name], value)]
+    if wrong:
+        raise pytest.UsageError(f"adapter {adapter!r} did not start with the flags of the mode: {', '.join(wrong)}")
+    return table
+
+
+def unknown_flags(missing: list[str], info: AdapterInfo, adapter: str) -> str:
+    """One line: the flags the adapter lacks, the names closest to them, its upgrade flags, how many it has."""
+    import difflib
+
+    flags = info.get("flags") or []
+    names = sorted(f["name"] for f in flags)
+    close = sorted({c for name in missing for c in difflib.get_close_matches(name, names, n=2)})
+    upgrades = sorted(f["name"] for f in flags if f.get("upgrade"))
+    parts = [f"flag {', '.join(missing)} not available in adapter {adapter!r} {info['implementation_version']}"]
+    if close:
+        parts.append(f"did you mean {' or '.join(close)}?")
+    if names:
+        parts.append(f"its upgrade flags: {', '.join(upgrades) or 'none'}; {len(names)} flags in all "
+                     f"(`jax-conformance flags --adapter {adapter}` lists them)")
+    else:
+        parts.append("it reports no flags")
+    return "; ".join(parts)
 
 
 def missing_adapter() -> str:

@@ -68,7 +68,40 @@ class JaxAdapter(Adapter):
                 "explicit_x64_dtypes": _policy_name(getattr(jax.config, "jax_explicit_x64_dtypes", None)),
                 "notes": self.notes,
             },
+            "flags": self.flags(),
         }
+
+    def flags(self) -> list[dict[str, Any]]:
+        """Every option of JAX's config: name, default, value in effect, whether JAX marks it an upgrade, help.
+
+        JAX marks an upgrade (`bool_state(..., upgrade=True)`: True is the incoming behaviour) only by
+        appending a fixed sentence, `UPGRADE_BOOL_HELP`, to the help text; that sentence is cut off
+        here. The default is the value JAX took at import when its variable was not set; when it was
+        (the mode set it), the default is not known in this process and is reported as None.
+        """
+        self.namespace()
+        try:
+            from jax._src import config as jax_config
+        except ImportError:
+            return []
+        holders = getattr(jax_config.config, "_value_holders", {})
+        meta = getattr(jax_config.config, "meta", {})
+        upgrade_text = getattr(jax_config, "UPGRADE_BOOL_HELP", None)
+        table = []
+        for name in sorted(holders):
+            holder = holders[name]
+            try:
+                value = _flag_json(holder.value)
+            except Exception as exc:  # a holder that cannot be read here (a lazily checked option)
+                value = f"<unreadable: {type(exc).__name__}>"
+            help_text = str((meta.get(name, (None, [], {}))[2] or {}).get("help", "")) if name in meta else ""
+            upgrade = bool(upgrade_text) and upgrade_text in help_text
+            if upgrade_text:
+                help_text = help_text.replace(upgrade_text, "")
+            set_by_env = name.upper() in os.environ
+            table.append({"name": name, "default": None if set_by_env else value, "value": value,
+                          "upgrade": upgrade, "help": " ".join(help_text.split())[:300]})
+        return table
 
     def backend(self, name: str) -> contextlib.AbstractContextManager[Any]:
         jax = self.namespace()["jax"]
@@ -89,6 +122,17 @@ class JaxAdapter(Adapter):
         for name, value in getattr(jax.config, "values", {}).items():
             state[name] = repr(value)
         return state
+
+
+def _flag_json(value: Any) -> Any:
+    """A config value as JSON: booleans, numbers and strings as they are, an enum by its lower-case name."""
+    import enum
+
+    if isinstance(value, enum.Enum):
+        return str(value.name).lower()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
 
 
 def _policy_name(value: Any) -> str:

@@ -61,6 +61,7 @@ def _when(node: Any, path: Path) -> When:
         backend=_as_set(node.get("backend")),
         adapter=_as_set(node.get("adapter")),
         version=version,
+        flags=tuple(sorted(dict(node["flags"]).items())) if node.get("flags") else None,
     )
 
 

@@ -2,30 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jax_conformance.mode import Mode
+from jax_conformance.mode import FlagValue, Mode, same_flag_value
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 
 @dataclass(frozen=True)
 class When:
-    """Conditions over mode, backend, adapter and version; None means "any"."""
+    """Conditions over mode, flags, backend, adapter and version; None means "any"."""
 
     x64: bool | None = None
     explicit_x64_dtypes: frozenset[str] | None = None
     backend: frozenset[str] | None = None
     adapter: frozenset[str] | None = None
     version: SpecifierSet | None = None
+    # JAX flags and the value each must have, sorted by name.
+    flags: tuple[tuple[str, FlagValue], ...] | None = None
 
-    def matches(self, mode: Mode, backend: str, adapter: str, version: str) -> bool:
+    def matches(self, mode: Mode, backend: str, adapter: str, version: str,
+                flags: Mapping[str, FlagValue] | None = None) -> bool:
+        """Whether the block applies. `flags`: the value of every flag the implementation has, in
+        this mode (its defaults, then what the mode sets); None: only what the mode sets is known,
+        and a flag it does not set is taken to be false. A flag missing from `flags` matches no
+        value: the implementation does not have it."""
         if self.x64 is not None and self.x64 != mode.x64:
             return False
         if self.explicit_x64_dtypes is not None and mode.explicit_x64_dtypes not in self.explicit_x64_dtypes:
             return False
+        if self.flags is not None:
+            effective = {**(flags if flags is not None else {}), **dict(mode.flags)}
+            for name, want in self.flags:
+                if flags is None and name not in effective:
+                    effective[name] = False
+                if name not in effective or not same_flag_value(effective[name], want):
+                    return False
         if self.backend is not None and backend not in self.backend:
             return False
         if self.adapter is not None and adapter not in self.adapter:
@@ -42,6 +57,7 @@ class When:
                 parts.append(f"{name}={'|'.join(sorted(value))}")
         if self.version is not None:
             parts.append(f"version{self.version}")
+        parts.extend(f"{name}={str(value).lower()}" for name, value in self.flags or ())
         return ", ".join(parts) or "always"
 
 
@@ -82,13 +98,15 @@ class Documented:
     expect: list[Expectation]
     line: int
 
-    def select(self, mode: Mode, backend: str, adapter: str, version: str) -> Expectation | None:
-        return _first(self.expect, mode, backend, adapter, version)
+    def select(self, mode: Mode, backend: str, adapter: str, version: str,
+               flags: Mapping[str, FlagValue] | None = None) -> Expectation | None:
+        return _first(self.expect, mode, backend, adapter, version, flags)
 
 
-def _first(blocks: list[Expectation], mode: Mode, backend: str, adapter: str, version: str) -> Expectation | None:
+def _first(blocks: list[Expectation], mode: Mode, backend: str, adapter: str, version: str,
+           flags: Mapping[str, FlagValue] | None = None) -> Expectation | None:
     for block in blocks:
-        if block.when.matches(mode, backend, adapter, version):
+        if block.when.matches(mode, backend, adapter, version, flags):
             return block
     return None
 
@@ -127,9 +145,10 @@ class Case:
     field_lines: dict[str, int] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
-    def select(self, mode: Mode, backend: str, adapter: str, version: str) -> Expectation | None:
+    def select(self, mode: Mode, backend: str, adapter: str, version: str,
+               flags: Mapping[str, FlagValue] | None = None) -> Expectation | None:
         """The first expect block whose `when` holds; None means not applicable."""
-        return _first(self.expect, mode, backend, adapter, version)
+        return _first(self.expect, mode, backend, adapter, version, flags)
 
     def payload(self, block: Expectation, mode: Mode, backend: str,
                 documented: Expectation | None = None) -> dict[str, Any]:

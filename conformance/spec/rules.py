@@ -308,7 +308,7 @@ def exception_names(case: Case, adapter: str, version: str) -> Iterator[tuple[in
             continue
         if w.version is not None and not block.when.matches(
             Mode(w.x64 if w.x64 is not None else False, next(iter(w.explicit_x64_dtypes or {"warn"}))),
-            next(iter(w.backend or {"cpu"})), adapter, version,
+            next(iter(w.backend or {"cpu"})), adapter, version, dict(w.flags or ()),
         ):
             continue
         chosen.add(block.line)

@@ -37,8 +37,11 @@ def _probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
     versions: set[str] | None = None
     adapters: set[str] | None = None
     backends: set[str] | None = None
+    flag_values: dict[str, set[object]] = {}
     for block in case.expect:
         w = block.when
+        for name, value in w.flags or ():
+            flag_values.setdefault(name, {True, False, _ABSENT}).add(value)
         if w.version is not None:
             if versions is None:
                 versions = set(PROBE_VERSIONS)
@@ -53,7 +56,7 @@ def _probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
         if w.backend is not None:
             backends = (backends or set(PROBE_BACKENDS)) | w.backend
     return [(m, b, a, v) for m, b, a, v in itertools.product(
-        _MODES,
+        _modes_with(flag_values),
         sorted(backends) if backends is not None else [_FIRST_BACKEND],
         sorted(adapters) if adapters is not None else [_FIRST_ADAPTER],
         sorted(versions) if versions is not None else [_FIRST_VERSION],
@@ -61,6 +64,22 @@ def _probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
 
 
 _MODES = tuple(Mode(x, e) for x in (False, True) for e in EXPLICIT_MODES)
+# A flag the implementation does not have (an older or newer release): it matches no value.
+_ABSENT = object()
+
+
+def _modes_with(flag_values: dict[str, set[object]]) -> list[Mode]:
+    """The x64 modes, times every value (and the absence) of each flag the blocks name.
+
+    At a probe point a mode's `flags` hold every flag the implementation has, so a flag missing
+    from them is one the implementation lacks.
+    """
+    if not flag_values:
+        return list(_MODES)
+    names = sorted(flag_values)
+    combos = itertools.product(*(sorted(flag_values[n], key=repr) for n in names))
+    return [Mode(m.x64, m.explicit_x64_dtypes, tuple((n, v) for n, v in zip(names, combo, strict=True) if v is not _ABSENT))  # type: ignore[misc]
+            for combo in combos for m in _MODES]
 
 
 # The first value of each dimension in the order the points are probed (sorted as strings).
@@ -106,6 +125,7 @@ def _match_table(case: Case) -> tuple[list[tuple[Mode, str, str, str]], list[lis
             and (w.backend is None or backend in w.backend)
             and (w.adapter is None or adapter in w.adapter)
             and versions[version]
+            and (w.flags is None or w.matches(mode, backend, adapter, version, dict(mode.flags)))
             for mode, backend, adapter, version in points
         ])
     return points, table
@@ -129,12 +149,16 @@ class WhenUnreachable(Rule):
 
 class WhenOverlap(Rule):
     id = "WHEN-OVERLAP"
-    doc = "Two outcome blocks do not both match one mode: which one applies must not depend on their order (not_applicable blocks may carve out)."
+    doc = ("Two outcome blocks do not both match one mode: which one applies must not depend on their order "
+           "(not_applicable blocks may carve out, and so may a block naming flags out of a later block naming fewer of them).")
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         points, table = _match_table(case)
         blocks = [(b, m) for b, m in zip(case.expect, table, strict=True) if b.not_applicable is None]
         for (a, a_hits), (b, b_hits) in itertools.combinations(blocks, 2):
+            if set(b.when.flags or ()) < set(a.when.flags or ()):
+                continue  # the flags' behaviour, then the behaviour without (some of) them: first match wins
+
             for (mode, backend, adapter, version), x, y in zip(points, a_hits, b_hits, strict=True):
                 if x and y:
                     yield self.error(
