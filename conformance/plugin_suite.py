@@ -108,7 +108,7 @@ class Suite:
             "record": "run", "run_id": self.run_id, "started": now(), "adapter": self.adapter,
             "implementation_version": info["implementation_version"], "behaviour_version": info["behaviour_version"],
             "mode": self.mode.to_json(), "backends": self.backends(),
-            "environment": {**info.get("environment", {}), **suite_info()},
+            "environment": {**info.get("environment", {}), **suite_info()}, "flags": list(info.get("flags") or []),
             "hypothesis": {"derandomize": True}, "argv": list(self.config.invocation_params.args),
         }
 

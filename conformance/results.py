@@ -43,6 +43,7 @@ class ModeJSON(TypedDict):
 
     x64: bool
     explicit_x64_dtypes: str
+    flags: NotRequired[dict[str, Any]]  # the other JAX flags the mode sets; absent in files written before flags
 
 
 class AdapterInfo(TypedDict):
@@ -53,6 +54,17 @@ class AdapterInfo(TypedDict):
     behaviour_version: str  # the JAX release it is or models; see the module docstring
     backends: list[str]
     environment: dict[str, Any]  # free-form: versions, platform, devices; `notes` (list[str]) are shown
+    flags: NotRequired[list[FlagInfo]]  # the flags the implementation has (docs/RUNNER.md, "Flags")
+
+
+class FlagInfo(TypedDict):
+    """One flag an adapter reports: JAX's config option, or one the reference models."""
+
+    name: str
+    default: Any  # None when the mode set it, so the default could not be seen in the worker
+    value: Any  # in effect in the worker
+    upgrade: bool  # JAX marks it an upgrade: True is the incoming behaviour, False the outgoing one
+    help: str
 
 
 class DocumentedCheck(TypedDict):
@@ -98,6 +110,7 @@ class RunHeader(TypedDict):
     mode: ModeJSON | dict[str, Any]
     backends: list[str]
     environment: dict[str, Any]
+    flags: NotRequired[list[FlagInfo]]  # the adapter's flag table, values in effect in this mode
     hypothesis: NotRequired[dict[str, Any]]
     argv: NotRequired[list[str]]
     status: NotRequired[str]  # compat: `unavailable` or `error` for a release that could not run
