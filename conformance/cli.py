@@ -97,6 +97,7 @@ COMMANDS = {
     "lint": ("jax_conformance.commands.lint", "check spec files against the schema and the lint rules"),
     "mutate": ("jax_conformance.commands.mutate", "run the suite against mutants of the reference and print the mutation score"),
     "compat": ("jax_conformance.commands.compat", "run the suite across JAX releases, one isolated environment each"),
+    "flags": ("jax_conformance.commands.flags", "list the flags an adapter has (names for --flag and --modes MODE+FLAG)"),
     "diff": ("jax_conformance.commands.diff", "run generated programs on two implementations or backends and compare them"),
 }
 

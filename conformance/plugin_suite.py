@@ -12,6 +12,7 @@ import pytest
 from jax_conformance import SPECS_DIR
 from jax_conformance.adapter import installed_adapters
 from jax_conformance.errors import ModeError, SpecFileErrors
+from jax_conformance.flags import unknown_flags
 from jax_conformance.mode import FlagValue, Mode, parse_flag, parse_truth, same_flag_value
 from jax_conformance.results import (
     AdapterInfo,
@@ -149,25 +150,6 @@ def check_flags(mode: Mode, info: AdapterInfo, adapter: str) -> dict[str, FlagVa
     if wrong:
         raise pytest.UsageError(f"adapter {adapter!r} did not start with the flags of the mode: {', '.join(wrong)}")
     return table
-
-
-def unknown_flags(missing: list[str], info: AdapterInfo, adapter: str) -> str:
-    """One line: the flags the adapter lacks, the names closest to them, its upgrade flags, how many it has."""
-    import difflib
-
-    flags = info.get("flags") or []
-    names = sorted(f["name"] for f in flags)
-    close = sorted({c for name in missing for c in difflib.get_close_matches(name, names, n=2)})
-    upgrades = sorted(f["name"] for f in flags if f.get("upgrade"))
-    parts = [f"flag {', '.join(missing)} not available in adapter {adapter!r} {info['implementation_version']}"]
-    if close:
-        parts.append(f"did you mean {' or '.join(close)}?")
-    if names:
-        parts.append(f"its upgrade flags: {', '.join(upgrades) or 'none'}; {len(names)} flags in all "
-                     f"(`jax-conformance flags --adapter {adapter}` lists them)")
-    else:
-        parts.append("it reports no flags")
-    return "; ".join(parts)
 
 
 def missing_adapter() -> str:

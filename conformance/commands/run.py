@@ -27,7 +27,7 @@ from jax_conformance.cli import (
 )
 from jax_conformance.commands import outdir
 from jax_conformance.errors import ExpectationsError, ModeError, UsageError
-from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode
+from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode, wants_upcoming
 from jax_conformance.mode import parse_modes as _parse_modes
 from jax_conformance.results import (
     OUTCOMES,
@@ -53,7 +53,9 @@ STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapter", action="append", metavar="NAME", help="implementation under test (repeatable; default: jax)")
     parser.add_argument("--modes", action="append", metavar="MODES",
-                        help=f"modes to run, comma-separated: {MODE_NAMES.replace(' ', '')} (default: all four)")
+                        help=f"modes to run, comma-separated: {MODE_NAMES.replace(' ', '')} (default: all four); "
+                             "each may set JAX flags, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming "
+                             "defaults on the first mode: their upgrade flags together, and each alone")
     parser.add_argument("--backend", action="append", metavar="PLATFORM", help="backend to run (repeatable; default: every backend the adapter reports)")
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression")
     parser.add_argument("-m", dest="markexpr", metavar="TAGS", help="only cases whose tags match this pytest -m expression")
@@ -287,9 +289,44 @@ def check_expression(option: str, expr: str) -> None:
         raise UsageError(f"{option} {expr!r}: not a pytest expression ({f'at column {column}: ' if column else ''}{why})") from None
 
 
-def check_args(args: argparse.Namespace) -> tuple[list[Mode], list[str]]:
+def adapter_modes(modes: list[Mode], adapters: list[str], upcoming: bool, specs: list[str]) -> dict[str, list[Mode]]:
+    """Each adapter's modes: those asked for, then (with +upcoming) the upcoming-defaults modes on
+    the first of them. When a mode sets flags, the adapter is started once to read the flags it
+    has; one it lacks is a usage error naming them."""
+    base = modes[0] if modes else Mode()
+    if upcoming and not modes:
+        modes = [base]
+    out: dict[str, list[Mode]] = {a: list(modes) for a in adapters}
+    if not upcoming and not any(m.flags for m in modes):
+        return out
+    from jax_conformance import SPECS_DIR
+    from jax_conformance.flags import (
+        check_modes,
+        read_adapter_info,
+        spec_flag_names,
+        upcoming_flags,
+        upcoming_modes,
+    )
+
+    named = spec_flag_names([Path(p) for p in specs] or [SPECS_DIR]) if upcoming else set()
+    for adapter in adapters:
+        info = read_adapter_info(adapter)
+        check_modes(modes, info, adapter)
+        if upcoming:
+            flags = upcoming_flags(info, named)
+            if not flags:
+                print(f"+upcoming: adapter {adapter} {info['implementation_version']} has no upgrade flag still off by default "
+                      "that touches this suite; no mode added")
+            out[adapter] += [m for m in upcoming_modes(base.base, flags) if m not in out[adapter]]
+    return out
+
+
+def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[str]]:
     """Every usage error, before a directory is made or a process started (UsageError)."""
     modes = parse_modes(args.modes)
+    upcoming = wants_upcoming(args.modes)
+    if args.modes is not None and not modes and not upcoming:
+        raise UsageError(f"--modes names no mode; the modes are {MODE_NAMES}")
     adapters = list(dict.fromkeys(args.adapter or ["jax"]))
     for adapter in adapters:
         check_adapter(adapter)
@@ -302,7 +339,7 @@ def check_args(args: argparse.Namespace) -> tuple[list[Mode], list[str]]:
             raise UsageError(f"--baseline {path}: no such file or directory")
     if args.out is not None:
         outdir.explicit_out(args.out, args.force)
-    return modes, adapters
+    return adapter_modes(modes, adapters, upcoming, args.specs or []), adapters
 
 
 def main(args: argparse.Namespace) -> int:
@@ -317,7 +354,7 @@ def main(args: argparse.Namespace) -> int:
     jobs = [ModeProcess(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", out / "modes" / f"{a}-{m.slug}.log",
                         pytest_options(backends=args.backend or [], specs=args.specs or [], expectations=expectations[a],
                                        keyword=args.keyword, markexpr=args.markexpr, case_timeout=args.case_timeout))
-            for a in adapters for m in modes]
+            for a in adapters for m in modes[a]]
     live = args.progress == "live" or (args.progress == "auto" and sys.stdout.isatty())
     progress = Progress(jobs, sys.stdout, live)
     print(f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "

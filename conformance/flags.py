@@ -1,0 +1,107 @@
+"""JAX's flags as the harness sees them: the table an adapter reports, and the upcoming defaults.
+
+An adapter reports every flag it has (`AdapterInfo.flags`: name, default, value in effect,
+whether JAX marks it an *upgrade*, help). JAX marks a boolean flag an upgrade when True is the
+incoming behaviour and False the outgoing one, to be deprecated. The "upcoming defaults" of a
+release are its upgrade flags that are still False by default; `jax-conformance run --modes
+...,+upcoming` runs the suite with those of them that touch this suite's topics set to True,
+together and each alone (so a change is attributed to its flag).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from jax_conformance.errors import UsageError
+from jax_conformance.mode import Mode
+from jax_conformance.results import AdapterInfo, FlagInfo
+
+# The upgrade flags that change behaviour this suite specifies, and why (measured on JAX 0.10.2:
+# docs/research/upcoming-flags.md). An upgrade flag a spec names in `when: flags` counts too.
+# Left out, measured to change no case: jax_softmax_custom_jvp, jax_enable_custom_prng,
+# jax_refs_to_pins (only together with jax_scan3).
+TOPIC_FLAGS: dict[str, str] = {
+    "jax_custom_vjp3": "jax.custom_vjp becomes a new implementation: closures over Tracers, nondiff_argnums and the rule errors change",
+    "jax_disable_bwd_checks": "turns off the checks of a custom_vjp bwd rule's output",
+    "jax_remat3": "a new remat, which changes how custom_vjp behaves under jax.checkpoint",
+    "jax_scan3": "a new lax.scan, which changes custom rules under scan",
+}
+
+
+def flag_table(info: AdapterInfo) -> dict[str, FlagInfo]:
+    return {f["name"]: f for f in info.get("flags") or []}
+
+
+def unknown_flags(missing: Sequence[str], info: AdapterInfo, adapter: str) -> str:
+    """One line: the flags the adapter lacks, the names closest to them, its upgrade flags, how many it has."""
+    flags = info.get("flags") or []
+    names = sorted(f["name"] for f in flags)
+    close = sorted({c for name in missing for c in difflib.get_close_matches(name, names, n=2)} - set(missing))
+    upgrades = sorted(f["name"] for f in flags if f.get("upgrade"))
+    parts = [f"flag {', '.join(missing)} not available in adapter {adapter!r} {info['implementation_version']}"]
+    if close:
+        parts.append(f"did you mean {' or '.join(close)}?")
+    if names:
+        parts.append(f"its upgrade flags: {', '.join(upgrades) or 'none'}; {len(names)} flags in all "
+                     f"(`jax-conformance flags --adapter {adapter}` lists them)")
+    else:
+        parts.append("it reports no flags")
+    return "; ".join(parts)
+
+
+def missing_flags(mode: Mode, info: AdapterInfo) -> list[str]:
+    table = flag_table(info)
+    return [name for name, _ in mode.flags if name not in table]
+
+
+def upcoming_flags(info: AdapterInfo, spec_flags: Iterable[str] = ()) -> list[str]:
+    """The upgrade flags still False by default that touch this suite (TOPIC_FLAGS, or named by a spec)."""
+    wanted = set(TOPIC_FLAGS) | set(spec_flags)
+    return sorted(f["name"] for f in info.get("flags") or []
+                  if f.get("upgrade") and f.get("default") is False and f["name"] in wanted)
+
+
+def upcoming_modes(base: Mode, flags: Sequence[str]) -> list[Mode]:
+    """On `base`: every flag at True together, then each flag alone (one flag: just that mode)."""
+    if not flags:
+        return []
+    together = base.with_flag(**dict.fromkeys(flags, True))
+    alone = [base.with_flag(**{name: True}) for name in flags]
+    return list(dict.fromkeys([together, *alone]))
+
+
+def spec_flag_names(paths: Sequence[Path]) -> set[str]:
+    """The flags the specs' `when` blocks name (specs that do not load are skipped: the run reports them)."""
+    from jax_conformance.errors import SpecFileErrors
+    from jax_conformance.spec.loader import load_spec, spec_files
+
+    names: set[str] = set()
+    for path in spec_files(list(paths)):
+        try:
+            spec = load_spec(path)
+        except SpecFileErrors:
+            continue
+        for case in spec.cases:
+            for block in case.expect:
+                names.update(name for name, _ in block.when.flags or ())
+    return names
+
+
+def read_adapter_info(adapter: str, mode: Mode | None = None) -> AdapterInfo:
+    """Start the adapter in a worker, in `mode` (default: off-warn, no flags), and read its info."""
+    from jax_conformance.run.workers import CaseRunner
+
+    runner = CaseRunner(adapter, mode or Mode())
+    try:
+        return runner.info
+    finally:
+        runner.close()
+
+
+def check_modes(modes: Sequence[Mode], info: AdapterInfo, adapter: str) -> None:
+    """Every flag of every mode must be one the adapter has (UsageError: one line naming those it has)."""
+    missing = sorted({name for mode in modes for name in missing_flags(mode, info)})
+    if missing:
+        raise UsageError(unknown_flags(missing, info, adapter))
