@@ -81,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--versions", type=_versions_arg, default=list(DEFAULT_VERSIONS), metavar="V1,V2,...",
                         help=f"JAX releases to run (default: {','.join(DEFAULT_VERSIONS)})")
     parser.add_argument("--modes", type=_modes_arg, default=list(DEFAULT_MODES), metavar="M1,M2,...",
-                        help="modes to run in each release (default: off-warn,off-error,off-allow,on-warn)")
+                        help="modes to run in each release (default: off-warn,off-error,off-allow,on-warn); a mode may set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is unavailable there)")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)")
     parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
