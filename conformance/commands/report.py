@@ -15,7 +15,7 @@ from pathlib import Path
 from jax_conformance.commands import outdir
 from jax_conformance.errors import UsageError
 from jax_conformance.report import build_model, mutation_file, no_gc, render
-from jax_conformance.report.model import result_paths
+from jax_conformance.report.model import ReportModel, result_paths
 from jax_conformance.report.site import first_page_bytes
 
 DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per report, never over an earlier one
@@ -78,4 +78,17 @@ def main(args: argparse.Namespace) -> int:
     print(f"report: {index} ({len(model.columns)} columns, {len(model.cases)} cases, {model.records} records"
           f"{f', {interrupted} interrupted' if interrupted else ''}; first page {first_page_bytes(index) / 1e6:.2f} MB;"
           f" {time.perf_counter() - started:.1f}s)")
+    for line in upcoming_lines(model):
+        print(line)
     return 0
+
+
+def upcoming_lines(model: ReportModel) -> list[str]:
+    """The report's section "When JAX flips its upcoming defaults" in a line per base mode: cases changed per flag."""
+    out = []
+    for sec in model.upcoming:
+        parts = [f"{g.name} {len(g.cases)}" for g in sec.groups]
+        out.append(f"upcoming defaults ({sec.adapter} {sec.version} {sec.backend}, today {sec.base}): "
+                   f"{len(sec.cases)} case{'s' if len(sec.cases) != 1 else ''} behave otherwise ({', '.join(parts)});"
+                   f" {sec.unchanged} unchanged")
+    return out

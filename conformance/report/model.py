@@ -23,6 +23,12 @@ from jax_conformance.report.releases import (
     mode_slug,
     version_key,
 )
+from jax_conformance.report.upcoming import (
+    FlagOverview,
+    UpcomingSection,
+    flag_overview,
+    upcoming_sections,
+)
 from jax_conformance.results import (
     OUTCOMES,
     UNEXPECTED,
@@ -67,6 +73,8 @@ class Column:
     label: str = ""
     status: str = ""  # "unavailable" or "error" when the release could not run at all (compat)
     reason: str = ""
+    flags: dict[str, Any] = field(default_factory=dict)  # the JAX flags the mode sets besides the x64 two
+    flag_table: list[dict[str, Any]] = field(default_factory=list)  # the run header's `flags` (absent in older files)
 
     @property
     def status_text(self) -> str:
@@ -130,7 +138,7 @@ class Column:
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "adapter": self.adapter, "version": self.version, "backend": self.backend,
-                "mode": self.mode, "interrupted": self.interrupted, "run_id": self.run_id,
+                "mode": self.mode, "flags": self.flags, "interrupted": self.interrupted, "run_id": self.run_id,
                 "status": self.status or ("interrupted" if self.interrupted else "complete"), "reason": self.reason}
 
 
@@ -203,6 +211,8 @@ class ReportModel:
     docs_vs_code: list[DocsDifference]
     mutation: dict[str, Any] | None = None
     sources: list[str] = field(default_factory=list)
+    upcoming: list[UpcomingSection] = field(default_factory=list)  # when JAX flips its upcoming defaults
+    flags: FlagOverview | None = None  # the flags of each run's mode, and the upgrade flags in effect
 
     @property
     def records(self) -> int:
@@ -271,7 +281,8 @@ def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = ()
         comparisons.extend(_release_comparisons(columns, cases, cells))
     return ReportModel(columns=columns, cases=cases, cells=cells, problems=problems, comparisons=comparisons,
                        compat=compat_tables(runs, columns, cases), docs_vs_code=docs_vs_code(columns, cases, cells),
-                       mutation=load_mutation(mutation) if mutation is not None else None, sources=sorted({r.source for r in runs}))
+                       mutation=load_mutation(mutation) if mutation is not None else None, sources=sorted({r.source for r in runs}),
+                       upcoming=upcoming_sections(columns, cases, cells), flags=flag_overview(columns))
 
 
 def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
@@ -290,7 +301,8 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
                          mode=mode_slug(h.get("mode")), source=run.source, interrupted=run.interrupted,
                          end=run.end, collected=run.collected, environment=h.get("environment") or {},
                          started=str(h.get("started", "")), status=str(h.get("status") or ""),
-                         reason=str(h.get("reason") or ""))
+                         reason=str(h.get("reason") or ""), flags=_mode_flags(h.get("mode")),
+                         flag_table=[f for f in h.get("flags") or [] if isinstance(f, dict)])
             pending.append((col, recs))
     pending.sort(key=lambda cr: (cr[0].adapter, version_key(cr[0].version), cr[0].backend,
                                  *mode_key(cr[0].mode), cr[0].started))
@@ -331,6 +343,12 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
     for i, c in enumerate(ordered):
         c.index = i
     return columns, ordered, {(remap[ci], col): r for (ci, col), r in cells.items()}
+
+
+def _mode_flags(mode: Any) -> dict[str, Any]:
+    """A header's mode's own flags (`{}` for files written before modes had flags)."""
+    flags = mode.get("flags") if isinstance(mode, dict) else None
+    return dict(flags) if isinstance(flags, dict) else {}
 
 
 def _sources(value: Any) -> list[dict[str, Any]]:

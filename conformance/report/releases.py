@@ -46,9 +46,11 @@ def version_key(text: str) -> tuple[int, Any]:
         return (1, str(text))
 
 
-def mode_key(slug: str) -> tuple[int, str]:
-    """Sort mode slugs in the order of the default matrix; others after, alphabetically."""
-    return (MODE_ORDER.get(slug, 99), slug)
+def mode_key(slug: str) -> tuple[int, int, str]:
+    """Sort mode slugs in the order of the default matrix, a mode with flags after its base mode
+    (fewest flags first); others after, alphabetically."""
+    base, plus, flags = slug.partition("+")
+    return (MODE_ORDER.get(base, 99), flags.count("+") + 1 if plus else 0, slug)
 
 
 def mode_slug(mode: Any) -> str:

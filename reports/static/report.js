@@ -121,7 +121,10 @@
       const th = el("th", { class: "col" + (col.interrupted ? " interrupted" : ""), title: col.label + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ": " + col.reason + ")" : col.interrupted ? " (interrupted)" : "") });
       th.appendChild(el("div", null, col.adapter + " " + col.version));
       th.appendChild(el("div", null, col.backend));
-      th.appendChild(el("div", null, col.mode + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ")" : col.interrupted ? " ⚠" : "")));
+      // A mode with flags (off-warn+jax_custom_vjp3+...) shows one flag a line, so its column stays narrow.
+      const [base, ...flags] = col.mode.split("+");
+      th.appendChild(el("div", null, base + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ")" : col.interrupted ? " ⚠" : "")));
+      flags.forEach((flag) => th.appendChild(el("div", { class: "flag" }, "+" + flag)));
       hr.appendChild(th);
     }
     head.appendChild(hr);
@@ -367,6 +370,8 @@
       sec.appendChild(el("h3", { class: "o-" + rec.outcome }, column.label + (column.interrupted ? " (interrupted run)" : "")));
       const rdl = el("dl");
       row(rdl, "outcome", el("span", { class: "badge o-" + rec.outcome, "data-outcome": rec.outcome }, rec.outcome.replace("_", " ")));
+      const flags = Object.entries(column.flags || {});
+      if (flags.length) row(rdl, "JAX flags", flags.map(([k, v]) => k + "=" + String(v)).join(", "));
       if (rec.expect_line) row(rdl, "expect block", info.spec_file + ":" + rec.expect_line);
       if (rec.duration_s !== undefined) row(rdl, "duration", Number(rec.duration_s).toFixed(3) + " s");
       if (rec.documented) row(rdl, "the docs' expectation", (rec.documented.holds ? "holds here" : "fails here: " + (rec.documented.message || "")) + " (" + info.spec_file + ":" + rec.documented.line + ")");
