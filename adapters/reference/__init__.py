@@ -132,6 +132,7 @@ class ReferenceAdapter(Adapter):
                 "mutant": mutants.active(),
                 "notes": [f"mutant {mutants.active()} is switched on"] if mutants.active() else [],
             },
+            "flags": jax.config.flag_table(),  # type: ignore[typeddict-item]
         }
 
     def dtype_name(self, dtype: Any) -> str:
@@ -142,5 +143,4 @@ class ReferenceAdapter(Adapter):
 
     def global_state(self) -> dict[str, Any]:
         jax = self.namespace()["jax"]
-        return {"jax_enable_x64": bool(jax.config.x64_enabled),
-                "jax_explicit_x64_dtypes": jax.config.jax_explicit_x64_dtypes.name.lower()}
+        return {f["name"]: f["value"] for f in jax.config.flag_table()}

@@ -136,6 +136,9 @@ class JVPTrace(Trace):
     def process_custom_vjp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
         if mutant("jvp-of-custom-vjp-allowed"):
             return [JVPTracer(self, o, None) for o in call.fun_flat([t.primal for t in tracers])]
+        f = getattr(call, "f", None)
+        if type(f).__name__ == "custom_vjp3" and f.symbolic_zeros:  # type: ignore[union-attr]
+            raise NotImplementedError  # JAX 0.10.2 under jax_custom_vjp3 (no message; observed)
         raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 

@@ -1,8 +1,10 @@
-"""`jax.config`: the two dtype flags, how they start from the environment, and how they change.
+"""`jax.config`: the flags the reference models, how they start from the environment, and how they change.
 
-JAX reads `JAX_ENABLE_X64` and `JAX_EXPLICIT_X64_DTYPES` once, at import; the reference
-reads them when the adapter builds its namespace (`load_from_environ`), which plays the
-part of `import jax`. After that only `config.update` (or the `enable_x64` context) changes them.
+JAX reads each flag's variable (`JAX_ENABLE_X64`, `JAX_EXPLICIT_X64_DTYPES`, `JAX_CUSTOM_VJP3`,
+`JAX_DISABLE_BWD_CHECKS`: the name in upper case) once, at import; the reference reads them when
+the adapter builds its namespace (`load_from_environ`), which plays the part of `import jax`.
+After that only `config.update` (or the `enable_x64` context) changes them. `FLAGS` is the table
+the adapter reports (`ReferenceAdapter.info()["flags"]`); a flag that is not in it is not modelled.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import enum
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from jax_conformance.adapters.reference.mutants import mutant
 
@@ -45,15 +47,39 @@ def parse_env_bool(name: str, value: str) -> bool:
     raise ValueError(f"invalid truth value {value!r} for environment {name!r}")
 
 
+class Flag(NamedTuple):
+    """A flag the reference models: JAX 0.10.2's default, whether JAX marks it an upgrade, its help text."""
+
+    default: Any
+    upgrade: bool
+    help: str
+
+
+# Every flag the reference models (JAX 0.10.2's defaults; help in our words). An upgrade flag's True
+# is JAX's incoming behaviour (docs/research/upcoming-flags.md).
+FLAGS: dict[str, Flag] = {
+    "jax_enable_x64": Flag(False, False, "Enable 64-bit types to be used (dtypes.py)."),
+    "jax_explicit_x64_dtypes": Flag("warn", False, "What an explicit 64-bit dtype request does while x64 is off: "
+                                    "warn and truncate, error, or allow (dtypes.check_user_dtype)."),
+    "jax_custom_vjp3": Flag(False, True, "custom_vjp's new implementation, chosen when custom_vjp(...) is created "
+                            "(custom_vjp3.py: closed-over Tracers and unhashable nondiff arguments rejected, new rule "
+                            "output checks)."),
+    "jax_disable_bwd_checks": Flag(False, True, "Turns off the shape checks of a custom_vjp bwd rule's output "
+                                   "(custom_vjp._leaf_cotangent, custom_vjp3.cotangents_from_bwd3)."),
+}
+_BOOL_FLAGS = ("jax_custom_vjp3", "jax_disable_bwd_checks")
+
+
 class Config:
     """The process-wide flags (`jax.config`); `x64_enabled` is read-only."""
 
     def __init__(self) -> None:
-        self._values: dict[str, Any] = {"jax_enable_x64": False, "jax_explicit_x64_dtypes": ExplicitX64Mode.WARN}
+        self._values: dict[str, Any] = {"jax_enable_x64": False, "jax_explicit_x64_dtypes": ExplicitX64Mode.WARN,
+                                        **{name: FLAGS[name].default for name in _BOOL_FLAGS}}
         self._local = threading.local()  # `with enable_x64(...)` is per thread
 
     def load_from_environ(self) -> None:
-        """Start-up: the flags from JAX_ENABLE_X64 / JAX_EXPLICIT_X64_DTYPES (invalid values raise)."""
+        """Start-up: the flags from JAX_ENABLE_X64 / JAX_EXPLICIT_X64_DTYPES / JAX_CUSTOM_VJP3 / ... (invalid values raise)."""
         x64 = False
         if "JAX_ENABLE_X64" in os.environ and not mutant("x64-env-ignored"):
             x64 = parse_env_bool("JAX_ENABLE_X64", os.environ["JAX_ENABLE_X64"])
@@ -63,6 +89,9 @@ class Config:
         except ValueError:
             raise ValueError(f'Invalid value "{edm}" for JAX flag jax_explicit_x64_dtypes') from None
         self._values = {"jax_enable_x64": x64, "jax_explicit_x64_dtypes": mode}
+        for name in _BOOL_FLAGS:
+            var = name.upper()
+            self._values[name] = parse_env_bool(var, os.environ[var]) if var in os.environ else FLAGS[name].default
 
     def update(self, name: str, value: Any) -> None:
         """`jax.config.update(name, value)`: set a flag for the whole process."""
@@ -72,6 +101,8 @@ class Config:
             if mutant("x64-update-ignored"):
                 return
             self._values[name] = bool(value)  # JAX 0.10.2 parses with bool(): 'false' enables it
+        elif name in _BOOL_FLAGS:
+            self._values[name] = bool(value)
         else:
             self._values[name] = _explicit_mode(value)
 
@@ -98,6 +129,28 @@ class Config:
     @property
     def jax_explicit_x64_dtypes(self) -> ExplicitX64Mode:
         return self._values["jax_explicit_x64_dtypes"]
+
+    @property
+    def jax_custom_vjp3(self) -> bool:
+        """Read by `custom_vjp(...)` when it is created: which implementation the function gets."""
+        return bool(self._values["jax_custom_vjp3"])
+
+    @property
+    def jax_disable_bwd_checks(self) -> bool:
+        return bool(self._values["jax_disable_bwd_checks"])
+
+    def flag_table(self) -> list[dict[str, Any]]:
+        """The flags the reference models: name, default, value in effect, upgrade, help (results.FlagInfo).
+
+        As the jax adapter does, the default of a flag whose variable is set is reported as None (the
+        mode set it; the worker did not see the default)."""
+        table = []
+        for name, flag in sorted(FLAGS.items()):
+            value = self.read(name)
+            value = value.name.lower() if isinstance(value, ExplicitX64Mode) else value
+            table.append({"name": name, "default": None if name.upper() in os.environ else flag.default,
+                          "value": value, "upgrade": flag.upgrade, "help": flag.help})
+        return table
 
     def __repr__(self) -> str:
         return f"<reference jax.config x64={self.x64_enabled} explicit_x64_dtypes={self.jax_explicit_x64_dtypes.name.lower()}>"

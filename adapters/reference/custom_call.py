@@ -197,8 +197,17 @@ class BatchedCall:
         return self.call.out_avals
 
     def fwd_flat(self, leaves: Sequence[Any], perturbed: Sequence[bool] | None = None) -> tuple[list[Any], Any]:
+        # jax_custom_vjp3 batches the function and fwd apart: fwd may not batch an output the function does not
+        fun_batched = self._batched(self.call.fun_flat(self._wrap(leaves))) if getattr(self.call, "checks_batching", False) else None
         outs, res = self.call.fwd_flat(self._wrap(leaves), perturbed)
+        for i, (batched, fun_batched_i) in enumerate(zip(self._batched(outs), fun_batched or [], strict=False)):
+            if batched and not fun_batched_i:
+                raise ValueError(f"at vmap out_axes[{i}], got axis spec None but output was batched on axis 0")
         return self.trace.unwrap(outs), self.trace.unwrap(res)
+
+    def _batched(self, outs: Sequence[Any]) -> list[bool]:
+        """Which values carry this vmap's batch axis."""
+        return [isinstance(o, Tracer) and o._trace.main is self.trace.main for o in outs]
 
     def bwd_flat(self, res: Any, ct_leaves: Sequence[Any]) -> list[Any]:
         # The backward pass runs after the vmap has returned: batch it under a fresh vmap of the same size.

@@ -35,6 +35,8 @@ from jax_conformance.adapters.reference.tree_util import (
 class CustomVJPPrimal:
     """With symbolic_zeros=True, fwd gets these: the value and whether autodiff perturbs it."""
 
+    __hash__ = None  # type: ignore[assignment]  # as JAX's (a dataclass): unhashable, so never a static argument
+
     def __init__(self, value: Any, perturbed: bool) -> None:
         self.value, self.perturbed = value, perturbed
 
@@ -43,7 +45,20 @@ class CustomVJPPrimal:
 
 
 class custom_vjp(CustomFunction):  # noqa: N801 - JAX's name
-    """A function with a reverse-mode rule: `f.defvjp(fwd, bwd)`."""
+    """A function with a reverse-mode rule: `f.defvjp(fwd, bwd)`.
+
+    Which implementation it gets is decided here, when it is created, by the flag jax_custom_vjp3
+    (JAX reads it in `custom_vjp.__new__` too): on, the function is a `custom_vjp3.custom_vjp3`.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> custom_vjp:
+        from jax_conformance.adapters.reference.config import config
+
+        if cls is custom_vjp and config.jax_custom_vjp3:
+            from jax_conformance.adapters.reference.custom_vjp3 import custom_vjp3
+
+            return super().__new__(custom_vjp3)
+        return super().__new__(cls)
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()) -> None:
         super().__init__(fun, nondiff_argnums, nondiff_argnames)
@@ -167,8 +182,11 @@ def _match(ct: Any, tree: PyTreeDef, out: Any, in_tree: PyTreeDef) -> list[Any]:
 
 
 def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
+    from jax_conformance.adapters.reference.config import config
+
+    checks = not config.jax_disable_bwd_checks  # the flag turns off the shape checks below
     if isinstance(ct, SymbolicZero):
-        if ct.shape != aval.shape and not mutant("bwd-symbolic-zero-shape-unchecked"):
+        if ct.shape != aval.shape and checks and not mutant("bwd-symbolic-zero-shape-unchecked"):
             raise ValueError(
                 "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not match the corresponding input "
                 f"tangent shape/dtype: at output[{i}] the SymbolicZero had shape/dtype {ct.aval.str_short()} while the "
@@ -180,7 +198,7 @@ def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
     if ct is None:
         return zeros_like_aval(aval)
     ct_aval = get_aval(ct)
-    if ct_aval.shape != aval.shape:
+    if ct_aval.shape != aval.shape and checks:
         raise ValueError(
             "Custom VJP bwd rule must produce an output with the same type as the args tuple of the primal function, "
             f"but at output[{i}] the bwd rule produced an output of type {ct_aval} corresponding to an input of type "

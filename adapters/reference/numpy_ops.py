@@ -25,7 +25,7 @@ from jax_conformance.adapters.reference.numpy_dtypes import convert, lift, promo
 def _binary(prim_fun: Any) -> Any:
     def f(x: Any, y: Any) -> Any:
         return prim_fun(*promote(x, y, name=prim_fun.__name__))
-    f.__name__ = prim_fun.__name__
+    f.__name__ = f.__qualname__ = prim_fun.__name__
     return f
 
 
@@ -114,12 +114,15 @@ for _p in (_floor_divide_p, _remainder_p):
 
 def _unary(prim_fun: Any, floating_only: bool = True) -> Any:
     def f(x: Any) -> Any:
+        if not isinstance(x, (Array, Tracer)) and np.asarray(x).dtype == object:  # as JAX's jitted jnp functions
+            raise TypeError(f"Error interpreting argument to {f!r} as an abstract array. The problematic value is of type "
+                            f"{type(x)} and was passed to the function at path x.")
         x = lift(x)
         a = get_aval(x)
         if floating_only and a.dtype.kind in "biu":
             x = convert(x, to_inexact(a.dtype), a.weak_type)
         return prim_fun(x)
-    f.__name__ = prim_fun.__name__
+    f.__name__ = f.__qualname__ = prim_fun.__name__
     return f
 
 
