@@ -16,6 +16,8 @@ def ref(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     saved = dict(config_mod.config._values)
     monkeypatch.delenv("JAX_ENABLE_X64", raising=False)
     monkeypatch.delenv("JAX_EXPLICIT_X64_DTYPES", raising=False)
+    for name in config_mod.FLAGS:  # every modelled flag at its default (JAX_CUSTOM_VJP3, ...)
+        monkeypatch.delenv(name.upper(), raising=False)
     monkeypatch.delenv(mutants.ENV_VAR, raising=False)
     from jax_conformance.adapters.reference import build_jax_module
 
