@@ -333,3 +333,36 @@ def test_the_matrix_uses_the_page_width_and_the_page_scrolls_it(browser: Any, tm
     assert [t.strip() for t in page.locator("#matrix-table thead th.col div:nth-child(3)").all_inner_texts()] == [
         "off-warn", "off-error", "off-allow", "on"]  # the mode names of the CLI
     page.close()
+
+
+def test_the_upcoming_defaults_section_is_shown_and_readable(browser: Any, tmp_path: Path) -> None:
+    from tests.test_report_upcoming import flag_demo_runs
+
+    index, _ = build_site(flag_demo_runs(tmp_path), tmp_path / "site")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(index.as_uri())
+    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    page.locator('nav a[href="#upcoming"]').click()
+    section = page.locator("#upcoming")
+    assert section.locator("h2").inner_text() == "When JAX flips its upcoming defaults"
+    top = page.evaluate("document.querySelector('#upcoming').getBoundingClientRect().top")
+    assert -2 <= top < 100, top  # the link brings it into view
+    row = section.locator('tr[data-case="demo.upcoming.only-under-the-flag"]')
+    assert row.is_visible()
+    cells = [t.strip() for t in row.locator("td").all_inner_texts()]
+    assert cells[3] == "not applicable" and cells[4].startswith("passes"), cells
+    assert section.locator('li[data-group="jax_custom_vjp3"]').inner_text().startswith("jax_custom_vjp3: 2 cases")
+    # readable: the tables fit the page width, and the claim text is not squeezed to nothing
+    right = page.evaluate("Math.max(...[...document.querySelectorAll('#upcoming table')].map(t => t.getBoundingClientRect().right))")
+    assert right <= 1400, right
+    assert row.locator("td.claim").bounding_box()["width"] > 150
+    # the flagged column's matrix header names its flag on a line of its own, and its detail lists it
+    assert page.locator("#matrix-table thead th.col .flag").all_inner_texts() == ["+jax_custom_vjp3"]
+    page.locator('#matrix-table tr[data-case="demo.upcoming.only-under-the-flag"] a.cell[data-outcome="passed"]').click()
+    page.wait_for_selector("#detail h2.detail-id")
+    assert "jax_custom_vjp3=true" in page.locator("#detail").inner_text()
+    assert errors == [], f"console errors: {errors}"
+    page.close()
