@@ -20,7 +20,7 @@ import pytest
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.report import build_site
 from jax_conformance.report.model import build_model, load_mutation
-from jax_conformance.report.releases import status_over_modes
+from jax_conformance.report.releases import mode_key, status_over_modes
 from jax_conformance.report.site import KEEP_BUILDS, compat_json, first_page_bytes, safe_url
 
 REPO = PACKAGE_DIR.parent
@@ -195,6 +195,12 @@ def test_case_status_over_modes() -> None:
     assert status_over_modes(["not_applicable", "skipped"]) == "n/a"
     assert status_over_modes(["not_applicable", "passed"]) == "holds"
     assert status_over_modes([]) == "missing"
+
+
+def test_modes_with_flags_sort_after_their_base_mode() -> None:
+    slugs = ["on+jax_remat3", "off-warn+jax_scan3+jax_remat3", "on", "off-warn+jax_scan3", "off-error", "off-warn"]
+    assert sorted(slugs, key=mode_key) == ["off-warn", "off-warn+jax_scan3", "off-warn+jax_scan3+jax_remat3",
+                                           "off-error", "on", "on+jax_remat3"]
 
 
 def test_a_run_without_end_record_is_interrupted_and_says_so(tmp_path: Path) -> None:
