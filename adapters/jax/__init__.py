@@ -11,7 +11,7 @@ from typing import Any
 from jax_conformance.adapter import Adapter
 from jax_conformance.errors import AdapterStartError
 from jax_conformance.mode import Mode
-from jax_conformance.results import AdapterInfo
+from jax_conformance.results import AdapterInfo, FlagInfo
 
 
 class JaxAdapter(Adapter):
@@ -71,7 +71,7 @@ class JaxAdapter(Adapter):
             "flags": self.flags(),
         }
 
-    def flags(self) -> list[dict[str, Any]]:
+    def flags(self) -> list[FlagInfo]:
         """Every option of JAX's config: name, default, value in effect, whether JAX marks it an upgrade, help.
 
         JAX marks an upgrade (`bool_state(..., upgrade=True)`: True is the incoming behaviour) only by
@@ -86,8 +86,8 @@ class JaxAdapter(Adapter):
             return []
         holders = getattr(jax_config.config, "_value_holders", {})
         meta = getattr(jax_config.config, "meta", {})
-        upgrade_text = getattr(jax_config, "UPGRADE_BOOL_HELP", None)
-        table = []
+        upgrade_text = str(getattr(jax_config, "UPGRADE_BOOL_HELP", "") or "")
+        table: list[FlagInfo] = []
         for name in sorted(holders):
             holder = holders[name]
             try:
