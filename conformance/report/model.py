@@ -302,7 +302,7 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
                          end=run.end, collected=run.collected, environment=h.get("environment") or {},
                          started=str(h.get("started", "")), status=str(h.get("status") or ""),
                          reason=str(h.get("reason") or ""), flags=_mode_flags(h.get("mode")),
-                         flag_table=[f for f in h.get("flags") or [] if isinstance(f, dict)])
+                         flag_table=[dict(f) for f in h.get("flags") or [] if isinstance(f, dict)])
             pending.append((col, recs))
     pending.sort(key=lambda cr: (cr[0].adapter, version_key(cr[0].version), cr[0].backend,
                                  *mode_key(cr[0].mode), cr[0].started))

@@ -156,8 +156,8 @@ def _mode(slug: str) -> Mode | None:
 def upcoming_sections(columns: Sequence[Column], cases: Sequence[CaseInfo], cells: Cells) -> list[UpcomingSection]:
     """Every (adapter, release, backend, base mode) with a base column and at least one flagged column on top of it."""
     by_col: dict[int, dict[int, Mapping[str, Any]]] = {}
-    for (ci, col), rec in cells.items():
-        by_col.setdefault(col, {})[ci] = rec
+    for (ci, index), rec in cells.items():
+        by_col.setdefault(index, {})[ci] = rec
     families: dict[tuple[str, str, str, Mode], dict[Mode, Column]] = {}
     for col in columns:  # oldest first: the same configuration run twice keeps its newest column
         mode = _mode(col.mode)
