@@ -80,7 +80,7 @@ def build_jax_module() -> types.ModuleType:
     err.__dict__.update({k: getattr(errors, k) for k in errors.__all__})
     jax.__dict__.update(
         __version__=BEHAVIOUR_VERSION, config=config, enable_x64=enable_x64,
-        numpy=jnp, lax=lax_mod, dtypes=dtypes_mod, errors=err, tree_util=tu, custom_derivatives=cd, experimental=experimental,
+        numpy=jnp, lax=lax_mod, dtypes=dtypes_mod, errors=err, tree_util=tu, tree=tree_util.build_tree_module(), custom_derivatives=cd, experimental=experimental,
         tree_map=tree_util.tree_map, tree_leaves=tree_util.tree_leaves, tree_structure=tree_util.tree_structure,
         jit=jit.jit, disable_jit=jit.disable_jit, ShapeDtypeStruct=jit.ShapeDtypeStruct, make_jaxpr=jit.make_jaxpr, vmap=vmap.vmap, jvp=ad.jvp, vjp=ad.vjp, grad=ad.grad,
         value_and_grad=ad.value_and_grad, custom_jvp=custom.custom_jvp, custom_vjp=custom.custom_vjp,

@@ -120,8 +120,8 @@ class JVPTrace(Trace):
         return JVPTracer(self, val, None)
 
     def process_primitive(self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
-        primals = [t.primal for t in tracers]
-        tangents = [t.tangent if is_float(get_aval(t.primal)) else None for t in tracers]
+        primals = [_as_value(t.primal) for t in tracers]  # a Python scalar primal becomes a weak array here
+        tangents = [_as_value(t.tangent) if t.tangent is not None and is_float(get_aval(t.primal)) else None for t in tracers]
         out, tangent = lax.jvp_rules[prim](primals, tangents, **params)
         return JVPTracer(self, out, tangent if is_float(get_aval(out)) else None)
 
@@ -134,11 +134,18 @@ class JVPTrace(Trace):
         return [JVPTracer(self, o, t) for o, t in zip(outs, out_tangents, strict=True)]
 
     def process_custom_vjp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
+        primals = [t.primal for t in tracers]
         if mutant("jvp-of-custom-vjp-allowed"):
-            return [JVPTracer(self, o, None) for o in call.fun_flat([t.primal for t in tracers])]
+            return [JVPTracer(self, o, None) for o in call.fun_flat(primals)]
+        perturbed = [t.tangent is not None and is_float(get_aval(t.primal)) for t in tracers]
+        if not any(perturbed):  # every tangent a known zero: JAX calls the function below this jvp
+            return core.bind_custom_vjp(call, primals)
         f = getattr(call, "f", None)
         if type(f).__name__ == "custom_vjp3" and f.symbolic_zeros:  # type: ignore[union-attr]
-            raise NotImplementedError  # JAX 0.10.2 under jax_custom_vjp3 (no message; observed)
+            raise NotImplementedError  # JAX 0.10.2 under jax_custom_vjp3, before fwd runs (no message; observed)
+        # JAX runs fwd (its errors come first: with symbolic_zeros its arguments are CustomVJPPrimal objects),
+        # and only then finds it cannot push tangents through bwd
+        call.fwd_flat(primals, perturbed)
         raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
@@ -155,8 +162,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         _check_tangents(p_leaves, t_leaves)
     with new_main(JVPTrace) as main:
         trace = JVPTrace(main)
-        ins = [JVPTracer(trace, _as_value(p), _with_weak(_as_value(t), get_aval(p)))
-               for p, t in zip(p_leaves, t_leaves, strict=True)]
+        ins = [JVPTracer(trace, *_jvp_input(p, t)) for p, t in zip(p_leaves, t_leaves, strict=True)]
         out = fun(*tree_unflatten(p_tree, ins))
         out, aux = out if has_aux else (out, None)
         o_leaves, o_tree = tree_flatten(out)
@@ -164,6 +170,19 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     primal_out = tree_unflatten(o_tree, [p for p, _ in pairs])
     tangent_out = tree_unflatten(o_tree, [t if t is not None else _public_zero(get_aval(p)) for p, t in pairs])
     return (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
+
+
+def _is_python_scalar(x: Any) -> bool:
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
+def _jvp_input(p: Any, t: Any) -> tuple[Any, Any]:
+    """A jvp input's (primal, tangent). As in JAX a Python scalar primal (with a Python scalar tangent)
+    stays one: an output that merely passes it on, or that a custom_jvp rule computes from it with
+    Python arithmetic, is a Python scalar too. Primitives see it as a weak array (process_primitive)."""
+    if _is_python_scalar(p):
+        return p, t if _is_python_scalar(t) else _with_weak(_as_value(t), get_aval(p))
+    return _as_value(p), _with_weak(_as_value(t), get_aval(p))
 
 
 def _as_value(x: Any) -> Any:

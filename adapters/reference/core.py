@@ -386,6 +386,12 @@ def bind_custom_vjp(call: Any, leaves: list[Any]) -> list[Any]:
 def _bind_custom(kind: str, call: Any, leaves: list[Any]) -> list[Any]:
     trace = find_top_trace(leaves)
     check_sealed(trace, leaves)
+    # A vmap inside the arguments' transformations whose Tracer the function or a rule closes over batches
+    # the call first (JAX binds at the innermost transformation in scope); below it the call is batched.
+    vmaps = [m for m in call.closed_over_vmaps() if m.level > trace.main.level]
+    if vmaps and not mutant("closure-over-vmap-tracer-unbatched"):
+        main = max(vmaps, key=lambda m: m.level)
+        trace = main.trace_type(main)
     tracers = [full_raise(trace, x) for x in leaves]
     with sealed(trace.main.level, kind):  # the rule may not reach this or any inner autodiff by closure
         out: list[Any] = getattr(trace, f"process_custom_{kind}_call")(call, tracers)

@@ -26,6 +26,15 @@ from jax_conformance.adapters.reference.tree_util import (
     tree_unflatten,
 )
 
+# The names JAX gives the reference's classes in its messages.
+_JAX_CLASS = {"Array": "jaxlib._jax.ArrayImpl", "CustomVJPPrimal": "jax._src.custom_derivatives.CustomVJPPrimal"}
+
+
+def jax_class(x: Any) -> str:
+    """`<class '...'>` as JAX would print the type of x."""
+    name = type(x).__name__
+    return f"<class '{_JAX_CLASS[name]}'>" if name in _JAX_CLASS else str(type(x))
+
 
 def check_for_tracers(x: Any) -> None:
     """The rule of JAX PR #4008: a custom_vjp nondiff argument may not be or contain a Tracer."""
@@ -41,6 +50,21 @@ def check_for_tracers(x: Any) -> None:
             if mutant("vjp-nondiff-wrong-error"):
                 raise ValueError(msg)
             raise errors.UnexpectedTracerError(msg)
+
+
+def closed_over(fn: Any, depth: int = 2) -> list[Any]:
+    """The values fn closes over (and those of the functions it closes over, `depth` levels down)."""
+    out: list[Any] = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        for leaf in tree_leaves(value):
+            out.append(leaf)
+            if depth and callable(leaf):
+                out += closed_over(leaf, depth - 1)
+    return out
 
 
 def nondiff_positions(fun: Callable[..., Any], nums: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
@@ -95,6 +119,19 @@ class CustomCall:
 
     def batched(self, trace: Any) -> BatchedCall:
         return BatchedCall(self, trace)
+
+    def closed_over_vmaps(self) -> list[core.MainTrace]:
+        """The running vmaps whose values the function or one of its rules reaches by closure.
+
+        JAX binds a custom function at the innermost transformation in whose scope it is called, so a
+        vmap whose Tracer the function or a rule closes over batches the call, even where no argument
+        is that vmap's (`core._bind_custom` takes the innermost of these)."""
+        from jax_conformance.adapters.reference.vmap import BatchTracer
+
+        f = getattr(self, "f", None)
+        rules = [self.fun, *(getattr(f, name, None) for name in ("jvp", "fwd", "bwd"))]
+        return [v._trace.main for r in rules if r is not None for v in closed_over(r)
+                if isinstance(v, BatchTracer) and v._trace.main.alive]
 
 
 
@@ -225,3 +262,7 @@ class BatchedCall:
 
     def batched(self, trace: Any) -> BatchedCall:
         return BatchedCall(self, trace)
+
+    def closed_over_vmaps(self) -> list[core.MainTrace]:
+        """Below the vmap that batched the call its values are the functions' own batched arguments."""
+        return [m for m in self.call.closed_over_vmaps() if m is not self.trace.main]

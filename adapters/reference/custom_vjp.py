@@ -20,6 +20,7 @@ from jax_conformance.adapters.reference.custom_call import (
     SymbolicZero,
     check_for_tracers,
     check_primal_type,
+    jax_class,
     resolve_args,
     staged_output_type,
 )
@@ -79,9 +80,19 @@ class custom_vjp(CustomFunction):  # noqa: N801 - JAX's name
         full = resolve_args(self.fun, args, kwargs)
         for i in self.nondiff_argnums:
             check_for_tracers(full[i])
+        check_jax_types([a for i, a in enumerate(full) if i not in self.nondiff_argnums])
         call = VJPCall(self, full)
         out = core.bind_custom_vjp(call, call.leaves)
         return tree_unflatten(call.out_tree, out)  # type: ignore[arg-type]
+
+
+def check_jax_types(args: Any) -> None:
+    """Each leaf of the differentiable arguments has a JAX type (JAX takes the type of each when the function
+    is called): anything else, a CustomVJPPrimal handed on from a symbolic_zeros fwd included, is a TypeError."""
+    for leaf in tree_flatten(args)[0]:
+        if not isinstance(leaf, (core.Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+            kind = str(type(leaf)) if isinstance(leaf, str) else f"'{jax_class(leaf)}'"  # JAX quotes all but str's
+            raise TypeError(f"Argument '{leaf}' of type {kind} is not a valid JAX type")
 
 
 def _check_residuals(res: Any) -> None:

@@ -26,7 +26,13 @@ from jax_conformance.adapters.reference import core, errors
 from jax_conformance.adapters.reference.ad import is_float, zeros_like_aval
 from jax_conformance.adapters.reference.config import config
 from jax_conformance.adapters.reference.core import ShapedArray, Tracer, get_aval
-from jax_conformance.adapters.reference.custom_call import SymbolicZero, resolve_args, strong
+from jax_conformance.adapters.reference.custom_call import (
+    SymbolicZero,
+    closed_over,
+    jax_class,
+    resolve_args,
+    strong,
+)
 from jax_conformance.adapters.reference.custom_vjp import (
     CustomVJPPrimal,
     VJPCall,
@@ -38,18 +44,8 @@ from jax_conformance.adapters.reference.mutants import mutant
 from jax_conformance.adapters.reference.tree_util import (
     PyTreeDef,
     tree_flatten,
-    tree_leaves,
     tree_unflatten,
 )
-
-# The names JAX gives the reference's classes in its messages.
-_JAX_CLASS = {"Array": "jaxlib._jax.ArrayImpl", "CustomVJPPrimal": "jax._src.custom_derivatives.CustomVJPPrimal"}
-
-
-def jax_class(x: Any) -> str:
-    """`<class '...'>` as JAX would print the type of x."""
-    name = type(x).__name__
-    return f"<class '{_JAX_CLASS[name]}'>" if name in _JAX_CLASS else str(type(x))
 
 
 def tracer_name(t: Tracer) -> str:
@@ -109,27 +105,12 @@ def check_closure(fun: Callable[..., Any], call: VJPCall) -> None:
     ir, _ = trace_to_ir(lambda *xs: fun(*call.full_args(xs)), call.in_avals)
     leaked = [(tracer_name(c), c.aval) for c in ir.consts if isinstance(c, Tracer)]
     staged = set().union(*core._staged_args) if core._staged_args else set()
-    leaked += [("DynamicJaxprTracer", strong(get_aval(v))) for v in _closed_over(fun) if id(v) in staged]
+    leaked += [("DynamicJaxprTracer", strong(get_aval(v))) for v in closed_over(fun) if id(v) in staged]
     if leaked:
         name, aval = leaked[0]
         raise errors.UnexpectedTracerError(
             f"custom_vjp-decorated function {fun!r} closed over a {name} of type {aval.str_short()}, but custom_vjp "
             f"functions can't close over Tracers. Rewrite {fun!r} to take it as an explicit input.")
-
-
-def _closed_over(fn: Any, depth: int = 2) -> list[Any]:
-    """The values fn closes over (and those of the functions it closes over, `depth` levels down)."""
-    out: list[Any] = []
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        for leaf in tree_leaves(value):
-            out.append(leaf)
-            if depth and callable(leaf):
-                out += _closed_over(leaf, depth - 1)
-    return out
 
 
 def _paths(tree: PyTreeDef, prefix: str = "") -> list[str]:

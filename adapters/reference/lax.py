@@ -259,6 +259,14 @@ def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
     return x if get_aval(x).shape == shape else bind(broadcast_to_p, x, shape=shape)
 
 
+def broadcast(operand: Any, sizes: tuple[int, ...]) -> Any:
+    """`lax.broadcast`: new leading axes of these sizes (a Python scalar becomes a weak array first)."""
+    from jax_conformance.adapters.reference.numpy_dtypes import lift
+
+    x = lift(operand)
+    return broadcast_to(x, (*sizes, *get_aval(x).shape))
+
+
 def reshape(x: Any, new_shape: tuple[int, ...]) -> Any:
     return bind(reshape_p, x, new_shape=tuple(new_shape))
 

@@ -60,6 +60,7 @@ MUTANTS: dict[str, str] = {
     "jvp-symbolic-zeros-instantiated": "a symbolic_zeros custom_jvp rule gets SymbolicZero for unperturbed inputs (custom_jvp.JVPCall.jvp_flat)",
     "bwd-symbolic-zero-shape-unchecked": "a SymbolicZero from bwd must have its input's shape (custom_vjp._leaf_cotangent)",
     "optimize-remat-primal-from-fwd": "an optimize_remat custom_vjp staged by jit or remat returns the function's primal output (custom_vjp.VJPCall.fwd_flat)",
+    "closure-over-vmap-tracer-unbatched": "a custom function or rule closing over a vmap Tracer is batched by that vmap even where no argument is its (core._bind_custom)",
     "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when called (custom_jvp.custom_jvp.__call__)",
     # under jax_custom_vjp3 (custom_vjp.py, custom_vjp3.py)
     "vjp3-closure-allowed": "under jax_custom_vjp3 a custom_vjp function closing over a Tracer raises (custom_vjp3.check_closure)",

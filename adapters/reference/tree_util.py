@@ -105,3 +105,13 @@ def treedef_leaves_like(treedef: PyTreeDef, tree: Any) -> list[Any]:
     if other != treedef:
         raise ValueError(f"Custom node type mismatch; expected {treedef}, got {other}")
     return leaves
+
+
+def build_tree_module() -> Any:
+    """`jax.tree`: JAX's short names for the functions above (`jax.tree.map` is `tree_util.tree_map`)."""
+    import types
+
+    tree = types.ModuleType("jax.tree", "jax.tree: map, leaves, structure, flatten, unflatten.")
+    tree.__dict__.update(map=tree_map, leaves=tree_leaves, structure=tree_structure, flatten=tree_flatten,
+                         unflatten=tree_unflatten)
+    return tree
