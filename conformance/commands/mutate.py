@@ -4,7 +4,7 @@ A mutant is the reference adapter with one documented rule broken on purpose, sw
 by the environment variable `JAX_CONFORMANCE_MUTANT=<name>` (the list and the code live in
 `adapters/reference/mutants.py`). For each mutant and mode this runs
 
-    python -m pytest conformance/ --adapter=reference --x64=.. --explicit-x64-dtypes=.. --results F
+    python -m pytest conformance/ --adapter=reference --x64=.. --explicit-x64-dtypes=.. [--flag=NAME=VALUE ..] --results F
 
 with that variable set, and reads the `case` records of F. A case that passes on the
 unmutated reference (the baseline, run first in every mode) but fails, errors, crashes or
@@ -64,7 +64,9 @@ class MutantRun(ModeProcess):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mutants", action="append", metavar="NAMES", help="mutants to run, comma-separated (default: all)")
-    parser.add_argument("--modes", action="append", metavar="MODES", help="modes, comma-separated: off-warn,off-error,off-allow,on (default: all four)")
+    parser.add_argument("--modes", action="append", metavar="MODES",
+                        help="modes, comma-separated: off-warn,off-error,off-allow,on (default: all four); each may set JAX flags "
+                             "the reference models, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming-defaults modes")
     parser.add_argument("--jobs", "-j", type=positive_int, default=os.cpu_count() or 1, metavar="N", help="pytest processes at once (default: CPU count)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON summary (default: {DEFAULT_OUT})")
     parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/)")
@@ -81,9 +83,16 @@ def _mutant_table() -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _modes(args: argparse.Namespace) -> list[Mode]:
-    from jax_conformance.mode import parse_modes
+    """The modes to run, as `jax-conformance run` reads `--modes`: a mode may set flags (each must be one
+    the reference models: a usage error otherwise), and `+upcoming` adds the upcoming-defaults modes.
+    Each mode's flags reach its pytest processes as `--flag` (run.modes.pytest_command)."""
+    from jax_conformance.commands.run import adapter_modes
+    from jax_conformance.mode import MODE_NAMES, parse_modes, wants_upcoming
 
-    return parse_modes(args.modes)
+    modes, upcoming = parse_modes(args.modes), wants_upcoming(args.modes)
+    if args.modes is not None and not modes and not upcoming:
+        raise ModeError(f"--modes names no mode; the modes are {MODE_NAMES}")
+    return adapter_modes(modes, ["reference"], upcoming, args.specs or [])["reference"]
 
 
 def _job(mutant: str | None, mode: Mode, tmp: Path, args: argparse.Namespace) -> MutantRun:
@@ -101,11 +110,13 @@ def _run_all(jobs: list[MutantRun], args: argparse.Namespace, skip: Callable[[Mu
              done: Callable[[MutantRun], None] | None = None) -> None:
     """Run jobs, at most --jobs at once; `skip(job)` may drop a queued job, `done(job)` sees each finished one."""
 
+    width = max([10, *(len(j.mode.slug) for j in jobs)])
+
     def finished(job: MutantRun) -> None:
         job.read()
         if done is not None:
             done(job)
-        print(f"  {job.mutant or '(baseline)':36} {job.mode.slug:10} {len(job.failing):3} failing of {job.cases:3} cases  "
+        print(f"  {job.mutant or '(baseline)':36} {job.mode.slug:{width}} {len(job.failing):3} failing of {job.cases:3} cases  "
               f"{job.elapsed:5.1f} s", flush=True)
 
     if Scheduler[MutantRun](args.jobs, skip=skip, on_finish=finished, interval=0.05).run(jobs):
@@ -118,11 +129,11 @@ def main(args: argparse.Namespace) -> int:
         for name, rule in mutants.items():
             print(f"{name:36} {rule}")
         return 0
+    check_spec_paths([Path(p) for p in args.specs or []])
     try:
         modes = _modes(args)
     except ModeError as exc:
         raise UsageError(str(exc)) from None
-    check_spec_paths([Path(p) for p in args.specs or []])
     names = [n.strip() for group in args.mutants or [] for n in group.split(",") if n.strip()] or list(mutants)
     unknown = [n for n in names if n not in mutants]
     if unknown:
