@@ -20,7 +20,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,7 @@ class Verdict:
     runs: int
     observed: int = 0  # applicable cells of observed-only cases: shown, not counted
     unsupported: int = 0  # applicable cells of behaviour JAX disowned: never counted
+    flagged: list[str] = field(default_factory=list)  # modes with flags beside modes without: in the upcoming section, not counted
 
     @property
     def ok(self) -> bool:
@@ -103,7 +104,11 @@ def verdicts(model: ReportModel) -> list[Verdict]:
     for c in model.columns:
         groups.setdefault((c.adapter, c.version), []).append(c)
     out = []
-    for (adapter, version), cols in sorted(groups.items(), key=lambda kv: (kv[0][0], version_key(kv[0][1]))):
+    for (adapter, version), every in sorted(groups.items(), key=lambda kv: (kv[0][0], version_key(kv[0][1]))):
+        # The release as users get it: modes that set no other flag. Modes with flags beside them
+        # preview JAX's upcoming defaults (their own section); alone, they are what was asked.
+        cols = [c for c in every if "+" not in c.mode] or every
+        flagged = sorted({c.mode for c in every if "+" in c.mode}, key=mode_key) if len(cols) < len(every) else []
         conform = applicable = observed = unsupported = 0
         for c in cols:
             h, a = c.share(COUNTED_BASES)
@@ -116,7 +121,7 @@ def verdicts(model: ReportModel) -> list[Verdict]:
             sorted({c.mode for c in cols}, key=mode_key),
             conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
             diffs, [c.label for c in cols if c.interrupted or c.status in NOT_RUN], len(cols),
-            observed, unsupported))
+            observed, unsupported, flagged))
     return out
 
 
