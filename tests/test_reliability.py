@@ -232,15 +232,39 @@ def test_a_leaking_case_is_an_error_and_later_cases_never_see_its_change(tmp_pat
     assert {k for k, r in by.items() if r["outcome"] == "passed"} == {"canary-x64", "canary-environ", "canary-cwd", "canary-float"}
 
 
+# The spec files the ordering test runs: every kind of case whose outcome could depend on what
+# ran before it in the same worker, and none more (the whole suite, five times over, was the
+# slowest test of all). Each file is here for a reason:
+ORDER_SPECS = (
+    "x64/context.yaml",        # jax.enable_x64 blocks and global config updates in threads; an isolated fork-full case
+    "x64/defaults.yaml",       # defaults read from the flag; isolated cases with JAX_ENABLE_X64 set or removed (fork-light)
+    "x64/enable_x64.yaml",     # x64 switched inside a case: jit, scan, custom_jvp/custom_vjp traced in both modes
+    "x64/trace_caches.yaml",   # trace caches that must key on x64; an isolated config.update case
+    "x64/explicit.yaml",       # explicit 64-bit requests: warnings that must be seen each time (Hypothesis `given:` cases)
+    "x64/warnings.yaml",       # one warning per function, and the cases that must see none
+    "custom_vjp/nondiff_argnums.yaml",  # the largest custom-derivative file: jit/vmap/grad caches of fresh functions, a `given:` case
+)
+
+
 @pytest.mark.slow
 def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: Path) -> None:
-    """The whole suite plus the leaking cases: every case's outcome is the same however it is scheduled.
+    """Spec files of every kind that order could reach, plus the leaking cases: each case's
+    outcome is the same however it is scheduled.
 
-    The shuffled runs leave out `isolate: process` cases: each of those starts a fresh interpreter,
-    so no order can reach it, and they are three quarters of the suite's time. The collection-order
-    and `-n 2` runs keep them.
+    The subset (ORDER_SPECS) is enough because order can only act through state a case leaves
+    in a shared worker: the x64 flag and the explicit-dtype policy (context, enable_x64,
+    trace_caches), JAX's trace and jit caches (enable_x64, trace_caches, custom_vjp), the
+    warning registry (explicit, warnings), Hypothesis (`given:` cases) and whatever a leaking
+    case changes (the leak fixture, whose canaries must pass after any of them). The other
+    files hold more cases of the same kinds; the files left out that hold many isolated cases
+    (flag, explicit_mode, jit_cache) run each case in a fresh process, which no order can reach,
+    and the isolated cases kept here are served both ways a fork server serves them (the
+    assertion below keeps that true).
+
+    The shuffled runs leave out `isolate: process` cases: each of those starts a fresh
+    interpreter, so no order can reach it. The collection-order and `-n 2` runs keep them.
     """
-    specs = [REPO / "specs", FIXTURES / "leak"]
+    specs = [REPO / "specs" / name for name in ORDER_SPECS] + [FIXTURES / "leak"]
     shuffle = ("-p", "tests.shuffle_plugin", "--shuffle-shared-only")
     runs: dict[str, tuple[str, ...]] = {
         "collection order": (),
@@ -251,6 +275,7 @@ def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: 
     }
     seen: dict[str, dict[tuple[str, str], str]] = {}
     orders: dict[str, list[str]] = {}
+    isolation: set[str] = set()
     for name, args in runs.items():
         results = tmp_path / f"{name.replace(' ', '-')}.jsonl"
         run_suite(specs, results, *args)
@@ -258,8 +283,15 @@ def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: 
         assert run.end is not None and not run.end.get("interrupted"), name
         seen[name] = {(r["case"], r["backend"] or ""): r["outcome"] for r in run.cases}
         orders[name] = [r["case"] for r in run.cases]
+        if name == "collection order":
+            isolation = {str(r.get("isolation")) for r in run.cases if r.get("isolate") == "process"}
     base = seen["collection order"]
     assert len(base) > 100 and "passed" in base.values()
+    # Every leaking case was caught and every canary passed, in this schedule too.
+    leaks = {k[0].rsplit(".", 1)[1]: o for k, o in base.items() if k[0].startswith("reliability.leak.")}
+    assert leaks == {"x64-on": "error", "environ": "error", "chdir": "error", "canary-x64": "passed",
+                     "canary-environ": "passed", "canary-cwd": "passed", "canary-float": "passed"}, leaks
+    assert {"fork-full", "fork-light"} <= isolation, f"the subset lost isolated cases of a kind: {isolation}"
     assert seen["-n 2"] == base
     shuffled = [n for n in runs if n.startswith("seed")]
     for name in shuffled:
