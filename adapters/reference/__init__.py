@@ -132,7 +132,7 @@ class ReferenceAdapter(Adapter):
                 "mutant": mutants.active(),
                 "notes": [f"mutant {mutants.active()} is switched on"] if mutants.active() else [],
             },
-            "flags": jax.config.flag_table(),  # type: ignore[typeddict-item]
+            "flags": jax.config.flag_table(),
         }
 
     def dtype_name(self, dtype: Any) -> str:
