@@ -43,6 +43,7 @@ class Suite:
         self.counts: dict[str, int] = {}  # outcome -> case records, as `results.tally` counts them
         self._resolved: dict[str, str] | None = None
         self._flags: dict[str, FlagValue] | None = None
+        self._settled = False  # whether upgrade flags set by the caller's environment are in self.mode
         self.expectations = ExpectationFile.load_many(config.getoption("expectations") or [])
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
         self._spec_cache = SpecCache.default()  # specs an earlier process (lint, another mode, a worker) loaded
@@ -58,7 +59,11 @@ class Suite:
 
     @property
     def info(self) -> AdapterInfo:
-        return self.runner.info
+        info = self.runner.info
+        if not self._settled:
+            self._settled = True
+            self.mode = with_environment_upgrades(self.mode, info)
+        return info
 
     @property
     def flags(self) -> dict[str, FlagValue]:
@@ -137,6 +142,19 @@ def mode_from_options(config: pytest.Config) -> Mode:
         return Mode.with_flags(mode.x64, mode.explicit_x64_dtypes, flags)
     except ModeError as exc:
         raise pytest.UsageError(f"--flag: {exc}") from None
+
+
+def with_environment_upgrades(mode: Mode, info: AdapterInfo) -> Mode:
+    """The mode with every upgrade flag that the caller's environment sets (`JAX_CUSTOM_VJP3=1`) and
+    the mode does not: the worker inherits that environment, so JAX runs with it, and the records
+    must say so. Other options read from the environment (JAX_PLATFORMS, ...) are not mode flags."""
+    import os
+
+    named = dict(mode.flags)
+    extra = {f["name"]: f["value"] for f in info.get("flags") or []
+             if f.get("upgrade") and f["name"].upper() in os.environ and f["name"] not in named
+             and isinstance(f["value"], bool | str)}
+    return mode.with_flag(**extra) if extra else mode
 
 
 def check_flags(mode: Mode, info: AdapterInfo, adapter: str) -> dict[str, FlagValue]:

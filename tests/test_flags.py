@@ -210,3 +210,15 @@ def test_run_with_upcoming_runs_the_base_all_flags_and_each_flag_alone(specdir: 
     assert {f["name"]: f["value"] for f in every["flags"] if f["name"] in upcoming} == dict.fromkeys(upcoming, True)
     vjp3 = {Mode.from_json(r["mode"]).slug: r["outcome"] for r in merged if r.get("case") == "demo.flags.custom-vjp-class"}
     assert set(vjp3.values()) == {"passed"} and len(vjp3) == 6
+
+
+def test_an_upgrade_flag_from_the_callers_environment_is_part_of_the_mode(specdir: Path, tmp_path: Path) -> None:
+    """JAX_CUSTOM_VJP3=1 in the environment reaches the worker's JAX: the records must not say 'no flags'."""
+    import os
+
+    proc = subprocess.run([PY, "-m", "pytest", str(PACKAGE_DIR), "--adapter=jax", "-p", "no:cacheprovider", "-vv",
+                           "--specs", str(specdir), "--results", str(tmp_path / "env.jsonl"), "-k", "vjp3-value"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "JAX_CUSTOM_VJP3": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "demo.flags.vjp3-value[off-warn+jax_custom_vjp3-cpu] PASSED" in proc.stdout
+    assert {json.dumps(r["mode"]["flags"]) for r in records(tmp_path / "env.jsonl") if "mode" in r} == {'{"jax_custom_vjp3": true}'}
