@@ -197,7 +197,7 @@ def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
 
     checks = not config.jax_disable_bwd_checks  # the flag turns off the shape checks below
     if isinstance(ct, SymbolicZero):
-        if ct.shape != aval.shape and checks and not mutant("bwd-symbolic-zero-shape-unchecked"):
+        if ct.shape != aval.shape and not mutant("bwd-symbolic-zero-shape-unchecked"):  # not one of the bwd checks the flag turns off
             raise ValueError(
                 "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not match the corresponding input "
                 f"tangent shape/dtype: at output[{i}] the SymbolicZero had shape/dtype {ct.aval.str_short()} while the "

@@ -54,9 +54,21 @@ def _elementwise_batch(prim: Primitive) -> Callable[..., Any]:
 
 # ---------------------------------------------------------------- elementwise arithmetic
 
-add_p = Primitive("add", lambda x, y: np.add(x, y, dtype=x.dtype))
-sub_p = Primitive("sub", lambda x, y: np.subtract(x, y, dtype=x.dtype))
-mul_p = Primitive("mul", lambda x, y: np.multiply(x, y, dtype=x.dtype))
+def _shapes_checked(name: str, fn: Any) -> Any:
+    """A binary impl that, like lax, refuses operands whose shapes do not broadcast, with JAX's TypeError."""
+    def impl(x: Any, y: Any) -> Any:
+        try:
+            return fn(x, y)
+        except ValueError as exc:
+            if "broadcast" not in str(exc):
+                raise
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {tuple(np.shape(x))}, {tuple(np.shape(y))}.") from None
+    return impl
+
+
+add_p = Primitive("add", _shapes_checked("add", lambda x, y: np.add(x, y, dtype=x.dtype)))
+sub_p = Primitive("sub", _shapes_checked("sub", lambda x, y: np.subtract(x, y, dtype=x.dtype)))
+mul_p = Primitive("mul", _shapes_checked("mul", lambda x, y: np.multiply(x, y, dtype=x.dtype)))
 div_p = Primitive("div", lambda x, y: (np.floor_divide if x.dtype.kind in "iu" else np.true_divide)(x, y).astype(x.dtype))
 neg_p = Primitive("neg", lambda x: np.negative(x))
 max_p = Primitive("max", lambda x, y: np.maximum(x, y))
@@ -132,7 +144,7 @@ jvp_rules[min_p] = lambda p, t: (min(*p), _t_sum(_t_map(t[0], lambda a: mul(a, _
 
 vjp_rules[add_p] = lambda x, y: (add(x, y), lambda ct: (ct, ct))
 vjp_rules[sub_p] = lambda x, y: (sub(x, y), lambda ct: (ct, neg(ct)))
-vjp_rules[mul_p] = lambda x, y: (mul(x, y), lambda ct: (mul(ct, y), mul(x, ct)))
+vjp_rules[mul_p] = lambda x, y: (mul(x, y), lambda ct: (mul(y, ct), mul(x, ct)))  # JAX's operand order (its errors name it)
 vjp_rules[div_p] = lambda x, y: (div(x, y), lambda ct: (div(ct, y), neg(mul(ct, div(x, mul(y, y))))))
 vjp_rules[neg_p] = lambda x: (neg(x), lambda ct: (neg(ct),))
 vjp_rules[sin_p] = lambda x: (sin(x), lambda ct: (mul(ct, cos(x)),))
