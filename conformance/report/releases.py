@@ -100,7 +100,7 @@ def explain(per_mode: dict[str, tuple[str, str]]) -> str:
 
 
 def observed_key(actual: Any) -> str:
-    """What a case did, in a word: `raised <type>` or `dtype <name>` (empty when the record does not say)."""
+    """What a case did, in a word: `raised <type>`, `dtype <name>` or `Python float 1.0` (empty when the record does not say)."""
     if not isinstance(actual, dict):
         return ""
     raised = actual.get("raised")
@@ -116,6 +116,8 @@ def observed_key(actual: Any) -> str:
         if actual.get("shape") == [] and isinstance(value, (int, float, bool)):
             return f"dtype {actual['dtype']} = {value!r}"
         return f"dtype {actual['dtype']}"
+    if actual.get("type") in ("int", "float", "complex", "bool") and "value" in actual:
+        return f"Python {actual['type']} {actual['value']!r}"  # not an array: a change from or to one shows
     return ""
 
 
