@@ -257,7 +257,8 @@ def test_breakage_is_caught(runs: dict[str, dict[str, Any]], breakage: Breakage)
         record = records.get(case)
         assert record is not None, f"{case} did not run under {breakage.adapter}\n{out[-3000:]}"
         assert record["outcome"] == "failed", f"{breakage.adapter} ({breakage.claim}) was not caught by {case}: {record['outcome']} {record['message'][:500]}"
-        assert record["mode"] == {"x64": MODES[breakage.mode][0] == "on", "explicit_x64_dtypes": MODES[breakage.mode][1]}
+        # The mode of the run, and no JAX flag besides the two x64 ones.
+        assert record["mode"] == {"x64": MODES[breakage.mode][0] == "on", "explicit_x64_dtypes": MODES[breakage.mode][1], "flags": {}}
         assert record["expected"] and record["actual"], f"{case}: the record lacks expected/actual: {record}"
         # The terminal failure names the case and the mode, shows the expect block, and says what happened.
         assert f"{case} FAILED [{label}" in out, f"no failure header for {case} [{label}] in the output"
