@@ -157,8 +157,11 @@ BREAKS = [
     Break("RejectClosedOverTracers",
           _ids(V_CL, "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used jax-test-closed-over-vmap-tracer "
                      "jax-test-closed-over-tracer-in-residual jax-test-bwd-closes-over-tracer jax-test-bwd-closes-over-tracer-more "
-                     "jax-test-fwd-closes-over-tracer")
-          + _ids(J_CL, "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp"),
+                     "jax-test-fwd-closes-over-tracer jax-test-vjp3-closed-over-vmap-tracer "
+                     "jax-test-vjp3-closed-over-tracer-in-residual jax-test-vjp3-closure-with-vmap2-primal "
+                     "jax-test-vjp3-closure-with-vmap2-grad")
+          + _ids(J_CL, "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp "
+                     "jax-test-jvp3-closed-over-vmap-tracer"),
           f"{V_CL}.grad-wrt-argument-still-works"),
     # claim 8
     Break("BypassRuleForClosedOverTracers",
@@ -179,7 +182,8 @@ BREAKS = [
           _ids(V_OPT, "symbolic-zeros-perturbed symbolic-zeros-both-perturbed symbolic-zeros-unused-output "
                       "symbolic-zeros-both-outputs-used")
           + _ids(V_SZ, "nondiff-arguments-passed-raw scan-under-grad under-remat wrong-shape-symbolic-zero grad-of-vmap "
-                       "bwd-returns-symbolic-zero"),
+                       "bwd-returns-symbolic-zero")
+          + _ids(V_PC, "jax-test-vjp3-jvp-of-symbolic-zeros-rule"),
           f"{V_OPT}.optimize-remat"),
     Break("OptimizeRematMissing",
           _ids(V_OPT, "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros optimize-remat-keyword-only-fwd "
@@ -200,7 +204,8 @@ BREAKS = [
     # items 1 and 6: the rule's primal output is the function's
     Break("RulePrimalNotCheckedAgainstFunction",
           _ids(J_RO, "primal-structure-differs-under-scan primal-shape-differs-under-scan primal-structure-differs-under-jit")
-          + _ids(V_PC, "fwd-structure-differs-under-scan fwd-shape-differs-under-scan fwd-shape-differs-under-jit"),
+          + _ids(V_PC, "fwd-structure-differs-under-scan fwd-shape-differs-under-scan fwd-shape-differs-under-jit "
+                       "jax-test-vjp3-fwd-output-type-messages"),
           f"{J_RO}.pair-works", "custom_jvp"),
     Break("JvpRuleRunsOnPrimalCall",
           _ids(J_RO, "not-a-pair-plain-call-unaffected tangent-structure-plain-call-unaffected tangent-shape-plain-call-unaffected")
@@ -236,7 +241,7 @@ BREAKS = [
     # item 5: symbolic zeros
     Break("JvpSymbolicZerosIgnored",
           _ids(J_SZ, "constant-arguments-get-symbolic-zeros constant-arguments-under-jit constant-arguments-under-vmap grad-of-vmap "
-                     "not-instantiated-under-jvp-of-vmap scan-under-grad"),
+                     "not-instantiated-under-jvp-of-vmap scan-under-grad jax-test-output-types"),
           f"{J_SZ}.jacfwd-of-jit", "custom_jvp"),
     Break("SymbolicZeroFromPrimalIsOne", _ids(J_SZ, "zero-from-primal-under-vmap-of-jit"), f"{J_SZ}.jacfwd-of-jit", "custom_jvp"),
     # item 10: every gradient (and jvp tangent) value is checked with its dtype
@@ -247,7 +252,8 @@ BREAKS = [
           + _ids(J_ND, "app-grad-uses-rule app2-statics-first grad-wrt-nondiff-is-zero "
                      "grad-wrt-nondiff-is-zero-under-jit grad-wrt-nondiff-other-paths-kept jvp-uses-rule "
                      "nondiff-argnames tracer-under-jit-grad tracer-under-vmap")
-          + _ids(J_RO, "pair-works")
+          + _ids(J_RO, "pair-works jax-test-overbatched-tangent-grads jax-test-overbatched-tangent-jvp-of-vmap")
+          + _ids(V_PC, "jax-test-vjp3-overbatched-fwd")
           + _ids(V_CL, "closure-convert-grad closure-convert-grad-under-jit closure-convert-grad-under-vmap "
                      "grad-wrt-argument-still-works jax-test-bwd-closes-over-tracer "
                      "jax-test-closed-over-tracer-in-residual jit-tracer-rule-used "
