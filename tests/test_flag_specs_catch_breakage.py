@@ -90,6 +90,9 @@ RUNS = [
     Run(flag_breaks.IgnoresRemat3, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_remat3": True})) for x64 in (False, True)
 ] + [
     Run(flag_breaks.IgnoresDisableBwdChecks, Mode.with_flags(x64, "warn", {"jax_disable_bwd_checks": True})) for x64 in (False, True)
+] + [
+    Run(flag_breaks.IgnoresDisableBwdChecks, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_disable_bwd_checks": True}))
+    for x64 in (False, True)
 ]
 
 

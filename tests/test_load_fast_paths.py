@@ -38,8 +38,11 @@ def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
     versions = set(when_rules.PROBE_VERSIONS)
     adapters = set(when_rules.PROBE_ADAPTERS)
     backends = set(when_rules.PROBE_BACKENDS)
+    flag_values: dict[str, set[object]] = {}
     for block in case.expect:
         w = block.when
+        for name, value in w.flags or ():
+            flag_values.setdefault(name, {True, False, when_rules._ABSENT}).add(value)
         if w.version is not None:
             for s in w.version:
                 try:
@@ -49,8 +52,8 @@ def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
                 versions.update({str(v), when_rules._bump(v, -1), when_rules._bump(v, +1)})
         adapters |= set(w.adapter or ())
         backends |= set(w.backend or ())
-    modes = [Mode(x, e) for x in (False, True) for e in EXPLICIT_MODES]
-    return list(itertools.product(modes, sorted(backends), sorted(adapters), sorted(versions)))
+    # Every x64 mode times every value (and the absence) of each flag a block names.
+    return list(itertools.product(when_rules._modes_with(flag_values), sorted(backends), sorted(adapters), sorted(versions)))
 
 
 @pytest.fixture

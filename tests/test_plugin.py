@@ -276,14 +276,15 @@ def test_results_file_has_every_design_field(specdir: SpecDir, tmp_path) -> None
     records = [json.loads(line) for line in lines]  # every line is valid JSON
     assert [r["record"] for r in records] == ["run", "collected", "case", "case", "end"]
     header = records[0]
-    for key in ("adapter", "implementation_version", "mode", "backends", "environment"):
+    for key in ("adapter", "implementation_version", "mode", "backends", "environment", "flags"):
         assert key in header
+    assert {"jax_enable_x64", "jax_custom_vjp3"} <= {f["name"] for f in header["flags"]}
     for key in ("python", "numpy", "jax", "jaxlib", "platform", "devices", "suite_version", "git_revision"):
         assert key in header["environment"], key
     for record in records[2:4]:
         assert set(CASE_FIELDS) <= set(record)
         assert record["outcome"] in OUTCOMES
-        assert record["mode"] == {"x64": False, "explicit_x64_dtypes": "warn"}
+        assert record["mode"] == {"x64": False, "explicit_x64_dtypes": "warn", "flags": {}}
         assert record["spec_file"] == "specs/demo.yaml"
     assert records[2]["outcome"] == "passed" and records[3]["outcome"] == "failed"
     assert records[3]["expected"] == {"dtype": "int8"}
