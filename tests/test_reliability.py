@@ -247,7 +247,7 @@ ORDER_SPECS = (
 
 
 @pytest.mark.slow
-def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: Path) -> None:
+def test_outcomes_are_identical_in_two_random_orders_and_with_xdist(tmp_path: Path) -> None:
     """Spec files of every kind that order could reach, plus the leaking cases: each case's
     outcome is the same however it is scheduled.
 
@@ -270,7 +270,6 @@ def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: 
         "collection order": (),
         "seed 1": (*shuffle, "--shuffle-seed", "1"),
         "seed 2": (*shuffle, "--shuffle-seed", "2"),
-        "seed 3": (*shuffle, "--shuffle-seed", "3"),
         "-n 2": ("-n", "2"),
     }
     seen: dict[str, dict[tuple[str, str], str]] = {}
@@ -300,7 +299,7 @@ def test_outcomes_are_identical_in_three_random_orders_and_with_xdist(tmp_path: 
         diff = {k: (base[k], got[k]) for k in got if base[k] != got[k]}
         assert not diff, f"{name}: outcomes differ from collection order: {diff}"
     serial = [orders[n] for n in shuffled]
-    assert len({tuple(o) for o in serial}) == 3, "the orders really differ"
+    assert len({tuple(o) for o in serial}) == len(shuffled) == 2, "the orders really differ"
     assert all(sorted(o) == sorted(serial[0]) for o in serial)
 
 
