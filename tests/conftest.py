@@ -54,3 +54,19 @@ def case_records(path: Path) -> dict[str, dict[str, Any]]:
     if not path.exists():
         return {}
     return {r["case"]: r for r in read_results(path) if r.get("record", "case") == "case" and "case" in r}
+
+
+# The files whose tests take minutes, longest first. `./dev test` runs under `--dist loadfile`,
+# which hands whole files to the two workers in collection order; collected alphabetically, the
+# longest (test_x64_specs_catch_breakage.py) came last and ran alone for minutes while the other
+# worker sat idle. Started first, the short files fill in around them.
+LONG_FIRST = (
+    "test_x64_specs_catch_breakage.py", "test_custom_vjp_specs_catch_breakage.py", "test_suite_modes.py",
+    "test_reliability.py", "test_wheel.py", "test_bench_quick.py", "test_flag_specs_catch_breakage.py",
+    "test_forkserver.py", "test_report_upcoming.py", "test_plugin.py", "test_verdicts.py",
+)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FIRST)))  # stable: the rest keep their order
