@@ -28,7 +28,7 @@ from typing import IO, Any, cast
 from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
 from jax_conformance.mode import Mode
 from jax_conformance.results import AdapterInfo, Isolation, Outcome, Verdict, adapter_info
-from jax_conformance.run.forkclient import ForkedProcess, ForkServer, describe_exit
+from jax_conformance.run.forkclient import VOLATILE_ENV, ForkedProcess, ForkServer, describe_exit
 from jax_conformance.run.worker import MEMORY_ENV, PARENT_ENV
 
 STARTUP_TIMEOUT = 180.0
@@ -240,6 +240,12 @@ class Worker:
         self.stderr.close()
 
 
+def full_server_serves(mode_env: dict[str, str], env: dict[str, str]) -> bool:
+    """Whether the full fork server (started in the mode's environment) serves a case with `env`:
+    the same test as `ForkServer.serves` for that level, decided before any server is started."""
+    return not ({k for k in set(env) | set(mode_env) if env.get(k) != mode_env.get(k)} - VOLATILE_ENV)
+
+
 class CaseRunner:
     """Runs cases for one adapter in one mode: a long-lived worker, fresh ones for isolated cases.
 
@@ -379,6 +385,8 @@ class CaseRunner:
         """A fresh `--once` worker for an isolated case: forked when a server's child is that process, else spawned."""
         if self.isolation == "fork":
             for level, isolation in (("full", "fork-full"), ("light", "fork-light")):
+                if level == "full" and not full_server_serves(self._env(), env):
+                    continue  # the full server could not serve it: do not start one (it imports the implementation)
                 server = self._server(level)
                 if server is None or not server.serves(env):
                     continue
