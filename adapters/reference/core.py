@@ -437,19 +437,26 @@ def staged_values(level: int) -> set[int]:
     return set().union(*[ids for depth, ids in zip(_inline_jit, _staged_args, strict=True) if depth > level])
 
 
-def closes_over(fn: Any, ids: set[int], depth: int = 2) -> bool:
-    """Whether fn (or a function it closes over, `depth` levels down) closes over one of these values."""
+def closed_over(fn: Any, depth: int = 2) -> list[Any]:
+    """The values fn closes over (and those of the functions it closes over, `depth` levels down)."""
     from jax_conformance.adapters.reference.tree_util import tree_leaves
 
+    out: list[Any] = []
     for cell in getattr(fn, "__closure__", None) or ():
         try:
             value = cell.cell_contents
         except ValueError:  # an empty cell
             continue
         for leaf in tree_leaves(value):
-            if id(leaf) in ids or (depth and callable(leaf) and closes_over(leaf, ids, depth - 1)):
-                return True
-    return False
+            out.append(leaf)
+            if depth and callable(leaf):
+                out += closed_over(leaf, depth - 1)
+    return out
+
+
+def closes_over(fn: Any, ids: set[int], depth: int = 2) -> bool:
+    """Whether fn (or a function it closes over, `depth` levels down) closes over one of these values."""
+    return any(id(v) in ids for v in closed_over(fn, depth))
 
 
 def check_sealed(trace: Trace, args: Any) -> None:

@@ -52,21 +52,6 @@ def check_for_tracers(x: Any) -> None:
             raise errors.UnexpectedTracerError(msg)
 
 
-def closed_over(fn: Any, depth: int = 2) -> list[Any]:
-    """The values fn closes over (and those of the functions it closes over, `depth` levels down)."""
-    out: list[Any] = []
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        for leaf in tree_leaves(value):
-            out.append(leaf)
-            if depth and callable(leaf):
-                out += closed_over(leaf, depth - 1)
-    return out
-
-
 def nondiff_positions(fun: Callable[..., Any], nums: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
     out = set(nums)
     if names:
@@ -130,7 +115,7 @@ class CustomCall:
 
         f = getattr(self, "f", None)
         rules = [self.fun, *(getattr(f, name, None) for name in ("jvp", "fwd", "bwd"))]
-        return [v._trace.main for r in rules if r is not None for v in closed_over(r)
+        return [v._trace.main for r in rules if r is not None for v in core.closed_over(r)
                 if isinstance(v, BatchTracer) and v._trace.main.alive]
 
 
@@ -143,7 +128,6 @@ class SymbolicZero:
 
     def __repr__(self) -> str:
         return f"SymbolicZero({self.aval})"
-
 
 
 def strong(a: ShapedArray) -> ShapedArray:

@@ -25,10 +25,9 @@ from typing import Any
 from jax_conformance.adapters.reference import core, errors
 from jax_conformance.adapters.reference.ad import is_float, zeros_like_aval
 from jax_conformance.adapters.reference.config import config
-from jax_conformance.adapters.reference.core import ShapedArray, Tracer, get_aval
+from jax_conformance.adapters.reference.core import ShapedArray, Tracer, closed_over, get_aval
 from jax_conformance.adapters.reference.custom_call import (
     SymbolicZero,
-    closed_over,
     jax_class,
     resolve_args,
     strong,
