@@ -46,14 +46,20 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+def open_report(browser: Any, index: Path, height: int = 900) -> tuple[Any, list[str]]:
+    """A 1400 px wide page on the report, its matrix drawn; the list collects every script and console error."""
+    page = browser.new_page(viewport={"width": 1400, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(index.as_uri())
+    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    return page, errors
+
+
 @pytest.fixture
 def page(browser: Any, site: Path) -> Iterator[Any]:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(site.as_uri())
-    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    page, errors = open_report(browser, site, height=1000)
     yield page
     assert errors == [], f"console errors: {errors}"
     assert page.evaluate("window.__pwned") is None, "markup from a result ran as script"
@@ -241,12 +247,7 @@ def rich_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def rich(browser: Any, rich_site: Path) -> Iterator[Any]:
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(rich_site.as_uri())
-    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    page, errors = open_report(browser, rich_site)
     yield page
     assert errors == [], f"console errors: {errors}"
     page.close()
@@ -339,12 +340,7 @@ def test_the_upcoming_defaults_section_is_shown_and_readable(browser: Any, tmp_p
     from tests.test_report_upcoming import flag_demo_runs
 
     index, _ = build_site(flag_demo_runs(tmp_path), tmp_path / "site")
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(index.as_uri())
-    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    page, errors = open_report(browser, index)
     page.locator('nav a[href="#upcoming"]').click()
     section = page.locator("#upcoming")
     assert section.locator("h2").inner_text() == "When JAX flips its upcoming defaults"
