@@ -56,11 +56,14 @@ def parse_flag(text: str, option: str = "--flag") -> tuple[str, FlagValue]:
     return name, parse_flag_value(value) if eq else True
 
 
+def value_text(value: FlagValue) -> str:
+    """A flag's value as written on a command line and in labels: `true`, `false`, or the string."""
+    return str(value).lower() if isinstance(value, bool) else value
+
+
 def flag_text(name: str, value: FlagValue) -> str:
     """How a flag is written in a mode's name: `+name` for true, `+name=value` otherwise."""
-    if value is True:
-        return name
-    return f"{name}={'false' if value is False else value}"
+    return name if value is True else f"{name}={value_text(value)}"
 
 
 def same_flag_value(have: object, want: FlagValue) -> bool:
@@ -130,7 +133,7 @@ class Mode:
     @property
     def label(self) -> str:
         return ", ".join([f"x64={'on' if self.x64 else 'off'}, explicit_x64_dtypes={self.explicit_x64_dtypes}",
-                          *(f"{n}={flag_env(v) if not isinstance(v, bool) else str(v).lower()}" for n, v in self.flags)])
+                          *(f"{n}={value_text(v)}" for n, v in self.flags)])
 
     def to_json(self) -> dict[str, Any]:
         return {"x64": self.x64, "explicit_x64_dtypes": self.explicit_x64_dtypes, "flags": dict(self.flags)}

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jax_conformance.mode import Mode
+from jax_conformance.mode import Mode, value_text
 from jax_conformance.spec.loader import load_spec, spec_files
 from jax_conformance.spec.model import Case, Expectation, version_in
 from packaging.version import Version
@@ -81,7 +81,7 @@ class Run:
 
     def args(self) -> list[str]:
         return [f"--x64={'on' if self.mode.x64 else 'off'}", f"--explicit-x64-dtypes={self.mode.explicit_x64_dtypes}",
-                *(f"--flag={n}={str(v).lower()}" for n, v in self.mode.flags)]
+                *(f"--flag={n}={value_text(v)}" for n, v in self.mode.flags)]
 
 
 RUNS = [

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from jax_conformance import PACKAGE_DIR
-from jax_conformance.mode import Mode, flag_env
+from jax_conformance.mode import Mode, value_text
 from jax_conformance.results import UNEXPECTED, read_appended, tally
 
 # ---------------------------------------------------------------- the command line
@@ -38,7 +38,7 @@ def pytest_command(adapter: str, mode: Mode, results: Path | None = None, *, pyt
     command works from a checkout and from a wheel, in any working directory."""
     argv = [python, "-m", "pytest", str(PACKAGE_DIR), f"--adapter={adapter}", f"--x64={'on' if mode.x64 else 'off'}",
             f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}"]
-    argv += [f"--flag={name}={flag_env(value) if not isinstance(value, bool) else str(value).lower()}" for name, value in mode.flags]
+    argv += [f"--flag={name}={value_text(value)}" for name, value in mode.flags]
     if results is not None:
         argv += ["--results", str(results)]
     return [*argv, "-p", "no:cacheprovider", "-q", *extra]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jax_conformance.mode import FlagValue, Mode, same_flag_value
+from jax_conformance.mode import FlagValue, Mode, same_flag_value, value_text
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -57,7 +57,7 @@ class When:
                 parts.append(f"{name}={'|'.join(sorted(value))}")
         if self.version is not None:
             parts.append(f"version{self.version}")
-        parts.extend(f"{name}={str(value).lower()}" for name, value in self.flags or ())
+        parts.extend(f"{name}={value_text(value)}" for name, value in self.flags or ())
         return ", ".join(parts) or "always"
 
 
