@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jax_conformance.compat.envs import _flag_lacking
 from jax_conformance.errors import ModeError, SpecError, SpecFileErrors
-from jax_conformance.flags import upcoming_modes
+from jax_conformance.flags import lacking_flag, upcoming_modes
 from jax_conformance.mode import Mode, parse_modes, wants_upcoming
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.spec.loader import load_spec
@@ -192,7 +191,7 @@ def test_an_unknown_flag_is_one_line_naming_the_closest_flags(specdir: Path, tmp
     assert line.startswith("ERROR: flag jax_custom_vjp4 not available in adapter 'jax'")
     assert "did you mean jax_custom_vjp3" in line and "its upgrade flags: " in line
     # compat reads the same line as "this release lacks the flag": the mode is unavailable there.
-    assert _flag_lacking(proc.stderr) == "flag jax_custom_vjp4 not available in adapter 'jax' " + line.split("'jax' ")[1].split(";")[0]
+    assert lacking_flag(proc.stderr) == "flag jax_custom_vjp4 not available in adapter 'jax' " + line.split("'jax' ")[1].split(";")[0]
     assert not (tmp_path / "x.jsonl").exists() or not [r for r in records(tmp_path / "x.jsonl") if r["record"] == "case"]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from jax_conformance import CHECKOUT
 from jax_conformance.errors import ModeError, UsageError
+from jax_conformance.flags import lacking_flag
 from jax_conformance.mode import Mode
 from jax_conformance.report.releases import version_key
 from jax_conformance.results import EndRecord, RunHeader, load_runs, new_run_id, now, suite_info
@@ -358,7 +359,7 @@ def close_run(run: ModeRun) -> None:
     if run.timed_out is not None:
         out += f"\nERROR: timed out after {run.timed_out:.0f} s: {' '.join(run.argv[:4])} ..."
     runs = load_runs([run.results]) if run.results.is_file() else []
-    lacking = _flag_lacking(out) if rc == 4 and not runs else None
+    lacking = lacking_flag(out) if rc == 4 and not runs else None
     if lacking is not None:
         # The release does not have a flag the mode sets (jax_custom_vjp3 before 0.9.1): the mode
         # is unavailable there, which is a fact about the release, not a failure of the run.
@@ -373,16 +374,6 @@ def close_run(run: ModeRun) -> None:
                       "interrupted": True, "counts": run.counts, "reason": run.reason}]
     elif rc not in (0, 1):
         run.reason = f"pytest exit status {rc}: {_tail(out, 2)}"
-
-
-def _flag_lacking(output: str) -> str | None:
-    """The plugin's usage error for a flag the release lacks (`flag X not available in adapter ...`), cut
-    to its first clause, or None."""
-    for line in output.splitlines():
-        text = line.removeprefix("ERROR: ").strip()
-        if text.startswith("flag ") and " not available in adapter " in text:
-            return text.split(";")[0]
-    return None
 
 
 def _append(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
