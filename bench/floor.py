@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance.mode import Mode
-from jax_conformance.run.judge import DEFAULT_MAX_EXAMPLES
 from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
 from jax_conformance.spec.model import Case, Expectation
+from jax_conformance.worker.judge import DEFAULT_MAX_EXAMPLES
 
 # Names the jax adapter's namespace gives spec code (adapters/jax: JaxAdapter.namespace).
 NAMESPACE_NAMES = ("jax", "jnp", "np", "lax", "os", "sys")
@@ -67,7 +67,7 @@ def _observe(setup, run, file, backend, extra=None):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            # As in the harness (conformance/run/judge.py: observe), the namespace is built inside
+            # As in the harness (conformance/worker/judge.py: observe), the namespace is built inside
             # the case: an import that fails at start-up is the case's observed exception.
             ns = dict(_namespace())
             ns.update(extra or {{}})
@@ -102,7 +102,7 @@ def _dtype(leaf):
 
 
 def _parse(value):
-    from jax_conformance.run.checks import parse_value  # YAML's complex, nan, inf; imported only by value checks
+    from jax_conformance.worker.checks import parse_value  # YAML's complex, nan, inf; imported only by value checks
 
     return parse_value(value)
 
@@ -148,7 +148,7 @@ def _class_expr(name: str) -> str:
 
 
 def _asserts(outcome: dict[str, Any], file: str, line: int) -> list[str]:
-    """Bare asserts for one expect block, in the order the harness checks it (conformance/run/checks.py)."""
+    """Bare asserts for one expect block, in the order the harness checks it (conformance/worker/checks.py)."""
     out: list[str] = []
     raises = outcome.get("raises")
     if raises is not None:
@@ -228,7 +228,7 @@ def _indent(lines: Iterable[str], by: str = "    ") -> list[str]:
 def floor_module(spec_dirs: list[Path], mode: Mode, backends: list[str], version: str, adapter: str = "jax") -> tuple[str, dict[str, int]]:
     """The plain pytest module for one mode, and counts of what it holds (run, not_applicable, isolated)."""
     # The module sets the mode before importing JAX; an isolated child inherits it with the
-    # case's own variables on top (as jax_conformance.run.workers.worker_env builds them), so its
+    # case's own variables on top (as jax_conformance.plugin.caserunner.worker_env builds them), so its
     # script must not set the mode again.
     prelude = PRELUDE.format(start_mode=(
         f"os.environ.update({mode.environ()!r})\nNS = _namespace()\n"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance.mode import DEFAULT_MODES
-from jax_conformance.results import new_run_id, now
+from jax_conformance.records import new_run_id, now
 
 _FILE_HEAD = """\
 topic: bench.t{n:04d}

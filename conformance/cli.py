@@ -73,7 +73,7 @@ def check_adapter(name: str, option: str = "--adapter") -> None:
     importable `module:Class`; checked here, before any process is started."""
     import importlib.util
 
-    from jax_conformance.adapter import installed_adapters
+    from jax_conformance.adapters import installed_adapters
 
     installed = installed_adapters()
     if name in installed:

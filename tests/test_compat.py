@@ -19,6 +19,7 @@ from jax_conformance.commands import compat
 from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.records import load_runs
 from jax_conformance.report.releases import (
     build_table,
     explain,
@@ -26,7 +27,6 @@ from jax_conformance.report.releases import (
     observed_key,
     status_over_modes,
 )
-from jax_conformance.results import load_runs
 
 REAL = os.environ.get("JAX_CONFORMANCE_COMPAT_REAL") == "1"
 

@@ -32,7 +32,7 @@ from jax_conformance.spec.loader import load_spec, spec_files
 from jax_conformance.spec.model import Case, Expectation, version_in
 from packaging.version import Version
 
-from tests.breakage import flags as flag_breaks
+from tests.breakage import upgrade_flags as flag_breaks
 from tests.conftest import case_records
 
 REPO = Path(__file__).resolve().parent.parent
@@ -73,7 +73,7 @@ class Run:
 
     @property
     def spec(self) -> str:
-        return f"tests.breakage.flags:{self.adapter.__name__}"
+        return f"tests.breakage.upgrade_flags:{self.adapter.__name__}"
 
     @property
     def name(self) -> str:

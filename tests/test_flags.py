@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from jax_conformance.errors import ModeError, SpecError, SpecFileErrors
-from jax_conformance.flags import lacking_flag, upcoming_modes
+from jax_conformance.flag_table import lacking_flag, upcoming_modes
 from jax_conformance.mode import Mode, parse_modes, wants_upcoming
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.spec.loader import load_spec

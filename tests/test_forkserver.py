@@ -1,6 +1,6 @@
 """Isolated cases forked from a fork server are the processes a fresh interpreter would give.
 
-`jax_conformance.run.forkserver` saves the interpreter start-up of `isolate: process` cases. These
+`jax_conformance.worker.forkserver` saves the interpreter start-up of `isolate: process` cases. These
 tests hold it to that: which server may serve which environment, what happens when a server
 is gone, and that the real x64 specs (where every isolated case lives) give the same verdicts
 and the same observed values forked as spawned.
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
-from jax_conformance.run.workers import CaseRunner
+from jax_conformance.plugin.caserunner import CaseRunner
 from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
 
 from tests.conftest import REPO, read_results

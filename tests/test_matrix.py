@@ -19,10 +19,7 @@ import pytest
 import yaml
 from jax_conformance.commands.run import Progress, notes, parse_modes, summary_table
 from jax_conformance.errors import UsageError
-from jax_conformance.mode import DEFAULT_MODES, Mode
-from jax_conformance.plugin import PACKAGE_DIR
-from jax_conformance.report.model import build_model
-from jax_conformance.run.modes import (
+from jax_conformance.launch.scheduler import (
     ModeProcess,
     ResultsTail,
     Scheduler,
@@ -30,6 +27,9 @@ from jax_conformance.run.modes import (
     pytest_command,
     pytest_options,
 )
+from jax_conformance.mode import DEFAULT_MODES, Mode
+from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.report.model import build_model
 
 REPO = PACKAGE_DIR.parent
 

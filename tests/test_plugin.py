@@ -7,7 +7,7 @@ import shutil
 import textwrap
 
 import pytest
-from jax_conformance.results import CASE_FIELDS, OUTCOMES
+from jax_conformance.records import CASE_FIELDS, OUTCOMES
 
 from tests.conftest import REPO, SpecDir, read_results
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from jax_conformance.results import load_runs
+from jax_conformance.records import load_runs
 from jax_conformance.spec.loader import load_spec
 
 REPO = Path(__file__).resolve().parent.parent

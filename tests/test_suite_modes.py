@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from jax_conformance.launch.scheduler import pytest_command, pytest_options
 from jax_conformance.mode import DEFAULT_MODES, Mode
-from jax_conformance.run.modes import pytest_command, pytest_options
 
 from tests.conftest import REPO, read_results
 

@@ -228,7 +228,7 @@ def test_given_examples_come_from_the_fixed_seed_not_the_judges_source(monkeypat
     import hypothesis
     from hypothesis import strategies as st
     from jax_conformance.adapters.reference import ReferenceAdapter
-    from jax_conformance.run import judge
+    from jax_conformance.worker import judge
 
     drawn: list[int] = []
     observe = judge.observe

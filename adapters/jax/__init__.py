@@ -8,10 +8,10 @@ import platform
 import sys
 from typing import Any
 
-from jax_conformance.adapter import Adapter
+from jax_conformance.adapters import Adapter
 from jax_conformance.errors import AdapterStartError
 from jax_conformance.mode import Mode
-from jax_conformance.results import AdapterInfo, FlagInfo
+from jax_conformance.records import AdapterInfo, FlagInfo
 
 
 class JaxAdapter(Adapter):

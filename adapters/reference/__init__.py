@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 from jax_conformance import __version__ as suite_version
-from jax_conformance.adapter import Adapter
+from jax_conformance.adapters import Adapter
 from jax_conformance.errors import AdapterStartError
 from jax_conformance.mode import Mode
-from jax_conformance.results import AdapterInfo
+from jax_conformance.records import AdapterInfo
 
 BEHAVIOUR_VERSION = "0.10.2"  # the JAX release whose documented behaviour this models
 

@@ -57,10 +57,10 @@ from jax_conformance.compat.envs import (
 )
 from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
+from jax_conformance.launch.scheduler import Scheduler, merge
 from jax_conformance.mode import DEFAULT_MODES
+from jax_conformance.records import load_runs, suite_info
 from jax_conformance.report.releases import build_table
-from jax_conformance.results import load_runs, suite_info
-from jax_conformance.run.modes import Scheduler, merge
 
 __all__ = [
     "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS",

@@ -12,7 +12,12 @@ import json
 
 from jax_conformance.cli import check_adapter
 from jax_conformance.errors import ModeError, UsageError
-from jax_conformance.flags import TOPIC_FLAGS, read_adapter_info, spec_flag_names, upcoming_flags
+from jax_conformance.flag_table import (
+    TOPIC_FLAGS,
+    read_adapter_info,
+    spec_flag_names,
+    upcoming_flags,
+)
 from jax_conformance.mode import Mode
 
 

@@ -1,7 +1,7 @@
 """`jax-conformance run`: every mode on every backend, one pytest process per (adapter, mode), in parallel.
 
 x64 and the explicit-dtype policy are process-wide, so each mode gets its own process
-(`jax_conformance.run.modes` starts them, N at a time); each process runs every backend its
+(`jax_conformance.launch.scheduler` starts them, N at a time); each process runs every backend its
 adapter reports. Progress is read from the growing results files, never from pytest's output. Afterwards the per-mode files are merged into
 `<out>/results.jsonl`, the report is rendered into `<out>/`, and a summary table is printed.
 Exit status: 0 only when every mode's process finished and no case has an unexpected outcome.
@@ -27,9 +27,10 @@ from jax_conformance.cli import (
 )
 from jax_conformance.commands import outdir
 from jax_conformance.errors import ExpectationsError, ModeError, UsageError
+from jax_conformance.launch.scheduler import ModeProcess, Scheduler, merge, pytest_options
 from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode, wants_upcoming
 from jax_conformance.mode import parse_modes as _parse_modes
-from jax_conformance.results import (
+from jax_conformance.records import (
     OUTCOMES,
     UNEXPECTED,
     EndRecord,
@@ -39,7 +40,6 @@ from jax_conformance.results import (
     read_records,
     tally,
 )
-from jax_conformance.run.modes import ModeProcess, Scheduler, merge, pytest_options
 
 EXPECTATIONS_DIR = SPECS_DIR / "expectations"
 DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # each run in a new directory there; reports/latest points at the newest
@@ -300,7 +300,7 @@ def adapter_modes(modes: list[Mode], adapters: list[str], upcoming: bool, specs:
     if not upcoming and not any(m.flags for m in modes):
         return out
     from jax_conformance import SPECS_DIR
-    from jax_conformance.flags import (
+    from jax_conformance.flag_table import (
         check_modes,
         read_adapter_info,
         spec_flag_names,

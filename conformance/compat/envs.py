@@ -23,11 +23,11 @@ from typing import Any
 
 from jax_conformance import CHECKOUT
 from jax_conformance.errors import ModeError, UsageError
-from jax_conformance.flags import lacking_flag
+from jax_conformance.flag_table import lacking_flag
+from jax_conformance.launch.scheduler import ModeProcess
 from jax_conformance.mode import Mode
+from jax_conformance.records import EndRecord, RunHeader, load_runs, new_run_id, now, suite_info
 from jax_conformance.report.releases import version_key
-from jax_conformance.results import EndRecord, RunHeader, load_runs, new_run_id, now, suite_info
-from jax_conformance.run.modes import ModeProcess
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 

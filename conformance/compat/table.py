@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance import SPECS_DIR
+from jax_conformance.records import now
 from jax_conformance.report.releases import HOLDS, STATUSES, CaseRow, ReleaseTable, version_key
-from jax_conformance.results import now
 from jax_conformance.spec.loader import load_spec
 
 SPEC_FILE_ROOT = SPECS_DIR.parent  # a relative spec_file in a record (specs/...) is relative to it

@@ -1,7 +1,7 @@
 """The program grammar of `jax-conformance diff`: Hypothesis strategies over the suite's topics.
 
 A generated program is a few lines of Python that binds `result`, written against the names
-every adapter provides (`jax`, `jnp`, `np`, `lax`; see jax_conformance.adapter.SPEC_NAMES). It is
+every adapter provides (`jax`, `jnp`, `np`, `lax`; see jax_conformance.adapters.SPEC_NAMES). It is
 run unchanged on both implementations (jax_conformance.commands.diff) and what it did is compared
 (jax_conformance.differential.observe).
 

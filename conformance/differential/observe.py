@@ -1,6 +1,6 @@
 """What a `diff` program did, normalized so two implementations can be compared.
 
-`observe(text, namespace)` runs inside a worker (jax_conformance.run.worker, through an ordinary run
+`observe(text, namespace)` runs inside a worker (jax_conformance.worker.loop, through an ordinary run
 payload; see jax_conformance.commands.diff.payload) and returns a JSON-ready observation:
 
   {"result": <tree>, "warnings": [{"category", "message"}, ...]}      the program returned

@@ -13,6 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jax_conformance.records import (
+    OUTCOMES,
+    UNEXPECTED,
+    EndRecord,
+    ResultRecord,
+    Run,
+    load_runs,
+    tally,
+)
 from jax_conformance.report.releases import (
     HOLDING,
     INAPPLICABLE,
@@ -28,15 +37,6 @@ from jax_conformance.report.upcoming import (
     UpcomingSection,
     flag_overview,
     upcoming_sections,
-)
-from jax_conformance.results import (
-    OUTCOMES,
-    UNEXPECTED,
-    EndRecord,
-    ResultRecord,
-    Run,
-    load_runs,
-    tally,
 )
 from jax_conformance.spec.model import NORMATIVE_BASES
 

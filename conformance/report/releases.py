@@ -18,7 +18,7 @@ from typing import Any
 
 from jax_conformance.errors import ModeError
 from jax_conformance.mode import DEFAULT_MODES, Mode
-from jax_conformance.results import ResultRecord, Run
+from jax_conformance.records import ResultRecord, Run
 from packaging.version import InvalidVersion, Version
 
 # Outcomes where the behaviour was seen to hold: xpassed means a listed divergence did not happen.

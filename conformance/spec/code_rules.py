@@ -12,7 +12,7 @@ import symtable
 from collections.abc import Iterator
 from typing import Any
 
-from jax_conformance.adapter import SPEC_NAMES
+from jax_conformance.adapters import SPEC_NAMES
 from jax_conformance.errors import SpecError
 from jax_conformance.spec.model import Case, Code, Spec
 from jax_conformance.spec.rule_base import Rule, list_items, raw_block, value_line

@@ -1,9 +1,9 @@
-"""The parent side of a fork server: start `jax_conformance.run.forkserver`, ask it for `--once` workers.
+"""The parent side of a fork server: start `jax_conformance.worker.forkserver`, ask it for `--once` workers.
 
 Runs in the parent (the pytest process). `ForkServer` is the parent's end of one server process
 (one per level and mode); `ForkedProcess` is one of its children, with the part of `Popen`'s
-interface a `Worker` (`jax_conformance.run.workers`) uses, so a forked worker and a spawned one
-are driven the same way. The server's own side is `jax_conformance.run.forkserver`.
+interface a `Worker` (`jax_conformance.plugin.caserunner`) uses, so a forked worker and a spawned one
+are driven the same way. The server's own side is `jax_conformance.worker.forkserver`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from typing import IO, Any
 
 from jax_conformance.errors import ForkServerError
-from jax_conformance.run.worker import PARENT_ENV
+from jax_conformance.worker.loop import PARENT_ENV
 
 # Variables that change while a run goes on and that no import reads (pytest sets the first for
 # each test): a fork server started before the change still serves; the child gets the new value.
@@ -46,7 +46,7 @@ def describe_exit(code: int | None) -> str:
 
 
 class ForkServer:
-    """The parent's end of a `jax_conformance.run.forkserver` process (one per level and mode, started lazily)."""
+    """The parent's end of a `jax_conformance.worker.forkserver` process (one per level and mode, started lazily)."""
 
     def __init__(self, adapter: str, env: dict[str, str], level: str) -> None:
         self.env = env
@@ -58,7 +58,7 @@ class ForkServer:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jax_conformance.run.forkserver", "--adapter", adapter, "--level", level,
+                [sys.executable, "-m", "jax_conformance.worker.forkserver", "--adapter", adapter, "--level", level,
                  "--fd", str(theirs.fileno())],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
                 env={**env, PARENT_ENV: str(os.getpid())}, start_new_session=True,

@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from jax_conformance import PACKAGE_DIR
 from jax_conformance.mode import Mode, value_text
-from jax_conformance.results import UNEXPECTED, read_appended, tally
+from jax_conformance.records import UNEXPECTED, read_appended, tally
 
 # ---------------------------------------------------------------- the command line
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from jax_conformance.plugin_items import CaseFailure, NotApplicable, SpecItem
-from jax_conformance.plugin_suite import SUITE, Suite, is_xdist_worker, rel_path
-from jax_conformance.results import Outcome, ResultRecord, now, tally
+from jax_conformance.plugin.collect import CaseFailure, NotApplicable, SpecItem
+from jax_conformance.plugin.session import SUITE, Suite, is_xdist_worker, rel_path
+from jax_conformance.records import Outcome, ResultRecord, now, tally
 
 RECORD_KEY = "conformance_record"
 _ERROR_LINE = re.compile(r"^(.*?):(\d+): [A-Z0-9-]+ ")

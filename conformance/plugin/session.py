@@ -1,7 +1,7 @@
 """The pytest plugin's per-session state: the mode, the case runner, the loaded specs, the results file.
 
 Runs in the pytest process (the parent side): cases themselves run in a worker process
-(`jax_conformance.run.worker`) that the runner starts in the run's mode.
+(`jax_conformance.worker.loop`) that the runner starts in the run's mode.
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 from jax_conformance import SPECS_DIR
-from jax_conformance.adapter import installed_adapters
+from jax_conformance.adapters import installed_adapters
 from jax_conformance.errors import ModeError, SpecFileErrors
-from jax_conformance.flags import unknown_flags
+from jax_conformance.flag_table import unknown_flags
 from jax_conformance.mode import FlagValue, Mode, parse_flag, parse_truth, same_flag_value
-from jax_conformance.results import (
+from jax_conformance.plugin.caserunner import CaseRunner
+from jax_conformance.records import (
     AdapterInfo,
     ResultsWriter,
     RunHeader,
@@ -22,7 +23,6 @@ from jax_conformance.results import (
     now,
     suite_info,
 )
-from jax_conformance.run.workers import CaseRunner
 from jax_conformance.spec.cache import SpecCache, gc_paused
 from jax_conformance.spec.expectations import ExpectationFile
 from jax_conformance.spec.loader import load_spec

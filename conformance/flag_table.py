@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
-from jax_conformance.results import AdapterInfo, FlagInfo
+from jax_conformance.records import AdapterInfo, FlagInfo
 
 # The upgrade flags that change behaviour this suite specifies, and why (measured on JAX 0.10.2:
 # docs/research/upcoming-flags.md). An upgrade flag a spec names in `when: flags` counts too.
@@ -101,7 +101,7 @@ def spec_flag_names(paths: Sequence[Path]) -> set[str]:
 
 def read_adapter_info(adapter: str, mode: Mode | None = None) -> AdapterInfo:
     """Start the adapter in a worker, in `mode` (default: off-warn, no flags), and read its info."""
-    from jax_conformance.run.workers import CaseRunner
+    from jax_conformance.plugin.caserunner import CaseRunner
 
     runner = CaseRunner(adapter, mode or Mode())
     try:

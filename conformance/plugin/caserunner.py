@@ -1,9 +1,9 @@
 """The parent side of the worker protocol: start workers, send cases, survive crashes and hangs.
 
 Runs in the parent (the pytest process, or `lint`/`diff`): `Worker` is one worker process
-(`jax_conformance.run.worker`) and its pipes; `CaseRunner` runs one adapter's cases in one mode,
+(`jax_conformance.worker.loop`) and its pipes; `CaseRunner` runs one adapter's cases in one mode,
 on a long-lived worker or, for an isolated case, a fresh one (forked through
-`jax_conformance.run.forkclient`, else spawned).
+`jax_conformance.plugin.forkclient`, else spawned).
 
 A case that kills its interpreter is `crashed`, one that outlives its time limit is
 `timeout`; either way the worker is replaced and the run goes on. The verdict says what is
@@ -27,9 +27,9 @@ from typing import IO, Any, cast
 
 from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
 from jax_conformance.mode import Mode
-from jax_conformance.results import AdapterInfo, Isolation, Outcome, Verdict, adapter_info
-from jax_conformance.run.forkclient import VOLATILE_ENV, ForkedProcess, ForkServer, describe_exit
-from jax_conformance.run.worker import MEMORY_ENV, PARENT_ENV
+from jax_conformance.plugin.forkclient import VOLATILE_ENV, ForkedProcess, ForkServer, describe_exit
+from jax_conformance.records import AdapterInfo, Isolation, Outcome, Verdict, adapter_info
+from jax_conformance.worker.loop import MEMORY_ENV, PARENT_ENV
 
 STARTUP_TIMEOUT = 180.0
 ISOLATION_ENV = "JAX_CONFORMANCE_ISOLATION"
@@ -110,7 +110,7 @@ class Worker:
             # A `--once` worker forked from a server that has already paid the start-up (see forkserver.py).
             self.proc = server.fork(env, self.stderr)
         else:
-            cmd = [sys.executable, "-m", "jax_conformance.run.worker", "--adapter", adapter] + (["--once"] if once else [])
+            cmd = [sys.executable, "-m", "jax_conformance.worker.loop", "--adapter", adapter] + (["--once"] if once else [])
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
                 env={**env, PARENT_ENV: str(os.getpid())},

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from jax_conformance.errors import SpecError, SpecFileErrors
-from jax_conformance.plugin_suite import SUITE, Suite, rel_path, spec_dirs
-from jax_conformance.results import Verdict
+from jax_conformance.plugin.session import SUITE, Suite, rel_path, spec_dirs
+from jax_conformance.records import Verdict
 from jax_conformance.spec.cache import gc_paused, is_large_load
 from jax_conformance.spec.loader import is_spec_file, spec_files
 from jax_conformance.spec.model import Case, Spec

@@ -1,6 +1,6 @@
 """Expectation checks: compare what a case did (an `Observation`) with what its expect block demands.
 
-Runs inside a worker process (called by `jax_conformance.run.judge`).
+Runs inside a worker process (called by `jax_conformance.worker.judge`).
 
 Each failed check is a `Mismatch` that says what happened and what should have, in the
 style of array-api-tests: `dtype=int64, but should be int32`.

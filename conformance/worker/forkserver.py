@@ -4,9 +4,9 @@ An isolated case needs a process no other case has touched. Starting a fresh int
 importing JAX for each one costs about 0.7 s, most of it the same import every time. A fork
 server is a process started in the mode's environment that imports what can safely be shared
 and then, for each case, forks a child that runs the case exactly as `python -m
-jax_conformance.run.worker --once` would (the same code: `jax_conformance.run.worker.main`).
+jax_conformance.worker.loop --once` would (the same code: `jax_conformance.worker.loop.main`).
 
-Two levels, chosen per case by the parent (`jax_conformance.run.workers.CaseRunner`):
+Two levels, chosen per case by the parent (`jax_conformance.plugin.caserunner.CaseRunner`):
 
 - `full`: the server has imported the implementation itself (the adapter's `fork_preload`
   `full` modules, e.g. `jax`) under the case's exact environment. A child of it is the same
@@ -36,7 +36,7 @@ stderr); the server answers {"pid": N} (or {"error": ...}) and, when a child end
 the parent's end closes, the server exits.
 
 This module runs in the fork server process (and, until they start the case, in its children);
-the parent's end of the socket is `jax_conformance.run.forkclient.ForkServer`.
+the parent's end of the socket is `jax_conformance.plugin.forkclient.ForkServer`.
 """
 
 from __future__ import annotations
@@ -120,10 +120,10 @@ def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int, p
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True,
                                       errors="backslashreplace")
-        from jax_conformance.run import worker
+        from jax_conformance.worker import loop as worker
 
         argv = ["--adapter", adapter, "--once"]
-        sys.argv = [worker.__file__, *argv]  # what `python -m jax_conformance.run.worker` would show the case
+        sys.argv = [worker.__file__, *argv]  # what `python -m jax_conformance.worker.loop` would show the case
         try:
             code = worker.main(argv)
         except SystemExit as exc:
@@ -152,14 +152,14 @@ def _reap(sock: socket.socket, children: set[int]) -> None:
 
 
 def serve(adapter_name: str, level: str, fd: int) -> int:
-    from jax_conformance.adapter import load_adapter
-    from jax_conformance.run.worker import PARENT_ENV
+    from jax_conformance.adapters import load_adapter
+    from jax_conformance.worker.loop import PARENT_ENV
 
     sock = socket.socket(fileno=fd)
     # What every child needs anyway: the harness's own modules.
-    import jax_conformance.run.checks  # noqa: F401
-    import jax_conformance.run.judge  # noqa: F401
-    import jax_conformance.run.worker  # noqa: F401
+    import jax_conformance.worker.checks  # noqa: F401
+    import jax_conformance.worker.judge  # noqa: F401
+    import jax_conformance.worker.loop  # noqa: F401
 
     ready: dict[str, Any] = {"ready": True, "level": level, "reason": None, "pid": os.getpid()}
     try:
@@ -234,7 +234,7 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jax_conformance.run.forkserver")
+    parser = argparse.ArgumentParser(prog="python -m jax_conformance.worker.forkserver")
     parser.add_argument("--adapter", required=True)
     parser.add_argument("--level", choices=LEVELS, required=True)
     parser.add_argument("--fd", type=int, required=True, help="this end of the parent's socket pair")

@@ -1,6 +1,6 @@
 """Run one case's code against an adapter and judge it into a `Verdict`.
 
-Runs inside a worker process (`jax_conformance.run.worker`), or a fork server's child of one.
+Runs inside a worker process (`jax_conformance.worker.loop`), or a fork server's child of one.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import traceback
 import warnings
 from typing import Any
 
-from jax_conformance.adapter import Adapter
+from jax_conformance.adapters import Adapter
 from jax_conformance.errors import SpecCodeError
-from jax_conformance.results import DocumentedCheck, Verdict
-from jax_conformance.run.checks import (
+from jax_conformance.records import DocumentedCheck, Verdict
+from jax_conformance.worker.checks import (
     Mismatch,
     Observation,
     check_all,

@@ -2,7 +2,7 @@
 
 Registered through the `pytest11` entry point. It is inert unless `--adapter` is given or a
 spec file is collected, and it never imports JAX: cases run in a worker process
-(`jax_conformance.run.worker`) started in the run's mode. This module and the ones it uses run
+(`jax_conformance.worker.loop`) started in the run's mode. This module and the ones it uses run
 in the pytest process (the parent side): `plugin_suite` (per-session state), `plugin_items`
 (collectors, items, failure text), `plugin_records` (case records, the results file, the summary).
 """
@@ -16,21 +16,21 @@ from typing import Any
 
 import pytest
 from jax_conformance import PACKAGE_DIR, SPECS_DIR, __version__
-from jax_conformance.adapter import installed_adapters
+from jax_conformance.adapters import installed_adapters
 from jax_conformance.cli import check_spec_paths, positive_float, positive_int
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import EXPLICIT_MODES
-from jax_conformance.plugin_items import SpecFile, SpecItem, SuiteDirectory
-from jax_conformance.plugin_records import (
+from jax_conformance.plugin.caserunner import ISOLATION_MODES
+from jax_conformance.plugin.collect import SpecFile, SpecItem, SuiteDirectory
+from jax_conformance.plugin.reporting import (
     RECORD_KEY,
     SuiteReporter,
     case_record,
     outcome_of,
     record_of,
 )
-from jax_conformance.plugin_suite import SUITE, Suite, is_xdist_worker, missing_adapter, spec_dirs
-from jax_conformance.results import ResultsWriter
-from jax_conformance.run.workers import ISOLATION_MODES
+from jax_conformance.plugin.session import SUITE, Suite, is_xdist_worker, missing_adapter, spec_dirs
+from jax_conformance.records import ResultsWriter
 from jax_conformance.spec.loader import is_spec_file
 from jax_conformance.spec.rules import known_tags
 

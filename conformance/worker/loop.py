@@ -1,7 +1,7 @@
 """The worker process: one implementation, started in one mode, running cases on request.
 
-This module runs inside the worker (`python -m jax_conformance.run.worker`, or a fork server's
-child); its parent side is `jax_conformance.run.workers`.
+This module runs inside the worker (`python -m jax_conformance.worker.loop`, or a fork server's
+child); its parent side is `jax_conformance.plugin.caserunner`.
 
 Protocol (the runner contract; see docs/RUNNER.md): the parent writes one JSON object per
 line on stdin and reads one JSON object per line back on the worker's protocol channel
@@ -34,9 +34,9 @@ import time
 import traceback
 from typing import Any, TextIO
 
-from jax_conformance.adapter import Adapter, load_adapter
+from jax_conformance.adapters import Adapter, load_adapter
 from jax_conformance.mode import Mode
-from jax_conformance.results import Verdict
+from jax_conformance.records import Verdict
 
 MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
 PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
@@ -169,7 +169,7 @@ def bound_verdict(verdict: Verdict) -> Verdict:
 
 def _run(adapter: Adapter, payload: dict[str, Any], check_state: bool) -> tuple[Verdict, bool]:
     """(verdict, restart): run one case and judge what it left behind."""
-    from jax_conformance.run.judge import run_payload
+    from jax_conformance.worker.judge import run_payload
 
     before = {**adapter.global_state(), **process_state()} if check_state else {}
     start = time.perf_counter()
@@ -213,7 +213,7 @@ def _parse(line: str) -> dict[str, Any] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jax_conformance.run.worker")
+    parser = argparse.ArgumentParser(prog="python -m jax_conformance.worker.loop")
     parser.add_argument("--adapter", required=True)
     parser.add_argument("--once", action="store_true", help="run one case in this fresh interpreter, then exit")
     args = parser.parse_args(argv)
