@@ -6,7 +6,8 @@ Each subcommand lives in its own module and exposes `add_arguments(parser)` and
 A usage error (a bad option value, a path that holds no spec, an unknown adapter) is one line
 on stderr, `jax-conformance COMMAND: what was wrong; what is accepted`, exit status 2, before
 anything is started or written: argparse's errors through `OneLineParser`, the commands' own
-checks by raising `UsageError`.
+checks by raising `UsageError` (the checks both the commands and the pytest plugin make are in
+`jax_conformance.usage`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import argparse
 import importlib
 import importlib.util
 import sys
-from pathlib import Path
 from typing import NoReturn
 
 from jax_conformance import __version__
@@ -29,65 +29,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a number above 0 (a time limit: 0 or less would make every case time out)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0") from None
-    return value
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of 1 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give 1 or more") from None
-    return value
-
-
-def check_spec_paths(paths: list[Path], option: str = "--specs") -> None:
-    """A spec path that does not exist, or holds no spec file, is a usage error naming it."""
-    from jax_conformance.spec.loader import is_spec_file, spec_files
-
-    for path in paths:
-        what = f"{option} {path}" if option else str(path)
-        if not path.exists():
-            raise UsageError(f"{what}: no such file or directory")
-        if path.is_dir():
-            if not any(is_spec_file(p) for p in spec_files([path])):
-                raise UsageError(f"{what}: holds no spec file (a *.yaml or *.yml with `cases:`)")
-        elif not is_spec_file(path):
-            raise UsageError(f"{what}: not a spec file (a *.yaml or *.yml with `cases:`)")
-
-
-def check_adapter(name: str, option: str = "--adapter") -> None:
-    """An adapter name must be installed (the `jax_conformance.adapters` entry points) or an
-    importable `module:Class`; checked here, before any process is started."""
-    import importlib.util
-
-    from jax_conformance.adapters import installed_adapters
-
-    installed = installed_adapters()
-    if name in installed:
-        return
-    module, sep, cls = name.partition(":")
-    if sep and module and cls:
-        try:
-            if importlib.util.find_spec(module) is not None:
-                return
-        except (ImportError, ValueError):
-            pass
-        raise UsageError(f"{option} {name}: no module {module!r} to import")
-    raise UsageError(f"{option} {name}: unknown adapter; installed: {', '.join(sorted(installed)) or 'none'} "
-                     "(or give module:Class)")
 
 
 # name -> (module, one-line help)

@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jax_conformance import CHECKOUT, SPECS_DIR
-from jax_conformance.cli import positive_float, positive_int
 from jax_conformance.commands import outdir
 from jax_conformance.compat.envs import (
     DEFAULT_CACHE,
@@ -61,6 +60,7 @@ from jax_conformance.launch.scheduler import Scheduler, merge
 from jax_conformance.mode import DEFAULT_MODES
 from jax_conformance.records import load_runs, suite_info
 from jax_conformance.report.releases import build_table
+from jax_conformance.usage import positive_float, positive_int
 
 __all__ = [
     "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS",

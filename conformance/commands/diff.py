@@ -47,7 +47,7 @@ PROGRAM_FILE = "<diff program>"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from jax_conformance.cli import positive_float, positive_int
+    from jax_conformance.usage import positive_float, positive_int
 
     p.add_argument("--adapters", default="jax,reference", metavar="A,B",
                    help="the two implementations (default: jax,reference); one name with --backends")
@@ -280,8 +280,8 @@ def _adapters_arg(sides: list[Side]) -> str:
 
 
 def _sides(args: argparse.Namespace) -> list[Side]:
-    from jax_conformance.cli import check_adapter
     from jax_conformance.errors import UsageError
+    from jax_conformance.usage import check_adapter
     names = [n.strip() for n in str(args.adapters).split(",") if n.strip()]
     if args.backends is not None:
         backends = [b.strip() for b in str(args.backends).split(",") if b.strip()]

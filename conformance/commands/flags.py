@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from jax_conformance.cli import check_adapter
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.flag_table import (
     TOPIC_FLAGS,
@@ -19,6 +18,7 @@ from jax_conformance.flag_table import (
     upcoming_flags,
 )
 from jax_conformance.mode import Mode
+from jax_conformance.usage import check_adapter
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,6 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from jax_conformance import SPECS_DIR
-from jax_conformance.cli import check_adapter, check_spec_paths
 from jax_conformance.errors import SpecError, SpecFileErrors
 from jax_conformance.spec.cache import SpecCache, gc_paused, is_large_load
 from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
@@ -27,6 +26,7 @@ from jax_conformance.spec.rules import (
     lint_only_errors,
 )
 from jax_conformance.spec.schema import fast_validator
+from jax_conformance.usage import check_adapter, check_spec_paths
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

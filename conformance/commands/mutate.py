@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance.adapters.reference.mutants import ENV_VAR
-from jax_conformance.cli import check_spec_paths, positive_int
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.launch.scheduler import ModeProcess, Scheduler, pytest_options
 from jax_conformance.mode import Mode
 from jax_conformance.records import read_records
+from jax_conformance.usage import check_spec_paths, positive_int
 
 DEFAULT_OUT = Path("reports/mutation.json")
 KILLING = frozenset({"failed", "error", "crashed", "timeout", "xpassed"})

@@ -19,12 +19,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from jax_conformance import SPECS_DIR
-from jax_conformance.cli import (
-    check_adapter,
-    check_spec_paths,
-    positive_float,
-    positive_int,
-)
 from jax_conformance.commands import outdir
 from jax_conformance.errors import ExpectationsError, ModeError, UsageError
 from jax_conformance.launch.scheduler import ModeProcess, Scheduler, merge, pytest_options
@@ -39,6 +33,13 @@ from jax_conformance.records import (
     now,
     read_records,
     tally,
+)
+from jax_conformance.usage import (
+    check_adapter,
+    check_expression,
+    check_spec_paths,
+    positive_float,
+    positive_int,
 )
 
 EXPECTATIONS_DIR = SPECS_DIR / "expectations"
@@ -273,20 +274,6 @@ def parse_modes(values: list[str] | None) -> list[Mode]:
         return _parse_modes(values)
     except ModeError as exc:
         raise UsageError(str(exc)) from None
-
-
-def check_expression(option: str, expr: str) -> None:
-    """A -k / -m expression pytest would refuse in every mode, refused once here."""
-    try:
-        from _pytest.mark.expression import Expression
-    except ImportError:  # pytest moved it: each mode's pytest still checks it
-        return
-    try:
-        Expression.compile(expr)
-    except Exception as exc:  # SyntaxError from pytest 8.1 on, ParseError before
-        why = getattr(exc, "msg", None) or str(exc)
-        column = getattr(exc, "column", None) or (exc.offset if isinstance(exc, SyntaxError) else None)
-        raise UsageError(f"{option} {expr!r}: not a pytest expression ({f'at column {column}: ' if column else ''}{why})") from None
 
 
 def adapter_modes(modes: list[Mode], adapters: list[str], upcoming: bool, specs: list[str]) -> dict[str, list[Mode]]:

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from jax_conformance import PACKAGE_DIR, SPECS_DIR, __version__
 from jax_conformance.adapters import installed_adapters
-from jax_conformance.cli import check_spec_paths, positive_float, positive_int
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import EXPLICIT_MODES
 from jax_conformance.plugin.caserunner import ISOLATION_MODES
@@ -33,6 +32,7 @@ from jax_conformance.plugin.session import SUITE, Suite, is_xdist_worker, missin
 from jax_conformance.records import ResultsWriter
 from jax_conformance.spec.loader import is_spec_file
 from jax_conformance.spec.rules import known_tags
+from jax_conformance.usage import check_spec_paths, positive_float, positive_int
 
 __all__ = ["PACKAGE_DIR", "SUITE", "Suite"]  # what tests and tools import from here
 

@@ -1,0 +1,93 @@
+"""Checks of what a user passed, shared by the command line and the pytest plugin.
+
+Both `jax-conformance` (its commands) and the pytest plugin in a mode process take option
+values and paths that must be refused the same way, before anything starts: a time limit of 0,
+a `--specs` path that holds no spec, an adapter that is not installed, a `-k` expression pytest
+cannot parse. The checks live here, below both, so the mode process does not depend on the
+command layer. Each raises `UsageError` (or, as an argparse `type=`, `ArgumentTypeError`); the
+command line prints it as one line and the plugin turns it into pytest's usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+
+from jax_conformance.errors import UsageError
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0 (a time limit: 0 or less would make every case time out)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0") from None
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 or more") from None
+    return value
+
+
+def check_spec_paths(paths: list[Path], option: str = "--specs") -> None:
+    """A spec path that does not exist, or holds no spec file, is a usage error naming it."""
+    from jax_conformance.spec.loader import is_spec_file, spec_files
+
+    for path in paths:
+        what = f"{option} {path}" if option else str(path)
+        if not path.exists():
+            raise UsageError(f"{what}: no such file or directory")
+        if path.is_dir():
+            if not any(is_spec_file(p) for p in spec_files([path])):
+                raise UsageError(f"{what}: holds no spec file (a *.yaml or *.yml with `cases:`)")
+        elif not is_spec_file(path):
+            raise UsageError(f"{what}: not a spec file (a *.yaml or *.yml with `cases:`)")
+
+
+def check_adapter(name: str, option: str = "--adapter") -> None:
+    """An adapter name must be installed (the `jax_conformance.adapters` entry points) or an
+    importable `module:Class`; checked here, before any process is started."""
+    from jax_conformance.adapters import installed_adapters
+
+    installed = installed_adapters()
+    if name in installed:
+        return
+    module, sep, cls = name.partition(":")
+    if sep and module and cls:
+        try:
+            if importlib.util.find_spec(module) is not None:
+                return
+        except (ImportError, ValueError):
+            pass
+        raise UsageError(f"{option} {name}: no module {module!r} to import")
+    raise UsageError(f"{option} {name}: unknown adapter; installed: {', '.join(sorted(installed)) or 'none'} "
+                     "(or give module:Class)")
+
+
+def check_expression(option: str, expr: str) -> None:
+    """A -k / -m expression pytest would refuse in every mode, refused once, before any mode starts.
+
+    pytest has no public way to parse a -k/-m expression without collecting (pytest 9.0), so this
+    is the one place that uses its private `_pytest.mark.expression`; if pytest moves it, each
+    mode's pytest still refuses the expression itself.
+    """
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:
+        return
+    try:
+        Expression.compile(expr)
+    except Exception as exc:  # SyntaxError from pytest 8.1 on, ParseError before
+        why = getattr(exc, "msg", None) or str(exc)
+        column = getattr(exc, "column", None) or (exc.offset if isinstance(exc, SyntaxError) else None)
+        raise UsageError(f"{option} {expr!r}: not a pytest expression ({f'at column {column}: ' if column else ''}{why})") from None
