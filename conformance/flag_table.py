@@ -14,8 +14,9 @@ import difflib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from jax_conformance import SPECS_DIR
 from jax_conformance.errors import UsageError
-from jax_conformance.mode import Mode
+from jax_conformance.mode import MODE_NAMES, Mode, parse_modes, wants_upcoming
 from jax_conformance.records import AdapterInfo, FlagInfo
 
 # The upgrade flags that change behaviour this suite specifies, and why (measured on JAX 0.10.2:
@@ -115,3 +116,29 @@ def check_modes(modes: Sequence[Mode], info: AdapterInfo, adapter: str) -> None:
     missing = sorted({name for mode in modes for name in missing_flags(mode, info)})
     if missing:
         raise UsageError(unknown_flags(missing, info, adapter))
+
+
+def modes_for(values: list[str] | None, adapters: Sequence[str], specs: Sequence[str | Path]) -> dict[str, list[Mode]]:
+    """Each adapter's modes from `--modes` (`run` and `mutate` read it alike): those asked for, then
+    (with +upcoming) the upcoming-defaults modes on the first of them. When a mode sets flags, the
+    adapter is started once to read the flags it has; one it lacks is a usage error naming them."""
+    modes, upcoming = parse_modes(values), wants_upcoming(values)
+    if values is not None and not modes and not upcoming:
+        raise UsageError(f"--modes names no mode; the modes are {MODE_NAMES}")
+    base = modes[0] if modes else Mode()
+    if upcoming and not modes:
+        modes = [base]
+    out: dict[str, list[Mode]] = {a: list(modes) for a in adapters}
+    if not upcoming and not any(m.flags for m in modes):
+        return out
+    named = spec_flag_names([Path(p) for p in specs] or [SPECS_DIR]) if upcoming else set()
+    for adapter in adapters:
+        info = read_adapter_info(adapter)
+        check_modes(modes, info, adapter)
+        if upcoming:
+            flags = upcoming_flags(info, named)
+            if not flags:
+                print(f"+upcoming: adapter {adapter} {info['implementation_version']} has no upgrade flag still off by "
+                      "default that touches this suite; no mode added")
+            out[adapter] += [m for m in upcoming_modes(base.base, flags) if m not in out[adapter]]
+    return out

@@ -19,12 +19,13 @@ import json
 import os
 import subprocess
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
 
 from jax_conformance import CHECKOUT, __version__
+from jax_conformance.text import RECORD_MESSAGE_CHARS, cut
 
 Outcome = Literal["passed", "failed", "error", "skipped", "not_applicable", "xfailed", "xpassed", "crashed", "timeout"]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
@@ -33,7 +34,11 @@ UNEXPECTED = frozenset({"failed", "error", "xpassed", "crashed", "timeout"})
 # The fields every case record has (docs/RUNNER.md, section 7).
 CASE_FIELDS = ("case", "spec_file", "line", "adapter", "implementation_version", "backend", "mode",
                "outcome", "message", "expected", "actual", "duration_s")
-MAX_MESSAGE = 20_000
+# The result file format's version, in every run header (`version`): a reader can tell which
+# fields it may rely on. Bump it when a record's fields change meaning (docs/RUNNER.md, section 7).
+FORMAT_VERSION = 1
+# A record whose JSON is longer than this has its `actual` and `expected` replaced by a note.
+MAX_RECORD_CHARS = 4 * RECORD_MESSAGE_CHARS
 # How a case got its fresh process (docs/RUNNER.md, "The process of an isolated case").
 Isolation = Literal["fork-full", "fork-light", "spawn"]
 
@@ -102,6 +107,7 @@ class RunHeader(TypedDict):
     """`{"record": "run"}`: the first record of a mode's results."""
 
     record: Literal["run"]
+    version: NotRequired[int]  # FORMAT_VERSION, set by the writer (`encode`)
     run_id: str
     started: str
     adapter: str | None
@@ -207,18 +213,23 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def encode(record: Mapping[str, Any]) -> bytes:
-    """One record as one line; oversized messages are cut with a note so a line stays bounded."""
-    msg = record.get("message")
-    if isinstance(msg, str) and len(msg) > MAX_MESSAGE:
-        record = {**record, "message": msg[:MAX_MESSAGE] + f"\n[... message cut: {len(msg) - MAX_MESSAGE:,} more characters]"}
-    text = json.dumps(record, default=repr, ensure_ascii=False, separators=(",", ":"))
-    if len(text) > 4 * MAX_MESSAGE:
+def encode(record: Record | Mapping[str, Any]) -> bytes:
+    """One record as one line, the only way a record reaches a file: a run header gets the format
+    `version`, an oversized message is cut with a note and oversized `actual`/`expected` replaced
+    by one, so a line stays bounded, and a lone surrogate cannot make the line unwritable."""
+    fields: dict[str, Any] = dict(record)
+    if fields.get("record") == "run":
+        fields.setdefault("version", FORMAT_VERSION)
+    msg = fields.get("message")
+    if isinstance(msg, str):
+        fields["message"] = cut(msg, RECORD_MESSAGE_CHARS, "message")
+    text = json.dumps(fields, default=repr, ensure_ascii=False, separators=(",", ":"))
+    if len(text) > MAX_RECORD_CHARS:
         for key in ("actual", "expected"):
-            if key in record:
-                record = {**record, key: {"cut": f"{len(json.dumps(record[key], default=repr)):,} characters of {key} were not kept"}}
-        text = json.dumps(record, default=repr, ensure_ascii=False, separators=(",", ":"))
-    # A lone surrogate (a YAML "\ud800" in a claim) must not make the line unwritable.
+            if key in fields:
+                fields[key] = {"cut": f"{len(json.dumps(fields[key], default=repr)):,} characters of {key} were not kept"}
+        text = json.dumps(fields, default=repr, ensure_ascii=False, separators=(",", ":"))
+    # A lone surrogate (a YAML "\ud800" in a claim) is written as its escape.
     return (text + "\n").encode("utf-8", "backslashreplace")
 
 
@@ -231,7 +242,7 @@ class ResultsWriter:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
         self._fd: int | None = os.open(self.path, flags, 0o644)
 
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, record: Record | Mapping[str, Any]) -> None:
         if self._fd is None:
             return
         data = encode(record)
@@ -261,119 +272,172 @@ class Run:
     def interrupted(self) -> bool:
         return self.end is None or bool(self.end.get("interrupted"))
 
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        h = self.header
-        mode = h.get("mode", {})
-        return (h.get("adapter") or "?", h.get("implementation_version", "?"), ",".join(h.get("backends", [])),
-                f"{'on' if mode.get('x64') else 'off'}-{mode.get('explicit_x64_dtypes', 'warn')}")
+
+# ---------------------------------------------------------------- reading
+
+KINDS = frozenset(get_args(Literal["run", "collected", "case", "end"]))
 
 
-def read_records(path: Path | str) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
-    """(line number, record or None, problem) for every line; a torn last line is reported, not fatal.
+def parse_record(line: bytes | str) -> Record | str:
+    """One line as a record, or why it is not one (a torn line); "" for a record of a kind this
+    version does not know, which every reader skips."""
+    try:
+        value = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return f"not a JSON record ({getattr(exc, 'msg', exc)}); the run was probably cut off while writing it"
+    if not isinstance(value, dict):
+        return "a record is a JSON object"
+    if value.get("record") not in KINDS:
+        return ""  # a kind a later version writes: skipped without a word
+    return cast(Record, value)
 
-    The records are the JSON as written (`Record` says what each kind holds); `load_runs` sorts them into runs.
-    """
-    with open(path, encoding="utf-8", errors="replace") as f:
+
+def read_records(path: Path | str, problems: list[str] | None = None) -> Iterator[Record]:
+    """Every record of a results file, in order; a line that is none (a torn last line) is skipped
+    and, with `problems`, said there as `path:line: why`. A missing file has no records."""
+    try:
+        f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below; a missing file reads empty
+    except FileNotFoundError:
+        return
+    with f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield number, None, f"{path}:{number}: not a JSON record ({exc.msg}); the run was probably cut off while writing it"
+            record = parse_record(line)
+            if isinstance(record, str):
+                if problems is not None and record:
+                    problems.append(f"{path}:{number}: {record}")
                 continue
-            if not isinstance(record, dict):
-                yield number, None, f"{path}:{number}: a record is a JSON object"
-                continue
-            yield number, record, ""
+            yield record
 
 
 def load_runs(paths: Iterable[Path | str]) -> list[Run]:
-    """Every run in these files (a file may hold several, e.g. a merged results.jsonl).
-
-    A record of a kind this version does not know is skipped; `Run.cases` holds only case records.
-    """
+    """Every run in these files (a file may hold several, e.g. a merged results.jsonl), each with
+    its case records; a record before its run's header (none in a file the harness wrote) is skipped."""
     runs: list[Run] = []
     for path in paths:
         by_id: dict[str, Run] = {}
         current: Run | None = None
         problems: list[str] = []
-        for _, record, problem in read_records(path):
-            if record is None:
-                problems.append(problem)
+        for record in read_records(path, problems):
+            if record["record"] == "run":
+                current = by_id[record.get("run_id") or str(len(by_id))] = Run(header=record, source=str(path))
                 continue
-            kind = record.get("record", "case")
-            if kind == "run":
-                current = Run(header=cast(RunHeader, record), source=str(path))
-                by_id[record.get("run_id", str(len(by_id)))] = current
-                continue
-            run = by_id.get(record.get("run_id", "")) or current
-            if run is None:  # case records before any header: a header made from the first of them
-                header = {"record": "run", "run_id": record.get("run_id", "unknown"), "adapter": record.get("adapter"),
-                          "implementation_version": record.get("implementation_version"),
-                          "mode": record.get("mode", {}), "backends": [record.get("backend")]}
-                run = current = Run(header=cast(RunHeader, header), source=str(path))
-                by_id[run.header["run_id"]] = run
-            if kind == "end":
-                run.end = cast(EndRecord, record)
-            elif kind == "collected":
-                run.collected = int(record.get("count", 0))
-            elif kind == "case":
-                run.cases.append(cast(ResultRecord, record))
+            run = by_id.get(record.get("run_id") or "") or current
+            if run is None:
+                problems.append(f"{path}: a {record['record']} record before any run header was skipped")
+            elif record["record"] == "end":
+                run.end = record
+            elif record["record"] == "collected":
+                run.collected = int(record["count"])
+            else:
+                run.cases.append(record)
         for run in by_id.values():
             run.problems = problems
         runs.extend(by_id.values())
     return runs
 
 
-def is_case(record: Mapping[str, Any]) -> bool:
-    """A case record (a record without a kind is one: the oldest files wrote none)."""
-    return record.get("record", "case") == "case"
+@dataclass
+class RecordTail:
+    """A results file read as it grows (a mode process writes it): whole records only, from where
+    the last `poll` left off, sorted as they come into the header, the case records, the outcome
+    counts and the end, so whoever started the process reads its file once."""
+
+    path: Path
+    offset: int = 0
+    header: RunHeader | None = None
+    total: int | None = None  # items collected, once the `collected` record is there
+    cases: list[ResultRecord] = field(default_factory=list)
+    end: EndRecord | None = None
+    counts: dict[str, int] = field(default_factory=dict)  # outcome -> case records so far (`tally`)
+
+    @property
+    def done(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def unexpected(self) -> int:
+        return sum(n for o, n in self.counts.items() if o in UNEXPECTED)
+
+    def poll(self) -> None:
+        """Read the whole lines written since the last poll (a line still being written waits)."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        whole = data[: data.rfind(b"\n") + 1]
+        self.offset += len(whole)
+        for line in whole.splitlines():
+            record = parse_record(line) if line.strip() else ""
+            if isinstance(record, str):
+                continue
+            if record["record"] == "run":
+                self.header = record
+            elif record["record"] == "collected":
+                self.total = int(record["count"])
+            elif record["record"] == "end":
+                self.end = record
+            else:
+                self.cases.append(record)
+                tally(self.counts, record)
 
 
-def tally(into: dict[str, int], record: Mapping[str, Any]) -> None:
-    """Count one record's outcome into `into` (a case record without an outcome counts as `error`)."""
-    if is_case(record):
-        outcome = record.get("outcome") or "error"
-        into[outcome] = into.get(outcome, 0) + 1
+def tally(into: dict[str, int], record: ResultRecord) -> None:
+    """Count one case record's outcome into `into` (the `end` record's `counts` are this)."""
+    outcome = record.get("outcome") or "error"
+    into[outcome] = into.get(outcome, 0) + 1
 
 
-def counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Outcome -> how many case records have it, in the order first seen; outcomes never seen are absent.
+# ---------------------------------------------------------------- records the parent writes
 
-    Other records (`run`, `collected`, `end`) are not counted. The `end` record's `counts` is this.
-    """
-    out: dict[str, int] = {}
-    for record in records:
-        tally(out, record)
-    return out
+
+def harness_header(adapter: str | None, mode: ModeJSON | dict[str, Any], *, run_id: str, implementation_version: str,
+                   behaviour_version: str | None = None, backends: Sequence[str] = (),
+                   environment: Mapping[str, Any] | None = None, status: str | None = None,
+                   reason: str | None = None, written_by: str | None = None) -> RunHeader:
+    """The `run` record of a mode that wrote none itself (it never started, died first, or could not
+    run: `status` unavailable or error, with the `reason`)."""
+    header: RunHeader = {"record": "run", "run_id": run_id, "started": now(), "adapter": adapter,
+                         "implementation_version": implementation_version, "mode": mode, "backends": list(backends),
+                         "environment": dict(environment or {})}
+    if behaviour_version is not None:
+        header["behaviour_version"] = behaviour_version
+    if status is not None:
+        header["status"] = status
+    if reason is not None:
+        header["reason"] = reason
+    if written_by is not None:
+        header["written_by"] = written_by
+    return header
+
+
+def harness_end(run_id: str | None, reason: str, *, interrupted: bool, exitstatus: int | None = None,
+                counts: Mapping[str, int] | None = None, status: str | None = None,
+                written_by: str | None = None) -> EndRecord:
+    """The `end` record of a mode whose process did not write its own, saying why."""
+    end: EndRecord = {"record": "end", "run_id": run_id, "finished": now(), "exitstatus": exitstatus,
+                      "interrupted": interrupted, "counts": dict(counts or {}), "reason": reason}
+    if status is not None:
+        end["status"] = status
+    if written_by is not None:
+        end["written_by"] = written_by
+    return end
+
+
+def unavailable(adapter: str, version: str, mode: ModeJSON | dict[str, Any], reason: str, *, status: str = "unavailable",
+                environment: Mapping[str, Any] | None = None) -> list[Record]:
+    """A `run` and an `end` record for a mode that cannot run in this implementation (a release that
+    does not install, or lacks a flag the mode sets), with the reason: a fact about the release,
+    which the report and compat show as such, not a failed run."""
+    run_id = new_run_id()
+    header = harness_header(adapter, mode, run_id=run_id, implementation_version=version, behaviour_version=version,
+                            environment={**(environment or {}), **suite_info()}, status=status, reason=reason)
+    return [header, harness_end(run_id, reason, interrupted=False, status=status)]
 
 
 def suite_info() -> dict[str, Any]:
     """The suite's version and git revision, for a run header's environment."""
     return {"suite_version": __version__, "git_revision": git_revision()}
-
-
-# ---- readers used by the mode runner
-
-
-def read_appended(path: Path | str, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
-    """The whole records written to `path` after byte `offset`, and the offset to read on from. A
-    line still being written is left for the next call; a line that is not a record is skipped."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except FileNotFoundError:
-        return [], offset
-    whole = data[: data.rfind(b"\n") + 1]
-    records = []
-    for line in whole.splitlines():
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records, offset + len(whole)

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 from jax_conformance.commands import compat
+from jax_conformance.compat import envs
 from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
-from jax_conformance.records import load_runs
+from jax_conformance.records import load_runs, unavailable
 from jax_conformance.report.releases import (
     build_table,
     explain,
@@ -41,17 +42,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def test_versions_are_sorted_as_releases_not_strings() -> None:
-    assert compat.parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == ["0.4.30", "0.8.0", "0.9.2", "0.10.2"]
+    assert envs.parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == ["0.4.30", "0.8.0", "0.9.2", "0.10.2"]
 
 
 def test_duplicate_versions_are_dropped() -> None:
-    assert compat.parse_versions("0.8.0,0.8.0,0.8") == ["0.8.0"]
+    assert envs.parse_versions("0.8.0,0.8.0,0.8") == ["0.8.0"]
 
 
 @pytest.mark.parametrize("text", ["", " , ", "0.4.30,banana", "latest"])
 def test_bad_version_lists_are_rejected(text: str) -> None:
     with pytest.raises(ValueError):
-        compat.parse_versions(text)
+        envs.parse_versions(text)
 
 
 def test_bad_versions_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,7 +65,7 @@ def test_bad_versions_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> N
 def test_default_list_spans_at_least_five_releases_from_0_4_30() -> None:
     args = parse([])
     assert args.versions[0] == "0.4.30" and len(args.versions) >= 5
-    assert args.versions == compat.parse_versions(",".join(compat.DEFAULT_VERSIONS))
+    assert args.versions == envs.parse_versions(",".join(envs.DEFAULT_VERSIONS))
     assert [m.slug for m in args.modes] == ["off-warn", "off-error", "off-allow", "on"]
 
 
@@ -76,35 +77,35 @@ def test_modes_option() -> None:
 
 def test_pins_apply_every_matching_row() -> None:
     table = [("<0.5", ("numpy<2.1",)), ("<0.7", ("scipy<1.16", "numpy<2.1")), (">=0.9", ("ml_dtypes>=0.5",))]
-    assert compat.pins_for("0.4.30", table) == ["numpy<2.1", "scipy<1.16"]
-    assert compat.pins_for("0.6.2", table) == ["scipy<1.16", "numpy<2.1"]
-    assert compat.pins_for("0.8.0", table) == []
-    assert compat.pins_for("0.10.2", table) == ["ml_dtypes>=0.5"]
+    assert envs.pins_for("0.4.30", table) == ["numpy<2.1", "scipy<1.16"]
+    assert envs.pins_for("0.6.2", table) == ["scipy<1.16", "numpy<2.1"]
+    assert envs.pins_for("0.8.0", table) == []
+    assert envs.pins_for("0.10.2", table) == ["ml_dtypes>=0.5"]
 
 
 def test_requirements_pin_the_release_and_add_the_harness() -> None:
-    reqs = compat.requirements("0.6.2", ["numpy<2.3"])
+    reqs = envs.requirements("0.6.2", ["numpy<2.3"])
     assert reqs[:2] == ["jax[cpu]==0.6.2", "numpy<2.3"]
     for dep in ("pyyaml", "jsonschema", "jinja2", "packaging", "pytest", "hypothesis", "pytest-xdist"):
         assert dep in reqs
 
 
 def test_releases_after_0_10_need_python_3_12() -> None:
-    assert compat.python_needed("0.10.2") is None
-    assert compat.python_needed("0.11.0") == "3.12"
-    assert compat.python_needed("0.12.0.1") == "3.12"
+    assert envs.python_needed("0.10.2") is None
+    assert envs.python_needed("0.11.0") == "3.12"
+    assert envs.python_needed("0.12.0.1") == "3.12"
 
 
 def test_interpreter_override_wins() -> None:
-    assert compat.find_python("3.99", {"3.99": "/opt/py/bin/python3.99"}) == "/opt/py/bin/python3.99"
+    assert envs.find_python("3.99", {"3.99": "/opt/py/bin/python3.99"}) == "/opt/py/bin/python3.99"
 
 
 # ---------------------------------------------------------------- cache keys
 
 
 def test_env_key_is_stable_and_short() -> None:
-    key = compat.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
-    assert key == compat.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
+    key = envs.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
+    assert key == envs.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
     assert len(key) == 12 and all(c in "0123456789abcdef" for c in key)
 
 
@@ -115,16 +116,16 @@ def test_env_key_is_stable_and_short() -> None:
     ("0.4.30", ["numpy<2.1"], "cpython-3.12.1"),
 ])
 def test_env_key_changes_with_what_decides_the_contents(change: tuple[str, list[str], str]) -> None:
-    assert compat.env_key(*change) != compat.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
+    assert envs.env_key(*change) != envs.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
 
 
 def test_a_cached_environment_is_reused_without_pip(tmp_path: Path) -> None:
     """A ready marker means no venv and no pip run (the python given does not even exist)."""
-    pins = compat.pins_for("0.8.0")
-    path = tmp_path / "envs" / f"jax-0.8.0-{compat.env_key('0.8.0', pins, 'cpython-3.11.7')}"
+    pins = envs.pins_for("0.8.0")
+    path = tmp_path / "envs" / f"jax-0.8.0-{envs.env_key('0.8.0', pins, 'cpython-3.11.7')}"
     path.mkdir(parents=True)
-    (path / compat.MARKER).write_text(json.dumps({"versions": {"jax": "0.8.0", "numpy": "2.3.4"}}))
-    env = compat.ensure_env("0.8.0", tmp_path, "/nonexistent/python", "cpython-3.11.7")
+    (path / envs.MARKER).write_text(json.dumps({"versions": {"jax": "0.8.0", "numpy": "2.3.4"}}))
+    env = envs.ensure_env("0.8.0", tmp_path, "/nonexistent/python", "cpython-3.11.7")
     assert env.ok and env.cached and env.path == path and env.versions["numpy"] == "2.3.4"
 
 
@@ -165,7 +166,7 @@ def _synthetic(tmp_path: Path) -> Path:
             "x64.same": ok, "x64.ctx.enable": na, "vjp.closure": na,
             "x64.explicit.error": ok if new else ("failed", "no ValueError was raised; the dtype is float32"),
         })
-    records += compat.unavailable_records("0.0.1", OFF, "pip install jax[cpu]==0.0.1 failed: no such version")
+    records += unavailable("jax", "0.0.1", OFF.to_json(), "pip install jax[cpu]==0.0.1 failed: no such version")
     path = tmp_path / "merged.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
@@ -254,7 +255,7 @@ def test_pip_reason_keeps_the_telling_line() -> None:
     out = ("Looking in indexes: x\nERROR: Ignored the following versions that require a different python version: 0.11.0\n"
            "ERROR: Could not find a version that satisfies the requirement jax[cpu]==0.0.1 (from versions: "
            + ", ".join(f"0.4.{i}" for i in range(40)) + ")\nERROR: No matching distribution found for jax[cpu]==0.0.1\n")
-    reason = compat._pip_reason(out)
+    reason = envs._pip_reason(out)
     assert reason.startswith("ERROR: Could not find a version that satisfies the requirement jax[cpu]==0.0.1")
     assert "0.4.0, 0.4.1, ..., 0.4.37, 0.4.38, 0.4.39)" in reason
 
@@ -284,7 +285,7 @@ def test_an_unavailable_release_is_recorded_and_the_rest_still_runs(tmp_path: Pa
     data = json.loads((tmp_path / "out" / "compat-summary.json").read_text())
     assert data["unavailable"]["0.0.1"].startswith("pip install jax[cpu]==0.0.1 failed")
     assert not (tmp_path / "cache" / "envs").exists() or not any(
-        (p / compat.MARKER).exists() for p in (tmp_path / "cache" / "envs").iterdir())
+        (p / envs.MARKER).exists() for p in (tmp_path / "cache" / "envs").iterdir())
 
 
 @pytest.mark.slow
@@ -302,13 +303,13 @@ def test_real_releases_show_the_explicit_dtype_option_arriving_in_0_8_0(tmp_path
 
 
 def test_pin_option() -> None:
-    assert compat.parse_pin("0.4.30:numpy<2.1") == ("==0.4.30", ("numpy<2.1",))
-    assert compat.parse_pin("<0.5: numpy<2.1, scipy<1.14") == ("<0.5", ("numpy<2.1", "scipy<1.14"))
+    assert envs.parse_pin("0.4.30:numpy<2.1") == ("==0.4.30", ("numpy<2.1",))
+    assert envs.parse_pin("<0.5: numpy<2.1, scipy<1.14") == ("<0.5", ("numpy<2.1", "scipy<1.14"))
     args = parse(["--pin", "<0.5:numpy<2.1"])
-    assert compat.pins_for("0.4.30", args.pin) == ["numpy<2.1"] and compat.pins_for("0.5.3", args.pin) == []
+    assert envs.pins_for("0.4.30", args.pin) == ["numpy<2.1"] and envs.pins_for("0.5.3", args.pin) == []
     for bad in ("numpy<2.1", "<0.5:", "~~1:numpy"):
         with pytest.raises(ValueError):
-            compat.parse_pin(bad)
+            envs.parse_pin(bad)
 
 
 def test_spec_snapshot_is_a_copy_and_its_digest_follows_the_content(tmp_path: Path) -> None:

@@ -17,18 +17,19 @@ from typing import Any
 
 import pytest
 import yaml
-from jax_conformance.commands.run import Progress, notes, parse_modes, summary_table
+from jax_conformance.commands.run import Progress, summary_table
 from jax_conformance.errors import UsageError
 from jax_conformance.launch.scheduler import (
     ModeProcess,
-    ResultsTail,
     Scheduler,
     merge,
     pytest_command,
     pytest_options,
 )
-from jax_conformance.mode import DEFAULT_MODES, Mode
+from jax_conformance.launch.service import closing_records
+from jax_conformance.mode import DEFAULT_MODES, Mode, parse_modes
 from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.records import RecordTail
 from jax_conformance.report.model import build_model
 
 REPO = PACKAGE_DIR.parent
@@ -113,7 +114,7 @@ def test_parse_modes() -> None:
 
 def test_results_tail_reads_only_whole_lines(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    tail = ResultsTail(path)
+    tail = RecordTail(path)
     tail.poll()  # not there yet
     assert tail.total is None and tail.done == 0
     with open(path, "w") as f:
@@ -285,7 +286,7 @@ def test_merge_adds_an_end_record_for_a_mode_that_never_started(tmp_path: Path) 
     job = ModeProcess("jax", Mode(False, "warn"), tmp_path / "missing.jsonl", tmp_path / "x.log")
     job.returncode = 4
     (tmp_path / "x.log").write_text("ERROR: usage: a bad option\n")
-    merge([job.results], tmp_path / "results.jsonl", {job.results: notes(job)})
+    merge([job.results], tmp_path / "results.jsonl", {job.results: closing_records(job)})
     out = records(tmp_path / "results.jsonl")
     assert [r["record"] for r in out] == ["run", "case", "end"]
     assert out[1]["outcome"] == "error" and "a bad option" in out[1]["message"]

@@ -249,12 +249,12 @@ def test_the_verdict_counts_the_modes_without_flags_and_names_the_others(runs: d
     """A preview of JAX's upcoming defaults is not today's JAX: beside a base mode, flagged modes are
     left out of the conformance verdict (and said to be); a run of a flagged mode alone is counted."""
     from jax_conformance.report.model import COUNTED_BASES
-    from jax_conformance.report.site import verdicts
+    from jax_conformance.report.site import headlines
 
-    [v] = verdicts(model)
+    [v] = headlines(model)
     assert v.modes == [BASE] and v.runs == 1
     assert sorted(v.flagged) == sorted([ALL, f"{BASE}+{BWD}", f"{BASE}+{VJP3}"])
     base = next(c for c in model.columns if c.mode == BASE)
     assert v.applicable == base.share(COUNTED_BASES)[1]
-    [alone] = verdicts(build_model([runs["vjp3"]]))
+    [alone] = headlines(build_model([runs["vjp3"]]))
     assert alone.modes == [f"{BASE}+{VJP3}"] and alone.flagged == [] and alone.applicable > 0

@@ -92,20 +92,13 @@ def records(path: Path) -> list[dict[str, Any]]:
 @pytest.mark.slow
 def test_each_run_gets_its_own_directory_and_latest_points_at_the_newest(tmp_path: Path) -> None:
     specs(tmp_path)
-    # a reports/latest/ written before runs had directories is kept, not overwritten
-    legacy = tmp_path / "reports" / "latest"
-    legacy.mkdir(parents=True)
-    (legacy / "index.html").write_text("<p>the full four-mode report</p>")
     first = run("--modes", "off-warn,on", cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
     second = run("--modes", "on", cwd=tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
-    runs = sorted(p for p in (tmp_path / "reports" / "runs").iterdir() if not p.name.endswith("-earlier"))
+    runs = sorted((tmp_path / "reports" / "runs").iterdir())
     assert len(runs) == 2, runs
     one, two = runs
-    [earlier] = (tmp_path / "reports" / "runs").glob("*-earlier")  # the old latest/, moved beside them
-    assert (earlier / "index.html").read_text() == "<p>the full four-mode report</p>"
-    assert "an earlier reports/latest/ directory was kept as" in first.stdout
     latest = tmp_path / "reports" / "latest"
     assert latest.is_symlink() and latest.resolve() == two
     assert f"latest: reports/latest -> {two.name}" in second.stdout

@@ -26,50 +26,31 @@ from jax_conformance.commands import outdir
 from jax_conformance.compat.envs import (
     DEFAULT_CACHE,
     DEFAULT_VERSIONS,
-    HARNESS_DEPS,
-    LEGACY_CACHE,
-    MARKER,
     NEEDS_CHECKOUT,
-    PYTHON_NEEDED,
     RELEASE_PINS,
     Environment,
     ModeRun,
-    _append,
     _existing_env,
     _modes_arg,
     _pin_arg,
-    _pip_reason,
     _versions_arg,
-    close_run,
     default_cache_dir,
     ensure_env,
-    env_key,
     find_python,
     mode_run,
-    parse_pin,
     parse_versions,
-    pins_for,
     python_needed,
     python_tag,
-    requirements,
-    unavailable_records,
 )
 from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
 from jax_conformance.launch.scheduler import Scheduler, merge
+from jax_conformance.launch.service import closing_records, failure, run_modes
 from jax_conformance.mode import DEFAULT_MODES
-from jax_conformance.records import load_runs, suite_info
+from jax_conformance.records import ResultsWriter, load_runs, suite_info, unavailable
+from jax_conformance.report import build_site
 from jax_conformance.report.releases import build_table
 from jax_conformance.usage import positive_float, positive_int
-
-__all__ = [
-    "DEFAULT_VERSIONS", "HARNESS_DEPS", "MARKER", "PYTHON_NEEDED", "RELEASE_PINS",
-    "Environment", "ModeRun", "add_arguments", "default_cache_dir", "ensure_env",
-    "env_key", "find_python", "main", "merge", "parse_pin", "parse_versions",
-    "pins_for", "prune_cache", "python_needed", "python_tag", "requirements", "run_compat",
-    "snapshot_specs", "specs_digest", "unavailable_records",
-    "_pip_reason",
-]
 
 DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per compat run
 
@@ -154,7 +135,7 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
         extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
 
     def finished(run: ModeRun) -> None:
-        close_run(run)
+        run.reason = failure(run)
         mode_runs.append(run)
         counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1]))
         note = f"; {run.reason}" if run.reason else ""
@@ -202,13 +183,15 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
                 else:
                     say(f"jax {version}: UNAVAILABLE: {env.reason}")
                     path = out_dir / f"{version}-unavailable.jsonl"
-                    path.write_text("")
-                    _append(path, [r for m in args.modes for r in unavailable_records(version, m, env.reason)])
+                    writer = ResultsWriter(path)
+                    for record in (r for m in args.modes for r in unavailable("jax", version, m.to_json(), env.reason)):
+                        writer.write(record)
+                    writer.close()
                     files.append(path)
             return env
 
         futures = [builds.submit(prepare, v) for v in args.versions]
-        if runs.run(more=lambda: not all(f.done() for f in futures)):
+        if run_modes([], args.jobs, more=lambda: not all(f.done() for f in futures), scheduler=runs):
             builds.shutdown(wait=False, cancel_futures=True)
             raise KeyboardInterrupt  # the runs are stopped; compat ends as an interrupted command (exit 130)
         for f in futures:
@@ -250,16 +233,12 @@ def specs_digest(root: Path) -> str:
 
 
 def render_report(merged: Path, out: Path) -> str:
-    """Build the HTML report as `jax-conformance report MERGED --out OUT` would; its line says how it went."""
-    from jax_conformance import cli
-
+    """Build the HTML report of the merged results into `out`; its line says how it went."""
     try:
-        rc = cli.main(["report", str(merged), "--out", str(out)])
-    except SystemExit as exc:
-        rc = int(exc.code or 0) if isinstance(exc.code, int) else 1
+        index, _ = build_site([merged], out)
     except Exception as exc:  # noqa: BLE001 - a report that fails must not lose the table printed before it
         return f"report not built: {type(exc).__name__}: {exc}"
-    return f"report: {out} (exit status {rc})"
+    return f"report: {index}" if index is not None else f"report not built: no runs in {merged}"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -278,13 +257,8 @@ def main(args: argparse.Namespace) -> int:
         args.out = outdir.new_run_dir("compat")
     else:
         args.out = outdir.explicit_out(args.out, args.force)
-        given = args.from_results.resolve() if args.from_results is not None else None
         # --force replaces the earlier run's files, but never the results this one is built from.
-        outdir.clear(args.out, keep=tuple(n for n in outdir.RUN_FILES
-                                          if given is not None and (given == args.out / n or args.out / n in given.parents)))
-    if args.cache_dir is None and LEGACY_CACHE is not None and (LEGACY_CACHE / "envs").is_dir():
-        print(f"note: environments are now cached in {default_cache_dir()}; the old ones in {LEGACY_CACHE / 'envs'} "
-              "are no longer used (delete them to free the space)", file=sys.stderr)
+        outdir.clear(args.out, [args.from_results] if args.from_results is not None else [])
     if args.from_results is not None:
         # only the table, the summary and the report, from an earlier run's merged file
         merged = args.from_results
@@ -293,7 +267,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         envs, mode_runs, files = run_compat(args)
         merged = args.out / "compat-results.jsonl"
-        lines = merge(files, merged, {r.results: r.notes for r in mode_runs})
+        lines = merge(files, merged, {r.results: closing_records(r, version=r.version) for r in mode_runs})
         versions = args.versions
     table = build_table(load_runs([merged]), versions)
     print()

@@ -30,13 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance.adapters.reference.mutants import ENV_VAR
-from jax_conformance.errors import ModeError, UsageError
-from jax_conformance.launch.scheduler import ModeProcess, Scheduler, pytest_options
+from jax_conformance.errors import UsageError
+from jax_conformance.flag_table import modes_for
+from jax_conformance.launch.scheduler import ModeProcess, pytest_options
+from jax_conformance.launch.service import run_modes
 from jax_conformance.mode import Mode
-from jax_conformance.records import read_records
+from jax_conformance.text import cut
 from jax_conformance.usage import check_spec_paths, positive_int
 
 DEFAULT_OUT = Path("reports/mutation.json")
+FIRST_LINE_CHARS = 160  # of a killer's first message line in the summary
 KILLING = frozenset({"failed", "error", "crashed", "timeout", "xpassed"})
 
 
@@ -49,14 +52,12 @@ class MutantRun(ModeProcess):
     cases: int = 0
 
     def read(self) -> None:
-        """The failing cases of the finished process, from its results file."""
-        for _, rec, _ in read_records(self.results) if self.results.is_file() else ():
-            if rec is None or rec.get("record") != "case":
-                continue  # a line cut short by a killed process, or not a case
+        """The failing cases of the finished process, from the records it wrote."""
+        for rec in self.tail.cases:
             self.cases += 1
-            if rec.get("outcome") in KILLING:
+            if rec["outcome"] in KILLING:
                 first = str(rec.get("message") or "").strip().splitlines()[:1]
-                self.failing[str(rec.get("case"))] = f"{rec.get('outcome')}: {first[0][:160] if first else ''}"
+                self.failing[rec["case"]] = f"{rec['outcome']}: {cut(first[0], FIRST_LINE_CHARS, 'line') if first else ''}"
         if self.returncode not in (0, 1, 5) and not self.failing:
             # pytest itself failed (usage error, internal error, the worker never started): a kill, said plainly
             self.failing[f"<pytest exited {self.returncode}>"] = "no case records"
@@ -85,14 +86,8 @@ def _mutant_table() -> tuple[dict[str, str], dict[str, str]]:
 def _modes(args: argparse.Namespace) -> list[Mode]:
     """The modes to run, as `jax-conformance run` reads `--modes`: a mode may set flags (each must be one
     the reference models: a usage error otherwise), and `+upcoming` adds the upcoming-defaults modes.
-    Each mode's flags reach its pytest processes as `--flag` (run.modes.pytest_command)."""
-    from jax_conformance.commands.run import adapter_modes
-    from jax_conformance.mode import MODE_NAMES, parse_modes, wants_upcoming
-
-    modes, upcoming = parse_modes(args.modes), wants_upcoming(args.modes)
-    if args.modes is not None and not modes and not upcoming:
-        raise ModeError(f"--modes names no mode; the modes are {MODE_NAMES}")
-    return adapter_modes(modes, ["reference"], upcoming, args.specs or [])["reference"]
+    Each mode's flags reach its pytest processes as `--flag` (`launch.scheduler.pytest_command`)."""
+    return modes_for(args.modes, ["reference"], args.specs or [])["reference"]
 
 
 def _job(mutant: str | None, mode: Mode, tmp: Path, args: argparse.Namespace) -> MutantRun:
@@ -119,7 +114,7 @@ def _run_all(jobs: list[MutantRun], args: argparse.Namespace, skip: Callable[[Mu
         print(f"  {job.mutant or '(baseline)':36} {job.mode.slug:{width}} {len(job.failing):3} failing of {job.cases:3} cases  "
               f"{job.elapsed:5.1f} s", flush=True)
 
-    if Scheduler[MutantRun](args.jobs, skip=skip, on_finish=finished, interval=0.05).run(jobs):
+    if run_modes(jobs, args.jobs, skip=skip, on_finish=finished, interval=0.05):
         raise KeyboardInterrupt  # the processes are stopped; the command ends as an interrupted one (exit 130)
 
 
@@ -130,10 +125,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"{name:36} {rule}")
         return 0
     check_spec_paths([Path(p) for p in args.specs or []])
-    try:
-        modes = _modes(args)
-    except ModeError as exc:
-        raise UsageError(str(exc)) from None
+    modes = _modes(args)
     names = [n.strip() for group in args.mutants or [] for n in group.split(",") if n.strip()] or list(mutants)
     unknown = [n for n in names if n not in mutants]
     if unknown:

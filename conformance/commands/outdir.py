@@ -16,6 +16,7 @@ import datetime as _dt
 import os
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from jax_conformance.errors import UsageError
@@ -48,12 +49,16 @@ def explicit_out(out: Path, force: bool, option: str = "--out") -> Path:
     return out.resolve()
 
 
-def clear(out: Path, keep: tuple[str, ...] = ()) -> None:
-    """Remove an earlier run's files (after --force), so two runs' files never mix."""
+def clear(out: Path, inputs: Iterable[Path] = ()) -> None:
+    """Remove an earlier run's files (after --force), so two runs' files never mix; a run file that
+    is or holds one of `inputs` (the results a report is built from) stays: --force replaces a
+    report, never what it is built from."""
+    base = out.resolve()
+    given = [Path(p).resolve() for p in inputs]
     for name in holds_run(out):
-        if name in keep:
+        path = base / name
+        if any(i == path or path in i.parents for i in given):
             continue
-        path = out / name
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         else:
@@ -75,22 +80,14 @@ def new_run_dir(suffix: str = "", reports: Path = REPORTS) -> Path:
     raise OSError(f"no free run directory name under {runs}")
 
 
-def point_latest(run_dir: Path, reports: Path = REPORTS) -> tuple[Path, Path | None]:
-    """Point reports/latest at `run_dir` (atomically). Returns (link, where an old real directory went).
-
-    A `reports/latest` that is a real directory (written before runs had their own directories)
-    is moved into reports/runs/ first, never deleted.
-    """
+def point_latest(run_dir: Path, reports: Path = REPORTS) -> Path | None:
+    """Point reports/latest at `run_dir` (atomically) and return the link; None when something
+    other than a link is there (it is left alone)."""
     link = reports / LATEST
-    kept: Path | None = None
-    if link.is_dir() and not link.is_symlink():
-        stamp = _dt.datetime.fromtimestamp(link.stat().st_mtime, _dt.UTC).strftime("%Y-%m-%dT%H%M%SZ")
-        kept = reports / RUNS / f"{stamp}-earlier"
-        while kept.exists():
-            kept = kept.with_name(kept.name + "-1")
-        link.rename(kept)
+    if link.exists() and not link.is_symlink():
+        return None
     target = os.path.relpath(run_dir, link.parent.resolve())
     staged = reports / f".latest-{os.getpid()}-{time.monotonic_ns()}"
     staged.symlink_to(target, target_is_directory=True)
     os.replace(staged, link)
-    return link, kept
+    return link

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jax_conformance.commands import outdir
 from jax_conformance.errors import UsageError
-from jax_conformance.report import build_model, mutation_file, no_gc, render
+from jax_conformance.report import DEFAULT_TITLE, build_site, mutation_file
 from jax_conformance.report.model import ReportModel, result_paths
 from jax_conformance.report.site import first_page_bytes
 
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="result files to compare against: what regressed, was fixed, is new (repeatable)")
     parser.add_argument("--mutation", type=Path, metavar="FILE",
                         help="mutation results (JSON from `jax-conformance mutate`; default: OUT/mutation.json if present)")
-    parser.add_argument("--title", default="JAX conformance report", help="page title")
+    parser.add_argument("--title", default=DEFAULT_TITLE, help="page title")
 
 
 def check_results(paths: Sequence[str | Path], option: str = "") -> None:
@@ -53,27 +53,20 @@ def main(args: argparse.Namespace) -> int:
     if args.out is not None:
         outdir.explicit_out(args.out, args.force)
     mutation = mutation_file(args.mutation, args.out)
-    with no_gc():
-        model = build_model(args.results, args.baseline, mutation)
-        index = None
-        if model.columns:
-            out = outdir.new_run_dir("report") if args.out is None else args.out
-            if args.out is not None and args.force:
-                # The results read (and a mutation file used) stay: --force replaces the report, not its inputs.
-                inputs = [p.resolve() for p in result_paths([*args.results, *args.baseline])]
-                if mutation is not None:
-                    inputs.append(Path(mutation).resolve())
-                base = out.resolve()
-                keep = tuple(n for n in outdir.RUN_FILES if any(i == base / n or base / n in i.parents for i in inputs))
-                outdir.clear(base, keep=keep)
-            index = render(model, out, args.title)
+
+    def target() -> Path:
+        if args.out is None:
+            return outdir.new_run_dir("report")
+        if args.force:  # the results read (and a mutation file used) stay
+            outdir.clear(args.out, [*result_paths([*args.results, *args.baseline]), *([mutation] if mutation else [])])
+        return Path(args.out)
+
+    index, model = build_site(args.results, target, args.baseline, mutation, args.title)
     for problem in model.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    if not model.columns:
-        # Leave an existing site alone: a mistyped path should not blank it.
+    if index is None:
         print(f"jax-conformance report: no runs found in {' '.join(map(str, args.results))}", file=sys.stderr)
         return 1
-    assert index is not None
     interrupted = sum(c.interrupted for c in model.columns)
     print(f"report: {index} ({len(model.columns)} columns, {len(model.cases)} cases, {model.records} records"
           f"{f', {interrupted} interrupted' if interrupted else ''}; first page {first_page_bytes(index) / 1e6:.2f} MB;"

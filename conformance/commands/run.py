@@ -14,26 +14,18 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.commands import outdir
-from jax_conformance.errors import ExpectationsError, ModeError, UsageError
-from jax_conformance.launch.scheduler import ModeProcess, Scheduler, merge, pytest_options
-from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode, wants_upcoming
-from jax_conformance.mode import parse_modes as _parse_modes
-from jax_conformance.records import (
-    OUTCOMES,
-    UNEXPECTED,
-    EndRecord,
-    ResultRecord,
-    RunHeader,
-    now,
-    read_records,
-    tally,
-)
+from jax_conformance.errors import ExpectationsError, UsageError
+from jax_conformance.flag_table import modes_for
+from jax_conformance.launch.scheduler import ModeProcess, pytest_options
+from jax_conformance.launch.service import merge_modes, run_modes
+from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode
+from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
+from jax_conformance.text import cut
 from jax_conformance.usage import (
     check_adapter,
     check_expression,
@@ -48,6 +40,7 @@ DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # each run in a new directory there;
 SUMMARY_OUTCOMES = ("passed", "failed", "not_applicable", "xfailed", "xpassed", "error", "crashed", "timeout", "skipped")
 SHORT = {"not_applicable": "n/a"}
 HEARTBEAT = 30.0  # seconds between plain progress lines for a mode that is still running
+SHOWN_LINE_CHARS = 160  # of an unexpected case's first message line in the list after the table
 STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
 
 
@@ -131,74 +124,25 @@ class Progress:
 # ---------------------------------------------------------------- after the run
 
 
-def notes(job: ModeProcess, like: Mapping[str, Any] | None = None) -> list[RunHeader | ResultRecord | EndRecord]:
-    """Records that make a mode's failure visible in the report when pytest did not record it
-    itself; `merge` writes them after the mode's own (its file stays as the process left it)."""
-    if job.completed:
-        return []
-    if job.proc is None and job.returncode is None:
-        # Never started (the run was stopped first): a column that says so, so the report
-        # shows every mode that was asked for and counts this one as incomplete. `like`: the
-        # header of a mode of the same adapter that did start (its version and backends).
-        like = like or {}
-        never = f"not-started-{job.adapter}-{job.mode.slug}-{os.getpid()}"
-        return [{"record": "run", "run_id": never, "started": now(), "adapter": job.adapter,
-                 "implementation_version": like.get("implementation_version", "?"),
-                 "behaviour_version": like.get("behaviour_version", "?"), "mode": job.mode.to_json(),
-                 "backends": like.get("backends", []), "environment": {}, "written_by": "jax-conformance run"},
-                {"record": "end", "run_id": never, "finished": now(), "exitstatus": None, "interrupted": True,
-                 "counts": {}, "reason": "not started: the run was stopped before this mode's turn",
-                 "written_by": "jax-conformance run"}]
-    log = job.log_tail(40)
-    header: Mapping[str, Any] | None = job.tail.header
-    out: list[RunHeader | ResultRecord | EndRecord] = []
-    if header is None:  # died before writing anything: say who it was
-        header = failed = RunHeader(record="run", run_id=f"failed-{job.adapter}-{job.mode.slug}-{os.getpid()}", started=now(),
-                                     adapter=job.adapter, implementation_version="?", mode=job.mode.to_json(), backends=[],
-                                     environment={}, written_by="jax-conformance run")
-        out.append(failed)
-    run_id = header.get("run_id")
-    if job.tail.end is not None and not job.tail.end.get("interrupted") or job.tail.header is None:
-        out.append({"record": "case", "run_id": run_id, "case": f"<pytest {job.adapter} {job.mode.slug}>",
-                    "topic": "<harness>", "claim": "the mode's pytest process runs the suite", "spec_file": str(job.log),
-                    "line": 1, "adapter": job.adapter, "implementation_version": header.get("implementation_version"),
-                    "backend": None, "mode": job.mode.to_json(), "outcome": "error",
-                    "message": f"pytest {job.status()}; the last lines of {job.log}:\n" + "\n".join(log),
-                    "expected": None, "actual": None, "duration_s": 0.0, "written_by": "jax-conformance run"})
-    if job.tail.end is None or job.stopped:
-        # (after pytest's own end record, when the user stopped it: the last end record is the one read)
-        out.append({"record": "end", "run_id": run_id, "finished": now(), "exitstatus": job.returncode,
-                    "interrupted": True, "counts": dict(job.tail.counts),
-                    "reason": (f"stopped by {job.stopped}" if job.stopped else
-                                 f"the mode's pytest process {job.status()} before the run ended"),
-                    "written_by": "jax-conformance run"})
-    return out
+SummaryRow = tuple[str, str, str, str, dict[str, int], str]  # adapter, version, backend, mode, counts, status
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
-    """The whole records of a results file (a torn line from a killed process is skipped)."""
-    return [r for _, r, _ in read_records(path) if r is not None] if path.is_file() else []
-
-
-def summary_rows(jobs: list[ModeProcess]) -> list[tuple[str, str, str, str, dict[str, int], str]]:
+def summary_rows(jobs: list[ModeProcess]) -> list[SummaryRow]:
+    """A row per mode and backend: the outcome counts of its case records, as the process wrote them."""
     rows = []
     for job in jobs:
-        per_backend: dict[str, dict[str, int]] = {}
-        version = "?"
-        for r in _records(job.results):
-            if r.get("record") == "run":
-                version = str(r.get("implementation_version"))
-                for b in r.get("backends") or []:
-                    per_backend.setdefault(str(b), dict.fromkeys(OUTCOMES, 0))
-            elif r.get("record") == "case":
-                backend = str(r.get("backend") or next(iter(per_backend), "?"))
-                tally(per_backend.setdefault(backend, dict.fromkeys(OUTCOMES, 0)), r)
+        header = job.tail.header
+        per_backend = {str(b): dict.fromkeys(OUTCOMES, 0) for b in (header["backends"] if header else [])}
+        for r in job.tail.cases:
+            backend = str(r.get("backend") or next(iter(per_backend), "?"))
+            tally(per_backend.setdefault(backend, dict.fromkeys(OUTCOMES, 0)), r)
+        version = str(header.get("implementation_version")) if header else "?"
         for backend, c in per_backend.items() or [("-", dict.fromkeys(OUTCOMES, 0))]:
             rows.append((job.adapter, version, backend, job.mode.slug, c, job.status()))
     return rows
 
 
-def summary_table(rows: list[tuple[str, str, str, str, dict[str, int], str]]) -> str:
+def summary_table(rows: list[SummaryRow]) -> str:
     heads = ["adapter", "version", "backend", "mode", *(SHORT.get(o, o) for o in SUMMARY_OUTCOMES), "total", "status"]
     body = [[a, v, b, m, *(str(c.get(o, 0)) for o in SUMMARY_OUTCOMES), str(sum(c.values())), s] for a, v, b, m, c, s in rows]
     widths = [max(len(r[i]) for r in [heads, *body]) for i in range(len(heads))]
@@ -210,9 +154,9 @@ def summary_table(rows: list[tuple[str, str, str, str, dict[str, int], str]]) ->
 def unexpected_cases(jobs: list[ModeProcess], limit: int = 25) -> list[str]:
     out = []
     for job in jobs:
-        for r in _records(job.results):
-            if r.get("record") == "case" and r.get("outcome") in UNEXPECTED:
-                first = (str(r.get("message") or "").strip().splitlines() or [""])[0][:160]
+        for r in job.tail.cases:
+            if r["outcome"] in UNEXPECTED:
+                first = cut((str(r.get("message") or "").strip().splitlines() or [""])[0], SHOWN_LINE_CHARS, "line")
                 out.append(f"{str(r['outcome']).upper():8} {r.get('case')} [{job.adapter} {job.mode.slug} {r.get('backend')}] {first}")
     return out[:limit] + ([f"... and {len(out) - limit} more (see the report)"] if len(out) > limit else [])
 
@@ -250,8 +194,8 @@ def update_expectations(adapter: str, jobs: list[ModeProcess], path: Path) -> Pa
     ran: set[tuple[str, str]] = set()
     run_version: str | None = None
     for job in jobs:
-        for r in _records(job.results):
-            if r.get("record") == "case" and not str(r.get("case", "")).startswith("<"):
+        for r in job.tail.cases:
+            if not r["case"].startswith("<"):
                 run_version = run_version or r.get("behaviour_version") or r.get("implementation_version")
                 ran.add((r["case"], job.mode.slug))
                 if r.get("outcome") in STILL_FAILING:
@@ -269,51 +213,8 @@ def update_expectations(adapter: str, jobs: list[ModeProcess], path: Path) -> Pa
 # ---------------------------------------------------------------- main
 
 
-def parse_modes(values: list[str] | None) -> list[Mode]:
-    try:
-        return _parse_modes(values)
-    except ModeError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def adapter_modes(modes: list[Mode], adapters: list[str], upcoming: bool, specs: list[str]) -> dict[str, list[Mode]]:
-    """Each adapter's modes: those asked for, then (with +upcoming) the upcoming-defaults modes on
-    the first of them. When a mode sets flags, the adapter is started once to read the flags it
-    has; one it lacks is a usage error naming them."""
-    base = modes[0] if modes else Mode()
-    if upcoming and not modes:
-        modes = [base]
-    out: dict[str, list[Mode]] = {a: list(modes) for a in adapters}
-    if not upcoming and not any(m.flags for m in modes):
-        return out
-    from jax_conformance import SPECS_DIR
-    from jax_conformance.flag_table import (
-        check_modes,
-        read_adapter_info,
-        spec_flag_names,
-        upcoming_flags,
-        upcoming_modes,
-    )
-
-    named = spec_flag_names([Path(p) for p in specs] or [SPECS_DIR]) if upcoming else set()
-    for adapter in adapters:
-        info = read_adapter_info(adapter)
-        check_modes(modes, info, adapter)
-        if upcoming:
-            flags = upcoming_flags(info, named)
-            if not flags:
-                print(f"+upcoming: adapter {adapter} {info['implementation_version']} has no upgrade flag still off by default "
-                      "that touches this suite; no mode added")
-            out[adapter] += [m for m in upcoming_modes(base.base, flags) if m not in out[adapter]]
-    return out
-
-
 def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[str]]:
     """Every usage error, before a directory is made or a process started (UsageError)."""
-    modes = parse_modes(args.modes)
-    upcoming = wants_upcoming(args.modes)
-    if args.modes is not None and not modes and not upcoming:
-        raise UsageError(f"--modes names no mode; the modes are {MODE_NAMES}")
     adapters = list(dict.fromkeys(args.adapter or ["jax"]))
     for adapter in adapters:
         check_adapter(adapter)
@@ -326,7 +227,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
             raise UsageError(f"--baseline {path}: no such file or directory")
     if args.out is not None:
         outdir.explicit_out(args.out, args.force)
-    return adapter_modes(modes, adapters, upcoming, args.specs or []), adapters
+    return modes_for(args.modes, adapters, args.specs or []), adapters
 
 
 def main(args: argparse.Namespace) -> int:
@@ -350,11 +251,10 @@ def main(args: argparse.Namespace) -> int:
         for p in files:
             print(f"expectations for {a}: {p}")
     t0 = time.monotonic()
-    interrupted = Scheduler[ModeProcess](args.jobs, on_tick=progress.update).run(jobs)
+    interrupted = bool(run_modes(jobs, args.jobs, on_tick=progress.update))
     wall = time.monotonic() - t0
     merged = out / "results.jsonl"
-    headers = {j.adapter: j.tail.header for j in jobs if j.tail.header is not None}
-    records = merge([j.results for j in jobs], merged, {j.results: notes(j, headers.get(j.adapter)) for j in jobs})
+    records = merge_modes(jobs, merged)
     print(f"\n{summary_table(summary_rows(jobs))}\n")
     bad = unexpected_cases(jobs)
     if bad:
@@ -377,10 +277,11 @@ def main(args: argparse.Namespace) -> int:
         index, _ = build_site([merged], out, args.baseline)
         print(f"report: {index}{' (incomplete: the run was interrupted)' if interrupted else ''}")
     if args.out is None:
-        link, kept = outdir.point_latest(out)
-        if kept is not None:
-            print(f"an earlier {link}/ directory was kept as {kept}/")
-        print(f"latest: {link} -> {out.name} (earlier runs stay in {out.parent}/)")
+        link = outdir.point_latest(out)
+        if link is None:
+            print(f"{outdir.REPORTS / outdir.LATEST} is not a link: left as it is", file=sys.stderr)
+        else:
+            print(f"latest: {link} -> {out.name} (earlier runs stay in {out.parent}/)")
     total = sum(j.tail.done for j in jobs)
     if interrupted:
         return 130  # as a shell reports a command stopped by SIGINT

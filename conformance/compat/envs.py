@@ -16,17 +16,16 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jax_conformance import CHECKOUT
 from jax_conformance.errors import ModeError, UsageError
-from jax_conformance.flag_table import lacking_flag
 from jax_conformance.launch.scheduler import ModeProcess
 from jax_conformance.mode import Mode
-from jax_conformance.records import EndRecord, RunHeader, load_runs, new_run_id, now, suite_info
+from jax_conformance.records import now
 from jax_conformance.report.releases import version_key
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -38,7 +37,6 @@ NEEDS_CHECKOUT = ("compat installs this harness into each release's environment 
 # Environments are hundreds of MB each (about 600 MB for five releases): they go to the user's
 # cache directory (XDG: $XDG_CACHE_HOME/jax-conformance, else ~/.cache/jax-conformance on Linux;
 # ~/Library/Caches/jax-conformance on macOS), never into the checkout. $JAX_CONFORMANCE_CACHE overrides.
-LEGACY_CACHE = CHECKOUT / ".conformance-cache" if CHECKOUT else None  # where they lived before; no longer read
 # From the first release the suite targets to the newest one the index offered when this was
 # written; each has cp311 jaxlib wheels (checked with `pip index versions jaxlib`).
 DEFAULT_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.7.2", "0.8.0", "0.9.2", "0.10.2", "0.11.2", "0.12.0.1")
@@ -329,11 +327,10 @@ def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: flo
 @dataclass
 class ModeRun(ModeProcess):
     """The suite in one mode inside a release's environment; after it ends, why it did not finish
-    (`reason`) and the records that close it in the merged results (`notes`)."""
+    (`reason`, from `launch.service.failure`)."""
 
     version: str = ""
     reason: str = ""
-    notes: list[RunHeader | EndRecord] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -349,50 +346,6 @@ def mode_run(env: Environment, mode: Mode, out_dir: Path, extra: Sequence[str] =
     name = f"{env.version}-{mode.slug}"
     return ModeRun("jax", mode, out_dir / f"{name}.jsonl", out_dir / f"{name}.log", list(extra), python=str(env.python),
                    env=_clean_environ(env.path), version=env.version)
-
-
-def close_run(run: ModeRun) -> None:
-    """A run that died or hung gets a reason and an interrupted `end` record (one that wrote nothing,
-    an `error` run and end) for the merged results."""
-    rc = 124 if run.timed_out is not None else run.returncode
-    out = "\n".join(run.log_tail(20))
-    if run.timed_out is not None:
-        out += f"\nERROR: timed out after {run.timed_out:.0f} s: {' '.join(run.argv[:4])} ..."
-    runs = load_runs([run.results]) if run.results.is_file() else []
-    lacking = lacking_flag(out) if rc == 4 and not runs else None
-    if lacking is not None:
-        # The release does not have a flag the mode sets (jax_custom_vjp3 before 0.9.1): the mode
-        # is unavailable there, which is a fact about the release, not a failure of the run.
-        run.reason = lacking
-        run.notes = unavailable_records(run.version, run.mode, run.reason)
-    elif not runs:
-        run.reason = f"pytest wrote no results (exit status {rc}): {_tail(out, 2)}"
-        run.notes = unavailable_records(run.version, run.mode, run.reason, status="error")
-    elif runs[-1].end is None:
-        run.reason = f"pytest did not finish (exit status {rc}): {_tail(out, 2)}"
-        run.notes = [{"record": "end", "run_id": runs[-1].header.get("run_id"), "finished": now(), "exitstatus": rc,
-                      "interrupted": True, "counts": run.counts, "reason": run.reason}]
-    elif rc not in (0, 1):
-        run.reason = f"pytest exit status {rc}: {_tail(out, 2)}"
-
-
-def _append(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r, default=repr) + "\n")
-
-
-def unavailable_records(version: str, mode: Mode, reason: str, status: str = "unavailable",
-                        env_info: dict[str, Any] | None = None) -> list[RunHeader | EndRecord]:
-    """A `run` and an `end` record for a release that could not run in this mode, with the reason."""
-    run_id = new_run_id()
-    header: RunHeader = {"record": "run", "run_id": run_id, "started": now(), "adapter": "jax",
-              "implementation_version": version, "behaviour_version": version, "mode": mode.to_json(),
-              "backends": [], "status": status, "reason": reason,
-              "environment": {**(env_info or {}), **suite_info()}}
-    end: EndRecord = {"record": "end", "run_id": run_id, "finished": now(), "exitstatus": None, "interrupted": False,
-                      "counts": {}, "status": status, "reason": reason}
-    return [header, end]
 
 
 def parse_pin(text: str) -> tuple[str, tuple[str, ...]]:

@@ -7,13 +7,12 @@ several modes (`run`, `mutate`, `compat`, the benchmarks, the tests) starts one
 
 per mode. This module builds that command line (`pytest_command`, the one place), runs such
 processes N at a time with a time limit each and passes Ctrl-C or SIGTERM on to them
-(`Scheduler`), follows what each writes (`ResultsTail`), and merges their results (`merge`).
+(`Scheduler`), follows what each writes (`records.RecordTail`), and merges their results (`merge`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -27,7 +26,8 @@ from typing import Any, Generic, TypeVar
 
 from jax_conformance import PACKAGE_DIR
 from jax_conformance.mode import Mode, value_text
-from jax_conformance.records import UNEXPECTED, read_appended, tally
+from jax_conformance.records import Record, RecordTail, encode
+from jax_conformance.text import signal_text
 
 # ---------------------------------------------------------------- the command line
 
@@ -66,46 +66,6 @@ def pytest_options(*, backends: Iterable[str] = (), specs: Iterable[Path | str] 
 
 
 @dataclass
-class ResultsTail:
-    """Reads a results file as it grows: whole records only, from where it left off."""
-
-    path: Path
-    offset: int = 0
-    header: dict[str, Any] | None = None
-    total: int | None = None
-    end: dict[str, Any] | None = None
-    counts: dict[str, int] = field(default_factory=dict)  # outcome -> cases so far, as results.counts
-
-    @property
-    def done(self) -> int:
-        return sum(self.counts.values())
-
-    @property
-    def unexpected(self) -> int:
-        return sum(n for o, n in self.counts.items() if o in UNEXPECTED)
-
-    def poll(self) -> None:
-        records, self.offset = read_appended(self.path, self.offset)
-        for record in records:
-            kind = record.get("record", "case")
-            if kind == "run":
-                self.header = record
-            elif kind == "collected":
-                self.total = int(record.get("count", 0))
-            elif kind == "end":
-                self.end = record
-            else:
-                tally(self.counts, record)
-
-
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-@dataclass
 class ModeProcess:
     """One pytest process of the suite in one mode (started and watched from the parent), and
     what it has written so far. `pytest_args` come after the mode's options (`pytest_options`)."""
@@ -126,10 +86,10 @@ class ModeProcess:
     stopped: str = ""  # why the user stopped it: "Ctrl-C", or "SIGTERM" when the runner was terminated
     not_started: bool = False  # the run was stopped before this mode's turn came
     skipped: bool = False  # the scheduler's `skip` dropped it from the queue
-    tail: ResultsTail = field(init=False)
+    tail: RecordTail = field(init=False)  # its records, read as they are written (once)
 
     def __post_init__(self) -> None:
-        self.tail = ResultsTail(self.results)
+        self.tail = RecordTail(self.results)
 
     @property
     def argv(self) -> list[str]:
@@ -173,7 +133,7 @@ class ModeProcess:
         if self.timed_out is not None:
             return f"timed out after {self.timed_out:.0f} s"
         if self.returncode < 0:
-            return f"killed by {signal_name(-self.returncode)}"
+            return f"killed by {signal_text(-self.returncode)}"
         if self.tail.header is None:
             return f"failed to start (exit {self.returncode})"
         if self.tail.end is not None and not self.tail.end.get("interrupted"):
@@ -275,7 +235,7 @@ class Scheduler(Generic[P]):
         cause = ["Ctrl-C"]
 
         def terminated(signum: int, frame: Any) -> None:
-            cause[0] = signal_name(signum)
+            cause[0] = signal_text(signum)
             raise KeyboardInterrupt
 
         # A terminated runner stops its modes too (they run in their own process groups).
@@ -344,7 +304,7 @@ class Scheduler(Generic[P]):
 # ---------------------------------------------------------------- afterwards
 
 
-def merge(files: Iterable[Path], target: Path, notes: Mapping[Path, Sequence[Mapping[str, Any]]] | None = None) -> int:
+def merge(files: Iterable[Path], target: Path, notes: Mapping[Path, Sequence[Record]] | None = None) -> int:
     """Every whole record of each file into `target`, each file's `notes` (records the caller
     writes about a process that failed) right after it; returns the record count. A torn last
     line (a killed process) and blank lines are dropped; a missing file adds only its notes. The
@@ -360,7 +320,7 @@ def merge(files: Iterable[Path], target: Path, notes: Mapping[Path, Sequence[Map
                     out.write(line + b"\n")
                     written += 1
             for record in (notes or {}).get(path, ()):
-                out.write((json.dumps(record, default=repr) + "\n").encode())
+                out.write(encode(record))
                 written += 1
     os.replace(staged, target)
     return written

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from jax_conformance.report.model import ReportModel, build_model
 from jax_conformance.report.site import render
 
-__all__ = ["ReportModel", "build_model", "build_site", "mutation_file", "no_gc", "render"]
+__all__ = ["DEFAULT_TITLE", "ReportModel", "Site", "build_model", "build_site", "mutation_file", "no_gc", "render"]
+
+
+DEFAULT_TITLE = "JAX conformance report"
 
 
 def mutation_file(given: Path | None, out: Path | None) -> Path | None:
@@ -29,12 +33,24 @@ def mutation_file(given: Path | None, out: Path | None) -> Path | None:
     return given
 
 
-def build_site(results: Sequence[str | Path], out: Path, baseline: Sequence[str | Path] = (),
-               mutation: Path | None = None, title: str = "JAX conformance report") -> tuple[Path, ReportModel]:
-    """Load, merge and render; returns index.html and the model it shows."""
+class Site(NamedTuple):
+    """A built report: its index.html, `page` (None when no run was found: then nothing was written, so a
+    mistyped path never blanks an existing site), and the model it shows."""
+
+    page: Path | None  # index.html
+    model: ReportModel
+
+
+def build_site(results: Sequence[str | Path], out: Path | Callable[[], Path], baseline: Sequence[str | Path] = (),
+               mutation: Path | None = None, title: str = DEFAULT_TITLE) -> Site:
+    """The one report builder (`run`, `report` and `compat` call it): load and merge the results,
+    then render them into `out` (a callable makes the directory only once there is something to
+    show). A mutation file in `out` is shown when none is given."""
     with no_gc():
-        model = build_model(results, baseline, mutation_file(mutation, out))
-        return render(model, out, title), model
+        model = build_model(results, baseline, mutation_file(mutation, out if isinstance(out, Path) else None))
+        if not model.columns:
+            return Site(None, model)
+        return Site(render(model, out if isinstance(out, Path) else out(), title), model)
 
 
 @contextlib.contextmanager

@@ -71,7 +71,7 @@ def _dump(value: Any) -> str:
 
 
 @dataclass
-class Verdict:
+class Headline:
     """The report's first line for one implementation and release: does it conform, and how far to trust that."""
 
     adapter: str
@@ -98,8 +98,8 @@ class Verdict:
         return f"{100.0 * self.conform / self.applicable:.1f}%" if self.applicable else "n/a"
 
 
-def verdicts(model: ReportModel) -> list[Verdict]:
-    """One verdict per (adapter, release), oldest release first within an adapter."""
+def headlines(model: ReportModel) -> list[Headline]:
+    """One headline per (adapter, release), oldest release first within an adapter."""
     groups: dict[tuple[str, str], list[Any]] = {}
     for c in model.columns:
         groups.setdefault((c.adapter, c.version), []).append(c)
@@ -116,7 +116,7 @@ def verdicts(model: ReportModel) -> list[Verdict]:
             observed += c.observed[1]
             unsupported += c.unsupported[1]
         diffs = sum(1 for d in model.docs_vs_code if any(a == adapter and v == version for a, v, _ in d.releases))
-        out.append(Verdict(
+        out.append(Headline(
             adapter, version, sorted({c.backend for c in cols}),
             sorted({c.mode for c in cols}, key=mode_key),
             conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
@@ -202,7 +202,7 @@ def render(model: ReportModel, out: Path, title: str = "JAX conformance report")
             {"title": c.title, **{name: [vars(ch) for ch in items] for name, _, items in c.sections()}}
             for c in model.comparisons]), encoding="ascii")
         page = _environment().get_template("index.html.j2").render(
-            title=title, model=model, build=f"assets/{build}", claims=data["claims"], verdicts=verdicts(model),
+            title=title, model=model, build=f"assets/{build}", claims=data["claims"], verdicts=headlines(model),
             generated=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             shown_changes=SHOWN_CHANGES, interrupted=[c for c in model.columns if c.interrupted],
             results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",
