@@ -221,7 +221,10 @@ def measure(modes: list[str], jit_every: int) -> None:
         t0 = time.perf_counter()
         env = {**os.environ, **mode_env(mode)}
         p = subprocess.run(
-            [sys.executable, __file__, "--worker", mode, "--jit-every", str(jit_every)], env=env, capture_output=True, text=True
+            [sys.executable, __file__, "--worker", mode, "--jit-every", str(jit_every)],
+            env=env,
+            capture_output=True,
+            text=True,
         )
         if p.returncode:
             sys.exit(f"{mode}: worker failed\n{p.stderr[-3000:]}")
@@ -241,13 +244,13 @@ def ref_mode(P: Any, mode: str) -> Any:
                   promotion=env["JAX_NUMPY_DTYPE_PROMOTION"])  # fmt: skip
 
 
-def ref_outcome(fn: Any) -> dict[str, Any]:
+def ref_outcome(fn: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
     import numpy as np
 
     with warnings.catch_warnings(record=True) as ws:
         warnings.simplefilter("always")
         try:
-            r = fn()
+            r = fn(*args, **kwargs)
         except Exception as e:
             out = {"error": type(e).__name__, "message": str(e)}
         else:
@@ -283,7 +286,7 @@ def norm_msg(m: str) -> str:
     if not mm:
         return m
     parts = sorted(p.strip() for p in mm.group(1).split(",") if p.strip())
-    return m[: mm.start(1)] + ",".join(parts) + m[mm.end(1):]
+    return m[: mm.start(1)] + ",".join(parts) + m[mm.end(1) :]
 
 
 def is_backend_error(o: dict[str, Any]) -> bool:
@@ -301,7 +304,6 @@ def compare() -> str:
         # --- reference vs JAX
         disagree: list[str] = []
         backend: Counter[str] = Counter()
-        specs = rec["specifiers"]
 
         def spec_arg(s: str) -> Any:
             return {"int*": int, "float*": float, "complex*": complex}.get(s, s)
@@ -309,22 +311,24 @@ def compare() -> str:
         for key, cell in rec["specifier_cells"].items():
             a, b = (spec_arg(s) for s in key.split("|"))
             refs = {
-                "promote_types": ref_outcome(lambda a=a, b=b: P.promote_types(a, b, m)),
-                "jnp.result_type": ref_outcome(lambda a=a, b=b: P.result_type(a, b, mode=m)),
+                "promote_types": ref_outcome(P.promote_types, a, b, m),
+                "jnp.result_type": ref_outcome(P.result_type, a, b, mode=m),
                 "result_type_weak": ref_outcome(
-                    lambda a=a, b=b: P.result_type(a, b, mode=m, return_weak_type_flag=True)
+                    P.result_type, a, b, mode=m, return_weak_type_flag=True
                 ),
             }
             for fn, r in refs.items():
                 if not same(cell[fn], r):
                     disagree.append(f"{fn}({key}): jax {cell[fn]} ref {r}")
 
-        def operand(label: str) -> Any:
+        def operand(label: str, m: Any = m) -> Any:
             if label in PY_SCALARS:
                 return PY_SCALARS[label]
             if label in WEAK_ARRAYS:
-                return P.weak_operand({"int": "int*", "float": "float*", "complex": "complex*"}[
-                    label.split(":")[1]], m)
+                return P.weak_operand(
+                    {"int": "int*", "float": "float*", "complex": "complex*"}[label.split(":")[1]],
+                    m,
+                )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return P.array_operand(label, m)
@@ -334,9 +338,9 @@ def compare() -> str:
         made: dict[str, Any] = {}
         for label, o in rec["operands"].items():
             if label in WEAK_ARRAYS:
-                r = ref_outcome(lambda label=label: (operand(label).dtype, True))
+                r = ref_outcome(lambda x: (x.dtype, True), operand(label))
             else:
-                r = ref_outcome(lambda label=label: (P.array_operand(label, m).dtype, False))
+                r = ref_outcome(lambda lb, mm: (P.array_operand(lb, mm).dtype, False), label, m)
             if not same(o, r):
                 if "error" not in o and "error" not in r:
                     made[label] = P.Operand(o["dtype"], o["weak"])
@@ -344,11 +348,10 @@ def compare() -> str:
         for key, cell in rec["operand_cells"].items():
             a, b = key.split("|")
             xa, xb = made.get(a) or operand(a), made.get(b) or operand(b)
-            r = ref_outcome(lambda xa=xa, xb=xb: P.result_type(xa, xb, mode=m,
-                                                               return_weak_type_flag=True))  # fmt: skip
+            r = ref_outcome(P.result_type, xa, xb, mode=m, return_weak_type_flag=True)
             if not same(cell["result_type_weak"], r):
                 disagree.append(f"result_type_weak({key}): jax {cell['result_type_weak']} ref {r}")
-            r = ref_outcome(lambda xa=xa, xb=xb: P.lattice_result_type(xa, xb, mode=m))
+            r = ref_outcome(P.lattice_result_type, xa, xb, mode=m)
             for fn in ("eager", "jit_cold", "jit_warm"):
                 if fn not in cell:
                     continue
@@ -363,8 +366,10 @@ def compare() -> str:
         for d in disagree[:40]:
             lines.append(f"- {d[:600]}")
         if backend:
-            lines.append("off the promotion model (creation or the backend): "
-                         + "; ".join(f"{k} x{v}" for k, v in backend.items()))
+            lines.append(
+                "off the promotion model (creation or the backend): "
+                + "; ".join(f"{k} x{v}" for k, v in backend.items())
+            )
         # --- documented table (x64 on) canonicalized to the mode vs JAX
         if m.strict:
             refused = sorted(k for k, c in rec["specifier_cells"].items()
@@ -386,12 +391,17 @@ def compare() -> str:
                 if pt.get("dtype") != want[0]:
                     # the x64-on documented dtype itself (NumPy's dtype of a weak join)?
                     on = P.NUMPY_OF_WEAK.get(doc[a, b], doc[a, b])
-                    key = "promote_types (= the x64-on dtype, not canonicalized)" if pt.get(
-                        "dtype") == on else "promote_types (other)"
+                    key = (
+                        "promote_types (= the x64-on dtype, not canonicalized)"
+                        if pt.get("dtype") == on
+                        else "promote_types (other)"
+                    )
                     diffs[key].append(f"{ca}x{cb}: doc {doc_txt(want)} got {txt(pt)}")
                 rt = c["result_type_weak"]
                 if (rt.get("dtype"), rt.get("weak")) != want:
-                    diffs["result_type(dtypes)"].append(f"{ca}x{cb}: doc {doc_txt(want)} got {txt(rt)}")
+                    diffs["result_type(dtypes)"].append(
+                        f"{ca}x{cb}: doc {doc_txt(want)} got {txt(rt)}"
+                    )
                 for la in labels_of(a):
                     for lb in labels_of(b):
                         oc = rec["operand_cells"][f"{la}|{lb}"]
@@ -401,7 +411,8 @@ def compare() -> str:
                             o = oc[fn]
                             if (o.get("dtype"), o.get("weak")) != want:
                                 diffs[f"{fn}(values)"].append(
-                                    f"{la}+{lb}: doc {doc_txt(want)} got {txt(o)}")
+                                    f"{la}+{lb}: doc {doc_txt(want)} got {txt(o)}"
+                                )
         lines.append("docs (x64-on table canonicalized to this mode) vs JAX:")
         for fn, ds in diffs.items():
             shown = ds if "not canonicalized" not in fn else ds[:12] + ["..."]
@@ -409,7 +420,9 @@ def compare() -> str:
         lines.append("")
     # timings
     lines.append("### timings (seconds)\n")
-    lines.append("mode | process | import | specifier pairs (3 calls each) | result_type values | eager + | jit cold | jit warm | operand pairs")
+    lines.append(
+        "mode | process | import | specifier pairs (3 calls each) | result_type values | eager + | jit cold | jit warm | operand pairs"
+    )
     lines.append("---|---|---|---|---|---|---|---|---")
     for mode, rec in data["modes"].items():
         t = rec["timings"]
@@ -443,8 +456,12 @@ def main() -> None:
     ap.add_argument("--worker")
     ap.add_argument("--compare", action="store_true")
     ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--jit-every", type=int, default=1,
-                    help="jit only the pairs whose label indices sum to a multiple of N")
+    ap.add_argument(
+        "--jit-every",
+        type=int,
+        default=1,
+        help="jit only the pairs whose label indices sum to a multiple of N",
+    )
     args = ap.parse_args()
     if args.worker:
         json.dump(worker(args.worker, args.jit_every), sys.stdout)

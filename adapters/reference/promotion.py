@@ -49,7 +49,7 @@ import numpy as np
 try:  # JAX ships ml_dtypes; without it only the NumPy dtypes exist here.
     import ml_dtypes
 except ImportError:  # pragma: no cover - depends on the environment
-    ml_dtypes = None
+    ml_dtypes = None  # type: ignore[assignment]
 
 # ---------------------------------------------------------------- the nodes
 
@@ -237,8 +237,10 @@ def _refusal(nodes: tuple[str, ...], strict: bool) -> TypePromotionError:
             "your inputs to be promoted to another type, you can do so explicitly using e.g. "
             "x.astype('{}')")  # fmt: skip
     if strict:
-        msg = (f"{head} when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to "
-               "the desired output type, or set jax_numpy_dtype_promotion=standard.")
+        msg = (
+            f"{head} when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to "
+            "the desired output type, or set jax_numpy_dtype_promotion=standard."
+        )
     elif any(n.startswith("float8_") for n in nodes):
         msg = f"{head}. " + tail.format("8-bit floats", "float32")
     elif any(n.startswith("float6_") for n in nodes):
@@ -290,11 +292,15 @@ def explicit(name: str, mode: Mode, where: str = "") -> str:
     if mode.explicit_x64_dtypes == "error":
         raise ValueError(
             f"Explicitly requested dtype {name}{at} is not available. To enable more dtypes, set "
-            f"the jax_enable_x64 or allow_explicit_x64_dtypes configuration options.{gotchas}")
+            f"the jax_enable_x64 or allow_explicit_x64_dtypes configuration options.{gotchas}"
+        )
     warnings.warn(
         f"Explicitly requested dtype {name}{at} is not available, and will be truncated to dtype "
         f"{short}. To enable more dtypes, set the jax_enable_x64 configuration option or the "
-        f"JAX_ENABLE_X64 shell environment variable. {gotchas}", UserWarning, stacklevel=3)
+        f"JAX_ENABLE_X64 shell environment variable. {gotchas}",
+        UserWarning,
+        stacklevel=3,
+    )
     return short
 
 

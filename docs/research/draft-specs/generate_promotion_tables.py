@@ -63,11 +63,11 @@ def mode_of(x64: str, promotion: str) -> Any:
                   promotion=promotion)  # fmt: skip
 
 
-def token(fn: Any) -> str:
+def token(fn: Any, *args: Any, **kwargs: Any) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            r = fn()
+            r = fn(*args, **kwargs)
         except Exception as e:
             return f"raises {type(e).__name__}"
     if isinstance(r, tuple):
@@ -85,17 +85,22 @@ def operand(node: str, m: Any) -> Any:
     return P.array_operand(node, m)
 
 
+def _add(a: str, b: str, m: Any) -> tuple[str, bool]:
+    return P.lattice_result_type(operand(a, m), operand(b, m), mode=m)
+
+
 def outcomes(a: str, b: str) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {"promote_types": {}, "result_type": {}, "add": {}}
     for pr in PROMOTIONS:
         for x in X64_MODES:
             m = mode_of(x, pr)
             key = f"{pr}/{x}"
-            out["promote_types"][key] = token(lambda: P.promote_types(spec_arg(a), spec_arg(b), m))
-            out["result_type"][key] = token(lambda: P.result_type(
-                spec_arg(a), spec_arg(b), mode=m, return_weak_type_flag=True))  # fmt: skip
-            out["add"][key] = token(lambda: P.lattice_result_type(
-                operand(a, m), operand(b, m), mode=m))  # fmt: skip
+            sa, sb = spec_arg(a), spec_arg(b)
+            out["promote_types"][key] = token(P.promote_types, sa, sb, m)
+            out["result_type"][key] = token(
+                P.result_type, sa, sb, mode=m, return_weak_type_flag=True
+            )
+            out["add"][key] = token(_add, a, b, m)
     return out
 
 
@@ -253,7 +258,9 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     table = write_documented(out / "documented-x64.yaml")
     n = write_binary(out / "binary-0.10.2.yaml")
-    print(f"wrote {out / 'documented-x64.yaml'} (18x18) and {out / 'binary-0.10.2.yaml'} ({n} cells)")
+    print(
+        f"wrote {out / 'documented-x64.yaml'} (18x18) and {out / 'binary-0.10.2.yaml'} ({n} cells)"
+    )
     if args.check_doc:
         problems = check_doc(args.check_doc, table)
         print("type_promotion.rst's table:", "identical to the lattice's" if not problems else "")
