@@ -41,7 +41,7 @@ def unknown_flags(missing: Sequence[str], info: AdapterInfo, adapter: str) -> st
     names = sorted(f["name"] for f in flags)
     close = sorted({c for name in missing for c in difflib.get_close_matches(name, names, n=2)} - set(missing))
     upgrades = sorted(f["name"] for f in flags if f.get("upgrade"))
-    parts = [f"flag {', '.join(missing)} not available in adapter {adapter!r} {info['implementation_version']}"]
+    parts = [lacking_reason(missing, info, adapter)]
     if close:
         parts.append(f"did you mean {' or '.join(close)}?")
     if names:
@@ -50,6 +50,12 @@ def unknown_flags(missing: Sequence[str], info: AdapterInfo, adapter: str) -> st
     else:
         parts.append("it reports no flags")
     return "; ".join(parts)
+
+
+def lacking_reason(missing: Sequence[str], info: AdapterInfo, adapter: str) -> str:
+    """`flag X not available in adapter 'jax' 0.4.30`: why a mode that sets X cannot run there, the
+    `reason` of the `unavailable` records (`records.unavailable`) a mode process writes for it."""
+    return f"flag {', '.join(missing)} not available in adapter {adapter!r} {info['implementation_version']}"
 
 
 def lacking_flag(output: str) -> str | None:

@@ -39,6 +39,8 @@ CASE_FIELDS = ("case", "spec_file", "line", "adapter", "implementation_version",
 FORMAT_VERSION = 1
 # A record whose JSON is longer than this has its `actual` and `expected` replaced by a note.
 MAX_RECORD_CHARS = 4 * RECORD_MESSAGE_CHARS
+# A flag's value, or a setting, as JSON holds it.
+JSONScalar = bool | int | float | str | None
 # How a case got its fresh process (docs/RUNNER.md, "The process of an isolated case").
 Isolation = Literal["fork-full", "fork-light", "spawn"]
 
@@ -48,7 +50,7 @@ class ModeJSON(TypedDict):
 
     x64: bool
     explicit_x64_dtypes: str
-    flags: NotRequired[dict[str, Any]]  # the other JAX flags the mode sets; absent in files written before flags
+    flags: NotRequired[dict[str, JSONScalar]]  # the other JAX flags the mode sets; absent in files written before flags
 
 
 class AdapterInfo(TypedDict):
@@ -66,8 +68,8 @@ class FlagInfo(TypedDict):
     """One flag an adapter reports: JAX's config option, or one the reference models."""
 
     name: str
-    default: Any  # None when the mode set it, so the default could not be seen in the worker
-    value: Any  # in effect in the worker
+    default: JSONScalar  # None when the mode set it, so the default could not be seen in the worker
+    value: Any  # in effect in the worker (plugin.session.check_flags reads it as a FlagValue)
     upgrade: bool  # JAX marks it an upgrade: True is the incoming behaviour, False the outgoing one
     help: str
 
@@ -113,11 +115,11 @@ class RunHeader(TypedDict):
     adapter: str | None
     implementation_version: str
     behaviour_version: NotRequired[str]  # absent only in a note for a mode that died before its header
-    mode: ModeJSON | dict[str, Any]
+    mode: ModeJSON
     backends: list[str]
     environment: dict[str, Any]
     flags: NotRequired[list[FlagInfo]]  # the adapter's flag table, values in effect in this mode
-    hypothesis: NotRequired[dict[str, Any]]
+    hypothesis: NotRequired[dict[str, JSONScalar]]  # the settings the run's `given` cases used
     argv: NotRequired[list[str]]
     status: NotRequired[str]  # compat: `unavailable` or `error` for a release that could not run
     reason: NotRequired[str]
@@ -144,7 +146,7 @@ class ResultRecord(TypedDict):
     adapter: str | None
     implementation_version: str | None
     backend: str | None
-    mode: ModeJSON | dict[str, Any]
+    mode: ModeJSON
     outcome: Outcome
     message: str
     expected: Any
@@ -394,7 +396,7 @@ def tally(into: dict[str, int], record: ResultRecord) -> None:
 # ---------------------------------------------------------------- records the parent writes
 
 
-def harness_header(adapter: str | None, mode: ModeJSON | dict[str, Any], *, run_id: str, implementation_version: str,
+def harness_header(adapter: str | None, mode: ModeJSON, *, run_id: str, implementation_version: str,
                    behaviour_version: str | None = None, backends: Sequence[str] = (),
                    environment: Mapping[str, Any] | None = None, status: str | None = None,
                    reason: str | None = None, written_by: str | None = None) -> RunHeader:
@@ -427,7 +429,7 @@ def harness_end(run_id: str | None, reason: str, *, interrupted: bool, exitstatu
     return end
 
 
-def unavailable(adapter: str, version: str, mode: ModeJSON | dict[str, Any], reason: str, *, status: str = "unavailable",
+def unavailable(adapter: str, version: str, mode: ModeJSON, reason: str, *, status: str = "unavailable",
                 environment: Mapping[str, Any] | None = None) -> list[Record]:
     """A `run` and an `end` record for a mode that cannot run in this implementation (a release that
     does not install, or lacks a flag the mode sets), with the reason: a fact about the release,
@@ -438,6 +440,6 @@ def unavailable(adapter: str, version: str, mode: ModeJSON | dict[str, Any], rea
     return [header, harness_end(run_id, reason, interrupted=False, status=status)]
 
 
-def suite_info() -> dict[str, Any]:
+def suite_info() -> dict[str, str | None]:
     """The suite's version and git revision, for a run header's environment."""
     return {"suite_version": __version__, "git_revision": git_revision()}

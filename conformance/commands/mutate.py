@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from jax_conformance.adapters.reference.mutants import ENV_VAR
 from jax_conformance.errors import UsageError
@@ -169,9 +169,34 @@ def main(args: argparse.Namespace) -> int:
     return 1 if survivors else 0
 
 
+class MutantRow(TypedDict):
+    """One mutant in the summary file (what `report --mutation` shows)."""
+
+    name: str
+    rule: str
+    killed: bool
+    killed_by: list[str]  # `case[mode]`, every case that killed it
+    first_message: str
+    modes_run: list[str]
+    seconds: float
+    explanation: str  # why a survivor is expected to survive (adapters/reference/mutants.py EXPLAINED)
+
+
+class MutationSummary(TypedDict):
+    """The summary file `mutate` writes (reports/mutation.json)."""
+
+    score: str
+    killed: int
+    total: int
+    percent: float
+    modes: str
+    mutants: list[MutantRow]
+    seconds: NotRequired[float]
+
+
 def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, str], jobs: list[MutantRun],
-               baseline: dict[str, set[str]], modes: list[Mode]) -> dict[str, Any]:
-    rows = []
+               baseline: dict[str, set[str]], modes: list[Mode]) -> MutationSummary:
+    rows: list[MutantRow] = []
     for name in names:
         mine = [j for j in jobs if j.mutant == name and j.returncode is not None]
         killers = sorted({f"{case}[{j.mode.slug}]" for j in mine for case in set(j.failing) - baseline[j.mode.slug]})
@@ -190,7 +215,7 @@ def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, s
     }
 
 
-def _print(summary: dict[str, Any]) -> None:
+def _print(summary: MutationSummary) -> None:
     print()
     print(f"{'mutant':36} {'result':9} killed by (first)")
     for row in summary["mutants"]:

@@ -19,7 +19,6 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from jax_conformance import CHECKOUT
 from jax_conformance.errors import ModeError, UsageError
@@ -191,7 +190,7 @@ class Environment:
     reason: str = ""
     cached: bool = False
     seconds: float = 0.0
-    versions: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str | list[str]] = field(default_factory=dict)  # IMPORT_CHECK's report: jax, jaxlib, numpy, python, devices
 
     @property
     def python(self) -> Path:
@@ -236,7 +235,7 @@ def _run_logged(cmd: list[str], log: Path, timeout: float, env: dict[str, str] |
         return proc.returncode, out or ""
 
 
-def _kill_group(proc: subprocess.Popen[Any]) -> None:
+def _kill_group(proc: subprocess.Popen[str]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -14,7 +14,14 @@ from typing import Any
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.records import now
-from jax_conformance.report.releases import HOLDS, STATUSES, CaseRow, ReleaseTable, version_key
+from jax_conformance.report.releases import (
+    HOLDS,
+    STATUSES,
+    CaseRow,
+    Change,
+    ReleaseTable,
+    version_key,
+)
 from jax_conformance.spec.loader import load_spec
 
 SPEC_FILE_ROOT = SPECS_DIR.parent  # a relative spec_file in a record (specs/...) is relative to it
@@ -23,7 +30,7 @@ SPEC_FILE_ROOT = SPECS_DIR.parent  # a relative spec_file in a record (specs/...
 CELL = dict(zip(STATUSES, ("ok", "FAIL", "part", "n/a", "?", "--"), strict=True))
 
 
-def observed_change_text(change: dict[str, Any]) -> str:
+def observed_change_text(change: Change) -> str:
     pairs = dict.fromkeys(zip(change["from"], change["to"], strict=True))
     return f"from {change['release']}, {', '.join(change['modes'])}: " + "; ".join(f"{new} (was {old})" for old, new in pairs)
 
@@ -52,11 +59,17 @@ def describe_block(spec_file: str, line: int | None) -> str:
     return f"line {line}: when {when}" if when else f"line {line}"
 
 
-def spec_change_text(row: CaseRow, change: dict[str, Any]) -> str:
+def spec_change_text(row: CaseRow, change: Change) -> str:
     """`from 0.8.0, off-error: the spec expects <block> instead of <block>`."""
     pairs = dict.fromkeys(zip(change["from"], change["to"], strict=True))
-    parts = [f"{describe_block(row.spec_file, new)} instead of {describe_block(row.spec_file, old)}" for old, new in pairs]
+    parts = [f"{describe_block(row.spec_file, _line(new))} instead of {describe_block(row.spec_file, _line(old))}"
+             for old, new in pairs]
     return f"from {change['release']}, {', '.join(change['modes'])}: the spec expects " + "; ".join(parts)
+
+
+def _line(value: int | str | None) -> int | None:
+    """An expect block's line as a spec change holds it (None: no block applied)."""
+    return value if isinstance(value, int) else None
 
 
 def change_reason(row: CaseRow, order: Sequence[str]) -> str:

@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from types import FrameType
+from typing import Generic, TypeVar
 
 from jax_conformance import PACKAGE_DIR
 from jax_conformance.mode import Mode, value_text
@@ -234,7 +235,7 @@ class Scheduler(Generic[P]):
             self.add(process)
         cause = ["Ctrl-C"]
 
-        def terminated(signum: int, frame: Any) -> None:
+        def terminated(signum: int, frame: FrameType | None) -> None:
             cause[0] = signal_text(signum)
             raise KeyboardInterrupt
 

@@ -11,10 +11,10 @@ what the implementation did (the exception type, the result dtype) differs betwe
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TypedDict
 
 from jax_conformance.errors import ModeError
 from jax_conformance.mode import DEFAULT_MODES, Mode
@@ -38,7 +38,7 @@ NOT_RUN = frozenset({"unavailable", "error"})
 MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
 
 
-def version_key(text: str) -> tuple[int, Any]:
+def version_key(text: str) -> tuple[int, Version | str]:
     """Sort releases by PEP 440 order; names that are not versions go last, alphabetically."""
     try:
         return (0, Version(text))
@@ -53,7 +53,7 @@ def mode_key(slug: str) -> tuple[int, int, str]:
     return (MODE_ORDER.get(base, 99), flags.count("+") + 1 if plus else 0, slug)
 
 
-def mode_slug(mode: Any) -> str:
+def mode_slug(mode: object) -> str:
     """A record's or header's mode as its slug (`off-warn`); `?` when it names no mode."""
     if isinstance(mode, dict):
         try:
@@ -99,7 +99,7 @@ def explain(per_mode: dict[str, tuple[str, str]]) -> str:
     return f"{', '.join(modes)} {kind.replace('_', ' ')}: {line}"
 
 
-def observed_key(actual: Any) -> str:
+def observed_key(actual: object) -> str:
     """What a case did, in a word: `raised <type>`, `dtype <name>` or `Python float 1.0` (empty when the record does not say)."""
     if not isinstance(actual, dict):
         return ""
@@ -121,8 +121,13 @@ def observed_key(actual: Any) -> str:
     return ""
 
 
-def _changes(per_release: dict[str, dict[str, Any]], seen: list[str], skip: dict[str, set[str]] | None = None
-             ) -> list[dict[str, Any]]:
+# One change between consecutive releases: in `modes`, each value went from `from` to `to` (an
+# expect block's line, or what the implementation did in a word). `from` is a keyword, hence the form.
+Change = TypedDict("Change", {"release": str, "previous": str, "modes": list[str], "from": list[int | str | None], "to": list[int | str | None]})
+
+
+def _changes(per_release: Mapping[str, Mapping[str, int | str | None]], seen: list[str],
+             skip: dict[str, set[str]] | None = None) -> list[Change]:
     """Between consecutive releases in `seen`: the modes whose value differs, from what to what."""
     out = []
     for prev, cur in zip(seen, seen[1:], strict=False):
@@ -130,8 +135,8 @@ def _changes(per_release: dict[str, dict[str, Any]], seen: list[str], skip: dict
         same = (skip or {}).get(cur, set())
         modes = sorted((m for m in set(before) & set(after) if before[m] != after[m] and m not in same), key=mode_key)
         if modes:
-            out.append({"release": cur, "previous": prev, "modes": modes,
-                        "from": [before[m] for m in modes], "to": [after[m] for m in modes]})
+            out.append(Change({"release": cur, "previous": prev, "modes": modes,
+                               "from": [before[m] for m in modes], "to": [after[m] for m in modes]}))
     return out
 
 
@@ -193,7 +198,7 @@ class CaseRow:
         """The verdict changes between releases, or the spec expects something else from some release on."""
         return self.status_differs(order) or bool(self.spec_changes(order)) or bool(self.observed_changes(order))
 
-    def spec_changes(self, order: Sequence[str]) -> list[dict[str, Any]]:
+    def spec_changes(self, order: Sequence[str]) -> list[Change]:
         """Releases from which another expect block applies (a `version:` range in the spec), per mode."""
         seen = [v for v, _ in self.known(order) if v in self.blocks]
         # a range boundary in the spec where the implementation was seen doing the same thing is no change
@@ -201,7 +206,7 @@ class CaseRow:
                 for prev, cur in zip(seen, seen[1:], strict=False)}
         return _changes(self.blocks, seen, same)
 
-    def observed_changes(self, order: Sequence[str]) -> list[dict[str, Any]]:
+    def observed_changes(self, order: Sequence[str]) -> list[Change]:
         """Releases where the implementation did something else (another exception type or result dtype).
 
         A spec that accepts either behaviour over a range of releases still shows here where it changed.
