@@ -9,8 +9,9 @@ user sees: `jax_conformance.cli.main` prints one line naming the command and exi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 
 class ConformanceError(Exception):
@@ -62,6 +63,11 @@ class SpecFileErrors(ConformanceError):
         self.errors = sorted(errors, key=lambda e: (e.line, e.rule))
         super().__init__("\n".join(e.format() for e in self.errors))
 
+    @property
+    def first(self) -> tuple[Path, int]:
+        """The file and line of the first problem (where a record of the file's errors points)."""
+        return (self.errors[0].path, self.errors[0].line) if self.errors else (self.path, 1)
+
 
 class SpecCodeError(ConformanceError):
     """Worker side: a spec's own code or names are broken (not the implementation); outcome `error`."""
@@ -70,9 +76,10 @@ class SpecCodeError(ConformanceError):
 class WorkerFailure(ConformanceError):
     """Parent side: the worker died, hung or broke the protocol; `outcome` is `crashed`, `timeout` or `error`."""
 
-    def __init__(self, outcome: str, message: str, details: dict[str, Any] | None = None) -> None:
+    def __init__(self, outcome: Literal["crashed", "timeout", "error"], message: str,
+                 details: Mapping[str, object] | None = None) -> None:
         self.outcome = outcome
-        self.details = details or {}
+        self.details = details or {}  # for the verdict's `actual`: exit status or signal, stderr's tail, the limit
         super().__init__(message)
 
 

@@ -1,7 +1,8 @@
-"""The pytest plugin's collectors and items: spec files become collectors, cases become items.
+"""The plugin's collection: spec files become collectors, cases become items on each backend.
 
-Runs in the pytest process (the parent side); an item sends its case to the worker process
-through the session's `CaseRunner` and gets a `Verdict` back.
+Runs in the pytest process (the mode process, or each xdist worker); an item sends its case to
+the worker process through the session's `CaseRunner` and gets a `Verdict` back. `Collection`
+is the plugin object, registered only when an adapter is given.
 """
 
 from __future__ import annotations
@@ -9,16 +10,52 @@ from __future__ import annotations
 import linecache
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
+from jax_conformance import PACKAGE_DIR
 from jax_conformance.errors import SpecError, SpecFileErrors
-from jax_conformance.plugin.session import SUITE, Suite, rel_path, spec_dirs
+from jax_conformance.plugin.session import SUITE, Suite, rel_path
 from jax_conformance.records import Verdict
 from jax_conformance.spec.cache import gc_paused, is_large_load
+from jax_conformance.spec.expectations import Entry
 from jax_conformance.spec.loader import is_spec_file, spec_files
 from jax_conformance.spec.model import Case, Spec
 from jax_conformance.spec.rules import duplicate_ids, exception_names, known_tags
+from jax_conformance.text import LINE_CHARS, cut
+
+
+class Collection:
+    """The collection hooks: `pytest conformance/` collects every spec file of the spec
+    directories, a spec file under one of them is collected on its own."""
+
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite
+
+    def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if path.resolve() == PACKAGE_DIR:
+            return SuiteDirectory.from_parent(parent, path=path)
+        return None
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if isinstance(parent, SuiteDirectory):
+            return None  # it collects its spec files itself
+        resolved = file_path.resolve()
+        if is_spec_file(resolved) and any(d == resolved.parent or d in resolved.parents for d in self.suite.options.spec_dirs):
+            return SpecFile.from_parent(parent, path=file_path)
+        return None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """The fork servers import while the first (unisolated) cases run on the other core: the
+        full one for isolated cases in the mode's environment, the light one for those with their
+        own (a server nobody needs is never started; one needed later starts then). Not in an
+        xdist controller, which runs no case."""
+        if session.config.pluginmanager.hasplugin("dsession") or session.config.option.collectonly:
+            return
+        isolated = [i.case for i in session.items if isinstance(i, SpecItem) and i.case.isolate == "process"]
+        levels = tuple(level for level, wanted in (("full", any(not c.env for c in isolated)),
+                                                    ("light", any(c.env for c in isolated))) if wanted)
+        self.suite.runner.start_fork_servers(levels)
 
 
 class NotApplicable(Exception):
@@ -38,7 +75,7 @@ class SuiteDirectory(pytest.Directory):
 
     def collect(self) -> Iterator[pytest.Collector]:
         suite = self.config.stash[SUITE]
-        paths = [p for d in spec_dirs(self.config) for p in spec_files([d]) if is_spec_file(p)]
+        paths = [p for d in suite.options.spec_dirs for p in spec_files([d]) if is_spec_file(p)]
         with gc_paused(freeze=is_large_load(paths)):
             specs = [s for s in (suite.load(p) for p in paths) if isinstance(s, Spec)]
         for error in duplicate_ids(specs):
@@ -52,11 +89,14 @@ class SuiteDirectory(pytest.Directory):
 class SpecFile(pytest.File):
     """One YAML spec file: an item per case and backend, or one collection error."""
 
+    # Why the file did not collect, kept for its collection error's record (file and line).
+    collect_error: SpecCollectError | None = None
+
     def collect(self) -> Iterator[pytest.Item]:
         suite = self.config.stash[SUITE]
         loaded = suite.load(self.path)
         if isinstance(loaded, SpecFileErrors):
-            raise SpecCollectError(loaded)
+            self._fail(loaded)
         self._check_names(loaded, suite)
         tags = known_tags()
         markers = {tag: getattr(pytest.mark, tag) for case in loaded.cases for tag in case.tags if tag in tags}
@@ -69,23 +109,27 @@ class SpecFile(pytest.File):
                     for tag in case.tags:
                         if tag in markers:
                             item.add_marker(markers[tag])
-                    suite.expectations.mark(item, case.id, suite.mode, backend, suite.adapter or "", version)
+                    item.expect_divergence(suite.expectations.find(case.id, suite.mode, backend, suite.adapter, version))
                     items.append(item)
         yield from items
 
     def _check_names(self, spec: Spec, suite: Suite) -> None:
         lines: dict[str, int] = {}
         for case in spec.cases:
-            for line, name in exception_names(case, suite.adapter or "", suite.behaviour_version):
+            for line, name in exception_names(case, suite.adapter, suite.behaviour_version):
                 lines.setdefault(name, line)
         bad = suite.unresolved(set(lines))
         if bad:
-            raise SpecCollectError(SpecFileErrors(spec.path, [
+            self._fail(SpecFileErrors(spec.path, [
                 SpecError(spec.path, lines[n], "EXC-UNRESOLVED", f"{n!r} does not resolve in adapter {suite.adapter!r}: {why}")
                 for n, why in sorted(bad.items())
             ]))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def _fail(self, errors: SpecFileErrors) -> NoReturn:
+        self.collect_error = SpecCollectError(errors)
+        raise self.collect_error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None) -> str:
         if isinstance(excinfo.value, SpecCollectError):
             return excinfo.value.text(self.config.rootpath)
         return str(super().repr_failure(excinfo))
@@ -111,17 +155,25 @@ class SpecItem(pytest.Item):
         self.backend = backend
         self.verdict: Verdict | None = None
         self.block_line: int | None = None  # the line of the expect block chosen for this mode and backend
+        self.known_divergence: Entry | None = None  # the expectations entry that lists this case here
+
+    def expect_divergence(self, entry: Entry | None) -> None:
+        """A case listed as a known divergence is expected to fail: strict, so a listed case that
+        conforms fails the run (the plugin records it as xpassed)."""
+        if entry is not None:
+            self.add_marker(pytest.mark.xfail(reason=entry.reason, strict=True, raises=Exception))
+            self.known_divergence = entry
 
     def runtest(self) -> None:
         suite = self.config.stash[SUITE]
         version = suite.behaviour_version
-        block = self.case.select(suite.mode, self.backend, suite.adapter or "", version, suite.flags)
+        block = self.case.select(suite.mode, self.backend, suite.adapter, version, suite.flags)
         if block is None:
             raise NotApplicable(f"no expect block for {suite.mode.label}, backend={self.backend}, adapter={suite.adapter} {version}")
         self.block_line = block.line
         if block.not_applicable is not None:
             raise NotApplicable(block.not_applicable)
-        documented = self.case.documented.select(suite.mode, self.backend, suite.adapter or "", version, suite.flags) \
+        documented = self.case.documented.select(suite.mode, self.backend, suite.adapter, version, suite.flags) \
             if self.case.documented is not None else None
         verdict = suite.runner.run(
             self.case.payload(block, suite.mode, self.backend, documented),
@@ -131,7 +183,7 @@ class SpecItem(pytest.Item):
         if verdict["outcome"] != "passed":
             raise CaseFailure(verdict)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None) -> str:
         if not isinstance(excinfo.value, CaseFailure):
             return str(super().repr_failure(excinfo))
         return failure_text(self, excinfo.value.verdict)
@@ -151,16 +203,11 @@ def failure_text(item: SpecItem, verdict: Verdict) -> str:
         f"claim: {case.claim}",
     ]
     if item.block_line:
-        lines.append(f"expect block at {rel}:{item.block_line}: {_one_line(verdict.get('expected'))}")
+        lines.append(f"expect block at {rel}:{item.block_line}: {cut(repr(verdict.get('expected')), LINE_CHARS, 'expected')}")
     lines.append("")
     lines += verdict.get("message", "").splitlines()
     lines += ["", "spec:"] + _spec_lines(case, item.block_line)
     return "\n".join(lines)
-
-
-def _one_line(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) < 400 else text[:400] + "..."
 
 
 def _spec_lines(case: Case, mark: int | None, limit: int = 40) -> list[str]:

@@ -1,28 +1,53 @@
-"""The pytest plugin's records and summary: a case's report becomes a `ResultRecord`, written as it is known.
+"""The plugin's records and summary: a report carries its record, the results file gets it.
 
-Runs in the pytest process (the parent side; under xdist, the controller writes and counts).
+Two plugin objects, each registered in `pytest_configure` only where it applies (and only with an
+adapter). `CaseReports`, in every process that makes reports (a serial run, each xdist worker),
+puts into a case's report its `ResultRecord` and into a failed collection's report the record of
+its error, so the record crosses from an xdist worker inside the report. `Records`, in the process
+that writes the results file and the terminal (a serial run, the xdist controller), writes the
+`run`, `collected`, `case` and `end` records as they are known, counts outcomes and prints the summary.
 """
 
 from __future__ import annotations
 
-import re
+import signal
+import threading
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any, cast
+from types import FrameType
+from typing import TYPE_CHECKING, cast
 
 import pytest
-from jax_conformance.plugin.collect import CaseFailure, NotApplicable, SpecItem
-from jax_conformance.plugin.session import SUITE, Suite, is_xdist_worker, rel_path
-from jax_conformance.records import Outcome, ResultRecord, now, tally
+from jax_conformance import __version__
+from jax_conformance.plugin.collect import (
+    CaseFailure,
+    NotApplicable,
+    SpecCollectError,
+    SpecFile,
+    SpecItem,
+)
+from jax_conformance.plugin.session import SUITE, Suite, rel_path
+from jax_conformance.records import (
+    CollectedRecord,
+    EndRecord,
+    Outcome,
+    ResultRecord,
+    ResultsWriter,
+    now,
+    tally,
+)
 
-RECORD_KEY = "conformance_record"
-_ERROR_LINE = re.compile(r"^(.*?):(\d+): [A-Z0-9-]+ ")
+if TYPE_CHECKING:
+    from xdist.workermanage import WorkerController
+
+RECORD_KEY = "conformance_record"  # a report's user_properties entry that holds its record
 
 
 def outcome_of(item: SpecItem, call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[Outcome, str]:
     """The record's outcome and message for this phase (a not-applicable case's report becomes a skip)."""
     exc = call.excinfo.value if call.excinfo is not None else None
     xfail = getattr(report, "wasxfail", None)
-    divergence = getattr(item, "known_divergence", None)
+    divergence = item.known_divergence
     if divergence is not None and xfail is None and exc is None and call.when == "call" and report.failed:
         # A strict xfail that passed reaches here as a plain failure, without `wasxfail`.
         xfail = divergence.reason
@@ -74,105 +99,185 @@ def case_record(item: SpecItem, outcome: Outcome, message: str, duration_s: floa
     return record
 
 
-def record_of(report: Any) -> ResultRecord | None:
-    """The case record a report carries (in `user_properties`, so it crosses from xdist workers)."""
+def collection_error_record(suite: Suite, rootpath: Path, nodeid: str, message: str,
+                            error: SpecCollectError | None) -> ResultRecord:
+    """A spec file's errors (at the file and line of the first), or anything else that broke
+    collection (an import error in the harness, at the collector's node id), as one record."""
+    if error is not None:
+        path, line = error.errors.first
+        spec_file, topic, claim = rel_path(path, rootpath), "<spec-errors>", "the spec file loads"
+    else:
+        spec_file, line, topic, claim = nodeid, 1, "<collection>", "the suite collects"
+    return {
+        "record": "case", "run_id": suite.run_id, "case": f"<{spec_file}>", "spec_file": spec_file,
+        "line": line, "topic": topic, "claim": claim,
+        "adapter": suite.adapter, "implementation_version": _implementation_version(suite),
+        "backend": None, "mode": suite.mode.to_json(), "outcome": "error", "message": message,
+        "expected": None, "actual": None, "duration_s": 0.0,
+    }
+
+
+def _implementation_version(suite: Suite) -> str | None:
+    try:
+        return str(suite.info["implementation_version"])
+    except Exception:  # the adapter itself may be what failed
+        return None
+
+
+def record_of(report: pytest.TestReport | pytest.CollectReport) -> ResultRecord | None:
+    """The record a report carries (in `user_properties`, so it crosses from xdist workers)."""
     for key, value in getattr(report, "user_properties", ()):
         if key == RECORD_KEY:
             return cast(ResultRecord, value)
     return None
 
 
-class SuiteReporter:
-    """Per-session hooks that need the session's Suite (registered in pytest_configure)."""
+class CaseReports:
+    """Every process that makes reports: each report of a case or of a failed collection carries its record."""
 
     def __init__(self, suite: Suite) -> None:
         self.suite = suite
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if not isinstance(item, SpecItem) or call.when not in ("call", "setup"):
+            return report
+        if call.when == "setup" and report.passed:
+            return report
+        outcome, message = outcome_of(item, call, report)
+        report.user_properties.append((RECORD_KEY, case_record(item, outcome, message, call.duration)))
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        report = yield
+        if report.failed:
+            error = collector.collect_error if isinstance(collector, SpecFile) else None
+            record = collection_error_record(self.suite, collector.config.rootpath, str(report.nodeid), str(report.longrepr), error)
+            # A report takes extra attributes, and xdist carries them to the controller with it.
+            vars(report)["user_properties"] = [(RECORD_KEY, record)]
+        return report
+
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        record = record_of(report)
+        if record is None:
+            return None
+        outcome = record["outcome"]
+        if outcome == "not_applicable":
+            return "not applicable", "n", "NOT APPLICABLE"
+        if outcome in ("crashed", "timeout") and report.failed:
+            return "failed", outcome[0].upper(), outcome.upper()
+        if outcome == "error" and report.failed:
+            return "failed", "E", "ERROR"
+        if outcome == "xpassed" and report.failed:
+            return "failed", "X", "XPASS(strict)"  # a failure of the run, with its message: the entry must go
+        return None
+
+
+class Records:
+    """The process that writes: the results file's records as they are known, the outcome counts,
+    the terminal's header and summary (a serial run, or the xdist controller)."""
+
+    def __init__(self, suite: Suite, config: pytest.Config, writer: ResultsWriter | None) -> None:
+        self.suite = suite
+        self.config = config
+        self.writer = writer
+        self.counts: dict[str, int] = {}  # outcome -> case records, as `records.tally` counts them
         self._seen_collect_errors: set[str] = set()
         self._announced = False
 
-    def _write(self, record: Any) -> None:
-        if self.suite.writer is not None:
-            self.suite.writer.write(record)
+    def _write(self, record: ResultRecord | CollectedRecord | EndRecord) -> None:
+        if self.writer is not None:
+            self.writer.write(record)
+
+    def _case(self, record: ResultRecord) -> None:
+        tally(self.counts, record)
+        self._write(record)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: WorkerController) -> None:
+        """xdist: every worker shares the controller's run id."""
+        node.workerinput["conformance_run_id"] = self.suite.run_id
+
+    def pytest_report_header(self) -> list[str]:
+        suite = self.suite
+        info = suite.info
+        env = info.get("environment", {})
+        extra = f" (jaxlib {env['jaxlib']})" if "jaxlib" in env else ""
+        lines = [
+            f"jax-conformance {__version__}: adapter {suite.adapter} {info['implementation_version']}{extra}",
+            f"mode: {suite.mode.label}; backends: {', '.join(suite.backends())}",
+        ]
+        lines += [f"note: {n}" for n in env.get("notes", [])]
+        return lines
+
+    def pytest_sessionstart(self) -> None:
+        if self.suite.mode.flags:
+            self.suite.flags  # noqa: B018 -- a flag the adapter lacks: one usage error, before collection
+        if self.writer is not None:
+            self.writer.write(self.suite.header(list(self.config.invocation_params.args)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
-        if record is None or is_xdist_worker(self.suite.config):
-            return
-        tally(self.suite.counts, record)
-        self._write(record)
+        if record is not None:
+            self._case(record)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        suite = self.suite
-        if not report.failed or is_xdist_worker(suite.config) or suite.adapter is None:
+        record = record_of(report)
+        if record is None or report.nodeid in self._seen_collect_errors:
             return
-        nodeid = str(report.nodeid)
-        if nodeid in self._seen_collect_errors:
-            return
-        self._seen_collect_errors.add(nodeid)  # xdist: every worker reports the same error
-        record = self._collection_error(nodeid, str(report.longrepr))
-        tally(suite.counts, record)
-        self._write(record)
-
-    def _collection_error(self, nodeid: str, longrepr: str) -> ResultRecord:
-        """A spec file's errors, or anything else that broke collection (an import error in the harness), as one record."""
-        suite = self.suite
-        match = _ERROR_LINE.match(longrepr)
-        spec_file = rel_path(Path(match.group(1)), suite.config.rootpath) if match else nodeid
-        return {
-            "record": "case", "run_id": suite.run_id, "case": f"<{spec_file}>", "spec_file": spec_file,
-            "line": int(match.group(2)) if match else 1, "topic": "<spec-errors>" if match else "<collection>",
-            "claim": "the spec file loads" if match else "the suite collects",
-            "adapter": suite.adapter, "implementation_version": self._version(),
-            "backend": None, "mode": suite.mode.to_json(), "outcome": "error", "message": longrepr,
-            "expected": None, "actual": None, "duration_s": 0.0,
-        }
-
-    def _version(self) -> str | None:
-        try:
-            return str(self.suite.info["implementation_version"])
-        except Exception:  # the adapter itself may be what failed
-            return None
+        self._seen_collect_errors.add(report.nodeid)  # xdist: every worker reports the same error
+        self._case(record)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if not is_xdist_worker(session.config) and not session.config.pluginmanager.hasplugin("dsession"):
+        if not session.config.pluginmanager.hasplugin("dsession"):
             self._collected(len(session.items))
-        if self.suite.adapter is not None and not session.config.pluginmanager.hasplugin("dsession") \
-                and not session.config.option.collectonly:
-            # The fork servers import while the first (unisolated) cases run on the other core: the
-            # full one for isolated cases in the mode's environment, the light one for those with
-            # their own (a server nobody needs is never started; one needed later starts then).
-            isolated = [i.case for i in session.items if isinstance(i, SpecItem) and i.case.isolate == "process"]
-            levels = tuple(level for level, wanted in (("full", any(not c.env for c in isolated)),
-                                                        ("light", any(c.env for c in isolated))) if wanted)
-            self.suite.runner.start_fork_servers(levels)
-
-    def _collected(self, count: int) -> None:
-        if self.suite.adapter is not None and not self._announced:
-            self._announced = True
-            self._write({"record": "collected", "run_id": self.suite.run_id, "count": count})
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+    def pytest_xdist_node_collection_finished(self, ids: list[str]) -> None:
         self._collected(len(ids))
 
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        suite = self.suite
-        if suite.adapter is not None and not is_xdist_worker(session.config):
-            self._write({"record": "end", "run_id": suite.run_id, "finished": now(), "exitstatus": int(exitstatus),
-                         "interrupted": bool(session.shouldstop) or int(exitstatus) == 2, "counts": suite.counts})
+    def _collected(self, count: int) -> None:
+        if not self._announced:
+            self._announced = True
+            self._write(CollectedRecord(record="collected", run_id=self.suite.run_id, count=count))
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._write(EndRecord(record="end", run_id=self.suite.run_id, finished=now(), exitstatus=int(exitstatus),
+                              interrupted=bool(session.shouldstop) or int(exitstatus) == 2, counts=self.counts))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
         suite = self.suite
-        if suite.adapter is None or is_xdist_worker(config):
-            return
-        if suite.counts:
-            parts = [f"{n} {k.replace('_', ' ')}" for k, n in sorted(suite.counts.items(), key=lambda kv: -kv[1])]
+        if self.counts:
+            parts = [f"{n} {k.replace('_', ' ')}" for k, n in sorted(self.counts.items(), key=lambda kv: -kv[1])]
             terminalreporter.write_sep("-", f"conformance [{suite.mode.label}]: {', '.join(parts)}")
         if "s" in config.option.reportchars or "a" in config.option.reportchars.lower():
             for report in terminalreporter.stats.get("not applicable", []):
                 reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else ""
                 terminalreporter.write_line(f"NOT APPLICABLE {report.nodeid} - {reason}")
-        if suite.writer is not None:
-            terminalreporter.write_line(f"results: {suite.writer.path}")
-        for path, entry in ([] if not suite.expectations.files else suite.expectations.unused(suite.mode, suite.adapter, suite.behaviour_version)):
-            terminalreporter.write_line(f"warning: {path}: expectation for {entry} matched no collected case", yellow=True)
+        if self.writer is not None:
+            terminalreporter.write_line(f"results: {self.writer.path}")
+        if suite.expectations.files:
+            for path, entry in suite.expectations.unused(suite.mode, suite.adapter, suite.behaviour_version):
+                terminalreporter.write_line(f"warning: {path}: expectation for {entry} matched no collected case", yellow=True)
+
+    def pytest_unconfigure(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def interrupt_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C, so the results file still gets its `end` record."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"terminated by signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    config.add_cleanup(restore)

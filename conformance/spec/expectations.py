@@ -15,12 +15,11 @@ passes, so a backend team can ratchet. Format (YAML):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
-import pytest
 import yaml
 from jax_conformance.errors import ExpectationsError, ModeError
 from jax_conformance.mode import Mode
@@ -34,7 +33,7 @@ NEEDS_REASON = "TODO: say why this case diverges"
 class Entry:
     case: str
     reason: str
-    modes: frozenset[str] | None = None  # mode slugs (off-warn, on-warn, ...); None = all
+    modes: frozenset[str] | None = None  # mode slugs (off-warn, on, ...); None = all
     backends: frozenset[str] | None = None
     used: bool = False
     path: Path | None = None  # the expectations file that lists it
@@ -48,8 +47,8 @@ class Entry:
         return self.version is None or version_in(version, self.version)
 
 
-def _mode_name(path: Path, name: Any) -> str:
-    """A mode as named today (`on-warn`, the old name of `on`, still matches), or a usage error naming it."""
+def _mode_name(path: Path, name: object) -> str:
+    """A mode's name (`off-warn`, `on`, `off-warn+jax_custom_vjp3`), or a usage error naming it."""
     try:
         return Mode.from_slug(str(name)).slug
     except ModeError as exc:
@@ -107,6 +106,7 @@ class ExpectationSet:
     files: list[ExpectationFile]
 
     def find(self, case: str, mode: Mode, backend: str, adapter: str, version: str) -> Entry | None:
+        """The entry that lists this case here (marked used), or None; the plugin turns it into a strict xfail."""
         for f in self.files:
             if f.applies(adapter, version, backend):
                 for entry in f.entries:
@@ -114,13 +114,6 @@ class ExpectationSet:
                         entry.used = True
                         return entry
         return None
-
-    def mark(self, item: pytest.Item, case: str, mode: Mode, backend: str, adapter: str, version: str) -> None:
-        entry = self.find(case, mode, backend, adapter, version)
-        if entry is not None:
-            # Strict: a listed case that conforms fails the run (the plugin records it as xpassed).
-            item.add_marker(pytest.mark.xfail(reason=entry.reason, strict=True, raises=Exception))
-            item.known_divergence = entry  # type: ignore[attr-defined]
 
     def unused(self, mode: Mode, adapter: str | None, version: str) -> Iterator[tuple[Path, str]]:
         for f in self.files:
@@ -141,26 +134,61 @@ def write_expectations(path: Path, adapter: str, failing: dict[str, set[str]], a
     """
     reasons: dict[str, str] = {}
     ranges: dict[str, str] = {}
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[Listed]] = {}
     if previous is not None:
         for e in previous.entries:
             reasons.setdefault(e.case, e.reason)
             if e.version is not None:
                 ranges.setdefault(e.reason, str(e.version))
             if e.version is not None and run_version is not None and not e.applies(run_version):
-                item: Any = e.case if e.modes is None else {"case": e.case, "modes": sorted(e.modes)}
-                groups.setdefault(e.reason, []).append(item)
+                groups.setdefault(e.reason, []).append(_listed(e.case, e.modes, None))
     for case in sorted(failing):
-        modes = failing[case]
-        item = case if modes >= all_modes else {"case": case, "modes": sorted(modes)}
+        item = _listed(case, failing[case], all_modes)
         group = groups.setdefault(reasons.get(case, NEEDS_REASON), [])
         if item not in group:
             group.append(item)
-    data: dict[str, Any] = {"adapter": adapter}
-    if version:
-        data["version"] = version
-    data["entries"] = [{"reason": r, **({"version": ranges[r]} if r in ranges else {}), "cases": cs}
-                       for r, cs in sorted(groups.items())]
+    entries = [_group(r, ranges.get(r), cs) for r, cs in sorted(groups.items())]
+    data: ExpectationsYAML = {"adapter": adapter, "version": version, "entries": entries} if version \
+        else {"adapter": adapter, "entries": entries}
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(yaml.safe_dump(data, sort_keys=False, width=100), encoding="utf-8")
     tmp.replace(path)
+
+
+class ListedCase(TypedDict):
+    """A case listed for some modes only."""
+
+    case: str
+    modes: list[str]
+
+
+Listed = str | ListedCase  # a case id alone: every mode
+
+
+class Group(TypedDict):
+    """One entry group of an expectations file: its reason, its release range, its cases."""
+
+    reason: str
+    version: NotRequired[str]
+    cases: list[Listed]
+
+
+class ExpectationsYAML(TypedDict):
+    """An expectations file as `write_expectations` writes it (keys in this order)."""
+
+    adapter: str
+    version: NotRequired[str]
+    entries: list[Group]
+
+
+def _listed(case: str, modes: Set[str] | None, all_modes: Set[str] | None) -> Listed:
+    """A case alone when it is listed for every mode, else with its modes."""
+    if modes is None or (all_modes is not None and modes >= all_modes):
+        return case
+    return {"case": case, "modes": sorted(modes)}
+
+
+def _group(reason: str, version: str | None, cases: list[Listed]) -> Group:
+    if version is None:
+        return {"reason": reason, "cases": cases}
+    return {"reason": reason, "version": version, "cases": cases}
