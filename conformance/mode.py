@@ -12,9 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jax_conformance.errors import ModeError
+
+if TYPE_CHECKING:
+    from jax_conformance.records import ModeJSON
 
 EXPLICIT_MODES = ("warn", "error", "allow")
 X64_FLAG, EXPLICIT_FLAG = "jax_enable_x64", "jax_explicit_x64_dtypes"
@@ -115,10 +118,6 @@ class Mode:
         """The same x64 mode without the other flags."""
         return Mode(self.x64, self.explicit_x64_dtypes)
 
-    def flag_map(self) -> dict[str, FlagValue]:
-        """Every flag the mode sets, the two x64 ones included."""
-        return {X64_FLAG: self.x64, EXPLICIT_FLAG: self.explicit_x64_dtypes, **dict(self.flags)}
-
     @property
     def slug(self) -> str:
         """The mode's one name, used everywhere (`--modes`, summaries, the report, test ids):
@@ -135,7 +134,7 @@ class Mode:
         return ", ".join([f"x64={'on' if self.x64 else 'off'}, explicit_x64_dtypes={self.explicit_x64_dtypes}",
                           *(f"{n}={value_text(v)}" for n, v in self.flags)])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ModeJSON:
         return {"x64": self.x64, "explicit_x64_dtypes": self.explicit_x64_dtypes, "flags": dict(self.flags)}
 
     @classmethod
@@ -145,13 +144,12 @@ class Mode:
 
     @classmethod
     def from_slug(cls, slug: str) -> Mode:
-        """Parse a mode's name: `off-warn`, `off-error`, `off-allow`, `on` (also `off/error`,
-        `off` for off-warn, and `on-warn`, the name `on` had before), then `+flag` or
-        `+flag=value` for each other flag: `off-warn+jax_custom_vjp3`."""
+        """Parse a mode's name, as `slug` writes it: `off-warn`, `off-error`, `off-allow`, `on`,
+        `on-error`, `on-allow` (and `off` for off-warn), then `+flag` or `+flag=value` for each
+        other flag: `off-warn+jax_custom_vjp3`."""
         head, *flag_parts = slug.strip().split("+")
-        text = head.strip().lower().replace("/", "-")
-        x64_part, _, edm = text.partition("-")
-        if x64_part not in ("on", "off") or (edm and edm not in EXPLICIT_MODES):
+        x64_part, dash, edm = head.strip().lower().partition("-")
+        if x64_part not in ("on", "off") or (dash and edm not in EXPLICIT_MODES) or (x64_part == "on" and edm == "warn"):
             raise ModeError(f"unknown mode {slug!r}; the modes are {MODE_NAMES}, each optionally followed by +FLAG or +FLAG=VALUE")
         flags = dict(parse_flag(part, "flag") for part in flag_parts)
         return cls.with_flags(x64_part == "on", edm or "warn", flags)

@@ -174,16 +174,17 @@ def test_pytest_refuses_a_case_timeout_of_zero_or_less(tmp_path: Path) -> None:
         assert "--case-timeout" in proc.stderr and "above 0" in proc.stderr, proc.stderr
 
 
-def test_an_expectations_entry_naming_the_old_mode_name_still_matches(tmp_path: Path) -> None:
+def test_an_expectations_entry_names_modes_as_runs_name_them(tmp_path: Path) -> None:
     from jax_conformance.errors import ExpectationsError
     from jax_conformance.mode import Mode
     from jax_conformance.spec.expectations import ExpectationFile
 
     path = tmp_path / "jax.yaml"
-    path.write_text("adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: [on-warn, off-error]}]\n", encoding="utf-8")
+    path.write_text("adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: ['on', off-error]}]\n", encoding="utf-8")
     [entry] = ExpectationFile.load(path).entries
     assert entry.matches("a.b", Mode(True, "warn"), "cpu") and entry.matches("a.b", Mode(False, "error"), "cpu")
     assert not entry.matches("a.b", Mode(False, "warn"), "cpu")
-    path.write_text("adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: [sideways]}]\n", encoding="utf-8")
-    with pytest.raises(ExpectationsError, match="sideways.*off-warn"):
-        ExpectationFile.load(path)
+    for old in ("sideways", "on-warn", "off/error"):  # the names `on` and `off-error` had before 0.1.0 are gone
+        path.write_text(f"adapter: jax\nentries:\n  - reason: r\n    cases: [{{case: a.b, modes: [{old}]}}]\n", encoding="utf-8")
+        with pytest.raises(ExpectationsError, match=f"{old}.*off-warn"):
+            ExpectationFile.load(path)
