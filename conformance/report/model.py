@@ -17,6 +17,7 @@ from jax_conformance.records import (
     OUTCOMES,
     UNEXPECTED,
     EndRecord,
+    JSONScalar,
     ResultRecord,
     Run,
     load_runs,
@@ -73,7 +74,7 @@ class Column:
     label: str = ""
     status: str = ""  # "unavailable" or "error" when the release could not run at all (compat)
     reason: str = ""
-    flags: dict[str, Any] = field(default_factory=dict)  # the JAX flags the mode sets besides the x64 two
+    flags: dict[str, JSONScalar] = field(default_factory=dict)  # the JAX flags the mode sets besides the x64 two
     flag_table: list[dict[str, Any]] = field(default_factory=list)  # the run header's `flags` (absent in older files)
 
     @property
@@ -345,13 +346,13 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
     return columns, ordered, {(remap[ci], col): r for (ci, col), r in cells.items()}
 
 
-def _mode_flags(mode: Any) -> dict[str, Any]:
+def _mode_flags(mode: object) -> dict[str, JSONScalar]:
     """A header's mode's own flags (`{}` for files written before modes had flags)."""
     flags = mode.get("flags") if isinstance(mode, dict) else None
     return dict(flags) if isinstance(flags, dict) else {}
 
 
-def _sources(value: Any) -> list[dict[str, Any]]:
+def _sources(value: object) -> list[dict[str, Any]]:
     if isinstance(value, dict):
         return [value]
     if isinstance(value, list):

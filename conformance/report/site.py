@@ -26,7 +26,7 @@ from typing import Any
 
 import jinja2
 from jax_conformance import REPORT_ASSETS
-from jax_conformance.report.model import CODES, COUNTED_BASES, ReportModel
+from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
 from jax_conformance.report.releases import (
     HOLDS,
     NOT_RUN,
@@ -60,13 +60,13 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def safe_url(url: Any) -> str:
+def safe_url(url: object) -> str:
     """Only http(s) links leave the page; anything else (javascript:, data:) is dropped."""
     text = str(url or "")
     return text if text.startswith(("https://", "http://")) else ""
 
 
-def _dump(value: Any) -> str:
+def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=repr)
 
 
@@ -100,7 +100,7 @@ class Headline:
 
 def headlines(model: ReportModel) -> list[Headline]:
     """One headline per (adapter, release), oldest release first within an adapter."""
-    groups: dict[tuple[str, str], list[Any]] = {}
+    groups: dict[tuple[str, str], list[Column]] = {}
     for c in model.columns:
         groups.setdefault((c.adapter, c.version), []).append(c)
     out = []

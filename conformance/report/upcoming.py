@@ -20,12 +20,13 @@ Nothing here renders HTML (`reports/templates/index.html.j2` does).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jax_conformance.errors import ModeError
 from jax_conformance.mode import Mode, flag_text
+from jax_conformance.records import JSONScalar, ResultRecord
 from jax_conformance.report.releases import HOLDING, INAPPLICABLE, first_line, observed_key
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class Behaviour:
     message: str = ""  # the first line of the record's message
 
     @classmethod
-    def of(cls, mode: str, record: Mapping[str, Any]) -> Behaviour:
+    def of(cls, mode: str, record: ResultRecord) -> Behaviour:
         line = record.get("expect_line")
         return cls(mode, str(record.get("outcome", "error")), line if isinstance(line, int) else None,
                    observed_key(record.get("actual")), first_line(record.get("message")))
@@ -155,7 +156,7 @@ def _mode(slug: str) -> Mode | None:
 
 def upcoming_sections(columns: Sequence[Column], cases: Sequence[CaseInfo], cells: Cells) -> list[UpcomingSection]:
     """Every (adapter, release, backend, base mode) with a base column and at least one flagged column on top of it."""
-    by_col: dict[int, dict[int, Mapping[str, Any]]] = {}
+    by_col: dict[int, dict[int, ResultRecord]] = {}
     for (ci, index), rec in cells.items():
         by_col.setdefault(index, {})[ci] = rec
     families: dict[tuple[str, str, str, Mode], dict[Mode, Column]] = {}
@@ -173,7 +174,7 @@ def upcoming_sections(columns: Sequence[Column], cases: Sequence[CaseInfo], cell
 
 
 def _section(adapter: str, version: str, backend: str, base: Mode, modes: dict[Mode, Column], flagged: list[Mode],
-             by_col: dict[int, dict[int, Mapping[str, Any]]], cases: Sequence[CaseInfo]) -> UpcomingSection:
+             by_col: dict[int, dict[int, ResultRecord]], cases: Sequence[CaseInfo]) -> UpcomingSection:
     names = {flag_text(n, v): n for m in flagged for n, v in m.flags}
     every = set(names)
     most = flagged[-1]
@@ -218,7 +219,7 @@ def _section(adapter: str, version: str, backend: str, base: Mode, modes: dict[M
                            {f: m.slug for f, m in alone.items()}, [m.slug for m in flagged], flips, groups, unchanged)
 
 
-def _help(columns: Any) -> dict[str, str]:
+def _help(columns: Iterable[Column]) -> dict[str, str]:
     """Flag name -> its help text, from the flag tables of these columns' runs."""
     out: dict[str, str] = {}
     for col in columns:
@@ -237,9 +238,9 @@ class ModeFlags:
 
     label: str  # adapter version mode
     mode: str
-    sets: dict[str, Any]  # the flags the mode sets besides the x64 two
-    values: dict[str, Any]  # upgrade flag -> value in effect
-    defaults: dict[str, Any]  # upgrade flag -> JAX's default
+    sets: dict[str, JSONScalar]  # the flags the mode sets besides the x64 two
+    values: dict[str, JSONScalar]  # upgrade flag -> value in effect
+    defaults: dict[str, JSONScalar]  # upgrade flag -> JAX's default
     listed: bool  # the run recorded a flag table (files written before flags did not)
 
 
@@ -261,7 +262,7 @@ class FlagOverview:
         return _text(value), "changed" if value != mode.defaults.get(name) else ""
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else "" if value is None else str(value)
 
 
