@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from hypothesis import strategies as st
 
-AreaFn = Callable[[Callable[[Any], Any]], list[str]]
+AreaFn = Callable[[st.DrawFn], list[str]]
 AREAS: dict[str, AreaFn] = {}
 
 
@@ -60,7 +59,7 @@ def programs(areas: list[str] | None = None) -> st.SearchStrategy[Program]:
         raise ValueError(f"unknown area(s) {', '.join(unknown)}; the areas are {', '.join(AREAS)}")
 
     @st.composite
-    def program(draw: Any) -> Program:
+    def program(draw: st.DrawFn) -> Program:
         name = draw(st.sampled_from(names))
         return Program(name, "\n".join(AREAS[name](draw)))
 
@@ -83,7 +82,7 @@ NONZERO = ["2", "3.0", "-2", "0.5", "True", "-1.5", "5", "(2-1j)"]
 SHAPES = ["()", "3", "(2,)", "(2, 3)", "(0,)", "(1, 2)"]
 
 
-def _dtype(draw: Any, optional: bool = True, table: list[str] | None = None) -> str | None:
+def _dtype(draw: st.DrawFn, optional: bool = True, table: list[str] | None = None) -> str | None:
     choices: list[str | None] = ([None] if optional else []) + list(table or DTYPE_SPELLINGS)
     return draw(st.sampled_from(choices))
 
@@ -92,7 +91,7 @@ def _kw(dtype: str | None) -> str:
     return "" if dtype is None else f", dtype={dtype}"
 
 
-def _value(draw: Any) -> str:
+def _value(draw: st.DrawFn) -> str:
     """A value a creation function or an operation takes: a Python scalar, a list, a NumPy value."""
     kind = draw(st.sampled_from(["scalar", "list", "nested", "numpy_scalar", "numpy_array"]))
     if kind == "scalar":
@@ -107,7 +106,7 @@ def _value(draw: Any) -> str:
     return f"np.array([1, 2], dtype=np.{draw(st.sampled_from(['int64', 'float64', 'float32', 'int8', 'uint16']))})"
 
 
-def _array(draw: Any, floating: bool = False) -> str:
+def _array(draw: st.DrawFn, floating: bool = False) -> str:
     """An array operand made with JAX: a dtype chosen explicitly, or JAX's default."""
     dtype = _dtype(draw, table=FLOAT_DTYPES if floating else None)
     value = draw(st.sampled_from(["1.5", "[1.0, -2.0]", "[0.5, 2.0, 3.0]", "2", "[1, 2]"] if floating else
@@ -115,7 +114,7 @@ def _array(draw: Any, floating: bool = False) -> str:
     return f"jnp.array({value}{_kw(dtype)})"
 
 
-def _operand(draw: Any) -> str:
+def _operand(draw: st.DrawFn) -> str:
     kind = draw(st.sampled_from(["python", "jax", "numpy", "jax_default"]))
     if kind == "python":
         return draw(st.sampled_from(SCALARS))
@@ -152,7 +151,7 @@ CREATION = {
 
 
 @area("creation")
-def _creation(draw: Any) -> list[str]:
+def _creation(draw: st.DrawFn) -> list[str]:
     """A creation function x a dtype spelling x an input (creation functions, defaults, 64-bit requests)."""
     name = draw(st.sampled_from(list(CREATION)))
     dtype = _dtype(draw)
@@ -171,7 +170,7 @@ BINARY_OPS = ["+", "*", "-", "/", "<", "==", "**", "//", "%", "&", "|", "jnp.max
 
 
 @area("promotion")
-def _promotion(draw: Any) -> list[str]:
+def _promotion(draw: st.DrawFn) -> list[str]:
     """Python scalars against arrays, JAX against NumPy, every operator; optionally inside jit or enable_x64."""
     op = draw(st.sampled_from(BINARY_OPS))
     lhs = _operand(draw)
@@ -190,7 +189,7 @@ def _promotion(draw: Any) -> list[str]:
 
 
 @area("canonicalize")
-def _canonicalize(draw: Any) -> list[str]:
+def _canonicalize(draw: st.DrawFn) -> list[str]:
     """canonicalize_dtype, result_type over dtypes and values, promote_types, can_cast, iinfo/finfo."""
     d1, d2 = _dtype(draw, optional=False), _dtype(draw, optional=False)
     form = draw(st.sampled_from(["canonicalize", "result_type_dtypes", "result_type_values", "promote_types",
@@ -223,7 +222,7 @@ INPUTS = ["jnp.array([0.5, 1.5])", "1.5", "jnp.array(2.0)", "jnp.array([1.0, 2.0
 
 
 @area("transforms")
-def _transforms(draw: Any) -> list[str]:
+def _transforms(draw: st.DrawFn) -> list[str]:
     """jit / grad / vmap / jvp / value_and_grad (and their compositions) around a small function."""
     body = draw(st.sampled_from(BODIES))
     x = draw(st.sampled_from(INPUTS))
@@ -260,7 +259,7 @@ CUSTOM_INPUTS = ["1.5", "jnp.array(0.5)", "jnp.array(2.0, dtype=jnp.float16)", "
 
 
 @area("custom_jvp")
-def _custom_jvp(draw: Any) -> list[str]:
+def _custom_jvp(draw: st.DrawFn) -> list[str]:
     """custom_jvp with and without nondiff_argnums, rules right and broken, under call/jvp/grad/jit/vmap."""
     nondiff = draw(st.booleans())
     tangent = draw(st.sampled_from(JVP_TANGENTS))
@@ -297,7 +296,7 @@ VJP_INPUTS = ["1.5", "jnp.array(0.5)", "2", "jnp.array(3)", "jnp.array(2.0, dtyp
 
 
 @area("custom_vjp")
-def _custom_vjp(draw: Any) -> list[str]:
+def _custom_vjp(draw: st.DrawFn) -> list[str]:
     """custom_vjp: residuals of every kind, None and wrong cotangents, nondiff arguments, integer inputs."""
     res = draw(st.sampled_from(VJP_RESIDUALS))
     cot = draw(st.sampled_from(VJP_COTANGENTS))

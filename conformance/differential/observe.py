@@ -1,10 +1,11 @@
 """What a `diff` program did, normalized so two implementations can be compared.
 
-`observe(text, namespace)` runs inside a worker (jax_conformance.worker.loop, through an ordinary run
-payload; see jax_conformance.commands.diff.payload) and returns a JSON-ready observation:
+`observe(text, namespace)` runs inside a worker (jax_conformance.worker.loop, the protocol's
+`observe` request; see jax_conformance.protocol) and returns a JSON-ready `ProgramObservation`:
 
   {"result": <tree>, "warnings": [{"category", "message"}, ...]}      the program returned
-  {"raised": {"type", "module", "message"}, "warnings": [...]}        the program raised
+  {"raised": {"type", "module", "message", "where"}, "warnings": [...]}   the program raised
+  {"crashed": "crashed"|"timeout"|"error", "message"}                 the worker did not answer (made by the parent)
 
 A tree is a leaf or {"tuple"|"list": [...]} / {"dict": {key: tree}}. A leaf is
 {"kind": "array", "dtype", "shape", "weak", "value"} for JAX arrays ("numpy" for NumPy
@@ -24,7 +25,7 @@ import json
 import math
 import traceback
 import warnings
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 MAX_VALUES = 256
 
@@ -32,6 +33,46 @@ MAX_VALUES = 256
 # functions differently by an ulp or two).
 RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "complex64": 2e-6, "float64": 1e-12, "complex128": 1e-12}
 DEFAULT_RTOL = 1e-6
+
+Kind = Literal["array", "numpy", "python", "dtype", "none", "other"]
+class Node(TypedDict, total=False):
+    """A tree node: one of the containers `tuple`, `list` (items) or `dict` (key -> node), else a
+    leaf (`kind` and what that kind has). One TypedDict for both: the JSON tells them apart by key."""
+
+    tuple: list[Node]
+    list: list[Node]
+    dict: dict[str, Node]
+    kind: Kind
+    type: str
+    dtype: str
+    shape: list[int]
+    weak: bool
+    value: Any  # nested lists of numbers (NaN and infinities as strings), None past MAX_VALUES
+    value_error: str
+
+
+class Raised(TypedDict):
+    """The exception a program raised."""
+
+    type: str
+    module: str
+    message: str
+    where: str
+
+
+class ObservedWarning(TypedDict):
+    category: str
+    message: str
+
+
+class ProgramObservation(TypedDict, total=False):
+    """What one side did with one program (the module docstring lists the three shapes)."""
+
+    result: Node
+    raised: Raised
+    warnings: list[ObservedWarning]
+    crashed: str  # the outcome (crashed, timeout, error) when the worker gave no observation
+    message: str  # with `crashed`: what the parent knows about it
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -68,7 +109,7 @@ def _values(arr: Any) -> Any:
     return _plain(arr.tolist())
 
 
-def leaf(x: Any) -> dict[str, Any]:
+def leaf(x: Any) -> Node:
     import numpy as np
 
     if x is None:
@@ -79,8 +120,8 @@ def leaf(x: Any) -> dict[str, Any]:
                                    (isinstance(x, type) and issubclass(x, np.generic))):
         return {"kind": "dtype", "dtype": _dtype_name(getattr(x, "dtype", x) if not isinstance(x, np.dtype) else x)}
     if hasattr(x, "dtype") and hasattr(x, "shape"):
-        kind = "numpy" if isinstance(x, (np.ndarray, np.generic)) else "array"
-        out: dict[str, Any] = {"kind": kind, "dtype": _dtype_name(x.dtype), "shape": list(x.shape)}
+        kind: Kind = "numpy" if isinstance(x, (np.ndarray, np.generic)) else "array"
+        out: Node = {"kind": kind, "dtype": _dtype_name(x.dtype), "shape": list(x.shape)}
         weak = getattr(x, "weak_type", None)
         if kind == "array" and isinstance(weak, (bool, np.bool_)):
             out["weak"] = bool(weak)
@@ -92,7 +133,7 @@ def leaf(x: Any) -> dict[str, Any]:
     return {"kind": "other", "type": type(x).__name__}
 
 
-def tree(x: Any, depth: int = 0) -> Any:
+def tree(x: Any, depth: int = 0) -> Node:
     if depth > 8:
         return {"kind": "other", "type": "deep"}
     if isinstance(x, tuple) and not hasattr(x, "dtype"):
@@ -104,9 +145,9 @@ def tree(x: Any, depth: int = 0) -> Any:
     return leaf(x)
 
 
-def observe(text: str, namespace: dict[str, Any]) -> dict[str, Any]:
+def observe(text: str, namespace: dict[str, Any]) -> ProgramObservation:
     """Run the program in a copy of `namespace` with every warning recorded; normalize what it did."""
-    obs: dict[str, Any] = {}
+    obs: ProgramObservation = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -125,23 +166,23 @@ def observe(text: str, namespace: dict[str, Any]) -> dict[str, Any]:
     return obs
 
 
-def observe_to(path: str, text: str, namespace: dict[str, Any]) -> None:
-    """`observe`, written as JSON to `path` (how the worker hands an observation to the parent)."""
-    obs = observe(text, namespace)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(obs, f, default=repr)
+def not_observed(outcome: str, message: str) -> ProgramObservation:
+    """The observation of a side whose worker gave none: it crashed, timed out or failed (`outcome`)."""
+    return {"crashed": outcome, "message": message[:600]}
 
 
 # ---------------------------------------------------------------- comparison (in the parent)
 
 
-def missing(obs: dict[str, Any]) -> str | None:
+def missing(obs: ProgramObservation) -> str | None:
     """The name a side lacks, when the program could not be expressed there (else None)."""
-    raised = obs.get("raised") or {}
-    message = str(raised.get("message", ""))
-    if raised.get("type") == "AttributeError" and message.startswith("module ") and "has no attribute" in message:
+    raised = obs.get("raised")
+    if raised is None:
+        return None
+    message = raised["message"]
+    if raised["type"] == "AttributeError" and message.startswith("module ") and "has no attribute" in message:
         return message
-    if raised.get("type") == "NotImplementedError":
+    if raised["type"] == "NotImplementedError":
         return f"NotImplementedError: {message[:200]}"
     return None
 
@@ -158,13 +199,18 @@ def _close(a: Any, b: Any, rtol: float) -> bool:
     return a == b
 
 
-def _compare_tree(a: Any, b: Any, out: set[str]) -> None:
+def _items(node: Node) -> list[Node] | None:
+    """The items of a tuple or list node; None for a dict or a leaf."""
+    return node.get("tuple", node.get("list"))
+
+
+def _compare_tree(a: Node, b: Node, out: set[str]) -> None:
     for key in ("tuple", "list", "dict"):
         if (key in a) != (key in b):
             out.add("structure")
             return
-    if "tuple" in a or "list" in a:
-        xs, ys = a.get("tuple", a.get("list")), b.get("tuple", b.get("list"))
+    xs, ys = _items(a), _items(b)
+    if xs is not None and ys is not None:
         if len(xs) != len(ys):
             out.add("structure")
             return
@@ -194,11 +240,11 @@ def _compare_tree(a: Any, b: Any, out: set[str]) -> None:
             out.add("value")
 
 
-def warning_categories(obs: dict[str, Any]) -> list[str]:
+def warning_categories(obs: ProgramObservation) -> list[str]:
     return sorted(w["category"] for w in obs.get("warnings", []))
 
 
-def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def compare(a: ProgramObservation, b: ProgramObservation) -> list[str]:
     """The fields in which two observations differ; [] when they agree."""
     out: set[str] = set()
     if "crashed" in a or "crashed" in b:
@@ -217,19 +263,19 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return sorted(out)
 
 
-def signature(area: str, a: dict[str, Any], b: dict[str, Any], fields: list[str]) -> str:
+def signature(area: str, a: ProgramObservation, b: ProgramObservation, fields: list[str]) -> str:
     """A disagreement's class: its area, the fields that differ, and the exception and warning classes
     on each side (what shrinking keeps fixed, and what the summary groups by)."""
-    def side(o: dict[str, Any]) -> str:
+    def side(o: ProgramObservation) -> str:
         if "crashed" in o:
             return f"crashed:{o['crashed']}"
-        raised = (o.get("raised") or {}).get("type")
+        raised = o["raised"]["type"] if "raised" in o else None
         w = ",".join(sorted(set(warning_categories(o)))) if "warnings" in fields else ""
         return (f"raises {raised}" if raised else "returns") + (f" +{w}" if w else "")
     return f"{area}: {'/'.join(fields)} ({side(a)} | {side(b)})"
 
 
-def brief(obs: dict[str, Any]) -> str:
+def brief(obs: ProgramObservation) -> str:
     """One line that says what a side did (the summary's and the record's words)."""
     if "crashed" in obs:
         return f"{obs['crashed']}: {str(obs.get('message', ''))[:200]}"
@@ -243,9 +289,9 @@ def brief(obs: dict[str, Any]) -> str:
     return " | ".join(parts)
 
 
-def _brief_tree(t: Any) -> str:
-    if "tuple" in t or "list" in t:
-        items = t.get("tuple", t.get("list"))
+def _brief_tree(t: Node) -> str:
+    items = _items(t)
+    if items is not None:
         o, c = ("(", ")") if "tuple" in t else ("[", "]")
         return o + ", ".join(_brief_tree(x) for x in items) + c
     if "dict" in t:

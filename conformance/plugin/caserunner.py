@@ -1,9 +1,9 @@
 """The parent side of the worker protocol: start workers, send cases, survive crashes and hangs.
 
 Runs in the parent (the pytest process, or `lint`/`diff`): `Worker` is one worker process
-(`jax_conformance.worker.loop`) and its pipes; `CaseRunner` runs one adapter's cases in one mode,
-on a long-lived worker or, for an isolated case, a fresh one (forked through
-`jax_conformance.plugin.forkclient`, else spawned).
+(`jax_conformance.worker.loop`) and its pipes, speaking `jax_conformance.protocol`; `CaseRunner`
+runs one adapter's cases (and `diff`'s programs) in one mode, on a long-lived worker or, for an
+isolated case, a fresh one (forked through `jax_conformance.plugin.forkclient`, else spawned).
 
 A case that kills its interpreter is `crashed`, one that outlives its time limit is
 `timeout`; either way the worker is replaced and the run goes on. The verdict says what is
@@ -23,13 +23,31 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, TypeVar, cast, overload
 
 from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
 from jax_conformance.mode import Mode
-from jax_conformance.plugin.forkclient import VOLATILE_ENV, ForkedProcess, ForkServer, describe_exit
+from jax_conformance.plugin.forkclient import VOLATILE_ENV, ForkedProcess, ForkServer
+from jax_conformance.protocol import (
+    CasePayload,
+    ErrorReply,
+    HelloReply,
+    HelloRequest,
+    ObserveReply,
+    ObserveRequest,
+    Reply,
+    Request,
+    ResolveReply,
+    ResolveRequest,
+    RunReply,
+    RunRequest,
+)
 from jax_conformance.records import AdapterInfo, Isolation, Outcome, Verdict, adapter_info
+from jax_conformance.text import describe_exit, exit_fields
 from jax_conformance.worker.loop import MEMORY_ENV, PARENT_ENV
+
+if TYPE_CHECKING:
+    from jax_conformance.differential.observe import ProgramObservation
 
 STARTUP_TIMEOUT = 180.0
 ISOLATION_ENV = "JAX_CONFORMANCE_ISOLATION"
@@ -73,31 +91,23 @@ def adapter_import_root(adapter: str) -> str | None:
     return str(origin.parent.parent if origin.name == "__init__.py" else origin.parent)
 
 
-def encodable(value: Any) -> Any:
+J = TypeVar("J")
+
+
+def encodable(value: J) -> J:
     """`value` with every string made UTF-8-encodable: a lone surrogate from a case (JSON allows
     `"\\ud800"`) becomes the text `\\ud800` instead of breaking every writer of the record later."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+            return cast(J, value.encode("utf-8", "backslashreplace").decode("utf-8"))
         return value
     if isinstance(value, dict):
-        return {encodable(k): encodable(v) for k, v in value.items()}
+        return cast(J, {encodable(k): encodable(v) for k, v in value.items()})
     if isinstance(value, list):
-        return [encodable(v) for v in value]
+        return cast(J, [encodable(v) for v in value])
     return value
-
-
-def _exit_details(code: int | None) -> dict[str, Any]:
-    if code is None:
-        return {}
-    if code < 0:
-        try:
-            return {"signal": signal.Signals(-code).name}
-        except ValueError:
-            return {"signal": -code}
-    return {"exit_status": code}
 
 
 class Worker:
@@ -119,12 +129,22 @@ class Worker:
         self._buffer = b""
         self._stderr_mark = 0
 
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one request and wait for its one-line reply; failures become WorkerFailure."""
+    @overload
+    def request(self, message: HelloRequest, timeout: float) -> HelloReply | ErrorReply: ...
+    @overload
+    def request(self, message: ResolveRequest, timeout: float) -> ResolveReply | ErrorReply: ...
+    @overload
+    def request(self, message: RunRequest, timeout: float) -> RunReply | ErrorReply: ...
+    @overload
+    def request(self, message: ObserveRequest, timeout: float) -> ObserveReply | ErrorReply: ...
+
+    def request(self, message: Request, timeout: float) -> Reply:
+        """Send one request and wait for its one-line reply (the reply to that op, or an error);
+        failures become WorkerFailure."""
         self.send(message)
         return self.receive(timeout)
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Request) -> None:
         """Send one request without waiting for its reply (`receive` reads it)."""
         assert self.proc.stdin is not None
         self._stderr_mark = self._stderr_size()
@@ -134,8 +154,8 @@ class Worker:
         except (BrokenPipeError, OSError):
             raise self._crashed() from None
 
-    def receive(self, timeout: float) -> dict[str, Any]:
-        """The reply to the request sent last."""
+    def receive(self, timeout: float) -> Reply:
+        """The reply to the request sent last (a JSON object; its fields are the worker's word)."""
         assert self.proc.stdout is not None
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
@@ -162,7 +182,7 @@ class Worker:
             self.kill()
             raise WorkerFailure("error", f"the worker answered {line[:200]!r}, not a JSON object (did the case write to "
                                 f"the protocol channel?); the worker was killed{self._stderr_tail()}")
-        return dict(encodable(reply))
+        return cast(Reply, encodable(reply))
 
     def _timed_out(self, timeout: float) -> WorkerFailure:
         # Ask for every thread's stack first, so the record says where the case was stuck.
@@ -188,7 +208,7 @@ class Worker:
             code = self.proc.returncode
         tail = self._stderr_text()
         return WorkerFailure("crashed", f"the worker process {describe_exit(code)}{self._format_tail(tail)}",
-                             {**_exit_details(code), "stderr_tail": tail})
+                             {**exit_fields(code), "stderr_tail": tail})
 
     def _stderr_size(self) -> int:
         try:
@@ -238,6 +258,11 @@ class Worker:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self.stderr.close()
+
+
+def _error_text(reply: ErrorReply) -> str:
+    """A worker's error reply in words: the error, then its traceback where it sent one."""
+    return f"{reply['error']}\n{reply.get('traceback', '')}"
 
 
 def full_server_serves(mode_env: dict[str, str], env: dict[str, str]) -> bool:
@@ -293,17 +318,17 @@ class CaseRunner:
             except WorkerFailure:
                 self._hello_sent = False  # `_live_worker` finds it dead and starts another
 
-    def _started(self, reply: dict[str, Any]) -> AdapterInfo:
+    def _started(self, reply: HelloReply | ErrorReply) -> AdapterInfo:
         """The adapter's info from the worker's reply to hello, or why it could not start."""
-        if not reply.get("ok"):
+        if not reply["ok"]:
             raise AdapterStartError(f"adapter {self.adapter!r} could not start in mode {self.mode.label}: "
-                                    f"{reply.get('error')}\n{reply.get('traceback', '')}")
+                                    f"{_error_text(reply)}")
         return adapter_info(reply["info"])
 
     def _live_worker(self) -> Worker:
         if self._hello_sent and self._worker is not None:
             self._hello_sent = False
-            reply = self._worker.receive(STARTUP_TIMEOUT)
+            reply = cast(HelloReply | ErrorReply, self._worker.receive(STARTUP_TIMEOUT))  # prestart sent hello
             self._info = self._started(reply)
         if self._worker is None or not self._worker.alive():
             if self._worker is not None:
@@ -323,10 +348,28 @@ class CaseRunner:
         return self._info
 
     def resolve(self, names: list[str]) -> dict[str, str]:
+        """The names that do not resolve to a class in the worker, each with why."""
         reply = self._live_worker().request({"op": "resolve", "names": names}, STARTUP_TIMEOUT)
-        return dict(reply.get("unresolved", {}))
+        return dict(reply["unresolved"]) if reply["ok"] else {}
 
-    def run(self, payload: dict[str, Any], timeout: float | None = None,
+    def observe(self, program: str, backend: str, timeout: float | None = None) -> ProgramObservation:
+        """What a `diff` program does on `backend` (on the long-lived worker); a crash, hang or worker
+        error is an observation too (`not_observed`)."""
+        from jax_conformance.differential.observe import not_observed
+
+        try:
+            reply = self._live_worker().request({"op": "observe", "program": program, "backend": backend},
+                                                timeout or self.default_timeout)
+        except WorkerFailure as failure:
+            self._drop_worker()
+            return not_observed(failure.outcome, str(failure))
+        if not reply["ok"]:
+            return not_observed("error", f"worker error: {_error_text(reply)}")
+        if reply["restart"]:
+            self._drop_worker()
+        return reply["observation"]
+
+    def run(self, payload: CasePayload, timeout: float | None = None,
             isolate: bool = False, env: dict[str, str | None] | None = None) -> Verdict:
         """The verdict for one case; crashes and hangs become verdicts too (made here, on the parent side)."""
         limit = timeout or self.default_timeout
@@ -350,8 +393,8 @@ class CaseRunner:
             verdict: Verdict = {"outcome": cast(Outcome, failure.outcome), "message": str(failure), "expected": payload["expect"],
                                 "actual": {key: failure.details}, "duration_s": round(time.perf_counter() - start, 6)}
         else:
-            if not reply.get("ok"):
-                verdict = {"outcome": "error", "message": f"worker error: {reply.get('error')}\n{reply.get('traceback', '')}",
+            if not reply["ok"]:
+                verdict = {"outcome": "error", "message": f"worker error: {_error_text(reply)}",
                            "expected": payload["expect"], "actual": None, "duration_s": round(time.perf_counter() - start, 6)}
             else:
                 if reply.get("restart"):

@@ -3,13 +3,10 @@
 This module runs inside the worker (`python -m jax_conformance.worker.loop`, or a fork server's
 child); its parent side is `jax_conformance.plugin.caserunner`.
 
-Protocol (the runner contract; see docs/RUNNER.md): the parent writes one JSON object per
-line on stdin and reads one JSON object per line back on the worker's protocol channel
-(the original stdout; the case's own prints and the implementation's logs go to stderr).
-
-  {"op": "hello"}                      -> {"ok": true, "info": {...}}
-  {"op": "resolve", "names": [...]}    -> {"ok": true, "unresolved": {name: reason}}
-  {"op": "run", "payload": {...}}      -> {"ok": true, "verdict": {...}, "restart": bool}
+It serves the worker protocol (`jax_conformance.protocol`: `hello`, `resolve`, `run` a spec case,
+`observe` a `diff` program), one JSON request per line on stdin, one reply per line on the
+protocol channel (the original stdout; the case's own prints and the implementation's logs go
+to stderr).
 
 `--once` runs a single `run` request in a fresh interpreter without starting the adapter
 first, so that start-up itself (import, environment variables) is part of the case.
@@ -32,17 +29,22 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, TextIO
+from collections.abc import Mapping
+from typing import TextIO, cast
 
 from jax_conformance.adapters import Adapter, load_adapter
 from jax_conformance.mode import Mode
+from jax_conformance.protocol import CasePayload, ObserveReply, ObserveRequest, Reply, Request
 from jax_conformance.records import Verdict
+from jax_conformance.text import LINE_CHARS, VALUE_CHARS, WORKER_MESSAGE_CHARS, cut
 
 MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
 PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
-# A verdict is one line on a pipe and one record in a results file: keep it bounded.
-MAX_MESSAGE_CHARS = 100_000
+# A verdict is one line on a pipe and one record in a results file: its `actual` and `expected`
+# are kept whole up to this many characters of JSON (its message is cut at WORKER_MESSAGE_CHARS).
 MAX_FIELD_CHARS = 200_000
+# Process-wide state by name (`process_state`, `Adapter.global_state`): compared, never interpreted.
+State = Mapping[str, object]
 
 
 def _protocol_channel() -> TextIO:
@@ -53,7 +55,7 @@ def _protocol_channel() -> TextIO:
     return os.fdopen(proto_fd, "w", encoding="utf-8", buffering=1)
 
 
-def _send(channel: TextIO, message: dict[str, Any]) -> None:
+def _send(channel: TextIO, message: Reply) -> None:
     channel.write(json.dumps(message, default=repr, allow_nan=True) + "\n")
     channel.flush()
 
@@ -119,17 +121,23 @@ def _resolve(adapter: Adapter, names: list[str]) -> dict[str, str]:
     return unresolved
 
 
-def process_state() -> dict[str, Any]:
+def process_state() -> dict[str, object]:
     """Process-wide state any adapter's case could leak: environment, working directory, numpy errstate."""
-    state: dict[str, Any] = {"os.environ": dict(os.environ), "cwd": os.getcwd()}
+    state: dict[str, object] = {"os.environ": dict(os.environ), "cwd": os.getcwd()}
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         state["numpy.geterr"] = dict(numpy.geterr())
     return state
 
 
-def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    changed: dict[str, Any] = {}
+def _state(adapter: Adapter) -> State:
+    """The adapter's process-wide settings and the process's own (`process_state`)."""
+    return {**adapter.global_state(), **process_state()}
+
+
+def _changes(before: State, after: State) -> dict[str, object]:
+    """What differs between two states: [old, new] per name, per key for a mapping (os.environ)."""
+    changed: dict[str, object] = {}
     for key in sorted(set(before) | set(after)):
         old, new = before.get(key), after.get(key)
         if old == new:
@@ -149,38 +157,41 @@ def _out_of_memory(verdict: Verdict) -> str | None:
     raised = (verdict.get("actual") or {}).get("raised") or {}
     kind, message = str(raised.get("type", "")), str(raised.get("message", ""))
     if kind.endswith("MemoryError") or ("RESOURCE_EXHAUSTED" in message and "memory" in message.lower()):
-        return f"{kind}: {message[:300]}"
+        return f"{kind}: {cut(message, LINE_CHARS, 'message')}"
     return None
 
 
 def bound_verdict(verdict: Verdict) -> Verdict:
     """Cut an oversized message, actual or expected, saying so, so one case cannot flood the run."""
-    message = verdict.get("message")
-    if isinstance(message, str) and len(message) > MAX_MESSAGE_CHARS:
-        verdict["message"] = (message[:MAX_MESSAGE_CHARS]
-                              + f"\n[... message cut by the worker: {len(message) - MAX_MESSAGE_CHARS:,} more characters]")
+    verdict["message"] = cut(verdict["message"], WORKER_MESSAGE_CHARS, "message")
     for key in ("actual", "expected"):
         text = json.dumps(verdict.get(key), default=repr)
         if len(text) > MAX_FIELD_CHARS:
             verdict[key] = {"cut": f"{len(text):,} characters of {key} were not kept (limit {MAX_FIELD_CHARS:,})",
-                            "head": text[:2000]}
+                            "head": text[:VALUE_CHARS]}
     return verdict
 
 
-def _run(adapter: Adapter, payload: dict[str, Any], check_state: bool) -> tuple[Verdict, bool]:
+def _ends_interpreter(exc: BaseException, what: str = "case") -> str:
+    """Why the worker is replaced after a case or program raised SystemExit, KeyboardInterrupt and the like."""
+    return (f"the {what} raised {type(exc).__name__}{cut(repr(exc.args), LINE_CHARS, 'arguments')}, which ends the "
+            f"interpreter; the worker was replaced\n{traceback.format_exc(limit=-6)}")
+
+
+def _run(adapter: Adapter, payload: CasePayload, check_state: bool) -> tuple[Verdict, bool]:
     """(verdict, restart): run one case and judge what it left behind."""
     from jax_conformance.worker.judge import run_payload
 
-    before = {**adapter.global_state(), **process_state()} if check_state else {}
+    before = _state(adapter) if check_state else {}
     start = time.perf_counter()
     try:
         verdict = run_payload(adapter, payload)
     except BaseException as exc:  # SystemExit, KeyboardInterrupt: the case tried to end the interpreter
         return {
-            "outcome": "crashed", "actual": {"crash": {"raised": type(exc).__name__, "args": repr(exc.args)[:500]}},
-            "message": f"the case raised {type(exc).__name__}{exc.args!r:.500}, which ends the interpreter; "
-                       f"the worker was replaced\n{traceback.format_exc(limit=-6)}",
-            "expected": payload.get("expect"), "duration_s": round(time.perf_counter() - start, 6),
+            "outcome": "crashed",
+            "actual": {"crash": {"raised": type(exc).__name__, "args": cut(repr(exc.args), LINE_CHARS, "arguments")}},
+            "message": _ends_interpreter(exc),
+            "expected": payload["expect"], "duration_s": round(time.perf_counter() - start, 6),
         }, True
     oom = _out_of_memory(verdict)
     if oom is not None:
@@ -192,24 +203,57 @@ def _run(adapter: Adapter, payload: dict[str, Any], check_state: bool) -> tuple[
                               + verdict.get("message", ""))
         return verdict, True
     if check_state:
-        changed = _changes(before, {**adapter.global_state(), **process_state()})
+        changed = _changes(before, _state(adapter))
         if changed:
             verdict["outcome"] = "error"
             verdict["leaked"] = changed
             verdict["message"] = (
-                f"the case changed process-wide state {json.dumps(changed, default=repr)[:2000]} without "
+                f"the case changed process-wide state {cut(json.dumps(changed, default=repr), VALUE_CHARS, 'state')} without "
                 "`isolate: process`; the worker was restarted so later cases are not affected\n" + verdict.get("message", "")
             )
             return verdict, True
     return verdict, False
 
 
-def _parse(line: str) -> dict[str, Any] | None:
+def _observe(adapter: Adapter, request: ObserveRequest) -> ObserveReply:
+    """Run one `diff` program and observe what it did; `restart` as for a case that leaks state."""
+    from jax_conformance.differential.observe import not_observed, observe
+
+    before = _state(adapter)
+    try:
+        namespace = adapter.namespace()
+        with adapter.backend(request["backend"]):
+            observation = observe(request["program"], namespace)
+    except Exception:
+        raise  # the adapter's fault (observe keeps the program's own): the loop answers it as an error
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt: the program tried to end the interpreter
+        return {"ok": True, "observation": not_observed("crashed", _ends_interpreter(exc, "program")), "restart": True}
+    return {"ok": True, "observation": observation, "restart": bool(_changes(before, _state(adapter)))}
+
+
+def _parse(line: str) -> Request | None:
+    """The request on one line, None unless it is a JSON object with an `op` (its other fields are
+    trusted: one missing is answered as an error)."""
     try:
         request = json.loads(line)
     except json.JSONDecodeError:
         return None
-    return request if isinstance(request, dict) else None
+    return cast(Request, request) if isinstance(request, dict) and "op" in request else None
+
+
+def _serve(adapter: Adapter, request: Request) -> tuple[Reply, bool]:
+    """(reply, exit after answering) for one request to a started worker."""
+    if request["op"] == "hello":
+        return {"ok": True, "info": adapter.info(), "pid": os.getpid()}, False
+    if request["op"] == "resolve":
+        return {"ok": True, "unresolved": _resolve(adapter, request["names"])}, False
+    if request["op"] == "run":
+        verdict, restart = _run(adapter, request["payload"], check_state=True)
+        return {"ok": True, "verdict": bound_verdict(verdict), "restart": restart}, restart
+    if request["op"] == "observe":
+        reply = _observe(adapter, request)
+        return reply, reply["restart"]
+    return {"ok": False, "error": f"unknown op {request['op']!r}"}, False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,8 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         _send(channel, {"ok": False, "error": f"cannot load adapter {args.adapter!r}: {type(exc).__name__}: {exc}"})
         return 2
     if args.once:
-        first = _parse(sys.stdin.readline()) or {}
-        if "payload" not in first:
+        first = _parse(sys.stdin.readline())
+        if first is None or first["op"] != "run":
             _send(channel, {"ok": False, "error": "--once expects one run request"})
             return 2
         verdict, _ = _run(adapter, first["payload"], check_state=False)
@@ -238,24 +282,16 @@ def main(argv: list[str] | None = None) -> int:
     for line in sys.stdin:
         request = _parse(line)
         if request is None:
-            _send(channel, {"ok": False, "error": f"not a JSON object: {line[:200]!r}"})
+            _send(channel, {"ok": False, "error": f"not a request (a JSON object with an op): {cut(line, LINE_CHARS, 'line')!r}"})
             continue
-        op = request.get("op")
         try:
             if not started:
                 adapter.start(Mode.from_environ())
                 started = True
-            if op == "hello":
-                _send(channel, {"ok": True, "info": adapter.info(), "pid": os.getpid()})
-            elif op == "resolve":
-                _send(channel, {"ok": True, "unresolved": _resolve(adapter, request["names"])})
-            elif op == "run":
-                verdict, restart = _run(adapter, request["payload"], check_state=True)
-                _send(channel, {"ok": True, "verdict": bound_verdict(verdict), "restart": restart})
-                if restart:
-                    return 0
-            else:
-                _send(channel, {"ok": False, "error": f"unknown op {op!r}"})
+            reply, leave = _serve(adapter, request)
+            _send(channel, reply)
+            if leave:
+                return 0
         except Exception as exc:
             _send(channel, {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()})
     return 0

@@ -1,0 +1,148 @@
+"""The worker protocol: what the mode process (or `lint`, `diff`) and a worker say to each other.
+
+The parent (`jax_conformance.plugin.caserunner`) writes one request per line on the worker's
+stdin; the worker (`jax_conformance.worker.loop`) answers each with one reply per line on its
+protocol channel (the original stdout; a case's prints and the implementation's logs go to
+stderr). Both are JSON objects; the types below say which fields each has.
+
+  {"op": "hello"}                                  -> {"ok": true, "info": {...}, "pid": N}
+  {"op": "resolve", "names": [...]}                -> {"ok": true, "unresolved": {name: reason}}
+  {"op": "run", "payload": {...}}                  -> {"ok": true, "verdict": {...}, "restart": bool}
+  {"op": "observe", "program": "...", "backend": "cpu"}
+                                                   -> {"ok": true, "observation": {...}, "restart": bool}
+  any request the worker could not serve           -> {"ok": false, "error": "...", "traceback": "..."}
+
+`run` judges one spec case (a `CasePayload`) into a `Verdict`; `observe` runs one `diff` program
+and hands back what it did, normalized (`jax_conformance.differential.observe`). `restart` says
+the case or program left process-wide state changed (or ended the interpreter): the worker exits
+after answering and the parent starts another.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+from jax_conformance.differential.observe import ProgramObservation
+from jax_conformance.records import AdapterInfo, ModeJSON, Verdict
+
+# ----------------------------------------------------------------- the expect block (specs/schema.json)
+
+
+class RaisesBlock(TypedDict):
+    """`raises`: the exception class by public dotted name, and a pattern its message must match."""
+
+    type: str
+    match: NotRequired[str]
+
+
+class WarningBlock(TypedDict):
+    """One item of `warns`: the warning class, a pattern for its message, an exact count."""
+
+    category: str
+    match: NotRequired[str]
+    count: NotRequired[int]
+
+
+class ExpectBlock(TypedDict, total=False):
+    """One `expect` (or `documented`) block as written, without its `when`: what the case must do."""
+
+    not_applicable: str
+    dtype: str
+    shape: list[int]
+    value: Any  # any JSON value: nested lists for arrays, "nan" and "1+2j" spelled as strings
+    rtol: float
+    atol: float
+    warns: Literal["none"] | WarningBlock | list[WarningBlock]
+    raises: RaisesBlock
+    check: str | list[str]
+    note: str
+
+
+# ----------------------------------------------------------------- a case to run
+
+
+class CodeText(TypedDict):
+    """A piece of spec code and the spec line its first line sits on."""
+
+    text: str
+    line: int
+
+
+class CasePayload(TypedDict):
+    """What a worker needs to run one case (`Case.payload`): code, inputs and the chosen block(s)."""
+
+    id: str
+    file: str  # the spec file: compile() names it, so tracebacks point into the spec
+    line: int
+    setup: list[CodeText]
+    run: CodeText
+    given: dict[str, str]  # name -> Hypothesis strategy expression; {} for a plain case
+    max_examples: int | None
+    expect: ExpectBlock
+    expect_line: int
+    mode: ModeJSON
+    backend: str
+    documented: NotRequired[ExpectBlock]  # with documented_line: the `documented` block that applies
+    documented_line: NotRequired[int]
+
+
+# ----------------------------------------------------------------- requests
+
+
+class HelloRequest(TypedDict):
+    op: Literal["hello"]
+
+
+class ResolveRequest(TypedDict):
+    op: Literal["resolve"]
+    names: list[str]
+
+
+class RunRequest(TypedDict):
+    op: Literal["run"]
+    payload: CasePayload
+
+
+class ObserveRequest(TypedDict):
+    """Run a `diff` program (Python statements that bind `result`) on `backend` and observe it."""
+
+    op: Literal["observe"]
+    program: str
+    backend: str
+
+
+Request = HelloRequest | ResolveRequest | RunRequest | ObserveRequest
+
+# ----------------------------------------------------------------- replies
+
+
+class ErrorReply(TypedDict):
+    ok: Literal[False]
+    error: str
+    traceback: NotRequired[str]
+
+
+class HelloReply(TypedDict):
+    ok: Literal[True]
+    info: AdapterInfo  # the adapter's `info()` as it gave it; the parent reads it with `records.adapter_info`
+    pid: int
+
+
+class ResolveReply(TypedDict):
+    ok: Literal[True]
+    unresolved: dict[str, str]  # name -> why it is not a class
+
+
+class RunReply(TypedDict):
+    ok: Literal[True]
+    verdict: Verdict
+    restart: NotRequired[bool]  # absent in `--once`, whose worker exits after its one case anyway
+
+
+class ObserveReply(TypedDict):
+    ok: Literal[True]
+    observation: ProgramObservation
+    restart: bool
+
+
+Reply = ErrorReply | HelloReply | ResolveReply | RunReply | ObserveReply
