@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import symtable
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jax_conformance.adapters import SPEC_NAMES
@@ -185,7 +185,7 @@ class GivenNamesUsed(Rule):
                 yield self.error(spec, case.raw["given"].key_lines[name], f"case {case.id!r} draws {name!r} but never uses it")
 
 
-def _outcomes(case: Case) -> Iterator[tuple[int, dict[str, Any]]]:
+def _outcomes(case: Case) -> Iterator[tuple[int, Mapping[str, Any]]]:
     for block in case.expect:
         yield block.line, block.expected
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance.mode import FlagValue, Mode, same_flag_value, value_text
+from jax_conformance.protocol import CasePayload, CodeText, ExpectBlock
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -75,13 +76,12 @@ class Expectation:
     """One `expect` block: when it applies, and what the case must do then."""
 
     when: When
-    expected: dict[str, Any]  # the block's keys other than `when`, as written: what the case must do
+    expected: ExpectBlock  # the block's keys other than `when`, as written: what the case must do
     line: int
 
     @property
     def not_applicable(self) -> str | None:
-        reason = self.expected.get("not_applicable")
-        return str(reason) if reason is not None else None
+        return self.expected.get("not_applicable")
 
 
 BASES = ("documented", "tested", "observed", "unsupported")
@@ -122,6 +122,9 @@ class Code:
         """The text padded with blank lines so that compile() reports spec line numbers."""
         return "\n" * (self.line - 1) + self.text
 
+    def to_json(self) -> CodeText:
+        return {"text": self.text, "line": self.line}
+
 
 @dataclass
 class Case:
@@ -151,16 +154,14 @@ class Case:
         return _first(self.expect, mode, backend, adapter, version, flags)
 
     def payload(self, block: Expectation, mode: Mode, backend: str,
-                documented: Expectation | None = None) -> dict[str, Any]:
+                documented: Expectation | None = None) -> CasePayload:
         """What a worker process needs to run this case: code, inputs and the chosen block(s)."""
-        docs = {} if documented is None or documented.not_applicable is not None else {
-            "documented": documented.expected, "documented_line": documented.line}
-        return {**docs,
+        payload: CasePayload = {
             "id": self.id,
             "file": str(self.spec_path),
             "line": self.line,
-            "setup": [{"text": c.text, "line": c.line} for c in self.setup],
-            "run": {"text": self.run.text, "line": self.run.line},
+            "setup": [c.to_json() for c in self.setup],
+            "run": self.run.to_json(),
             "given": self.given,
             "max_examples": self.max_examples,
             "expect": block.expected,
@@ -168,6 +169,10 @@ class Case:
             "mode": mode.to_json(),
             "backend": backend,
         }
+        if documented is not None and documented.not_applicable is None:
+            payload["documented"] = documented.expected
+            payload["documented_line"] = documented.line
+        return payload
 
 
 @dataclass

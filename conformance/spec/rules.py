@@ -14,7 +14,7 @@ import builtins
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,7 @@ class InvalidRegex(Rule):
                     yield self.error(spec, line, f"in case {case.id!r}: match pattern {pattern!r} does not compile: {exc}")
 
 
-def _patterns(raw: Any, outcome: dict[str, Any], default: int) -> Iterator[tuple[int, str]]:
+def _patterns(raw: Any, outcome: Mapping[str, Any], default: int) -> Iterator[tuple[int, str]]:
     raises = outcome.get("raises")
     if isinstance(raises, dict) and "match" in raises:
         yield value_line(raw.get("raises"), "match", value_line(raw, "raises", default)), raises["match"]
@@ -141,7 +141,7 @@ def _patterns(raw: Any, outcome: dict[str, Any], default: int) -> Iterator[tuple
             yield value_line(item, "match", value_line(raw, "warns", default)), w["match"]
 
 
-def _warnings(outcome: dict[str, Any]) -> list[dict[str, Any]]:
+def _warnings(outcome: Mapping[str, Any]) -> list[dict[str, Any]]:
     warns = outcome.get("warns")
     if isinstance(warns, dict):
         return [warns]

@@ -10,20 +10,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 import numpy as np
 from jax_conformance.errors import SpecCodeError
+from jax_conformance.protocol import ExpectBlock, RaisesBlock, WarningBlock
+from jax_conformance.text import VALUE_CHARS, cut
 
-MAX_REPR = 2_000
+# The names spec code runs with (the adapter's namespace, setup's names, a `given` case's drawn ones).
+Namespace = dict[str, Any]
+# One warning a case raised: (category, message, filename:line).
+CaughtWarning = tuple[type[Warning], str, str]
 
 
 @dataclass
 class Mismatch:
+    """One key of the block that did not hold: its words, and what was expected and seen (JSON-ready)."""
+
     field: str
     message: str
-    expected: Any = None
-    actual: Any = None
+    expected: object = None
+    actual: object = None
 
 
 @dataclass
@@ -32,8 +39,8 @@ class Observation:
 
     result: Any = None
     exception: BaseException | None = None
-    warnings: list[tuple[type[Warning], str, str]] = field(default_factory=list)  # (category, message, filename:line)
-    namespace: dict[str, Any] = field(default_factory=dict)
+    warnings: list[CaughtWarning] = field(default_factory=list)
+    namespace: Namespace = field(default_factory=dict)
 
 
 class Resolver(Protocol):
@@ -42,11 +49,34 @@ class Resolver(Protocol):
     def dtype_name(self, dtype: Any) -> str: ...
 
 
-def short(value: Any, limit: int = MAX_REPR) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) > limit:
-        return text[:limit] + f"... [{len(text) - limit:,} more characters]"
-    return text
+class WarningJSON(TypedDict):
+    category: str
+    message: str
+    where: str
+
+
+class RaisedJSON(TypedDict):
+    type: str
+    message: str
+
+
+class ObservedJSON(TypedDict):
+    """What a case did, JSON-ready (a verdict's `actual`): what it raised, or its result's type, dtype
+    (one per leaf for a container), shape and value (a repr where it is not a small numeric array);
+    and the warnings."""
+
+    raised: NotRequired[RaisedJSON]
+    type: NotRequired[str]
+    dtype: NotRequired[str | list[str | None]]
+    shape: NotRequired[list[int]]
+    value: NotRequired[Any]
+    warnings: NotRequired[list[WarningJSON]]
+    warnings_omitted: NotRequired[int]
+
+
+def short(value: object, limit: int = VALUE_CHARS) -> str:
+    """A value's repr (a string itself) for a message, cut at `limit` characters."""
+    return cut(value if isinstance(value, str) else repr(value), limit, "value")
 
 
 def _qualname(cls: type) -> str:
@@ -64,7 +94,7 @@ def _resolve_class(resolver: Resolver, name: str, base: type) -> type:
     return cls
 
 
-def leaves(value: Any) -> list[tuple[str, Any]]:
+def leaves(value: object) -> list[tuple[str, Any]]:
     """(path, leaf) pairs of a tuple/list/dict result; a single leaf has path ''."""
     if isinstance(value, (tuple, list)) and not hasattr(value, "dtype"):
         return [(f"[{i}]{p}", leaf) for i, item in enumerate(value) for p, leaf in leaves(item)]
@@ -73,7 +103,7 @@ def leaves(value: Any) -> list[tuple[str, Any]]:
     return [("", value)]
 
 
-def check_raises(spec: dict[str, Any], obs: Observation, resolver: Resolver) -> list[Mismatch]:
+def check_raises(spec: RaisesBlock, obs: Observation, resolver: Resolver) -> list[Mismatch]:
     cls = _resolve_class(resolver, spec["type"], BaseException)
     pattern = spec.get("match")
     exc = obs.exception
@@ -88,11 +118,12 @@ def check_raises(spec: dict[str, Any], obs: Observation, resolver: Resolver) -> 
     return []
 
 
-def _warning_text(warnings: list[tuple[type[Warning], str, str]]) -> str:
+def _warning_text(warnings: list[CaughtWarning]) -> str:
     return "; ".join(f"{c.__name__}: {short(m, 400)}" for c, m, _ in warnings) or "no warnings"
 
 
-def check_warns(spec: Any, obs: Observation, resolver: Resolver) -> list[Mismatch]:
+def check_warns(spec: Literal["none"] | WarningBlock | list[WarningBlock], obs: Observation,
+                resolver: Resolver) -> list[Mismatch]:
     if spec == "none":
         if obs.warnings:
             return [Mismatch("warns", f"warned {_warning_text(obs.warnings)}, but should not warn", "no warnings", _warning_text(obs.warnings))]
@@ -135,11 +166,11 @@ def check_shape(expected: list[int], obs: Observation) -> list[Mismatch]:
     return problems
 
 
-def check_value(expected: Any, obs: Observation, rtol: float, atol: float) -> list[Mismatch]:
+def check_value(expected: object, obs: Observation, rtol: float, atol: float) -> list[Mismatch]:
     return _compare("result", obs.result, parse_value(expected), rtol, atol)
 
 
-def parse_value(value: Any) -> Any:
+def parse_value(value: object) -> object:
     """YAML has no complex numbers, NaN spelled `nan` reads as a string: "1+2j", "nan", "-inf"."""
     if isinstance(value, str):
         try:
@@ -188,14 +219,14 @@ def _compare(path: str, actual: Any, expected: Any, rtol: float, atol: float) ->
     return []
 
 
-def _tolist(a: np.ndarray) -> Any:
+def _tolist(a: np.ndarray) -> object:
     try:
         return a.tolist()
     except Exception:
         return repr(a)
 
 
-def check_expressions(exprs: Any, obs: Observation, file: str, line: int) -> list[Mismatch]:
+def check_expressions(exprs: str | list[str], obs: Observation, file: str, line: int) -> list[Mismatch]:
     problems = []
     for expr in [exprs] if isinstance(exprs, str) else exprs:
         code = compile("\n" * (line - 1) + expr, file, "eval")
@@ -210,7 +241,7 @@ def check_expressions(exprs: Any, obs: Observation, file: str, line: int) -> lis
     return problems
 
 
-def check_all(block: dict[str, Any], obs: Observation, resolver: Resolver, file: str, line: int) -> list[Mismatch]:
+def check_all(block: ExpectBlock, obs: Observation, resolver: Resolver, file: str, line: int) -> list[Mismatch]:
     """Every mismatch between the block and the observation; [] means the case passed."""
     problems: list[Mismatch] = []
     if "raises" in block:
@@ -233,9 +264,9 @@ def check_all(block: dict[str, Any], obs: Observation, resolver: Resolver, file:
     return problems
 
 
-def describe_observation(obs: Observation, resolver: Resolver) -> dict[str, Any]:
+def describe_observation(obs: Observation, resolver: Resolver) -> ObservedJSON:
     """A JSON-ready summary of what happened (the record's `actual`)."""
-    out: dict[str, Any] = {}
+    out: ObservedJSON = {}
     if obs.exception is not None:
         out["raised"] = {"type": _qualname(type(obs.exception)), "message": short(str(obs.exception), 4000)}
     else:
@@ -271,7 +302,7 @@ def describe_observation(obs: Observation, resolver: Resolver) -> dict[str, Any]
     return out
 
 
-def _leaf_dtype(leaf: Any, resolver: Resolver) -> str | None:
+def _leaf_dtype(leaf: object, resolver: Resolver) -> str | None:
     dtype = getattr(leaf, "dtype", None)
     if dtype is None:
         return None
@@ -281,14 +312,14 @@ def _leaf_dtype(leaf: Any, resolver: Resolver) -> str | None:
         return str(dtype)
 
 
-def _json_value(arr: np.ndarray) -> Any:
+def _json_value(arr: np.ndarray) -> object:
     if arr.dtype.kind == "c":
         return [[float(z.real), float(z.imag)] for z in arr.ravel()] if arr.ndim else [float(arr.real), float(arr.imag)]
     value = arr.tolist()
     return _finite(value)
 
 
-def _finite(value: Any) -> Any:
+def _finite(value: object) -> object:
     # JSON has no NaN/inf: spell them as strings.
     if isinstance(value, float) and not np.isfinite(value):
         return str(value)

@@ -8,13 +8,16 @@ from __future__ import annotations
 import time
 import traceback
 import warnings
+from types import CodeType
 from typing import Any
 
 from jax_conformance.adapters import Adapter
 from jax_conformance.errors import SpecCodeError
+from jax_conformance.protocol import CasePayload, ExpectBlock
 from jax_conformance.records import DocumentedCheck, Verdict
 from jax_conformance.worker.checks import (
     Mismatch,
+    Namespace,
     Observation,
     check_all,
     describe_observation,
@@ -29,7 +32,7 @@ DEFAULT_MAX_EXAMPLES = 25
 GIVEN_SEED = 27692328621934478137377709890376727390359403056369522328932449024660755083687753125913513283570013207119996381882433
 
 
-def _compile_run(text: str, line: int, file: str) -> tuple[Any, bool]:
+def _compile_run(text: str, line: int, file: str) -> tuple[CodeType, bool]:
     """(code, is_expression): `run` is an expression, or statements that bind `result`."""
     source = "\n" * (line - 1) + text
     try:
@@ -38,8 +41,8 @@ def _compile_run(text: str, line: int, file: str) -> tuple[Any, bool]:
         return compile(source, file, "exec"), False
 
 
-def observe(adapter: Adapter, payload: dict[str, Any], drawn: dict[str, Any] | None = None,
-            base: dict[str, Any] | None = None) -> Observation:
+def observe(adapter: Adapter, payload: CasePayload, drawn: Namespace | None = None,
+            base: Namespace | None = None) -> Observation:
     """Run setup and run with every warning recorded; exceptions are part of what is observed.
 
     An exception that is the spec's own fault (`spec_fault`) is raised as SpecCodeError instead:
@@ -81,7 +84,7 @@ def _block_until_ready(value: Any) -> None:
             ready()
 
 
-def run_payload(adapter: Adapter, payload: dict[str, Any]) -> Verdict:
+def run_payload(adapter: Adapter, payload: CasePayload) -> Verdict:
     """Run one case and return its verdict: outcome, message, expected, actual, duration.
 
     With a `documented` block in the payload, the same observation is judged against it too:
@@ -97,8 +100,9 @@ def run_payload(adapter: Adapter, payload: dict[str, Any]) -> Verdict:
             obs = observe(adapter, payload)
             problems = check_all(block, obs, adapter, payload["file"], payload["expect_line"])
             verdict = _verdict(problems, obs, adapter, block)
-            if "documented" in payload:
-                verdict["documented"] = _documented(obs, adapter, payload)
+            documented = _documented(obs, adapter, payload)
+            if documented is not None:
+                verdict["documented"] = documented
     except SpecCodeError as exc:
         verdict = {"outcome": "error", "message": f"spec error (a bug in the spec, not a verdict on the implementation): {exc}",
                    "expected": block, "actual": None, "duration_s": 0.0, "spec_error": True}
@@ -109,7 +113,7 @@ def run_payload(adapter: Adapter, payload: dict[str, Any]) -> Verdict:
     return verdict
 
 
-def spec_fault(obs: Observation, payload: dict[str, Any]) -> str | None:
+def spec_fault(obs: Observation, payload: CasePayload) -> str | None:
     """Why the observed exception is the spec's own bug (None when it is not).
 
     A NameError raised in the spec's own code (a typo, a name the adapter does not provide) or
@@ -119,7 +123,7 @@ def spec_fault(obs: Observation, payload: dict[str, Any]) -> str | None:
     if not isinstance(exc, (NameError, SyntaxError)):
         return None
     raises = payload["expect"].get("raises")
-    if isinstance(raises, dict) and str(raises.get("type", "")).rsplit(".", 1)[-1] in {c.__name__ for c in type(exc).__mro__}:
+    if raises is not None and raises["type"].rsplit(".", 1)[-1] in {c.__name__ for c in type(exc).__mro__}:
         return None
     file = payload["file"]
     if isinstance(exc, SyntaxError):
@@ -132,8 +136,10 @@ def spec_fault(obs: Observation, payload: dict[str, Any]) -> str | None:
     return f"{file}:{frames[-1].lineno}: the spec's code raised {type(exc).__name__}: {exc}"
 
 
-def _documented(obs: Observation, adapter: Adapter, payload: dict[str, Any]) -> DocumentedCheck:
-    """Whether the documented block holds for this observation, and why not."""
+def _documented(obs: Observation, adapter: Adapter, payload: CasePayload) -> DocumentedCheck | None:
+    """Whether the payload's documented block holds for this observation, and why not (None: it has none)."""
+    if "documented" not in payload or "documented_line" not in payload:
+        return None
     line = payload["documented_line"]
     try:
         problems = check_all(payload["documented"], obs, adapter, payload["file"], line)
@@ -142,7 +148,7 @@ def _documented(obs: Observation, adapter: Adapter, payload: dict[str, Any]) -> 
     return {"holds": not problems, "line": line, "message": "\n".join(p.message for p in problems)}
 
 
-def _verdict(problems: list[Mismatch], obs: Observation, adapter: Adapter, block: dict[str, Any]) -> Verdict:
+def _verdict(problems: list[Mismatch], obs: Observation, adapter: Adapter, block: ExpectBlock) -> Verdict:
     """Passed or failed against `block` (its duration is set by run_payload)."""
     actual = describe_observation(obs, adapter)
     if not problems:
@@ -155,7 +161,7 @@ def _verdict(problems: list[Mismatch], obs: Observation, adapter: Adapter, block
             "mismatches": [p.field for p in problems]}
 
 
-def _run_given(adapter: Adapter, payload: dict[str, Any]) -> Verdict:
+def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
     """Hypothesis draws the `given` names; every example must meet the block."""
     import hypothesis
     import numpy as np
@@ -168,7 +174,8 @@ def _run_given(adapter: Adapter, payload: dict[str, Any]) -> Verdict:
     except Exception as exc:
         raise SpecCodeError(f"a `given` strategy does not evaluate: {type(exc).__name__}: {exc}") from exc
     base = {**base, "assume": hypothesis.assume, "note": hypothesis.note}
-    failing: dict[str, Any] = {}
+    # The first falsifying example: the names drawn, what the case did, what did not hold.
+    failing: tuple[Namespace, Observation, list[Mismatch]] | None = None
     examples = 0
     documented: DocumentedCheck | None = None
 
@@ -187,17 +194,16 @@ def _run_given(adapter: Adapter, payload: dict[str, Any]) -> Verdict:
     @hypothesis.seed(GIVEN_SEED)
     @hypothesis.given(**strategies)
     def prop(**drawn: Any) -> None:
-        nonlocal examples, documented
+        nonlocal examples, documented, failing
         obs = observe(adapter, payload, drawn, base)
         if isinstance(obs.exception, hypothesis.errors.UnsatisfiedAssumption):
             raise obs.exception
         examples += 1
-        if "documented" in payload and (documented is None or documented["holds"]):
+        if documented is None or documented["holds"]:
             documented = _documented(obs, adapter, payload)
         problems = check_all(payload["expect"], obs, adapter, payload["file"], payload["expect_line"])
         if problems:
-            failing.clear()
-            failing.update(drawn=drawn, obs=obs, problems=problems)
+            failing = (drawn, obs, problems)
             raise AssertionError("\n".join(p.message for p in problems))
 
     try:
@@ -205,12 +211,13 @@ def _run_given(adapter: Adapter, payload: dict[str, Any]) -> Verdict:
     except SpecCodeError:
         raise
     except (AssertionError, hypothesis.errors.HypothesisException) as exc:
-        if not failing:
+        if failing is None:
             raise SpecCodeError(f"hypothesis could not run the case: {type(exc).__name__}: {exc}") from exc
-        falsified = _verdict(failing["problems"], failing["obs"], adapter, payload["expect"])
-        example = ", ".join(f"{k}={short(v, 200)}" for k, v in failing["drawn"].items())
-        falsified["message"] = f"falsifying example: {example}\n" + falsified["message"]
-        falsified["example"] = {k: short(v, 200) for k, v in failing["drawn"].items()}
+        drawn, obs, problems = failing
+        falsified = _verdict(problems, obs, adapter, payload["expect"])
+        example = {k: short(v, 200) for k, v in drawn.items()}
+        falsified["message"] = f"falsifying example: {', '.join(f'{k}={v}' for k, v in example.items())}\n" + falsified["message"]
+        falsified["example"] = example
         return falsified
     verdict: Verdict = {"outcome": "passed", "message": f"{examples} examples", "expected": payload["expect"],
                         "actual": {"examples": examples}, "duration_s": 0.0}
