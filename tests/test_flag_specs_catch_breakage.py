@@ -1,8 +1,9 @@
 """Every flag block of the custom_vjp / custom_jvp specs fails when JAX silently ignores its flag.
 
 A block `when: {flags: {jax_custom_vjp3: true}}` is only worth having if it can fail. For each
-adapter of `tests/breakage/flags.py` (real JAX that turns one flag the mode sets back off, while
-reporting it set) the suite runs in a subprocess, in the mode that sets the flag, over the cases
+adapter of `tests/breakage/upgrade_flags.py` (real JAX that turns one flag the mode sets back off,
+while reporting it set) tests/breakage/harness.py runs the suite in a mode process, in the mode
+that sets the flag, over the cases
 whose chosen block names that flag (read from the specs), plus one control case without flag
 blocks. Each such case must come out `failed`, with a message, the expected block and what
 happened; the control must pass. A baseline run with the real `jax` adapter in the same mode
@@ -17,26 +18,18 @@ so they are never chosen here; the test checks that, and that the jax_scan3 bloc
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from importlib.metadata import version
-from pathlib import Path
-from typing import Any
 
 import pytest
-from jax_conformance.mode import Mode, value_text
+from jax_conformance.mode import Mode
 from jax_conformance.spec.loader import load_spec, spec_files
 from jax_conformance.spec.model import Case, Expectation, version_in
 from packaging.version import Version
 
+from tests.breakage import harness
 from tests.breakage import upgrade_flags as flag_breaks
-from tests.conftest import case_records
 
-REPO = Path(__file__).resolve().parent.parent
-SPEC_DIRS = [REPO / "specs" / "custom_vjp", REPO / "specs" / "custom_jvp"]
+SPEC_DIRS = (harness.SPECS / "custom_vjp", harness.SPECS / "custom_jvp")
 JAX_VERSION = version("jax")
 CONTROL = "custom_vjp.rule_outputs.fwd-pair-works"
 # Rows C1-C6 of ../shared/reference/jax-tests-coverage.md section 3 (jax_custom_vjp3).
@@ -64,36 +57,18 @@ pytestmark = [
 ]
 
 
-@dataclass(frozen=True)
-class Run:
-    """One breakage adapter in one mode: the flag it ignores is among the mode's flags."""
-
-    adapter: type[flag_breaks.IgnoresFlag]
-    mode: Mode
-
-    @property
-    def spec(self) -> str:
-        return f"tests.breakage.upgrade_flags:{self.adapter.__name__}"
-
-    @property
-    def name(self) -> str:
-        return f"{self.adapter.__name__}-{self.mode.slug}"
-
-    def args(self) -> list[str]:
-        return [f"--x64={'on' if self.mode.x64 else 'off'}", f"--explicit-x64-dtypes={self.mode.explicit_x64_dtypes}",
-                *(f"--flag={n}={value_text(v)}" for n, v in self.mode.flags)]
-
-
-RUNS = [
-    Run(flag_breaks.IgnoresCustomVjp3, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True})) for x64 in (False, True)
+# One breakage adapter per flag, in each mode that sets the flag it ignores.
+RUNS: list[tuple[type[flag_breaks.IgnoresFlag], Mode]] = [
+    (flag_breaks.IgnoresCustomVjp3, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True})) for x64 in (False, True)
 ] + [
-    Run(flag_breaks.IgnoresRemat3, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_remat3": True})) for x64 in (False, True)
+    (flag_breaks.IgnoresRemat3, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_remat3": True})) for x64 in (False, True)
 ] + [
-    Run(flag_breaks.IgnoresDisableBwdChecks, Mode.with_flags(x64, "warn", {"jax_disable_bwd_checks": True})) for x64 in (False, True)
+    (flag_breaks.IgnoresDisableBwdChecks, Mode.with_flags(x64, "warn", {"jax_disable_bwd_checks": True})) for x64 in (False, True)
 ] + [
-    Run(flag_breaks.IgnoresDisableBwdChecks, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_disable_bwd_checks": True}))
+    (flag_breaks.IgnoresDisableBwdChecks, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_disable_bwd_checks": True}))
     for x64 in (False, True)
 ]
+RUN_IDS = [f"{cls.__name__}-{mode.slug}" for cls, mode in RUNS]
 
 
 def _cases() -> list[Case]:
@@ -109,29 +84,24 @@ def _names(block: Expectation) -> set[str]:
     return {name for name, _ in block.when.flags or ()}
 
 
-def _must_fail(run: Run, cases: list[Case]) -> set[str]:
-    """Cases whose chosen block in the run's mode is an outcome block naming the ignored flag.
+def _must_fail(flag: str, mode: Mode, cases: list[Case]) -> set[str]:
+    """Cases whose chosen block in `mode` is an outcome block naming the ignored `flag`.
 
     With x64 on, only blocks that name x64 (the x64-off run already tries those that do not).
     """
     out = set()
     for case in cases:
-        block = _chosen(case, run.mode)
-        if (block is not None and block.not_applicable is None and run.adapter.flag in _names(block)
-                and (not run.mode.x64 or block.when.x64 is not None)):
+        block = _chosen(case, mode)
+        if (block is not None and block.not_applicable is None and flag in _names(block)
+                and (not mode.x64 or block.when.x64 is not None)):
             out.add(case.id)
     return out
 
 
-def _run_suite(adapter: str, run: Run, case_ids: set[str], out: Path) -> dict[str, dict[str, Any]]:
-    specs = [arg for d in SPEC_DIRS for arg in ("--specs", str(d))]
-    cmd = [sys.executable, "-m", "pytest", str(REPO / "conformance"), f"--adapter={adapter}", *run.args(), *specs,
-           "-k", " or ".join(sorted(case_ids)), "--results", str(out), "-q", "-p", "no:cacheprovider"]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
-    records = case_records(out)
-    if not records:
-        raise AssertionError(f"{adapter} {run.mode.slug}: no case records (exit {proc.returncode})\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return records
+def _breakage(adapter: type[flag_breaks.IgnoresFlag], mode: Mode, cases: list[Case]) -> harness.Breakage:
+    """The run of `adapter` in `mode`: the cases of the ignored flag's blocks must fail, the control pass."""
+    return harness.Breakage(f"tests.breakage.upgrade_flags:{adapter.__name__}", mode,
+                            tuple(sorted(_must_fail(adapter.flag, mode, cases))), (CONTROL,), adapter.claim)
 
 
 @pytest.fixture(scope="module")
@@ -140,25 +110,16 @@ def cases() -> list[Case]:
 
 
 @pytest.fixture(scope="module")
-def runs(cases: list[Case], tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """(adapter, run name) -> case id -> record, for each breakage run and its real-JAX baseline."""
-    tmp = tmp_path_factory.mktemp("flag-breakage")
-    jobs = []
-    for run in RUNS:
-        selected = _must_fail(run, cases) | {CONTROL}
-        jobs += [(run.spec, run, selected), ("jax", run, selected)]
-    with ThreadPoolExecutor(4) as pool:
-        futures = {(a, r.name): pool.submit(_run_suite, a, r, ids, tmp / f"{a.rsplit(':', 1)[-1]}-{r.name}.jsonl") for a, r, ids in jobs}
-        return {key: f.result() for key, f in futures.items()}
+def breakages(cases: list[Case]) -> dict[str, harness.Breakage]:
+    """Run id -> the breakage run there."""
+    return {name: _breakage(adapter, mode, cases) for name, (adapter, mode) in zip(RUN_IDS, RUNS, strict=True)}
 
 
-def _describe(adapter: str, record: dict[str, Any] | None, case: str) -> str:
-    if record is None:
-        return f"{case} under {adapter}: the case did not run"
-    mode = Mode.from_json(record.get("mode", {}))
-    return (f"{record['case']} [mode {mode.slug}] under {adapter}: {record['outcome']}"
-            f"\n  expected: {json.dumps(record.get('expected'))[:400]}\n  actual: {json.dumps(record.get('actual'))[:400]}"
-            f"\n  message: {(record.get('message') or '')[:400]}")
+@pytest.fixture(scope="module")
+def runs(breakages: dict[str, harness.Breakage], tmp_path_factory: pytest.TempPathFactory) -> dict[harness.Breakage, harness.BreakageRun]:
+    """Each breakage run and its real-JAX baseline (the same cases in the same mode), side by side."""
+    jobs = [*breakages.values(), *(harness.baseline(b) for b in breakages.values())]
+    return harness.run_all(jobs, SPEC_DIRS, tmp_path_factory.mktemp("flag-breakage"))
 
 
 def test_every_flag_block_is_tried(cases: list[Case]) -> None:
@@ -167,13 +128,14 @@ def test_every_flag_block_is_tried(cases: list[Case]) -> None:
     Blocks for other releases (C4/C5's later words, gated `version: ">0.10.2"`) are left out: this
     release never chooses them.
     """
-    tried = {(case.id, id(_chosen(case, run.mode))) for run in RUNS for case in cases if case.id in _must_fail(run, cases)}
+    tried = {(case.id, id(_chosen(case, mode))) for adapter, mode in RUNS for case in cases
+             if case.id in _must_fail(adapter.flag, mode, cases)}
     untried = [f"{case.id} (line {block.line}: when {block.when.describe()})"
                for case in cases for block in case.expect
                if block.not_applicable is None and _names(block) & BROKEN_FLAGS and (case.id, id(block)) not in tried
                and (block.when.version is None or version_in(JAX_VERSION, block.when.version))]
     assert not untried, "flag blocks no breakage run chooses:\n" + "\n".join(untried)
-    caught = set().union(*(_must_fail(run, cases) for run in RUNS))
+    caught = set().union(*(_must_fail(adapter.flag, mode, cases) for adapter, mode in RUNS))
     assert set(C_CASES_VJP3) <= caught, f"C-cases with no flag block a break tries: {sorted(set(C_CASES_VJP3) - caught)}"
 
 
@@ -190,30 +152,20 @@ def test_custom_jvp3_and_scan3_blocks_cannot_be_broken_here(cases: list[Case]) -
     assert scan3 and all(b.not_applicable for b in scan3), "a jax_scan3 outcome block: add a breakage for it"
 
 
-@pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
-def test_baseline_passes(run: Run, runs: dict[tuple[str, str], dict[str, dict[str, Any]]], cases: list[Case]) -> None:
+@pytest.mark.parametrize("name", RUN_IDS)
+def test_baseline_passes(name: str, breakages: dict[str, harness.Breakage], runs: dict[harness.Breakage, harness.BreakageRun]) -> None:
     """Real JAX in the same mode passes every selected case, so the failures below are the ignored flag's."""
-    records = runs[("jax", run.name)]
-    wanted = _must_fail(run, cases) | {CONTROL}
-    bad = [_describe("jax", records.get(c), c) for c in sorted(wanted) if records.get(c, {}).get("outcome") != "passed"]
-    assert not bad, "\n".join(bad)
+    harness.check_caught(runs[harness.baseline(breakages[name])])
 
 
-@pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
-def test_ignored_flag_is_caught(run: Run, runs: dict[tuple[str, str], dict[str, dict[str, Any]]], cases: list[Case]) -> None:
+@pytest.mark.parametrize("name", RUN_IDS)
+def test_ignored_flag_is_caught(name: str, breakages: dict[str, harness.Breakage], runs: dict[harness.Breakage, harness.BreakageRun],
+                                cases: list[Case]) -> None:
     """Each case whose chosen block names the ignored flag fails, saying what was expected and what happened."""
-    records = runs[(run.spec, run.name)]
+    brk = breakages[name]
+    assert brk.catches, f"{name}: no case has a block for the ignored flag in mode {brk.mode.slug}"
+    run = runs[brk]
+    harness.check_caught(run)
     by_id = {c.id: c for c in cases}
-    must_fail = _must_fail(run, cases)
-    assert must_fail, f"{run.name}: no case has a block for {run.adapter.flag} in mode {run.mode.slug}"
-    uncaught = [_describe(run.spec, records.get(c), c) for c in sorted(must_fail) if records.get(c, {}).get("outcome") != "failed"]
-    assert not uncaught, f"{run.adapter.flag} ignored ({run.adapter.claim}), not caught by:\n" + "\n".join(uncaught)
-    for cid in must_fail:
-        record = records[cid]
-        assert Mode.from_json(record["mode"]) == run.mode, _describe(run.spec, record, cid)
-        assert record.get("message") and record.get("expected") is not None and record.get("actual") is not None, _describe(run.spec, record, cid)
-        # The block the harness judged by is the flag's block.
-        assert record.get("expect_line") == _chosen(by_id[cid], run.mode).line, _describe(run.spec, record, cid)  # type: ignore[union-attr]
-    control = records.get(CONTROL)
-    assert control is not None and control["outcome"] == "passed", f"control case should pass: {_describe(run.spec, control, CONTROL)}"
-
+    for cid in brk.catches:  # the block the harness judged by is the flag's block
+        assert run.records[cid].get("expect_line") == _chosen(by_id[cid], brk.mode).line, harness.describe(run, cid)  # type: ignore[union-attr]
