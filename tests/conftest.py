@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.records import Record, read_records
 
 REPO = PACKAGE_DIR.parent
 
@@ -45,15 +44,12 @@ def specdir(pytester: pytest.Pytester) -> SpecDir:
     return SpecDir(pytester)
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
-
-
-def case_records(path: Path) -> dict[str, dict[str, Any]]:
-    """The case records of a results file by case id ({} when the file was never written)."""
-    if not path.exists():
-        return {}
-    return {r["case"]: r for r in read_results(path) if r.get("record", "case") == "case" and "case" in r}
+def read_results(path: Path) -> list[Record]:
+    """Every record of a results file, read by the project's one reader; a line that is no record fails the test."""
+    problems: list[str] = []
+    records = list(read_records(path, problems))
+    assert not problems, problems
+    return records
 
 
 # The files whose tests take minutes, longest first. `./dev test` runs under `--dist loadfile`,
