@@ -1,10 +1,17 @@
 """Result files and the typed contracts between the processes of a run (docs/RUNNER.md, section 7).
 
-A results file is JSON lines: a `run` record (`RunHeader`), a `collected` record, one `case`
-record (`ResultRecord`) per case and backend, each written whole as soon as it is known, and an
-`end` record (`EndRecord`); a file without `end` is an interrupted run. A worker judges a case
-into a `Verdict`; an adapter describes itself with an `AdapterInfo`. These are TypedDicts: the
-JSON stays plain objects, the types say which fields every writer and reader can rely on.
+A results file is JSON lines: a `run` record (`RunHeader`, with the format's `version`), a
+`collected` record, one `case` record (`ResultRecord`) per case and backend, each written whole as
+soon as it is known, and an `end` record (`EndRecord`); a file without `end` is an interrupted run.
+A worker judges a case into a `Verdict`; an adapter describes itself with an `AdapterInfo`. These
+are TypedDicts: the JSON stays plain objects, the types say which fields every writer and reader
+can rely on.
+
+This module is the one record layer: every record reaches a file through `encode` (via
+`ResultsWriter`, or `launch.scheduler.merge`), and every reader reads through `read_records`
+(typed records), `load_runs` (records sorted into runs) or `RecordTail` (a file still growing).
+The records the harness writes for a mode that could not write its own are built here too
+(`harness_header`, `harness_end`, `unavailable`; `launch.service.closing_records` chooses them).
 
 `behaviour_version`, the one rule: an adapter's `info()` may leave it out (it then models its own
 release); `adapter_info` fills it in from `implementation_version` where the parent first reads the

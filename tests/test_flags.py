@@ -13,13 +13,13 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jax_conformance.errors import ModeError, SpecError, SpecFileErrors
 from jax_conformance.flag_table import lacking_flag, upcoming_modes
 from jax_conformance.mode import Mode, parse_modes, wants_upcoming
 from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.records import Record, read_records
 from jax_conformance.spec.loader import load_spec
 
 REPO = PACKAGE_DIR.parent
@@ -74,8 +74,8 @@ def suite(specdir: Path, results: Path, *args: str) -> subprocess.CompletedProce
                           cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def records(path: Path) -> list[Record]:
+    return list(read_records(path))
 
 
 # ---------------------------------------------------------------- the mode

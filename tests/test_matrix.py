@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import re
 import signal
@@ -13,7 +12,6 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -29,7 +27,7 @@ from jax_conformance.launch.scheduler import (
 from jax_conformance.launch.service import closing_records
 from jax_conformance.mode import DEFAULT_MODES, Mode, parse_modes
 from jax_conformance.plugin import PACKAGE_DIR
-from jax_conformance.records import RecordTail
+from jax_conformance.records import Record, RecordTail, read_records
 from jax_conformance.report.model import build_model
 
 REPO = PACKAGE_DIR.parent
@@ -96,8 +94,8 @@ def run_matrix(*args: str, timeout: float = 600, cwd: Path = REPO) -> subprocess
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def records(path: Path) -> list[Record]:
+    return list(read_records(path))
 
 
 # ---------------------------------------------------------------- pieces
@@ -105,9 +103,9 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 def test_parse_modes() -> None:
     assert parse_modes(None) == list(DEFAULT_MODES)
-    assert parse_modes(["off-warn,on", "off/error", "on-warn"]) == [Mode(False, "warn"), Mode(True, "warn"), Mode(False, "error")]
+    assert parse_modes(["off-warn,on", "off-error", "on"]) == [Mode(False, "warn"), Mode(True, "warn"), Mode(False, "error")]
     assert [m.slug for m in DEFAULT_MODES] == ["off-warn", "off-error", "off-allow", "on"]  # one name per mode, everywhere
-    for bad in ("bogus", "", " , ", "on-sideways", "1-warn"):
+    for bad in ("bogus", "", " , ", "on-sideways", "1-warn", "off/error", "on-warn"):  # one name per mode
         with pytest.raises(UsageError, match="the modes are off-warn, off-error, off-allow, on"):
             parse_modes([bad])
 

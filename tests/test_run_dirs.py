@@ -7,7 +7,6 @@ Real CLI runs (`python -m jax_conformance.cli`) of the reference adapter on a on
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -16,10 +15,10 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.records import Record, read_records
 
 REPO = PACKAGE_DIR.parent
 
@@ -85,8 +84,8 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return cli("run", "--adapter", "reference", "--progress", "plain", "--specs", str(cwd / "specs"), *args, cwd=cwd)
 
 
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def records(path: Path) -> list[Record]:
+    return list(read_records(path))
 
 
 @pytest.mark.slow
