@@ -48,8 +48,9 @@ def run_modes(processes: Iterable[P], jobs: int, *, timeout: float | None = None
 def unavailable_reason(process: ModeProcess) -> str:
     """Why the implementation cannot run this mode at all (it lacks a flag the mode sets), or "".
 
-    The mode process says so in an `unavailable` run header when it can; a release whose plugin
-    stops at pytest's usage error first says it in its output (`flag_table.lacking_flag`)."""
+    The mode process says so in an `unavailable` run header (`records.unavailable`, written by the
+    plugin before pytest's usage error); until the plugin writes it, the usage error's line in the
+    process's output says it (`flag_table.lacking_flag`, to go once the plugin writes the record)."""
     header = process.tail.header
     if header is not None:
         return str(header.get("reason") or "") if header.get("status") == "unavailable" else ""
