@@ -14,6 +14,7 @@ from jax_conformance.commands.diff import Side, generate, reproduction
 from jax_conformance.differential import observe as diffobs
 from jax_conformance.differential.grammar import AREAS
 from jax_conformance.mode import Mode
+from jax_conformance.plugin.caserunner import CaseRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANT = "tests.breakage.diff_plant:PlantedReference"
@@ -94,6 +95,23 @@ def test_observe_runs_a_program_in_process() -> None:
     assert dtype == {"kind": "dtype", "dtype": "int8"}
     raised = diffobs.observe("result = 1 // 0", {})
     assert raised["raised"]["type"] == "ZeroDivisionError" and "result" not in raised
+
+
+def test_the_worker_observes_a_program_and_survives_one_that_ends_it() -> None:
+    """The protocol's `observe` request: the reply carries the observation; a program that ends the
+    interpreter (SystemExit) or the process (os._exit) is observed as crashed and the worker replaced."""
+    runner = CaseRunner("reference", Mode(False, "warn"), default_timeout=60)
+    try:
+        seen = runner.observe("result = jnp.arange(3)", "cpu")
+        assert seen["result"] == {"kind": "array", "dtype": "int32", "shape": [3], "weak": False, "value": [0, 1, 2]}
+        exited = runner.observe("raise SystemExit(2)", "cpu")
+        assert exited["crashed"] == "crashed" and "raised SystemExit" in exited["message"]
+        killed = runner.observe("import os\nos._exit(3)", "cpu")
+        assert killed == {"crashed": "crashed", "message": "the worker process exited with status 3"}
+        assert runner.observe("result = 1", "cpu")["result"] == {"kind": "python", "type": "int", "value": 1}
+        assert runner.restarts == 2
+    finally:
+        runner.close()
 
 
 def test_reproduction_is_one_shell_line() -> None:
