@@ -87,7 +87,7 @@ def _dtype_name(dtype: Any) -> str:
     return str(d.name)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, complex):
@@ -133,7 +133,7 @@ def leaf(x: Any) -> Node:
     return {"kind": "other", "type": type(x).__name__}
 
 
-def tree(x: Any, depth: int = 0) -> Node:
+def tree(x: object, depth: int = 0) -> Node:
     if depth > 8:
         return {"kind": "other", "type": "deep"}
     if isinstance(x, tuple) and not hasattr(x, "dtype"):
@@ -187,7 +187,7 @@ def missing(obs: ProgramObservation) -> str | None:
     return None
 
 
-def _close(a: Any, b: Any, rtol: float) -> bool:
+def _close(a: object, b: object, rtol: float) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_close(x, y, rtol) for x, y in zip(a, b, strict=True))
     if isinstance(a, str) or isinstance(b, str):

@@ -76,7 +76,7 @@ def observe(adapter: Adapter, payload: CasePayload, drawn: Namespace | None = No
     return obs
 
 
-def _block_until_ready(value: Any) -> None:
+def _block_until_ready(value: object) -> None:
     # Asynchronous dispatch: make errors and timing belong to this case.
     for leaf in value if isinstance(value, (tuple, list)) else [value]:
         ready = getattr(leaf, "block_until_ready", None)
