@@ -21,6 +21,7 @@ import time
 from typing import IO, Any
 
 from jax_conformance.errors import ForkServerError
+from jax_conformance.text import describe_exit
 from jax_conformance.worker.loop import PARENT_ENV
 
 # Variables that change while a run goes on and that no import reads (pytest sets the first for
@@ -28,21 +29,6 @@ from jax_conformance.worker.loop import PARENT_ENV
 VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 # How long a fork server gets to answer a fork request before it is given up for this run.
 FORK_REPLY_TIMEOUT = 30.0
-
-
-def describe_exit(code: int | None) -> str:
-    """`exited with status 3`, `was killed by signal SIGSEGV` (a Popen returncode in words)."""
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            return f"was killed by signal {-code}"
-        hint = " (the kernel's OOM killer sends this too)" if name == "SIGKILL" else ""
-        return f"was killed by signal {name}{hint}"
-    return f"exited with status {code}"
-
 
 
 class ForkServer:
