@@ -29,6 +29,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -213,6 +214,72 @@ def worker(mode: str, jit_every: int = 1) -> dict[str, Any]:
     return rec
 
 
+_TUPLE = re.compile(r"^Input dtypes (\(.*?\)) have")
+
+
+def pack(rec: dict[str, Any]) -> dict[str, Any]:
+    """Messages and warnings stored once per mode: a cell holds [template index, dtype tuple]."""
+    templates: dict[str, int] = {}
+
+    def visit(o: Any) -> None:
+        if isinstance(o, dict):
+            for k in ("message", "warning"):
+                if isinstance(o.get(k), str):
+                    m = o[k]
+                    mm = _TUPLE.match(m)
+                    t = mm.group(1) if mm else ""
+                    tmpl = m.replace(t, "{dtypes}", 1) if t else m
+                    o[k] = [templates.setdefault(tmpl, len(templates)), t]
+            for v in o.values():
+                visit(v)
+
+    visit(rec)
+    rec["messages"] = list(templates)
+    return rec
+
+
+def unpack(rec: dict[str, Any]) -> dict[str, Any]:
+    templates = rec.get("messages")
+    if templates is None:
+        return rec
+
+    def visit(o: Any) -> None:
+        if isinstance(o, dict):
+            for k in ("message", "warning"):
+                if isinstance(o.get(k), list):
+                    i, t = o[k]
+                    o[k] = templates[i].replace("{dtypes}", t, 1) if t else templates[i]
+            for v in o.values():
+                visit(v)
+
+    visit(rec)
+    return rec
+
+
+def write_json(data: dict[str, Any]) -> None:
+    """One line per cell, so a diff of two measurements reads cell by cell."""
+    lines = ["{", ' "modes": {']
+    modes = list(data["modes"].items())
+    for i, (mode, rec) in enumerate(modes):
+        lines.append(f"  {json.dumps(mode)}: {{")
+        keys = sorted(rec)
+        for j, k in enumerate(keys):
+            v = rec[k]
+            end = "," if j < len(keys) - 1 else ""
+            if isinstance(v, dict) and k.endswith("cells"):
+                lines.append(f"   {json.dumps(k)}: {{")
+                cells = sorted(v.items())
+                for n, (ck, cv) in enumerate(cells):
+                    sep = "," if n < len(cells) - 1 else ""
+                    lines.append(f"    {json.dumps(ck)}: {json.dumps(cv, sort_keys=True)}{sep}")
+                lines.append(f"   }}{end}")
+            else:
+                lines.append(f"   {json.dumps(k)}: {json.dumps(v, sort_keys=True)}{end}")
+        lines.append("  }" + ("," if i < len(modes) - 1 else ""))
+    lines += [" }", "}"]
+    OUT.write_text("\n".join(lines) + "\n")
+
+
 def measure(modes: list[str], jit_every: int) -> None:
     data: dict[str, Any] = {"modes": {}}
     if OUT.exists():
@@ -230,9 +297,9 @@ def measure(modes: list[str], jit_every: int) -> None:
             sys.exit(f"{mode}: worker failed\n{p.stderr[-3000:]}")
         rec = json.loads(p.stdout)
         rec["process_s"] = round(time.perf_counter() - t0, 3)
-        data["modes"][mode] = rec
+        data["modes"][mode] = pack(rec)
         print(f"{mode}: {rec['process_s']:.1f}s {rec['timings']}", flush=True)
-        OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        write_json(data)
 
 
 # ---------------------------------------------------------------- comparison (no JAX)
@@ -297,6 +364,8 @@ def is_backend_error(o: dict[str, Any]) -> bool:
 def compare() -> str:
     P = load_reference()
     data = json.loads(OUT.read_text())
+    for rec in data["modes"].values():
+        unpack(rec)
     lines: list[str] = []
     doc = P.documented_table()
     for mode, rec in data["modes"].items():
