@@ -23,6 +23,14 @@ from pathlib import Path
 
 from jax_conformance import CHECKOUT, SPECS_DIR
 from jax_conformance.commands import outdir
+from jax_conformance.compat.drive import (
+    add_radar_arguments,
+    changes_json,
+    format_changes_text,
+    merged_results,
+    print_json,
+    search_range,
+)
 from jax_conformance.compat.envs import (
     DEFAULT_CACHE,
     DEFAULT_VERSIONS,
@@ -61,6 +69,11 @@ DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per compat r
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--versions", type=_versions_arg, default=list(DEFAULT_VERSIONS), metavar="V1,V2,...",
                         help=f"JAX releases to run (default: {','.join(DEFAULT_VERSIONS)})")
+    parser.add_argument("--releases", default=None, metavar="all|A..B",
+                        help="every release the package index offers in a range (asked of pip: `all` is 0.4.30 on, "
+                             "`0.4.30..0.5.3`, `0.10.2..`), run in full at the ends and bisected in between: each "
+                             "case that differs is run only in the releases the search needs, and each change is "
+                             "attributed to the release that made it (results kept under the cache directory)")
     parser.add_argument("--modes", type=_modes_arg, default=list(DEFAULT_MODES), metavar="M1,M2,...",
                         help="modes to run in each release (default: off-warn,off-error,off-allow,on-warn); a mode may set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is unavailable there)")
     parser.add_argument("--out", type=Path, default=None,
@@ -94,6 +107,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="build no environment and run nothing: the table, summary and report from a merged file")
     parser.add_argument("--changes-only", action="store_true", help="print only the rows that differ")
     parser.add_argument("--no-report", action="store_true", help="do not build the HTML report")
+    add_radar_arguments(parser)
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
                         help="passed to each pytest run (after --), e.g. -- -k defaults")
 
@@ -259,6 +273,8 @@ def main(args: argparse.Namespace) -> int:
         args.out = outdir.explicit_out(args.out, args.force)
         # --force replaces the earlier run's files, but never the results this one is built from.
         outdir.clear(args.out, [args.from_results] if args.from_results is not None else [])
+    if args.releases is not None and args.from_results is None:
+        return radar_main(args, start)
     if args.from_results is not None:
         # only the table, the summary and the report, from an earlier run's merged file
         merged = args.from_results
@@ -302,3 +318,32 @@ def main(args: argparse.Namespace) -> int:
         return 0 if table.rows else 1
     ran = [e for e in envs if e.ok]
     return 0 if ran and not any(m.reason for m in mode_runs) else 1
+
+
+def radar_main(args: argparse.Namespace, start: float) -> int:
+    """`--releases`: discover, bisect, then the table (each change at its release), radar.json and the report."""
+    run = search_range(args, args.releases)
+    merged = args.out / "compat-results.jsonl"
+    lines = merged_results(run, merged)
+    table = build_table(load_runs([merged]), run.search.releases)
+    print()
+    print(format_table(table, changes_only=True))
+    data = changes_json(run)
+    print_json(data, args.out / "radar.json")
+    print_json({**summary(table), "radar": data}, args.out / "compat-summary.json")
+    text = format_changes_text(run, data)
+    (args.out / "radar.txt").write_text(text + "\n")
+    print(f"\nchanges, each at the first release that shows it ({len(data['changes'])}):")
+    print(text or "(none)")
+    built = {r: e for r, e in data["environments"].items() if not e["cached"] and not e["reason"]}
+    if built:
+        print("environments built: " + ", ".join(f"{r} {e['build_s']} s ({e['installer']})" for r, e in built.items()))
+    for release, reason in run.search.unavailable.items():
+        print(f"unavailable: jax {release}: {reason}")
+    print(f"\nresults: {merged} ({lines} records)\nradar: {args.out / 'radar.json'}")
+    if not args.no_report:
+        print(render_report(merged, args.out / "compat-report"))
+    print(f"compat --releases {args.releases}: {len(run.search.releases)} releases, {run.search.runs()} release runs "
+          f"({sum(1 for _, n in run.search.probes if n is None)} in full), {len(data['changes'])} changes; "
+          f"{time.monotonic() - start:.0f} s")
+    return 0

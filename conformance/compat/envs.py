@@ -8,12 +8,14 @@ imported and computed in it. A run that cannot start or finish still leaves whol
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -191,6 +193,7 @@ class Environment:
     cached: bool = False
     seconds: float = 0.0
     versions: dict[str, str | list[str]] = field(default_factory=dict)  # IMPORT_CHECK's report: jax, jaxlib, numpy, python, devices
+    installer: str = ""  # uv or pip, for one this call built
 
     @property
     def python(self) -> Path:
@@ -260,7 +263,8 @@ _EDITABLE_LOCK = threading.Lock()
 
 
 def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: float = 900.0,
-               rebuild: bool = False, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS) -> Environment:
+               rebuild: bool = False, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS,
+               installer: str = "auto") -> Environment:
     """The cached environment for this release, built (venv, pip, import check) if it is missing."""
     if CHECKOUT is None:
         raise UsageError(NEEDS_CHECKOUT)
@@ -272,6 +276,7 @@ def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: flo
         try:
             data = json.loads(marker.read_text())
             env.ok, env.cached, env.versions = True, True, data.get("versions", {})
+            touch(path)
             return env
         except (OSError, json.JSONDecodeError):
             pass  # a torn marker: build again
@@ -287,13 +292,29 @@ def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: flo
     def left() -> float:
         return max(5.0, deadline - time.monotonic())
 
-    steps: list[tuple[str, list[str], Path | None]] = [
-        ("create the venv", [python, "-m", "venv", str(path)], None),
-        (f"pip install jax[cpu]=={version}", [str(env.python), "-m", "pip", "install", "--only-binary=:all:",
-                                             "--progress-bar", "off", *requirements(version, pins)], None),
-        ("install this project", [str(env.python), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-                                  "--progress-bar", "off", "-e", str(CHECKOUT)], CHECKOUT),
-    ]
+    uv = uv_binary() if installer in ("uv", "auto") else None
+    if installer == "uv" and uv is None:
+        env.reason = "uv is not installed (pip install uv), and --installer uv was asked for"
+        return env
+    steps: list[tuple[str, list[str], Path | None]]
+    if uv is not None:
+        # uv: one shared download cache, files hardlinked into each venv (seconds, not minutes)
+        steps = [
+            ("create the venv", [uv, "venv", "--quiet", "--python", python, str(path)], None),
+            (f"uv pip install jax[cpu]=={version}", [uv, "pip", "install", "--python", str(env.python),
+                                                    "--only-binary", ":all:", *uv_index_args(),
+                                                    *requirements(version, pins)], None),
+            ("install this project", [uv, "pip", "install", "--python", str(env.python), "--no-deps",
+                                      "--no-build-isolation", "-e", str(CHECKOUT)], CHECKOUT),
+        ]
+    else:
+        steps = [
+            ("create the venv", [python, "-m", "venv", str(path)], None),
+            (f"pip install jax[cpu]=={version}", [str(env.python), "-m", "pip", "install", "--only-binary=:all:",
+                                                 "--progress-bar", "off", *requirements(version, pins)], None),
+            ("install this project", [str(env.python), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                                      "--progress-bar", "off", "-e", str(CHECKOUT)], CHECKOUT),
+        ]
     for what, cmd, cwd in steps:
         if "-e" in cmd:
             with _EDITABLE_LOCK:
@@ -314,8 +335,10 @@ def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: flo
     rc, freeze = _run_logged([str(env.python), "-m", "pip", "freeze", "--exclude-editable"], log, 120.0,
                              _clean_environ(path))
     env.ok, env.seconds = True, time.monotonic() - start
+    env.installer = "uv" if uv is not None else "pip"
     marker.write_text(json.dumps({"version": version, "pins": pins, "requirements": requirements(version, pins),
                                   "python": py_tag, "built": now(), "build_seconds": round(env.seconds, 1),
+                                  "installer": env.installer,
                                   "versions": env.versions, "freeze": freeze.split() if rc == 0 else []}, indent=1))
     return env
 
@@ -388,3 +411,140 @@ def _existing_env(version: str, path: Path) -> Environment:
     return env
 
 
+
+
+# ---------------------------------------------------------------- uv, and the cache's size budget
+
+
+def uv_binary() -> str | None:
+    """The `uv` next to this interpreter (a dependency of the project), else on PATH."""
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() else shutil.which("uv")
+
+
+def uv_index_args() -> list[str]:
+    """pip's index settings (pip.conf, PIP_* variables) as uv options: uv reads neither, and an
+    environment must come from the same index pip would use."""
+    out: list[str] = []
+    try:
+        listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
+                                timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        listed = ""
+    settings: dict[str, str] = {}
+    for line in listed.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            settings[key.rsplit(".", 1)[-1]] = value.strip().strip("'\"")
+    for var, name in (("PIP_INDEX_URL", "index-url"), ("PIP_EXTRA_INDEX_URL", "extra-index-url"),
+                      ("PIP_FIND_LINKS", "find-links")):
+        if os.environ.get(var):
+            settings[name] = os.environ[var]
+    if settings.get("index-url"):
+        out += ["--index-url", settings["index-url"]]
+    for url in settings.get("extra-index-url", "").split():
+        if not url.startswith("file://") or Path(url[len("file://"):]).is_dir():
+            out += ["--extra-index-url", url]
+    for link in settings.get("find-links", "").split():
+        if "://" in link or Path(link).is_dir():
+            out += ["--find-links", link]
+    if len([a for a in out if a in ("--index-url", "--extra-index-url", "--find-links")]) > 0:
+        out += ["--index-strategy", "unsafe-best-match"]  # pip's rule: the best version over every index
+    return out
+
+
+LAST_USED = "last-used"  # a file in each environment whose mtime is when a run last used it
+
+
+def touch(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        (path / LAST_USED).touch()
+
+
+def last_used(path: Path) -> float:
+    for name in (LAST_USED, MARKER):
+        try:
+            return (path / name).stat().st_mtime
+        except OSError:
+            continue
+    return 0.0
+
+
+def disk_bytes(path: Path, seen: set[tuple[int, int]] | None = None) -> int:
+    """Bytes on disk under `path`, each inode once (uv hardlinks files from its cache: a file shared
+    with an environment counted before, in `seen`, costs nothing more)."""
+    seen = set() if seen is None else seen
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                continue
+            seen.add(key)
+            total += st.st_blocks * 512
+    return total
+
+
+def parse_size(text: str) -> int:
+    """`20G`, `500M`, `0` (no budget) -> bytes."""
+    text = text.strip().upper().removesuffix("B")
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a size (e.g. 20G, 500M, 0 for no budget)") from None
+
+
+def _size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+DEFAULT_BUDGET = "30G"  # environments kept under the cache directory; the least recently used go first
+
+
+@dataclass
+class BudgetReport:
+    total: int  # bytes the environments take (inodes counted once) before removal
+    kept: int
+    budget: int
+    removed: list[tuple[Path, int]]
+
+    def describe(self) -> str:
+        gib = 1 << 30
+        gone = f"; removed {len(self.removed)} least recently used ({sum(n for _, n in self.removed) / gib:.1f} GiB)" \
+            if self.removed else ""
+        limit = f"{self.budget / gib:.1f} GiB" if self.budget else "no budget"
+        return f"environment cache: {self.kept / gib:.2f} GiB of {limit}{gone}"
+
+
+def enforce_budget(cache: Path, budget: int, keep: Iterable[Path] = ()) -> BudgetReport:
+    """Remove the least recently used environments until the rest fit in `budget` bytes (0: no
+    budget); the ones in `keep` (this run's) stay whatever they cost."""
+    envs_dir = cache / "envs"
+    paths = sorted((p for p in envs_dir.glob("jax-*") if p.is_dir()), key=last_used, reverse=True) \
+        if envs_dir.is_dir() else []
+    kept_paths = {p.resolve() for p in keep}
+    seen: set[tuple[int, int]] = set()
+    sizes = [(p, disk_bytes(p, seen)) for p in paths]  # newest first: shared files count for the newest
+    total = sum(n for _, n in sizes)
+    removed: list[tuple[Path, int]] = []
+    kept = total
+    if budget:
+        for path, size in reversed(sizes):  # oldest first
+            if kept <= budget:
+                break
+            if path.resolve() in kept_paths:
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append((path, size))
+            kept -= size
+    return BudgetReport(total, kept, budget, removed)

@@ -1,0 +1,205 @@
+"""Driving the radar from the commands: discover the releases, search, merge what it ran, describe it.
+
+`compat --releases RANGE` and `upgrade --from A --to B` both call `search_range`; the merged file
+holds every stored run of the releases in range (full runs at the anchors, the bisected cases in
+between), so the behaviour x release table and the report show each change at its release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jax_conformance import SPECS_DIR
+from jax_conformance.compat.discover import Release, discover, parse_range
+from jax_conformance.compat.envs import (
+    DEFAULT_BUDGET,
+    BudgetReport,
+    _size_arg,
+    enforce_budget,
+    find_python,
+)
+from jax_conformance.compat.observer import RealObserver
+from jax_conformance.compat.radar import FLAG, Search, Store, bisect
+from jax_conformance.errors import UsageError
+from jax_conformance.launch.scheduler import merge
+from jax_conformance.mode import Mode
+from jax_conformance.records import ResultRecord, load_runs
+from jax_conformance.report.releases import version_key
+
+EXTRA_PYTHONS = ("3.12", "3.13")  # asked too, for the releases that need a newer Python
+
+
+def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--installer", choices=("auto", "uv", "pip"), default="auto",
+                        help="how environments are built: uv (a shared cache, files hardlinked: seconds a release), "
+                             "pip, or auto (uv when installed, else pip)")
+    parser.add_argument("--cache-budget", type=_size_arg, default=_size_arg(DEFAULT_BUDGET), metavar="SIZE",
+                        help=f"disk the cached environments may take, e.g. 20G (default {DEFAULT_BUDGET}; 0: no limit); "
+                             "beyond it the least recently used are removed after the run")
+    parser.add_argument("--anchors", default="", metavar="V1,V2",
+                        help="releases run in full besides the ends of the range (a change and its undoing between "
+                             "two fully run releases cannot be seen by bisection)")
+
+
+def store_root(cache: Path, specs: Path = SPECS_DIR) -> Path:
+    from jax_conformance.commands.compat import specs_digest  # the one digest of a spec set
+
+    return cache / "radar" / specs_digest(specs)
+
+
+def latest_store(cache: Path) -> Path | None:
+    roots = [p for p in (cache / "radar").glob("*") if p.is_dir() and (p / "specs").is_dir()]
+    return max(roots, key=lambda p: p.stat().st_mtime) if roots else None
+
+
+def interpreters(args: argparse.Namespace) -> dict[str, str]:
+    """Python minor -> interpreter: the one given (--python), and 3.12/3.13 where found."""
+    import subprocess
+
+    minor = subprocess.run([args.python, "-c", "import sys;print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True, timeout=60).stdout.strip()
+    out = {minor: args.python}
+    given = {k: v for k, _, v in (i.partition("=") for i in args.interpreter)}
+    for extra in EXTRA_PYTHONS:
+        if extra not in out:
+            found = find_python(extra, given)
+            if found:
+                out[extra] = found
+    return out
+
+
+@dataclass
+class RadarRun:
+    releases: list[Release]
+    search: Search
+    observer: RealObserver
+    store: Store
+    budget: BudgetReport
+    seconds: float
+    discovery_s: float
+
+
+def search_range(args: argparse.Namespace, text: str, say: Callable[[str], None] = print,
+                 store_dir: Path | None = None) -> RadarRun:
+    """Discover the releases of `text` (all, or A..B), bisect every change between them, keep the cache in budget."""
+    from jax_conformance.commands.compat import default_cache_dir
+
+    start = time.monotonic()
+    try:
+        lo, hi = parse_range(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    cache = (args.cache_dir or default_cache_dir()).resolve()
+    pythons = interpreters(args)
+    releases, problems = discover(pythons, lo, hi)
+    for minor, why in problems.items():
+        say(f"radar: Python {minor}: {why}")
+    discovery_s = time.monotonic() - start
+    if len(releases) < 2:
+        raise UsageError(f"{text}: the package index offers {len(releases)} release(s) in that range for Python "
+                         f"{', '.join(sorted(pythons))}; at least two are needed")
+    say(f"radar: {len(releases)} releases in {text} ({discovery_s:.1f} s to ask pip): "
+        + ", ".join(f"{r.version}" + (f" (py{r.minor})" if r.minor != min(pythons) else "") for r in releases))
+    root = store_dir or store_root(cache)
+    root.mkdir(parents=True, exist_ok=True)
+    specs = root / "specs"
+    if not specs.is_dir():
+        shutil.copytree(SPECS_DIR, specs, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    store = Store(root)
+    say(f"radar: results kept in {root}")
+    anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
+    modes: Sequence[Mode] = args.modes
+    observer = RealObserver(store, modes, cache, {r.version: r.python for r in releases}, specs, jobs=args.jobs,
+                            build_jobs=args.build_jobs, install_timeout=args.install_timeout,
+                            run_timeout=args.run_timeout, installer=args.installer, rebuild=args.rebuild,
+                            pins=list(args.pin), extra=[a for a in args.pytest_args if a != "--"], say=say)
+    search = bisect([r.version for r in releases], observer, anchors, say=say)
+    used = [e.path for e in observer.envs.values() if e.ok]
+    budget = enforce_budget(cache, args.cache_budget, used)
+    say(budget.describe())
+    return RadarRun(releases, search, observer, store, budget, time.monotonic() - start, discovery_s)
+
+
+def merged_results(run: RadarRun, target: Path) -> int:
+    """Every stored run of the searched releases (in release order) into one results file."""
+    files = [f for r in sorted(run.search.releases, key=version_key) for f in run.store.files(r)]
+    return merge(files, target)
+
+
+def case_facts(store: Store, releases: Sequence[str]) -> dict[str, ResultRecord]:
+    """case -> one of its records (topic, claim, source, basis, spec_file), newest release first."""
+    out: dict[str, ResultRecord] = {}
+    for release in sorted(releases, key=version_key, reverse=True):
+        for run in load_runs(store.files(release)):
+            for rec in run.cases:
+                out.setdefault(str(rec.get("case")), rec)
+    return out
+
+
+def describe_change(before: str, after: str) -> str:
+    return f"{before or '-'} -> {after or '-'}"
+
+
+def changes_json(run: RadarRun) -> dict[str, Any]:
+    """The radar's findings: each change with its release, the releases probed, install times, flags."""
+    facts = case_facts(run.store, run.search.releases)
+    changes = []
+    for found in run.search.changes:
+        rec: dict[str, Any] = dict(facts.get(found.case) or {})
+        changes.append({**found.to_json(), "topic": rec.get("topic") or found.case.rsplit(".", 1)[0],
+                        "claim": rec.get("claim", ""), "basis": rec.get("basis"), "source": rec.get("source"),
+                        "spec_file": rec.get("spec_file", "")})
+    return {"releases": run.search.releases, "anchors": run.search.anchors, "unavailable": run.search.unavailable,
+            "probes": [{"release": r, "cases": n} for r, n in run.search.probes],
+            "runs": run.search.runs(), "changes": changes, "flags": flag_history(run.search),
+            "environments": {s.release: {"build_s": round(s.build_s, 1), "cached": s.cached, "installer": s.installer,
+                                         "mode_runs": s.runs, "cases": s.cases, "run_s": round(s.run_s, 1),
+                                         "reason": s.reason} for s in run.observer.stats.values()},
+            "cache": {"bytes": run.budget.kept, "budget": run.budget.budget,
+                      "removed": [str(p) for p, _ in run.budget.removed]},
+            "seconds": round(run.seconds, 1), "discovery_s": round(run.discovery_s, 1)}
+
+
+def flag_history(search: Search) -> dict[str, list[dict[str, str]]]:
+    """flag -> its changes: the first release that has it (absent -> default X), each flip of its default."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for found in search.changes:
+        if found.case.startswith(FLAG):
+            out.setdefault(found.case[len(FLAG):], []).append(
+                {"release": found.release, "before": found.before.get("*", ""), "after": found.after.get("*", "")})
+    return out
+
+
+def format_changes_text(run: RadarRun, data: dict[str, Any] | None = None) -> str:
+    """One line per change, grouped by release: `0.4.34  custom_jvp....  off-warn: passed -> failed: raised ...`."""
+    data = data or changes_json(run)
+    lines = []
+    by_release: dict[str, list[dict[str, Any]]] = {}
+    for ch in data["changes"]:
+        by_release.setdefault(ch["release"], []).append(ch)
+    for release in sorted(by_release, key=version_key):
+        items = by_release[release]
+        lines.append(f"jax {release} (after {items[0]['previous']}): {len(items)} change(s)")
+        for ch in items:
+            modes = ch["modes"]
+            pairs = dict.fromkeys((ch["before"][m], ch["after"][m]) for m in modes)
+            what = "; ".join(describe_change(b, a) for b, a in pairs)
+            lines.append(f"  {ch['case']} [{', '.join(modes)}]: {what}")
+    return "\n".join(lines)
+
+
+def print_json(data: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1))
+
+
+def stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

@@ -1,0 +1,172 @@
+"""The radar's observer on real releases: build (or reuse) each release's environment with uv, run the
+asked cases in every mode there, keep the results in the radar's store, answer with signatures.
+
+The releases of one bisection step are prepared in parallel (environment builds in threads), and
+their mode processes share one scheduler of `jobs` processes; each release says how it went on one
+line as it finishes. What the store already holds is never run again.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jax_conformance.compat.envs import Environment, ModeRun, _clean_environ, ensure_env, python_tag
+from jax_conformance.compat.radar import FLAG, Observations, Store, Unavailable
+from jax_conformance.launch.scheduler import Scheduler
+from jax_conformance.launch.service import closing_records, failure, run_modes
+from jax_conformance.mode import Mode
+from jax_conformance.records import ResultsWriter
+
+
+def keyword(cases: Sequence[str]) -> str:
+    """A pytest -k expression selecting these case ids (a case id is one -k word: dots and dashes
+    are allowed; it may also select a case whose id contains it, which costs a little and is harmless)."""
+    return " or ".join(cases)
+
+
+@dataclass
+class ReleaseStat:
+    """How one release went: its environment and its runs."""
+
+    release: str
+    build_s: float = 0.0
+    cached: bool = True
+    installer: str = ""
+    runs: int = 0
+    cases: int = 0
+    run_s: float = 0.0
+    reason: str = ""
+
+
+@dataclass
+class RealObserver:
+    """Observes releases by running the suite in their environments (see the module docstring)."""
+
+    store: Store
+    modes: Sequence[Mode]
+    cache: Path
+    pythons: Mapping[str, str]  # release -> the interpreter that builds its environment
+    specs: Path
+    jobs: int = 2
+    build_jobs: int = 2
+    install_timeout: float = 900.0
+    run_timeout: float = 1200.0
+    installer: str = "auto"
+    rebuild: bool = False
+    pins: Sequence[tuple[str, Sequence[str]]] = ()
+    extra: Sequence[str] = ()
+    say: Callable[[str], None] = print
+    stats: dict[str, ReleaseStat] = field(default_factory=dict)
+    envs: dict[str, Environment] = field(default_factory=dict)
+    _tags: dict[str, str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    filler: str | None = None  # a real case to run when only flags are asked (they come with any run's header)
+
+    @property
+    def slugs(self) -> list[str]:
+        return [m.slug for m in self.modes]
+
+    def observe(self, probes: Mapping[str, Sequence[str] | None]) -> dict[str, Observations | Unavailable]:
+        out: dict[str, Observations | Unavailable] = {}
+        todo: dict[str, Sequence[str] | None] = {}
+        for release, cases in probes.items():
+            reason = self.store.unavailable(release)
+            if reason is not None:
+                out[release] = Unavailable(reason)
+            elif self.store.has(release, self.slugs, cases):
+                self.say(f"jax {release}: {'every case' if cases is None else f'{len(cases)} cases'} from the store")
+            else:
+                todo[release] = cases
+        if todo:
+            self._run(todo)
+        for release, cases in probes.items():
+            if release in out:
+                continue
+            reason = self.store.unavailable(release)
+            if reason is not None:
+                out[release] = Unavailable(reason)
+                continue
+            obs, _ = self.store.observations(release, self.slugs)
+            out[release] = obs if cases is None else {c: obs[c] for c in cases if c in obs}
+            if self.filler is None and cases is None:
+                self.filler = next((c for c in sorted(obs) if not c.startswith(FLAG)), None)
+        return out
+
+    def _env(self, release: str) -> Environment:
+        python = self.pythons[release]
+        with self._lock:
+            if python not in self._tags:
+                self._tags[python] = python_tag(python)
+        return ensure_env(release, self.cache, python, self._tags[python], self.install_timeout, self.rebuild,
+                          self.pins, self.installer)
+
+    def _run(self, todo: Mapping[str, Sequence[str] | None]) -> None:
+        scheduler = Scheduler[ModeRun](self.jobs, timeout=self.run_timeout, on_finish=self._finished)
+        processes: list[tuple[ModeRun, str, Sequence[str] | None]] = []
+        lock = threading.Lock()
+
+        def prepare(release: str) -> None:
+            cases = todo[release]
+            stat = self.stats.setdefault(release, ReleaseStat(release))
+            try:
+                env = self._env(release)
+            except Exception as exc:  # noqa: BLE001 - one broken release must not stop the others
+                env = Environment(release, self.cache, [], reason=f"{type(exc).__name__}: {exc}")
+            self.envs[release] = env
+            if not env.ok:
+                self.store.mark_unavailable(release, env.reason)
+                stat.reason = env.reason
+                self.say(f"jax {release}: UNAVAILABLE: {env.reason}")
+                return
+            if not env.cached:
+                stat.build_s, stat.cached, stat.installer = env.seconds, False, env.installer
+            how = "cached" if env.cached else f"built in {env.seconds:.1f} s ({env.installer})"
+            real = None if cases is None else [c for c in cases if not c.startswith(FLAG)]
+            if real is not None and not real:
+                real = [self.filler] if self.filler else []
+            self.say(f"jax {release}: environment {how}; running {'every case' if real is None else f'{len(real)} cases'}"
+                     f" in {len(self.modes)} modes")
+            for mode in self.modes:
+                done, _ = self.store.observations(release, [mode.slug])
+                if real is not None and all(mode.slug in done.get(c, {}) for c in real):
+                    continue
+                path = self.store.result_path(release, mode.slug, real)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.store.note_cases(release, mode.slug, real)
+                extra = ["--specs", str(self.specs), *self.extra]
+                if real is not None:
+                    extra += ["-k", keyword(real)]
+                run = ModeRun("jax", mode, path, path.with_suffix(".log"), extra, python=str(env.python),
+                              env=_clean_environ(env.path), version=release)
+                with lock:
+                    processes.append((run, release, real))
+                    stat.runs += 1
+                    stat.cases = max(stat.cases, len(real) if real is not None else 0)
+                scheduler.add(run)
+
+        with cf.ThreadPoolExecutor(max(1, self.build_jobs), thread_name_prefix="radar-build") as builds:
+            futures = [builds.submit(prepare, r) for r in todo]
+            if run_modes([], self.jobs, more=lambda: not all(f.done() for f in futures), scheduler=scheduler):
+                builds.shutdown(wait=False, cancel_futures=True)
+                raise KeyboardInterrupt
+            for f in futures:
+                f.result()
+        for run, release, _real in processes:
+            notes = closing_records(run, version=release)
+            if notes:  # a run that did not end: its file keeps what it wrote, and says why (not reused)
+                writer = ResultsWriter(run.results, truncate=False)
+                for record in notes:
+                    writer.write(record)
+                writer.close()
+
+    def _finished(self, run: ModeRun) -> None:
+        run.reason = failure(run)
+        stat = self.stats.setdefault(run.version, ReleaseStat(run.version))
+        stat.run_s += run.seconds
+        counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1]))
+        note = f"; {run.reason}" if run.reason else ""
+        self.say(f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}")

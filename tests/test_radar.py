@@ -1,0 +1,201 @@
+"""The upgrade radar's bisection (`compat --releases`, `upgrade`) over a fake release sequence: no installs.
+
+Each fake "release" answers with signatures the way a real run's records give them (outcome and
+what the case did per mode); a planted change at release k must be found at k, in the fewest runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+from jax_conformance.compat import drive
+from jax_conformance.compat.discover import discover, parse_range
+from jax_conformance.compat.radar import (
+    ABSENT,
+    FLAG,
+    MISSING,
+    Observations,
+    Store,
+    Unavailable,
+    bisect,
+)
+from jax_conformance.records import ResultsWriter, harness_end, harness_header
+from packaging.version import Version
+
+ACCEPTS = "passed: dtype float32"
+RAISES = "failed: raised TypeError (Custom JVP rule must produce primal and tangent outputs with...)"
+
+
+def releases(n: int) -> list[str]:
+    return [f"0.4.{30 + i}" for i in range(n)]
+
+
+class FakeReleases:
+    """Release -> behaviour, computed; records each release observed and the cases asked."""
+
+    def __init__(self, names: Sequence[str], behave: Callable[[int, str], str], cases: Sequence[str],
+                 unavailable: Mapping[str, str] | None = None) -> None:
+        self.names = list(names)
+        self.behave = behave
+        self.cases = list(cases)
+        self.unavailable = dict(unavailable or {})
+        self.calls: list[tuple[str, list[str] | None]] = []
+
+    def observe(self, probes: Mapping[str, Sequence[str] | None]) -> dict[str, Observations | Unavailable]:
+        out: dict[str, Observations | Unavailable] = {}
+        for release, cases in probes.items():
+            self.calls.append((release, None if cases is None else list(cases)))
+            if release in self.unavailable:
+                out[release] = Unavailable(self.unavailable[release])
+                continue
+            i = self.names.index(release)
+            out[release] = {c: {"off-warn": self.behave(i, c), "on": self.behave(i, c)}
+                            for c in (self.cases if cases is None else cases)}
+        return out
+
+
+def planted(k: int) -> Callable[[int, str], str]:
+    """custom_jvp.float0 accepts an int tangent before release k and raises from k on; the rest never change."""
+    return lambda i, case: (RAISES if i >= k else ACCEPTS) if case == "custom_jvp.float0" else ACCEPTS
+
+
+CASES = ["custom_jvp.float0", "x64.defaults.arange-int", "x64.defaults.zeros"]
+
+
+@pytest.mark.parametrize("n", [9, 12, 17])
+def test_a_planted_change_is_found_at_its_release_in_the_fewest_runs(n: int) -> None:
+    names = releases(n)
+    for k in range(1, n):
+        fake = FakeReleases(names, planted(k), CASES)
+        search = bisect(names, fake)
+        assert [(f.case, f.release, f.previous) for f in search.changes] == [("custom_jvp.float0", names[k], names[k - 1])]
+        found = search.changes[0]
+        assert found.before == {"off-warn": ACCEPTS, "on": ACCEPTS} and found.after["on"] == RAISES
+        # the two ends in full, then one release per step of a binary search over the n - 1 gaps
+        assert search.runs() == len(fake.calls) <= 2 + math.ceil(math.log2(n - 1))
+        assert [c for _, c in fake.calls[:2]] == [None, None]
+        assert all(c == ["custom_jvp.float0"] for _, c in fake.calls[2:])  # only the differing case in between
+    if (n - 1) & (n - 2) == 0:  # n - 1 a power of two: every k costs exactly log2(n - 1) probes
+        assert all(bisect(names, FakeReleases(names, planted(k), CASES)).runs() == 2 + int(math.log2(n - 1))
+                   for k in range(1, n))
+
+
+def test_a_behaviour_that_changes_twice_gets_each_change() -> None:
+    names = releases(12)
+
+    def behave(i: int, case: str) -> str:
+        if case != "x64.defaults.zeros":
+            return ACCEPTS
+        return "passed: dtype float32" if i < 3 else "passed: dtype float64" if i < 8 else "failed: raised ValueError"
+
+    search = bisect(names, FakeReleases(names, behave, CASES))
+    assert [(f.case, f.release) for f in search.changes] == [("x64.defaults.zeros", names[3]),
+                                                            ("x64.defaults.zeros", names[8])]
+    assert search.changes[1].before["off-warn"] == "passed: dtype float64"
+
+
+def test_several_cases_share_each_probe() -> None:
+    names = releases(9)
+    fake = FakeReleases(names, lambda i, c: ACCEPTS if i < (2 if c == CASES[0] else 6) else RAISES, CASES[:2])
+    search = bisect(names, fake)
+    assert {(f.case, f.release) for f in search.changes} == {(CASES[0], names[2]), (CASES[1], names[6])}
+    # the first probe (the middle) is shared; each release is asked at most once per step
+    assert len(fake.calls) == len({(r, tuple(c or ())) for r, c in fake.calls})
+    assert search.runs() <= 2 + 2 * math.ceil(math.log2(8))
+
+
+def test_an_unavailable_release_is_stepped_around_and_recorded() -> None:
+    names = releases(9)
+    k = 4
+    fake = FakeReleases(names, planted(k), CASES, unavailable={names[4]: "no jaxlib wheel for cp311"})
+    search = bisect(names, fake)
+    assert search.unavailable == {names[4]: "no jaxlib wheel for cp311"}
+    # the change can only be placed after the last release that ran before it
+    (found,) = search.changes
+    assert (found.release, found.previous, found.skipped) == (names[5], names[3], [names[4]])
+
+
+def test_anchors_run_in_full_and_split_the_search() -> None:
+    names = releases(12)
+    fake = FakeReleases(names, planted(7), CASES)
+    search = bisect(names, fake, anchors=[names[5]])
+    assert [r for r, c in fake.calls if c is None] == [names[0], names[5], names[11]]
+    assert [(f.release) for f in search.changes] == [names[7]]
+
+
+def test_no_difference_between_the_ends_costs_two_runs() -> None:
+    names = releases(12)
+    fake = FakeReleases(names, lambda i, c: ACCEPTS, CASES)
+    assert bisect(names, fake).runs() == 2 and not bisect(names, fake).changes
+
+
+# ---------------------------------------------------------------- the store: results as files, reused
+
+
+def _write_run(path: Path, release: str, mode: dict[str, object], cases: Mapping[str, str],
+               flags: Sequence[dict[str, object]] = (), ended: bool = True) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = ResultsWriter(path)
+    header = harness_header("jax", mode, run_id=f"r-{release}-{path.stem}", implementation_version=release)  # type: ignore[arg-type]
+    header["flags"] = list(flags)  # type: ignore[typeddict-item]
+    writer.write(header)
+    for case, dtype in cases.items():
+        writer.write({"record": "case", "run_id": header["run_id"], "case": case, "spec_file": "specs/x.yaml", "line": 1,
+                      "adapter": "jax", "implementation_version": release, "backend": "cpu", "mode": mode,
+                      "outcome": "passed", "message": "", "expected": None, "topic": case.rsplit(".", 1)[0],
+                      "actual": {"dtype": dtype, "shape": [3]}, "duration_s": 0.0})
+    if ended:
+        writer.write(harness_end(header["run_id"], "", interrupted=False))
+    writer.close()
+
+
+OFF = {"x64": False, "explicit_x64_dtypes": "warn"}
+
+
+def test_the_store_reads_signatures_flags_and_what_was_asked(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    flag = {"name": "jax_custom_vjp3", "default": False, "value": False, "upgrade": True, "help": ""}
+    _write_run(store.result_path("0.4.30", "off-warn", None), "0.4.30", OFF, {"a.b": "float32", "a.c": "int32"})
+    _write_run(store.result_path("0.5.3", "off-warn", None), "0.5.3", OFF, {"a.b": "float32"}, [flag])
+    asked = ["a.b", "a.gone"]
+    store.note_cases("0.5.0", "off-warn", asked)
+    _write_run(store.result_path("0.5.0", "off-warn", asked), "0.5.0", OFF, {"a.b": "float64"})
+    _write_run(store.result_path("0.5.1", "off-warn", None), "0.5.1", OFF, {"a.b": "int8"}, ended=False)
+    obs, full = store.observations("0.4.30", ["off-warn"])
+    assert full == {"off-warn"} and obs["a.b"] == {"off-warn": "passed: dtype float32"}
+    assert obs[FLAG + "jax_custom_vjp3"] == {"*": ABSENT}  # another release has it; this one does not
+    assert store.observations("0.5.3", ["off-warn"])[0][FLAG + "jax_custom_vjp3"] == {"*": "default false"}
+    obs, full = store.observations("0.5.0", ["off-warn"])
+    assert not full and obs["a.b"]["off-warn"] == "passed: dtype float64" and obs["a.gone"] == {"off-warn": MISSING}
+    assert store.has("0.5.0", ["off-warn"], asked) and not store.has("0.5.0", ["off-warn"], None)
+    assert not store.has("0.5.0", ["off-warn", "on"], asked)
+    assert not store.has("0.5.1", ["off-warn"], ["a.b"])  # an interrupted run is not reused: it runs again
+    store.mark_unavailable("0.4.32", "no wheel")
+    assert store.unavailable("0.4.32") == "no wheel" and store.unavailable("0.4.33") is None
+
+
+def test_discovery_asks_each_interpreter_and_keeps_the_range() -> None:
+    listed = {"py311": ["0.10.2", "0.5.3", "0.4.38", "0.4.30", "0.4.29", "0.4.1"],
+              "py312": ["0.12.0.1", "0.11.0", "0.10.2", "0.5.3", "0.6.0rc1"]}
+    found, problems = discover({"3.11": "py311", "3.12": "py312"}, *parse_range("all"), lister=lambda p: listed[p])
+    assert [(r.version, r.minor) for r in found] == [("0.4.30", "3.11"), ("0.4.38", "3.11"), ("0.5.3", "3.11"),
+                                                     ("0.10.2", "3.11"), ("0.11.0", "3.12"), ("0.12.0.1", "3.12")]
+    assert not problems
+    assert parse_range("0.4.30..0.5.3") == (Version("0.4.30"), Version("0.5.3"))
+    assert parse_range("0.10.2..") == (Version("0.10.2"), None)
+    with pytest.raises(ValueError):
+        parse_range("0.4.30")
+
+
+def test_changes_text_groups_by_release(tmp_path: Path) -> None:
+    names = releases(9)
+    search = bisect(names, FakeReleases(names, planted(4), CASES))
+    data = {"changes": [{**f.to_json(), "topic": "custom_jvp"} for f in search.changes]}
+    text = drive.format_changes_text(None, data)  # type: ignore[arg-type]
+    assert text.splitlines()[0] == f"jax {names[4]} (after {names[3]}): 1 change(s)"
+    assert f"custom_jvp.float0 [off-warn, on]: {ACCEPTS} -> {RAISES}" in text
+    json.dumps(data)
