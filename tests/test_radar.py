@@ -199,3 +199,88 @@ def test_changes_text_groups_by_release(tmp_path: Path) -> None:
     assert text.splitlines()[0] == f"jax {names[4]} (after {names[3]}): 1 change(s)"
     assert f"custom_jvp.float0 [off-warn, on]: {ACCEPTS} -> {RAISES}" in text
     json.dumps(data)
+
+
+# ---------------------------------------------------------------- the table, the report, upgrade: reuse
+
+
+def _bisected_store(tmp_path: Path) -> Store:
+    """Full runs at the ends, the one differing case at the releases a search probed."""
+    store = Store(tmp_path / "store")
+    _write_run(store.result_path("0.4.30", "off-warn", None), "0.4.30", OFF, {"a.float0": "float32", "a.same": "int32"})
+    _write_run(store.result_path("0.5.3", "off-warn", None), "0.5.3", OFF, {"a.float0": "float0", "a.same": "int32"})
+    for release, dtype in (("0.4.34", "float0"), ("0.4.33", "float32")):
+        store.note_cases(release, "off-warn", ["a.float0"])
+        _write_run(store.result_path(release, "off-warn", ["a.float0"]), release, OFF, {"a.float0": dtype})
+    return store
+
+
+def test_the_table_and_the_report_show_each_change_at_its_release(tmp_path: Path) -> None:
+    from jax_conformance.launch.scheduler import merge
+    from jax_conformance.records import load_runs
+    from jax_conformance.report import build_site
+    from jax_conformance.report.releases import build_table
+
+    store = _bisected_store(tmp_path)
+    merged = tmp_path / "merged.jsonl"
+    merge([f for r in ("0.4.30", "0.4.33", "0.4.34", "0.5.3") for f in store.files(r)], merged)
+    table = build_table(load_runs([merged]), ["0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.5.3"])
+    timeline = table.timeline()
+    assert [(v, [(row.case, what) for row, what in items]) for v, items in timeline] == [
+        ("0.4.34", [("a.float0", "off-warn: dtype float32 \u2192 dtype float0")])]
+    index, _ = build_site([merged], tmp_path / "report")
+    assert index is not None
+    page = index.read_text()
+    assert 'id="timeline"' in page and "Changes by release" in page and "0.4.34</strong>: 1 change" in page
+
+
+def test_upgrade_answers_from_a_cached_search_without_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from jax_conformance.commands import upgrade
+
+    root = drive.store_root(tmp_path / "cache")
+    names = releases(12)
+    search = bisect(names, FakeReleases(names, planted(5), CASES))
+    data = {"releases": names, "changes": [{**f.to_json(), "topic": "custom_jvp", "claim": "float0 tangents",
+                                            "basis": "tested", "source": {"jax_test": "CustomJVPTest.test_float0"}}
+                                           for f in search.changes]}
+    drive.save_search(root, data)
+
+    def no_search(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a cached search must answer without installing or running")
+
+    monkeypatch.setattr(upgrade, "search_range", no_search)
+    parser = argparse.ArgumentParser()
+    upgrade.add_arguments(parser)
+    for a, b, found in ((names[3], names[7], 1), (names[6], names[9], 0)):
+        args = parser.parse_args(["--from", a, "--to", b, "--cache-dir", str(tmp_path / "cache"),
+                                  "--out", str(tmp_path / "out")])
+        assert upgrade.main(args) == 0
+        text = capsys.readouterr().out
+        assert f"Upgrading JAX {a} -> {b}: {found} behaviour change(s)" in text and "nothing installed or run" in text
+        if found:
+            assert f"custom_jvp.float0  changed in {names[5]} (after {names[4]}; tested)" in text
+            assert f"off-warn, on: {ACCEPTS} -> {RAISES}" in text
+            assert (tmp_path / "out" / f"upgrade-{a}-{b}.html").read_text().count("<tr class=") == 1
+
+
+def test_a_release_the_store_holds_is_not_run_again(tmp_path: Path) -> None:
+    from jax_conformance.compat.observer import RealObserver
+    from jax_conformance.mode import Mode
+
+    store = _bisected_store(tmp_path)
+    said: list[str] = []
+    observer = RealObserver(store, [Mode.from_slug("off-warn")], tmp_path / "cache", {}, tmp_path / "specs",
+                            say=said.append)
+
+    def no_run(todo: object) -> None:
+        raise AssertionError(f"ran {todo}")
+
+    observer._run = no_run  # type: ignore[method-assign]
+    got = observer.observe({"0.4.30": None, "0.4.34": ["a.float0"], "0.4.33": ["a.float0"]})
+    assert got["0.4.34"] == {"a.float0": {"off-warn": "passed: dtype float0"}}
+    assert got["0.4.30"]["a.same"] == {"off-warn": "passed: dtype int32"}  # type: ignore[index]
+    assert said == ["jax 0.4.30: every case from the store", "jax 0.4.34: 1 cases from the store",
+                    "jax 0.4.33: 1 cases from the store"]

@@ -29,6 +29,7 @@ from jax_conformance.compat.drive import (
     format_changes_text,
     merged_results,
     print_json,
+    save_search,
     search_range,
 )
 from jax_conformance.compat.envs import (
@@ -330,6 +331,7 @@ def radar_main(args: argparse.Namespace, start: float) -> int:
     print(format_table(table, changes_only=True))
     data = changes_json(run)
     print_json(data, args.out / "radar.json")
+    save_search(run.store.root, data)
     print_json({**summary(table), "radar": data}, args.out / "compat-summary.json")
     text = format_changes_text(run, data)
     (args.out / "radar.txt").write_text(text + "\n")

@@ -34,6 +34,7 @@ from jax_conformance.mode import Mode
 from jax_conformance.records import ResultRecord, load_runs
 from jax_conformance.report.releases import version_key
 
+SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
 EXTRA_PYTHONS = ("3.12", "3.13")  # asked too, for the releases that need a newer Python
 
 
@@ -203,3 +204,25 @@ def print_json(data: dict[str, Any], path: Path) -> None:
 
 def stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def save_search(root: Path, data: dict[str, Any]) -> Path:
+    """Keep a search's findings beside its results, for `upgrade` to answer from."""
+    releases = data["releases"]
+    path = root / SEARCHES / f"{releases[0]}..{releases[-1]}.json"
+    print_json(data, path)
+    return path
+
+
+def cached_search(root: Path, a: str, b: str) -> dict[str, Any] | None:
+    """The narrowest saved search whose releases hold both A and B (None: none does)."""
+    best: tuple[int, dict[str, Any]] | None = None
+    for path in sorted((root / SEARCHES).glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        releases = data.get("releases", [])
+        if a in releases and b in releases and (best is None or len(releases) < best[0]):
+            best = (len(releases), data)
+    return best[1] if best else None

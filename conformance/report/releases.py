@@ -260,6 +260,25 @@ class ReleaseTable:
     unavailable: dict[str, str]  # version -> reason (no mode of it ran)
     problems: dict[str, list[str]]  # version -> reasons some mode did not run or finish
 
+    def timeline(self) -> list[tuple[str, list[tuple[CaseRow, str]]]]:
+        """Per release, oldest first: the cases whose observed behaviour or verdict changed there, each
+        with what changed (`modes: before -> after`). With the radar's bisected runs merged, each change
+        sits at the first release that shows it; otherwise at the first run release after it."""
+        order = self.versions
+        at: dict[str, list[tuple[CaseRow, str]]] = {}
+        for row in self.rows:
+            seen: set[str] = set()
+            for change in row.observed_changes(order):
+                pairs = dict.fromkeys(zip(change["from"], change["to"], strict=True))
+                at.setdefault(change["release"], []).append(
+                    (row, f"{', '.join(change['modes'])}: " + "; ".join(f"{old} \u2192 {new}" for old, new in pairs)))
+                seen.add(change["release"])
+            known = row.known(order)
+            for (prev, a), (cur, b) in zip(known, known[1:], strict=False):
+                if a != b and cur not in seen:
+                    at.setdefault(cur, []).append((row, f"{a} \u2192 {b} (after {prev})"))
+        return [(v, sorted(at[v], key=lambda item: (item[0].topic, item[0].case))) for v in order if v in at]
+
 
 def _end_reason(run: Run) -> str:
     return str(run.end.get("reason") or "") if run.end is not None else ""
