@@ -58,16 +58,6 @@ def lacking_reason(missing: Sequence[str], info: AdapterInfo, adapter: str) -> s
     return f"flag {', '.join(missing)} not available in adapter {adapter!r} {info['implementation_version']}"
 
 
-def lacking_flag(output: str) -> str | None:
-    """From a mode process's output, `unknown_flags`'s line cut to its first clause (`flag X not
-    available in adapter 'jax' 0.4.30`), or None: how compat tells "this release lacks the flag"."""
-    for line in output.splitlines():
-        text = line.removeprefix("ERROR: ").strip()
-        if text.startswith("flag ") and " not available in adapter " in text:
-            return text.split(";")[0]
-    return None
-
-
 def missing_flags(mode: Mode, info: AdapterInfo) -> list[str]:
     table = flag_table(info)
     return [name for name, _ in mode.flags if name not in table]

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from jax_conformance.flag_table import lacking_flag
 from jax_conformance.launch.scheduler import ModeProcess, Scheduler, merge
 from jax_conformance.records import (
     Record,
@@ -29,7 +28,6 @@ from jax_conformance.records import (
 
 P = TypeVar("P", bound=ModeProcess)
 WRITTEN_BY = "jax-conformance"  # the `written_by` of records the parent writes for a mode
-USAGE_ERROR = 4  # pytest's exit status for a usage error (a flag the implementation lacks is one)
 
 
 def run_modes(processes: Iterable[P], jobs: int, *, timeout: float | None = None,
@@ -46,17 +44,13 @@ def run_modes(processes: Iterable[P], jobs: int, *, timeout: float | None = None
 
 
 def unavailable_reason(process: ModeProcess) -> str:
-    """Why the implementation cannot run this mode at all (it lacks a flag the mode sets), or "".
-
-    The mode process says so in an `unavailable` run header (`records.unavailable`, written by the
-    plugin before pytest's usage error); until the plugin writes it, the usage error's line in the
-    process's output says it (`flag_table.lacking_flag`, to go once the plugin writes the record)."""
+    """Why the implementation cannot run this mode at all (it lacks a flag the mode sets), or "": the
+    mode process says so in an `unavailable` run header (`records.unavailable`, written by the plugin
+    before its usage error)."""
     header = process.tail.header
-    if header is not None:
-        return str(header.get("reason") or "") if header.get("status") == "unavailable" else ""
-    if process.returncode != USAGE_ERROR:
-        return ""
-    return lacking_flag("\n".join(process.log_tail(20))) or ""
+    if header is not None and header.get("status") == "unavailable":
+        return str(header.get("reason") or "")
+    return ""
 
 
 def failure(process: ModeProcess) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 import pytest
 from jax_conformance import __version__
+from jax_conformance.flag_table import lacking_reason
 from jax_conformance.plugin.collect import (
     CaseFailure,
     NotApplicable,
@@ -35,6 +36,7 @@ from jax_conformance.records import (
     ResultsWriter,
     now,
     tally,
+    unavailable,
 )
 
 if TYPE_CHECKING:
@@ -213,8 +215,16 @@ class Records:
         return lines
 
     def pytest_sessionstart(self) -> None:
+        missing = self.suite.missing_flags()
+        if missing:  # the implementation cannot run this mode: a record says why, then one usage error
+            reason = lacking_reason(missing, self.suite.info, self.suite.adapter)
+            if self.writer is not None:
+                version = self.suite.info["implementation_version"]
+                for record in unavailable(self.suite.adapter, version, self.suite.mode.to_json(), reason):
+                    self.writer.write(record)
+            self.suite.flags  # noqa: B018 -- raises the usage error naming the flags the adapter has
         if self.suite.mode.flags:
-            self.suite.flags  # noqa: B018 -- a flag the adapter lacks: one usage error, before collection
+            self.suite.flags  # noqa: B018 -- a flag that did not take its value: one usage error, before collection
         if self.writer is not None:
             self.writer.write(self.suite.header(list(self.config.invocation_params.args)))
 

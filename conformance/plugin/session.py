@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from jax_conformance import SPECS_DIR
 from jax_conformance.errors import SpecFileErrors, UsageError
-from jax_conformance.flag_table import unknown_flags
+from jax_conformance.flag_table import missing_flags, unknown_flags
 from jax_conformance.mode import FlagValue, Mode, same_flag_value
 from jax_conformance.plugin.caserunner import CaseRunner
 from jax_conformance.plugin.options import Options
@@ -22,6 +22,7 @@ from jax_conformance.spec.cache import SpecCache, gc_paused
 from jax_conformance.spec.expectations import ExpectationFile
 from jax_conformance.spec.loader import load_spec
 from jax_conformance.spec.model import Spec
+from jax_conformance.usage import Selection
 
 
 class Suite:
@@ -40,6 +41,7 @@ class Suite:
         self.expectations = ExpectationFile.load_many(list(options.expectations))
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
         self._spec_cache = SpecCache.default()  # specs an earlier process (lint, another mode, a worker) loaded
+        self.keyword: Selection | None = None  # -k over each case's id, claim and tags (the plugin takes pytest's -k over)
 
     @property
     def info(self) -> AdapterInfo:
@@ -55,6 +57,10 @@ class Suite:
         if self._flags is None:
             self._flags = check_flags(self.mode, self.info, self.adapter)
         return self._flags
+
+    def missing_flags(self) -> list[str]:
+        """The flags the mode sets that the implementation does not have (none: it can run the mode)."""
+        return missing_flags(self.mode, self.info)
 
     @property
     def behaviour_version(self) -> str:
@@ -122,7 +128,7 @@ def check_flags(mode: Mode, info: AdapterInfo, adapter: str) -> dict[str, FlagVa
     """The flags the adapter reports, with their values in effect; every flag the mode sets must be
     among them and have taken its value (else a one-line usage error naming the flags it has)."""
     table = {f["name"]: f["value"] for f in info.get("flags") or []}
-    missing = [name for name, _ in mode.flags if name not in table]
+    missing = missing_flags(mode, info)
     if missing:
         raise UsageError(unknown_flags(missing, info, adapter))
     wrong = [f"{name}={value!r} (in effect: {table[name]!r})" for name, value in mode.flags if not same_flag_value(table[name], value)]
