@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jax_conformance import CHECKOUT, SPECS_DIR
-from jax_conformance.commands import outdir
 from jax_conformance.compat.drive import (
     add_radar_arguments,
     changes_json,
@@ -53,6 +52,7 @@ from jax_conformance.compat.envs import (
 )
 from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
+from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import Scheduler, merge
 from jax_conformance.launch.service import closing_records, failure, run_modes
 from jax_conformance.mode import DEFAULT_MODES
@@ -61,7 +61,7 @@ from jax_conformance.report import build_site
 from jax_conformance.report.releases import build_table
 from jax_conformance.usage import positive_float, positive_int
 
-DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per compat run
+DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per compat run
 
 
 # ---------------------------------------------------------------- the command
@@ -269,11 +269,11 @@ def main(args: argparse.Namespace) -> int:
     if args.from_results is None and CHECKOUT is None and any(v not in prepared for v in args.versions):
         raise UsageError(NEEDS_CHECKOUT)
     if args.out is None:
-        args.out = outdir.new_run_dir("compat")
+        args.out = rundir.new_run_dir("compat")
     else:
-        args.out = outdir.explicit_out(args.out, args.force)
+        args.out = rundir.explicit_out(args.out, args.force)
         # --force replaces the earlier run's files, but never the results this one is built from.
-        outdir.clear(args.out, [args.from_results] if args.from_results is not None else [])
+        rundir.clear(args.out, [args.from_results] if args.from_results is not None else [])
     if args.releases is not None and args.from_results is None:
         return radar_main(args, start)
     if args.from_results is not None:

@@ -12,13 +12,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from jax_conformance.commands import outdir
 from jax_conformance.errors import UsageError
+from jax_conformance.launch import rundir
 from jax_conformance.report import DEFAULT_TITLE, build_site, mutation_file
 from jax_conformance.report.model import ReportModel, result_paths
 from jax_conformance.report.site import first_page_bytes
 
-DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # a new directory there per report, never over an earlier one
+DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per report, never over an earlier one
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,14 +51,14 @@ def main(args: argparse.Namespace) -> int:
     if args.mutation is not None and not args.mutation.is_file():
         raise UsageError(f"--mutation {args.mutation}: no such file")
     if args.out is not None:
-        outdir.explicit_out(args.out, args.force)
+        rundir.explicit_out(args.out, args.force)
     mutation = mutation_file(args.mutation, args.out)
 
     def target() -> Path:
         if args.out is None:
-            return outdir.new_run_dir("report")
+            return rundir.new_run_dir("report")
         if args.force:  # the results read (and a mutation file used) stay
-            outdir.clear(args.out, [*result_paths([*args.results, *args.baseline]), *([mutation] if mutation else [])])
+            rundir.clear(args.out, [*result_paths([*args.results, *args.baseline]), *([mutation] if mutation else [])])
         return Path(args.out)
 
     index, model = build_site(args.results, target, args.baseline, mutation, args.title)

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import IO
 
 from jax_conformance import SPECS_DIR
-from jax_conformance.commands import outdir
 from jax_conformance.errors import ExpectationsError, UsageError
 from jax_conformance.flag_table import modes_for
+from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
 from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode
@@ -35,7 +35,7 @@ from jax_conformance.usage import (
 )
 
 EXPECTATIONS_DIR = SPECS_DIR / "expectations"
-DEFAULT_OUT = outdir.REPORTS / outdir.RUNS  # each run in a new directory there; reports/latest points at the newest
+DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # each run in a new directory there; reports/latest points at the newest
 # Columns of the summary table, in the order a reader scans them.
 SUMMARY_OUTCOMES = ("passed", "failed", "not_applicable", "xfailed", "xpassed", "error", "crashed", "timeout", "skipped")
 SHORT = {"not_applicable": "n/a"}
@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/)")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"results and report directory (default: a new directory in {DEFAULT_OUT}/, "
-                             f"with {outdir.REPORTS / outdir.LATEST} pointing at it)")
+                             f"with {rundir.REPORTS / rundir.LATEST} pointing at it)")
     parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
     parser.add_argument("--expectations", action="append", metavar="PATH",
                         help="known-divergence file (repeatable; default: the adapter's files in specs/expectations/)")
@@ -226,7 +226,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
         if not Path(path).exists():
             raise UsageError(f"--baseline {path}: no such file or directory")
     if args.out is not None:
-        outdir.explicit_out(args.out, args.force)
+        rundir.explicit_out(args.out, args.force)
     return modes_for(args.modes, adapters, args.specs or []), adapters
 
 
@@ -234,10 +234,10 @@ def main(args: argparse.Namespace) -> int:
     modes, adapters = check_args(args)
     expectations = {a: expectation_files(a, args) for a in adapters}
     if args.out is None:
-        out = outdir.new_run_dir()
+        out = rundir.new_run_dir()
     else:
-        out = outdir.explicit_out(args.out, args.force)
-        outdir.clear(out)
+        out = rundir.explicit_out(args.out, args.force)
+        rundir.clear(out)
     (out / "modes").mkdir(parents=True, exist_ok=True)
     jobs = [ModeProcess(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", out / "modes" / f"{a}-{m.slug}.log",
                         pytest_options(backends=args.backend or [], specs=args.specs or [], expectations=expectations[a],
@@ -277,9 +277,9 @@ def main(args: argparse.Namespace) -> int:
         index, _ = build_site([merged], out, args.baseline)
         print(f"report: {index}{' (incomplete: the run was interrupted)' if interrupted else ''}")
     if args.out is None:
-        link = outdir.point_latest(out)
+        link = rundir.point_latest(out)
         if link is None:
-            print(f"{outdir.REPORTS / outdir.LATEST} is not a link: left as it is", file=sys.stderr)
+            print(f"{rundir.REPORTS / rundir.LATEST} is not a link: left as it is", file=sys.stderr)
         else:
             print(f"latest: {link} -> {out.name} (earlier runs stay in {out.parent}/)")
     total = sum(j.tail.done for j in jobs)
