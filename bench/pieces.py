@@ -2,16 +2,18 @@
 
     .venv/bin/python bench/pieces.py                  # every section; writes bench/pieces.json
     .venv/bin/python bench/pieces.py --only load      # lint and collection, real specs and 5,000 cases
-    .venv/bin/python bench/pieces.py --only isolation # one mode's wall, fork server levels against spawn
+    .venv/bin/python bench/pieces.py --only isolation # one mode, and its isolated cases per fork server variant
+    .venv/bin/python bench/pieces.py --merge A.json B.json  # one results file from runs of separate sections
 
-The pieces: the spec cache (`cache`), the hand-written YAML walker (`walker`, against a PyYAML
-SafeLoader subclass that records marks, bench/yaml_plain.py), the compiled schema check
-(`fastschema`, against jsonschema alone) and the fork server's levels (`full`, `light`). Each
-command runs through this file's `--shim`, which switches the named pieces off in-process and
-then runs `jax-conformance` or pytest, so every variant pays the same start-up. Variants run
-in alternating rounds; a figure is the ratio of medians (without / with), and the saving is
-what the piece takes off a mode's wall time (its `--collect-only` saving over the whole mode's
-median wall) or off `lint`. The rule (issue #23): keep a piece that saves >= 10% of either.
+The pieces: the spec cache (`cache`), the compiled schema check (`fastschema`, against
+jsonschema alone), the fork server (`fork`: every isolated case spawned instead) and its levels
+(`full`, `light`). Each command runs through this file's `--shim`, which switches the named
+pieces off in-process and then runs `jax-conformance lint`, pytest or the isolated cases, so
+every variant pays the same start-up. Variants run in alternating rounds; the saving is what
+the piece takes off `lint` or off a mode (its `--collect-only` saving, or its isolated cases'
+saving, over the whole mode), in wall and in CPU seconds. The rule (issue #23): keep a piece
+that saves >= 10% of either. bench/README.md has the figures, and those of the YAML walker,
+measured here before it was removed (commit 281c04f).
 """
 
 from __future__ import annotations
@@ -35,18 +37,12 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parent.parent
 
-PIECES = ("cache", "walker", "fastschema", "full", "light", "fork")
+PIECES = ("cache", "fastschema", "full", "light", "fork")
 MODE_ARGS = ["conformance/", "--adapter=jax", "-p", "no:cacheprovider", "-q"]
 
 
 def switch_off(pieces: set[str]) -> None:
     """In this process: the named pieces off (the cache is switched off through the environment)."""
-    if "walker" in pieces:
-        from jax_conformance.spec import loader, yaml
-
-        from bench import yaml_plain
-
-        loader.parse_yaml = yaml.parse_yaml = yaml_plain.parse_yaml
     if "fastschema" in pieces:
         from jax_conformance.spec import schema
 
@@ -192,9 +188,9 @@ def _collected(tail: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-# The load pieces: against everything on with a warm cache. The walker and the compiled schema
-# check only work when a spec is not in the cache, so they are measured against the cache off.
-LOAD_VARIANTS = ["", "cold", "cache", "cache,walker", "cache,fastschema", "cache,walker,fastschema"]
+# The load pieces: against everything on with a warm cache. The compiled schema check only works
+# when a spec is not in the cache, so it is measured against the cache off.
+LOAD_VARIANTS = ["", "cold", "cache", "cache,fastschema"]
 
 
 def bench_load(p: Pieces, specs: dict[str, list[str]]) -> dict[str, Any]:
@@ -226,40 +222,6 @@ def bench_isolation(p: Pieces, specs: dict[str, list[str]]) -> dict[str, Any]:
     return out
 
 
-def bench_parse(p: Pieces, specs: dict[str, list[str]]) -> dict[str, Any]:
-    """In this process, CPU seconds: the YAML walker against the SafeLoader subclass over the same texts.
-
-    The process-level lint figures carry the load's noise (a second or more); this isolates the
-    one step that differs, alternating the two readers for `--parse-rounds` rounds.
-    """
-    import gc
-
-    from jax_conformance.spec.loader import is_spec_file, spec_files
-    from jax_conformance.spec.yaml import parse_yaml
-
-    from bench import yaml_plain
-
-    out: dict[str, Any] = {}
-    for size, dirs in specs.items():
-        texts = [(f, f.read_text(encoding="utf-8")) for f in spec_files(map(Path, dirs)) if is_spec_file(f)]
-        cpu: dict[str, list[float]] = {"walker": [], "safeloader": []}
-        gc.disable()  # as lint and collection load: with the collector paused
-        try:
-            for _ in range(p.args.parse_rounds):
-                for name, parse in (("walker", parse_yaml), ("safeloader", yaml_plain.parse_yaml)):
-                    t0 = time.process_time()
-                    for path, text in texts:
-                        parse(text, path)
-                    cpu[name].append(time.process_time() - t0)
-        finally:
-            gc.enable()
-        w, s = statistics.median(cpu["walker"]), statistics.median(cpu["safeloader"])
-        out[size] = {"files": len(texts), "walker_cpu_s": round(w, 3), "safeloader_cpu_s": round(s, 3),
-                     "saved_s": round(s - w, 3), "rounds": p.args.parse_rounds}
-        p.say(f"parse {size}: walker {w:.3f} s, SafeLoader subclass {s:.3f} s CPU")
-    return out
-
-
 def _median(entry: dict[str, Any], what: str) -> float:
     return float(entry[what]["median"])
 
@@ -282,9 +244,9 @@ def savings(results: dict[str, Any]) -> dict[str, Any]:
                     - _median(load["real"]["collect"]["variants"]["-"], f"{w}_s") for w in ("wall", "cpu")}
             mode["synthetic"] = {w: mode["real"][w] + max(0.0, grow[w]) for w in ("wall", "cpu")}
     out: dict[str, Any] = {}
-    # (variant without the piece, variant with it): the walker and the compiled schema check only
-    # run on a spec the cache does not hold, so they are compared with the cache off.
-    pairs = {"cache": ("cache", "-"), "walker": ("cache,walker", "cache"), "fastschema": ("cache,fastschema", "cache")}
+    # (variant without the piece, variant with it): the compiled schema check only runs on a spec
+    # the cache does not hold, so it is compared with the cache off.
+    pairs = {"cache": ("cache", "-"), "fastschema": ("cache,fastschema", "cache")}
     for size, tools in load.items():
         for piece, (without, with_) in pairs.items():
             row: dict[str, Any] = out.setdefault(piece, {}).setdefault(size, {})
@@ -333,9 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--shim"]:
         return shim(argv[1:])
     parser = argparse.ArgumentParser(prog="bench/pieces.py", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--only", action="append", choices=("parse", "load", "isolation"), help="run only these sections")
+    parser.add_argument("--only", action="append", choices=("load", "isolation"), help="run only these sections")
     parser.add_argument("--cases", type=int, default=5000, help="synthetic cases (default 5,000; 0: real specs only)")
-    parser.add_argument("--parse-rounds", type=int, default=5)
     parser.add_argument("--lint-rounds", type=int, default=5)
     parser.add_argument("--collect-rounds", type=int, default=3)
     parser.add_argument("--mode-rounds", type=int, default=1, help="rounds of the whole mode (0: none, keep the last run's)")
@@ -359,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"machine": machine(), "cases": args.cases, "sections": {}}
     previous = json.loads(args.out.read_text()) if args.out.is_file() else {}
     try:
-        for name, fn in (("parse", bench_parse), ("load", bench_load), ("isolation", bench_isolation)):
+        for name, fn in (("load", bench_load), ("isolation", bench_isolation)):
             if args.only and name not in args.only:
                 if name in previous.get("sections", {}):
                     results["sections"][name] = previous["sections"][name]  # kept from the last run of it

@@ -1,17 +1,18 @@
 """Spec files' YAML: safe, single-document, with the line of every mapping, key, value and item.
 
-One construction: `_construct` walks the composed node tree once and builds MarkedMap and
-MarkedList itself (plain YAML is all a spec is); only scalars of other tags (timestamps, say)
-and tagged collections are built by PyYAML's SafeConstructor, which refuses every tag that
-would build a Python object. Aliases are allowed, but a document that expands past
-MAX_EXPANDED_NODES (an "alias bomb") or refers to itself is refused before it is used.
+PyYAML's SafeLoader (libyaml when available) composes and builds the document; two
+constructors of its own make every mapping a MarkedMap and every sequence a MarkedList, which
+remember their lines, and refuse a duplicate key. Every other tag is SafeConstructor's, which
+refuses each tag that would build a Python object. Aliases are allowed, but a document that
+expands past MAX_EXPANDED_NODES (an "alias bomb") or refers to itself is refused before it is
+built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 from jax_conformance.errors import SpecError
@@ -36,27 +37,42 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader(_BaseLoader):
-    """SafeLoader (libyaml when available): composes the node tree and lends its scalar constructors.
+    """SafeLoader whose mappings and sequences are MarkedMap and MarkedList (constructors below)."""
 
-    It builds no mappings or sequences for a spec itself: `_construct` does.
-    """
 
-    # Plain scalars' resolved tags by text: the same few thousand keys and words recur in every
-    # spec, and resolving one runs the implicit resolvers' regexes in Python.
-    _resolved: ClassVar[dict[str, str]] = {}
+def _marked_map(loader: Any, node: yaml.MappingNode) -> Iterator[MarkedMap]:
+    """A mapping with its lines; a key that is not a string is spelled as str() spells it, a
+    duplicate key (merged ones included) is a ConstructorError. Built in two steps, as
+    SafeConstructor builds mappings, so that an alias to it can be made before it is filled."""
+    result = MarkedMap()
+    result.line = node.start_mark.line + 1
+    result.key_lines, result.value_lines = {}, {}
+    yield result
+    loader.flatten_mapping(node)  # `<<` merges, as SafeConstructor.construct_mapping does
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        key = key if isinstance(key, str) else str(key)  # `? [1]` is the key "[1]"
+        if key in result:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first on line {result.key_lines[key]})", key_node.start_mark)
+        result[key] = loader.construct_object(value_node)
+        block = isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">")
+        result.key_lines[key] = key_node.start_mark.line + 1
+        # A literal or folded block (`run: |`) starts on the line after its indicator.
+        result.value_lines[key] = value_node.start_mark.line + 1 + block
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is yaml.ScalarNode and implicit[0] and not self.yaml_path_resolvers:
-            tag = self._resolved.get(value)
-            if tag is None:
-                tag = super().resolve(kind, value, implicit)
-                if len(value) <= 80:
-                    if len(self._resolved) >= 50_000:
-                        self._resolved.clear()
-                    self._resolved[value] = tag
-            return tag
-        return super().resolve(kind, value, implicit)
 
+def _marked_list(loader: Any, node: yaml.SequenceNode) -> Iterator[MarkedList]:
+    """A sequence with its lines (an alias item has the line of the node it names)."""
+    result = MarkedList()
+    result.line = node.start_mark.line + 1
+    result.item_lines = [child.start_mark.line + 1 for child in node.value]
+    yield result
+    result.extend(loader.construct_object(child) for child in node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _marked_map)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _marked_list)
 
 # A spec with aliases expanded stays far below this; an "alias bomb" of a few hundred bytes does not.
 MAX_EXPANDED_NODES = 200_000
@@ -92,124 +108,6 @@ def _check_size(node: yaml.Node, path: Path) -> None:
         )
 
 
-_TAG = "tag:yaml.org,2002:"
-_STR, _MAP, _SEQ = _TAG + "str", _TAG + "map", _TAG + "seq"
-# Keys that only SafeConstructor.flatten_mapping gives a meaning to: `<<` merges, `=` a value key.
-_MERGE_KEYS = (_TAG + "merge", _TAG + "value")
-# Scalar tags built without PyYAML's per-node dispatch, by the SafeConstructor method that builds them.
-_SCALARS = {_TAG + "int": "construct_yaml_int", _TAG + "float": "construct_yaml_float",
-            _TAG + "bool": "construct_yaml_bool", _TAG + "null": "construct_yaml_null"}
-
-
-class _Merge(Exception):
-    """The document has a merge key: walk it again with mappings flattened (after the size check)."""
-
-
-class _SelfReference(Exception):
-    """An alias inside the node it refers to."""
-
-
-def _construct(loader: Any, root: yaml.Node, aliases: bool = True, merge: bool = False) -> tuple[Any, int]:
-    """(document, its node count with aliases expanded, as `_expanded_size` counts them).
-
-    Mappings and sequences tagged as such become MarkedMap and MarkedList; a duplicate key
-    raises ConstructorError; every other tag goes to the loader's SafeConstructor, which builds
-    it (dates, binary, sets) or raises ConstructorError (tags that would build Python objects).
-    One walk, no generic per-node machinery: the bulk of a spec's load time is building ~30
-    nodes a case. With `aliases=False` (a text without `&` has no anchor, so no alias) no node
-    is looked up twice. Without `merge`, a merge key raises _Merge; with it, every mapping is
-    flattened first, as SafeConstructor does (the node counts are then those after merging).
-    """
-    memo: dict[int, tuple[Any, int] | None] = {}
-    scalar_ctor = {tag: getattr(loader, name) for tag, name in _SCALARS.items()}
-    scalar_node, mapping_node, sequence_node = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
-
-    def scalar(node: yaml.Node) -> Any:
-        tag = node.tag
-        if tag == _STR:
-            return node.value
-        ctor = scalar_ctor.get(tag)
-        if ctor is None:
-            return loader.construct_object(node, deep=True)
-        return ctor(node)
-
-    def key_of(node: yaml.Node) -> tuple[str, int]:
-        if type(node) is scalar_node:
-            if node.tag in _MERGE_KEYS:
-                raise _Merge
-            value, n = scalar(node), 1
-        else:
-            value, n = build(node)  # `? [1]` is the key "[1]", as PyYAML builds it and str() spells it
-        return (value if isinstance(value, str) else str(value)), n
-
-    def build(node: yaml.Node) -> tuple[Any, int]:
-        cls = type(node)
-        if cls is scalar_node:
-            return scalar(node), 1
-        key = id(node)
-        if aliases:
-            if key in memo:
-                hit = memo[key]
-                if hit is None:
-                    raise _SelfReference
-                return hit
-            memo[key] = None
-        size = 1
-        if cls is mapping_node and node.tag == _MAP:
-            if merge:
-                loader.flatten_mapping(node)
-            result = MarkedMap()
-            result.line = node.start_mark.line + 1
-            key_lines: dict[str, int] = {}
-            value_lines: dict[str, int] = {}
-            result.key_lines = key_lines
-            result.value_lines = value_lines
-            for key_node, value_node in node.value:
-                if key_node.tag == _STR and type(key_node) is scalar_node:
-                    k, n = key_node.value, 1
-                else:
-                    k, n = key_of(key_node)
-                if k in result:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {k!r} (first on line {key_lines[k]})", key_node.start_mark,
-                    )
-                line = value_node.start_mark.line + 1
-                if type(value_node) is scalar_node:
-                    result[k] = value_node.value if value_node.tag == _STR else scalar(value_node)
-                    size += n + 1
-                    if value_node.style in ("|", ">"):
-                        line += 1  # a literal or folded block (`run: |`) starts on the line after its indicator
-                else:
-                    value, m = build(value_node)
-                    result[k] = value
-                    size += n + m
-                key_lines[k] = key_node.start_mark.line + 1
-                value_lines[k] = line
-            hit = result, size
-        elif cls is sequence_node and node.tag == _SEQ:
-            items = []
-            for child in node.value:
-                if type(child) is scalar_node:
-                    items.append(child.value if child.tag == _STR else scalar(child))
-                    size += 1
-                else:
-                    value, n = build(child)
-                    items.append(value)
-                    size += n
-            seq = MarkedList(items)
-            seq.line = node.start_mark.line + 1
-            seq.item_lines = [child.start_mark.line + 1 for child in node.value]
-            hit = seq, size
-        else:
-            # A tagged collection (!!set, !!omap, or one SafeConstructor refuses).
-            hit = loader.construct_object(node, deep=True), _expanded_size(node, {})
-        if aliases:
-            memo[key] = hit
-        return hit
-
-    return build(root)
-
-
 def parse_yaml(text: str, path: Path) -> Any:
     """Parse with the safe loader; a syntax error, a Python-object tag or an alias bomb becomes a SpecError."""
     loader = _Loader(text)
@@ -217,18 +115,9 @@ def parse_yaml(text: str, path: Path) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        aliases = "&" in text
-        try:
-            doc, size = _construct(loader, node, aliases)
-        except _Merge:
-            _check_size(node, path)  # measured as written, before merging rewrites the tree
-            return _construct(loader, node, aliases, merge=True)[0]
-        except (yaml.YAMLError, _SelfReference, RecursionError):
-            _check_size(node, path)  # a document too large to use says so first, whatever else is wrong
-            raise
-        if size > MAX_EXPANDED_NODES:
-            _check_size(node, path)
-        return doc
+        if "&" in text:  # without an anchor there is no alias: the document is no larger than its text
+            _check_size(node, path)  # before anything is built, so a bomb says so whatever else is wrong
+        return loader.construct_document(node)
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
         raise SpecError(path, line, "YAML-SYNTAX", f"character {exc.character!r} is not allowed in YAML: {exc.reason}") from None
