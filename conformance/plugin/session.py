@@ -22,7 +22,6 @@ from jax_conformance.spec.cache import SpecCache, gc_paused
 from jax_conformance.spec.expectations import ExpectationFile
 from jax_conformance.spec.loader import load_spec
 from jax_conformance.spec.model import Spec
-from jax_conformance.usage import Selection
 
 
 class Suite:
@@ -41,7 +40,6 @@ class Suite:
         self.expectations = ExpectationFile.load_many(list(options.expectations))
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
         self._spec_cache = SpecCache.default()  # specs an earlier process (lint, another mode, a worker) loaded
-        self.keyword: Selection | None = None  # -k over each case's id, claim and tags (the plugin takes pytest's -k over)
 
     @property
     def info(self) -> AdapterInfo:
