@@ -95,7 +95,7 @@ def test_dev_says_what_it_takes(tmp_path: Path) -> None:
 
 def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "JAX_CONFORMANCE_CACHE"}
-    code = "from jax_conformance.commands.compat import default_cache_dir; print(default_cache_dir())"
+    code = "from jax_conformance.compat.envs import default_cache_dir; print(default_cache_dir())"
     xdg = subprocess.run([sys.executable, "-c", code], env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
                          cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     assert Path(xdg) == tmp_path / "xdg" / "jax-conformance"

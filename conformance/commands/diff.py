@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from jax_conformance.differential import observe as diffobs
 from jax_conformance.differential.observe import ProgramObservation
-from jax_conformance.errors import BackendMissing, ModeError
+from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode, parse_modes
 
 if TYPE_CHECKING:  # the grammar imports Hypothesis: only where programs are drawn
@@ -171,7 +171,7 @@ class Pair:
             have = [str(b) for b in runner.info.get("backends", [])]
             if side.backend not in have and not (side.backend == "cpu" and not have):
                 self.close()
-                raise BackendMissing(f"--backends: {side.adapter} has no backend {side.backend!r} in mode {mode.slug} "
+                raise UsageError(f"--backends: {side.adapter} has no backend {side.backend!r} in mode {mode.slug} "
                                      f"(it has {', '.join(have) or 'none'})")
 
     def _one(self, i: int, text: str) -> ProgramObservation:
@@ -382,22 +382,10 @@ def _indent(text: str, prefix: str = "      ") -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from jax_conformance.errors import UsageError
-    try:
-        return _main(args)
-    except BackendMissing as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _main(args: argparse.Namespace) -> int:
     from jax_conformance.differential.grammar import AREAS
-    from jax_conformance.errors import UsageError
 
     sides = _sides(args)
-    try:
-        modes = parse_modes(args.modes)
-    except ModeError as exc:
-        raise UsageError(str(exc)) from None
+    modes = parse_modes(args.modes)  # a ModeError is a UsageError: one line, exit 2
     areas = [a.strip() for a in args.areas.split(",") if a.strip()] if args.areas else None
     if areas is not None:
         unknown = [a for a in areas if a not in AREAS]
