@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from jax_conformance.errors import ForkServerError
@@ -75,7 +76,7 @@ class ForkServer:
         return self.level == "light" and bool(self.late_env_prefixes) and all(
             k.startswith(self.late_env_prefixes) for k in differ)
 
-    def _next(self, deadline: float | None, until: Any) -> dict[str, Any] | None:
+    def _next(self, deadline: float | None, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
         """Read packets, keeping exit notices, until `until(message)` holds (that message) or the
         deadline passes (None); raises ForkServerError when the server's end has closed."""
         with selectors.DefaultSelector() as sel:
