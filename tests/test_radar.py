@@ -240,8 +240,8 @@ def test_upgrade_answers_from_a_cached_search_without_running(tmp_path: Path, mo
 
     from jax_conformance.commands import upgrade
 
-    root = drive.store_root(tmp_path / "cache")
     names = releases(12)
+    root = drive.store_root(tmp_path / "cache", names[-1])
     search = bisect(names, FakeReleases(names, planted(5), CASES))
     data = {"releases": names, "changes": [{**f.to_json(), "topic": "custom_jvp", "claim": "float0 tangents",
                                             "basis": "tested", "source": {"jax_test": "CustomJVPTest.test_float0"}}

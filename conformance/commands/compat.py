@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ from jax_conformance.compat.drive import (
     print_json,
     save_search,
     search_range,
+    specs_digest,
 )
 from jax_conformance.compat.envs import (
     DEFAULT_CACHE,
@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "case that differs is run only in the releases the search needs, and each change is "
                              "attributed to the release that made it (results kept under the cache directory)")
     parser.add_argument("--modes", type=_modes_arg, default=list(DEFAULT_MODES), metavar="M1,M2,...",
-                        help="modes to run in each release (default: off-warn,off-error,off-allow,on-warn); a mode may set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is unavailable there)")
+                        help="modes to run in each release (default: off-warn,off-error,off-allow,on); a mode may set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is unavailable there)")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)")
     parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
@@ -237,14 +237,6 @@ def snapshot_specs(dest: Path, source: Path = SPECS_DIR) -> Path:
         shutil.rmtree(dest)
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return dest
-
-
-def specs_digest(root: Path) -> str:
-    """A short hash of every spec file's path and bytes: which spec set a table was built from."""
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.y*ml")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()[:12]
 
 
 def render_report(merged: Path, out: Path) -> str:

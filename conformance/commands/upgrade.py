@@ -21,19 +21,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jax_conformance.commands import outdir
+from jax_conformance import SPECS_DIR
 from jax_conformance.compat.drive import (
+    STORE_LAYOUT,
     add_radar_arguments,
     cached_search,
     changes_json,
-    latest_store,
     print_json,
     save_search,
     search_range,
-    store_root,
+    specs_digest,
 )
 from jax_conformance.compat.envs import DEFAULT_CACHE, _modes_arg, _pin_arg, default_cache_dir
 from jax_conformance.errors import UsageError
+from jax_conformance.launch import rundir
 from jax_conformance.mode import DEFAULT_MODES
 from jax_conformance.report.releases import version_key
 from jax_conformance.usage import positive_float, positive_int
@@ -74,6 +75,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rebuild", action="store_true", help="rebuild the environments even when cached")
     add_radar_arguments(parser)
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help="passed to each pytest run")
+
+
+def find_cached(cache: Path, a: str, b: str) -> dict[str, Any] | None:
+    """A saved radar search holding both releases: of the current specs first, else of earlier ones (said)."""
+    digest = specs_digest(SPECS_DIR)
+    roots = sorted((cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    roots.sort(key=lambda p: not p.name.startswith(digest))  # stable: the current spec set's first
+    for root in roots:
+        data = cached_search(root, a, b)
+        if data is not None:
+            if not root.name.startswith(digest):
+                print(f"upgrade: specs/ changed since the radar searched {a}..{b}; answering from that search "
+                      f"({root.name}; --fresh to search again)")
+            return data
+    return None
 
 
 def between(data: dict[str, Any], a: str, b: str) -> list[dict[str, Any]]:
@@ -158,28 +174,22 @@ def main(args: argparse.Namespace) -> int:
     if Version(a) >= Version(b):
         raise UsageError(f"--from {a} --to {b}: the release upgraded from must be older than the one upgraded to")
     cache = (args.cache_dir or default_cache_dir()).resolve()
-    root = store_root(cache)
-    if not root.is_dir():
-        older = latest_store(cache)
-        if older is not None:
-            print(f"upgrade: specs/ changed since the last radar run; answering from its results ({older.name})")
-            root = older
-    data = None if args.fresh else cached_search(root, a, b)
+    data = None if args.fresh else find_cached(cache, a, b)
     if data is not None:
         rs = data["releases"]
         how = (f"from the cached radar search {rs[0]}..{rs[-1]} ({len(rs)} releases; cases that differ between "
                f"its ends, bisected); nothing installed or run")
     else:
-        run = search_range(args, f"{a}..{b}", store_dir=root)
+        run = search_range(args, f"{a}..{b}")
         data = changes_json(run)
-        save_search(root, data)
+        save_search(run.store.root, data)
         ran = sum(s.runs for s in run.observer.stats.values())
         built = sum(1 for s in run.observer.stats.values() if not s.cached and not s.reason)
         how = (f"radar search {a}..{b}: {len(data['releases'])} releases, {run.search.runs()} release observations, "
                f"{built} environments built, {ran} mode runs")
     changes = between(data, a, b)
     text = summary_text(a, b, changes, how)
-    out = outdir.new_run_dir("upgrade") if args.out is None else args.out
+    out = rundir.new_run_dir("upgrade") if args.out is None else args.out
     out.mkdir(parents=True, exist_ok=True)
     (out / f"upgrade-{a}-{b}.txt").write_text(text + "\n")
     (out / f"upgrade-{a}-{b}.html").write_text(page(a, b, changes, how))

@@ -8,6 +8,7 @@ between), so the behaviour x release table and the report show each change at it
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
@@ -18,20 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance import SPECS_DIR
+from jax_conformance.compat.as_of import PATH as AS_OF_ADAPTER
 from jax_conformance.compat.discover import Release, discover, parse_range
 from jax_conformance.compat.envs import (
     DEFAULT_BUDGET,
     BudgetReport,
     _size_arg,
+    default_cache_dir,
     enforce_budget,
     find_python,
 )
 from jax_conformance.compat.observer import RealObserver
 from jax_conformance.compat.radar import FLAG, Search, Store, bisect
 from jax_conformance.errors import UsageError
-from jax_conformance.launch.scheduler import merge
 from jax_conformance.mode import Mode
-from jax_conformance.records import ResultRecord, load_runs
+from jax_conformance.records import ResultRecord, ResultsWriter, load_runs, read_records
 from jax_conformance.report.releases import version_key
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
@@ -50,15 +52,21 @@ def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
                              "two fully run releases cannot be seen by bisection)")
 
 
-def store_root(cache: Path, specs: Path = SPECS_DIR) -> Path:
-    from jax_conformance.commands.compat import specs_digest  # the one digest of a spec set
+def specs_digest(root: Path) -> str:
+    """A short hash of every spec file's path and bytes: which spec set a table was built from."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.y*ml")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:12]
 
-    return cache / "radar" / specs_digest(specs)
+
+def store_root(cache: Path, as_of: str, specs: Path = SPECS_DIR) -> Path:
+    """Where the radar keeps its results for this spec set, judged as of release `as_of`."""
+    return cache / "radar" / f"{specs_digest(specs)}-{STORE_LAYOUT}-as-of-{as_of}"
 
 
-def latest_store(cache: Path) -> Path | None:
-    roots = [p for p in (cache / "radar").glob("*") if p.is_dir() and (p / "specs").is_dir()]
-    return max(roots, key=lambda p: p.stat().st_mtime) if roots else None
+# Bump when what the store's runs observe changes (the adapter, the signature).
+STORE_LAYOUT = "u3"
 
 
 def interpreters(args: argparse.Namespace) -> dict[str, str]:
@@ -91,8 +99,6 @@ class RadarRun:
 def search_range(args: argparse.Namespace, text: str, say: Callable[[str], None] = print,
                  store_dir: Path | None = None) -> RadarRun:
     """Discover the releases of `text` (all, or A..B), bisect every change between them, keep the cache in budget."""
-    from jax_conformance.commands.compat import default_cache_dir
-
     start = time.monotonic()
     try:
         lo, hi = parse_range(text)
@@ -109,19 +115,20 @@ def search_range(args: argparse.Namespace, text: str, say: Callable[[str], None]
                          f"{', '.join(sorted(pythons))}; at least two are needed")
     say(f"radar: {len(releases)} releases in {text} ({discovery_s:.1f} s to ask pip): "
         + ", ".join(f"{r.version}" + (f" (py{r.minor})" if r.minor != min(pythons) else "") for r in releases))
-    root = store_dir or store_root(cache)
+    as_of = releases[-1].version
+    root = store_dir or store_root(cache, as_of)
     root.mkdir(parents=True, exist_ok=True)
     specs = root / "specs"
     if not specs.is_dir():
         shutil.copytree(SPECS_DIR, specs, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     store = Store(root)
-    say(f"radar: results kept in {root}")
+    say(f"radar: results kept in {root}; every release judged against the spec's blocks for {as_of}")
     anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
     modes: Sequence[Mode] = args.modes
     observer = RealObserver(store, modes, cache, {r.version: r.python for r in releases}, specs, jobs=args.jobs,
                             build_jobs=args.build_jobs, install_timeout=args.install_timeout,
                             run_timeout=args.run_timeout, installer=args.installer, rebuild=args.rebuild,
-                            pins=list(args.pin), extra=[a for a in args.pytest_args if a != "--"], say=say)
+                            pins=list(args.pin), as_of=as_of, extra=[a for a in args.pytest_args if a != "--"], say=say)
     search = bisect([r.version for r in releases], observer, anchors, say=say)
     used = [e.path for e in observer.envs.values() if e.ok]
     budget = enforce_budget(cache, args.cache_budget, used)
@@ -132,7 +139,17 @@ def search_range(args: argparse.Namespace, text: str, say: Callable[[str], None]
 def merged_results(run: RadarRun, target: Path) -> int:
     """Every stored run of the searched releases (in release order) into one results file."""
     files = [f for r in sorted(run.search.releases, key=version_key) for f in run.store.files(r)]
-    return merge(files, target)
+    count = 0
+    writer = ResultsWriter(target)
+    try:
+        for path in files:
+            for record in read_records(path):
+                # the as-of adapter is JAX: its records are shown as jax's
+                writer.write({**record, "adapter": "jax"} if record.get("adapter") == AS_OF_ADAPTER else record)
+                count += 1
+    finally:
+        writer.close()
+    return count
 
 
 def case_facts(store: Store, releases: Sequence[str]) -> dict[str, ResultRecord]:

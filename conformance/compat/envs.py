@@ -332,8 +332,9 @@ def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: flo
         env.seconds = time.monotonic() - start
         return env
     env.versions = json.loads(lines[-1])
-    rc, freeze = _run_logged([str(env.python), "-m", "pip", "freeze", "--exclude-editable"], log, 120.0,
-                             _clean_environ(path))
+    freeze_cmd = [uv, "pip", "freeze", "--python", str(env.python), "--exclude-editable"] if uv is not None else \
+        [str(env.python), "-m", "pip", "freeze", "--exclude-editable"]  # a uv venv has no pip
+    rc, freeze = _run_logged(freeze_cmd, log, 120.0, _clean_environ(path))
     env.ok, env.seconds = True, time.monotonic() - start
     env.installer = "uv" if uv is not None else "pip"
     marker.write_text(json.dumps({"version": version, "pins": pins, "requirements": requirements(version, pins),

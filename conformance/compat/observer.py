@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jax_conformance.compat.as_of import AS_OF
+from jax_conformance.compat.as_of import PATH as AS_OF_ADAPTER
 from jax_conformance.compat.envs import Environment, ModeRun, _clean_environ, ensure_env, python_tag
 from jax_conformance.compat.radar import FLAG, Observations, Store, Unavailable
 from jax_conformance.launch.scheduler import Scheduler
@@ -58,6 +60,7 @@ class RealObserver:
     installer: str = "auto"
     rebuild: bool = False
     pins: Sequence[tuple[str, Sequence[str]]] = ()
+    as_of: str = ""  # the release whose expect blocks every release is judged against (compat.as_of)
     extra: Sequence[str] = ()
     say: Callable[[str], None] = print
     stats: dict[str, ReleaseStat] = field(default_factory=dict)
@@ -140,8 +143,12 @@ class RealObserver:
                 extra = ["--specs", str(self.specs), *self.extra]
                 if real is not None:
                     extra += ["-k", keyword(real)]
-                run = ModeRun("jax", mode, path, path.with_suffix(".log"), extra, python=str(env.python),
-                              env=_clean_environ(env.path), version=release)
+                environ = _clean_environ(env.path)
+                adapter = "jax"
+                if self.as_of:
+                    environ[AS_OF], adapter = self.as_of, AS_OF_ADAPTER
+                run = ModeRun(adapter, mode, path, path.with_suffix(".log"), extra, python=str(env.python),
+                              env=environ, version=release)
                 with lock:
                     processes.append((run, release, real))
                     stat.runs += 1
