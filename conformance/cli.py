@@ -79,12 +79,21 @@ def _command(argv: list[str]) -> str | None:
     return None
 
 
+def flag_hint(extra: list[str]) -> str:
+    """`run --flag X=Y` (pytest's option, not the command's): a flag is part of a mode, `--modes off-warn+X=Y`."""
+    flags = [a.split("=", 1)[1] for a in extra if a.startswith("--flag=")]
+    flags += [extra[i + 1] for i, a in enumerate(extra[:-1]) if a == "--flag"]
+    if not flags:
+        return ""
+    return f"; a flag is part of a mode: --modes off-warn+{'+'.join(flags)}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command(argv))
     args, extra = parser.parse_known_args(argv)
     if extra:  # named by the subcommand's parser, so the line says which command did not take them
-        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}{flag_hint(extra)}")
     if not hasattr(args, "_main"):
         parser.print_help()
         return USAGE
