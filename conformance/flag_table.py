@@ -96,22 +96,47 @@ def spec_flag_names(paths: Sequence[Path]) -> set[str]:
     return names
 
 
+_INFO: dict[tuple[str, Mode], AdapterInfo] = {}  # read once per process: `run` checks flags and backends with it
+
+
 def read_adapter_info(adapter: str, mode: Mode | None = None) -> AdapterInfo:
-    """Start the adapter in a worker, in `mode` (default: off-warn, no flags), and read its info."""
+    """Start the adapter in a worker, in `mode` (default: off-warn, no flags), and read its info (once per process)."""
     from jax_conformance.plugin.caserunner import CaseRunner
 
-    runner = CaseRunner(adapter, mode or Mode())
-    try:
-        return runner.info
-    finally:
-        runner.close()
+    key = (adapter, mode or Mode())
+    if key not in _INFO:
+        runner = CaseRunner(adapter, key[1])
+        try:
+            _INFO[key] = runner.info
+        finally:
+            runner.close()
+    return _INFO[key]
+
+
+def wrong_values(mode: Mode, info: AdapterInfo) -> list[str]:
+    """The flags of `mode` set to a value the flag cannot take (a boolean flag set to a word that is
+    no truth value: `jax_custom_vjp3=maybe`), each as `NAME takes true or false, not 'VALUE'`."""
+    table = flag_table(info)
+    out = []
+    for name, value in mode.flags:
+        flag = table.get(name)
+        if flag is None or isinstance(value, bool):
+            continue
+        if isinstance(flag.get("value"), bool) or isinstance(flag.get("default"), bool):
+            out.append(f"{name} takes true or false, not {value!r}")
+    return out
 
 
 def check_modes(modes: Sequence[Mode], info: AdapterInfo, adapter: str) -> None:
-    """Every flag of every mode must be one the adapter has (UsageError: one line naming those it has)."""
+    """Every flag of every mode must be one the adapter has, set to a value it can take (UsageError: one
+    line naming the flags it has, or the value it cannot take)."""
     missing = sorted({name for mode in modes for name in missing_flags(mode, info)})
     if missing:
         raise UsageError(unknown_flags(missing, info, adapter))
+    for mode in modes:
+        wrong = wrong_values(mode, info)
+        if wrong:
+            raise UsageError(f"--modes {mode.slug}: {'; '.join(wrong)}")
 
 
 def modes_for(values: list[str] | None, adapters: Sequence[str], specs: Sequence[str | Path]) -> dict[str, list[Mode]]:

@@ -361,12 +361,21 @@ class RecordTail:
     end: EndRecord | None = None
     counts: dict[str, int] = field(default_factory=dict)  # outcome -> case records so far (`tally`)
 
+    not_items: int = 0  # case records that are no collected item (a spec file that did not load, a harness error)
+    spec_errors: int = 0  # case records with `spec_error`: the spec at fault, not the implementation
+
     @property
     def done(self) -> int:
         return sum(self.counts.values())
 
     @property
+    def items_done(self) -> int:
+        """Collected items with a record: what `total` counts (a file that did not load is none)."""
+        return self.done - self.not_items
+
+    @property
     def unexpected(self) -> int:
+        """Records whose outcome fails the run (spec errors among them: the exit status still fails)."""
         return sum(n for o, n in self.counts.items() if o in UNEXPECTED)
 
     def poll(self) -> None:
@@ -392,6 +401,14 @@ class RecordTail:
             else:
                 self.cases.append(record)
                 tally(self.counts, record)
+                self.not_items += not is_item_record(record)
+                self.spec_errors += bool(record.get("spec_error"))
+
+
+def is_item_record(record: ResultRecord) -> bool:
+    """Whether a case record is a collected case's, not a file's that did not load (`<specs/x.yaml>`)
+    or a mode process's that failed outside its cases (`<pytest ...>`)."""
+    return not str(record.get("case") or "").startswith("<")
 
 
 def tally(into: dict[str, int], record: ResultRecord) -> None:

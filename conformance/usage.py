@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from jax_conformance.errors import UsageError
 
@@ -81,13 +83,57 @@ def check_expression(option: str, expr: str) -> None:
     is the one place that uses its private `_pytest.mark.expression`; if pytest moves it, each
     mode's pytest still refuses the expression itself.
     """
+    _compile(option, expr)
+
+
+def _compile(option: str, expr: str) -> Any:
+    """The compiled expression (None where pytest's parser is not where it was); UsageError if it does not parse."""
     try:
         from _pytest.mark.expression import Expression
     except ImportError:
-        return
+        return None
     try:
-        Expression.compile(expr)
+        return Expression.compile(expr)
     except Exception as exc:  # SyntaxError from pytest 8.1 on, ParseError before
         why = getattr(exc, "msg", None) or str(exc)
         column = getattr(exc, "column", None) or (exc.offset if isinstance(exc, SyntaxError) else None)
         raise UsageError(f"{option} {expr!r}: not a pytest expression ({f'at column {column}: ' if column else ''}{why})") from None
+
+
+Selection = Callable[[Iterable[str]], bool]
+
+
+def keyword_selection(expr: str, option: str = "-k") -> Selection | None:
+    """A -k expression as a test over a case's own words (its id, its claim, its tags), never the
+    mode, backend or file it runs in, so that every mode selects the same cases. A word of the
+    expression matches when it is a substring of one of them, ignoring case, as pytest's -k does
+    over item names. None where pytest's parser is not available (pytest's own -k applies then)."""
+    compiled = _compile(option, expr)
+    if compiled is None:
+        return None
+
+    def selects(names: Iterable[str]) -> bool:
+        lowered = [n.lower() for n in names]
+
+        def match(word: str, /, **kwargs: object) -> bool:
+            if kwargs:
+                raise UsageError(f"{option} {expr!r}: keyword expressions take no call parameters")
+            w = word.lower()
+            return any(w in n for n in lowered)
+
+        return bool(compiled.evaluate(match))
+
+    return selects
+
+
+def mark_selection(expr: str, option: str = "-m") -> Selection | None:
+    """A -m expression as a test over a case's tags (each a marker of its items): a word matches a tag of that name."""
+    compiled = _compile(option, expr)
+    if compiled is None:
+        return None
+
+    def selects(tags: Iterable[str]) -> bool:
+        have = set(tags)
+        return bool(compiled.evaluate(lambda name, /, **kwargs: not kwargs and name in have))
+
+    return selects

@@ -61,6 +61,13 @@ ROWS: list[tuple[str, str]] = [
     ("run -m 'x64 and'", "-m 'x64 and': not a pytest expression (at column 8:"),
     ("run --progress sideways", "argument --progress: invalid choice: 'sideways'"),
     ("run --no-such-option", "unrecognized arguments: --no-such-option"),
+    # found before anything starts (#28): an absent backend, a flag value the flag cannot take, a selection of nothing
+    ("run --adapter reference --specs {SPECS} --backend gpu", "--backend gpu: not available in adapter 'reference'; it has: cpu"),
+    ("run --adapter reference --specs {SPECS} --modes off-warn+jax_custom_vjp3=maybe",
+     "--modes off-warn+jax_custom_vjp3=maybe: jax_custom_vjp3 takes true or false, not 'maybe'"),
+    ("run --adapter reference --specs {SPECS} -k nomatch", "-k 'nomatch' selects no case"),
+    ("run --adapter reference --specs {SPECS} -m drift", "-m 'drift' selects no case"),
+    ("run --flag jax_custom_vjp3=true", "a flag is part of a mode: --modes off-warn+jax_custom_vjp3=true"),
     # report
     ("report", "the following arguments are required: RESULTS"),
     ("report /nonexistent.jsonl", "/nonexistent.jsonl: no such file or directory"),

@@ -19,7 +19,7 @@ from typing import IO
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.errors import ExpectationsError, UsageError
-from jax_conformance.flag_table import modes_for
+from jax_conformance.flag_table import modes_for, read_adapter_info
 from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
@@ -30,6 +30,8 @@ from jax_conformance.usage import (
     check_adapter,
     check_expression,
     check_spec_paths,
+    keyword_selection,
+    mark_selection,
     positive_float,
     positive_int,
 )
@@ -88,12 +90,14 @@ class Progress:
 
     def line(self, job: ModeProcess) -> str:
         total = job.tail.total
-        done = job.tail.done
+        done = job.tail.items_done  # a spec file that did not load is a record, not one of the `total` items
         width = 24
-        filled = int(width * done / total) if total else 0
+        filled = min(width, int(width * done / total)) if total else 0
         bar = "#" * filled + "." * (width - filled)
-        bad = sum(n for o, n in job.tail.counts.items() if o in UNEXPECTED)
+        bad = sum(n for o, n in job.tail.counts.items() if o in UNEXPECTED) - job.tail.spec_errors
         extra = f"  {bad} unexpected" if bad else ""
+        if job.tail.spec_errors:
+            extra += f"  {plural(job.tail.spec_errors, 'spec error')}"
         return f"{job.name:<22} [{bar}] {done:>5}/{total if total is not None else '?':<5} {job.elapsed:6.1f}s  {job.status()}{extra}"
 
     def update(self) -> None:
@@ -110,7 +114,7 @@ class Progress:
             # Plain lines: one when a mode starts, every quarter of its cases, when it ends,
             # and every HEARTBEAT seconds in between, so a CI log shows a slow mode is alive.
             total = job.tail.total or 0
-            quarter = 4 * job.tail.done // total if total else 0
+            quarter = 4 * job.tail.items_done // total if total else 0
             key = (job.status(), quarter)
             stale = job.running and time.monotonic() - self.last_line.get(job.name, 0.0) > HEARTBEAT
             if job.proc is not None and (self.reported.get(job.name) != key or stale):
@@ -151,14 +155,34 @@ def summary_table(rows: list[SummaryRow]) -> str:
     return "\n".join([fmt(heads), "  ".join("-" * w for w in widths), *map(fmt, body)])
 
 
-def unexpected_cases(jobs: list[ModeProcess], limit: int = 25) -> list[str]:
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def unexpected_cases(jobs: list[ModeProcess], limit: int = 25, spec_errors: bool = False) -> list[str]:
+    """A line per record whose outcome is unexpected (`spec_errors`: per record whose spec is at
+    fault instead, which the verdict does not count), the first `limit` of them."""
     out = []
     for job in jobs:
         for r in job.tail.cases:
-            if r["outcome"] in UNEXPECTED:
+            if r["outcome"] in UNEXPECTED and bool(r.get("spec_error")) == spec_errors:
                 first = cut((str(r.get("message") or "").strip().splitlines() or [""])[0], SHOWN_LINE_CHARS, "line")
-                out.append(f"{str(r['outcome']).upper():8} {r.get('case')} [{job.adapter} {job.mode.slug} {r.get('backend')}] {first}")
+                where = " ".join(str(w) for w in (job.adapter, job.mode.slug, r.get("backend")) if w)  # no backend: a file
+                out.append(f"{str(r['outcome']).upper():8} {r.get('case')} [{where}] {first}")
     return out[:limit] + ([f"... and {len(out) - limit} more (see the report)"] if len(out) > limit else [])
+
+
+def selection_note(collected: dict[tuple[str, str], int]) -> str:
+    """A line per adapter whose modes collected different numbers of cases ((adapter, mode) -> the
+    `collected` count): -k and -m see only the case, so a run gets there only through specs that
+    differ between modes (a file that loads in one mode only); "" when every mode ran the same set."""
+    per_adapter: dict[str, dict[str, int]] = {}
+    for (adapter, mode), count in collected.items():
+        per_adapter.setdefault(adapter, {})[mode] = count
+    return "\n".join(
+        f"note: {adapter} selected different cases in different modes ({', '.join(f'{m} {n}' for m, n in modes.items())}): "
+        "their counts do not compare like for like"
+        for adapter, modes in per_adapter.items() if len(set(modes.values())) > 1)
 
 
 def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
@@ -227,7 +251,44 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
             raise UsageError(f"--baseline {path}: no such file or directory")
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
-    return modes_for(args.modes, adapters, args.specs or []), adapters
+    check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
+    modes = modes_for(args.modes, adapters, args.specs or [])
+    if args.backend:
+        for adapter in adapters:
+            have = list(read_adapter_info(adapter)["backends"])
+            missing = [b for b in dict.fromkeys(args.backend) if b not in have]
+            if missing:
+                raise UsageError(f"--backend {', '.join(missing)}: not available in adapter {adapter!r}; it has: {', '.join(have)}")
+    return modes, adapters
+
+
+def check_selection(keyword: str | None, markexpr: str | None, paths: list[Path]) -> None:
+    """-k and -m must select some case of the specs (over each case's id, claim and tags, as the
+    mode processes do); unknown when a spec file does not load (its cases are not known here)."""
+    by_words = keyword_selection(keyword, "-k") if keyword else None
+    by_tags = mark_selection(markexpr, "-m") if markexpr else None
+    if by_words is None and by_tags is None:
+        return
+    from jax_conformance.errors import SpecFileErrors
+    from jax_conformance.spec.cache import SpecCache
+    from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
+
+    cache = SpecCache.default()
+    total = 0
+    for path in spec_files(paths):
+        if not is_spec_file(path):
+            continue
+        try:
+            spec = load_spec(path, cache=cache)
+        except SpecFileErrors:
+            return
+        for case in spec.cases:
+            total += 1
+            if (by_words is None or by_words([case.id, case.claim, *case.tags])) and (by_tags is None or by_tags(case.tags)):
+                return
+    given = " and ".join(f"{o} {e!r}" for o, e in (("-k", keyword), ("-m", markexpr)) if e)
+    raise UsageError(f"{given} selects no case (of {total} in {', '.join(map(str, paths))}; -k matches a case's id, "
+                     "claim and tags, -m its tags)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -260,6 +321,14 @@ def main(args: argparse.Namespace) -> int:
     if bad:
         print("unexpected outcomes:")
         print("\n".join(f"  {line}" for line in bad))
+    spec_errors = sum(j.tail.spec_errors for j in jobs)
+    if spec_errors:
+        print(f"{plural(spec_errors, 'spec error')}, not counted (a bug in a spec, not a verdict on the implementation; "
+              "the run still fails):")
+        print("\n".join(f"  {line}" for line in unexpected_cases(jobs, spec_errors=True)))
+    note = selection_note({(j.adapter, j.mode.slug): j.tail.total for j in jobs if j.tail.total is not None})
+    if note:
+        print(note)
     for job in jobs:
         if job.proc is None:
             print(f"mode {job.name}: not started")

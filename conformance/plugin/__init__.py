@@ -24,6 +24,9 @@ from collections.abc import Generator
 
 import pytest
 from jax_conformance import PACKAGE_DIR
+from jax_conformance.contract.fixture import jax_contract  # noqa: F401  (the fixture, for any test session)
+from jax_conformance.errors import AdapterStartError, UsageError
+from jax_conformance.mode import value_text
 from jax_conformance.plugin.collect import Collection
 from jax_conformance.plugin.options import (
     Options,
@@ -35,6 +38,7 @@ from jax_conformance.plugin.reporting import CaseReports, Records, interrupt_on_
 from jax_conformance.plugin.session import SUITE, Suite
 from jax_conformance.records import ResultsWriter
 from jax_conformance.spec.rules import known_tags
+from jax_conformance.usage import keyword_selection
 
 __all__ = ["PACKAGE_DIR", "SUITE", "Suite"]  # what tests and tools import from here
 
@@ -59,9 +63,14 @@ def _configure(config: pytest.Config) -> None:
         return
     suite = Suite(options, options.adapter, getattr(config, "workerinput", {}).get("conformance_run_id"))
     config.stash[SUITE] = suite
+    # -k selects over each case's id, claim and tags (`Collection.pytest_collection_modifyitems`),
+    # never over an item's name, which carries the mode and backend: pytest's own -k is taken over.
+    keyword = keyword_selection(config.option.keyword) if config.option.keyword else None
+    if keyword is not None:
+        config.option.keyword = ""
     # A broken spec file is one collection error; every other file still runs.
     config.option.continue_on_collection_errors = True
-    config.pluginmanager.register(Collection(suite), "jax-conformance-collection")
+    config.pluginmanager.register(Collection(suite, keyword), "jax-conformance-collection")
     config.pluginmanager.register(CaseReports(suite), "jax-conformance-reports")
     if not is_xdist_worker(config):  # the controller writes the records of a distributed run
         writer = ResultsWriter(options.results) if options.results else None
@@ -78,7 +87,25 @@ def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
     """A flag or backend the adapter lacks is found when the adapter first answers: in the
     session's start (the records' header, the terminal's header, which names the backends)."""
     with as_pytest_usage_error():
-        return (yield)
+        try:
+            return (yield)
+        except AdapterStartError:
+            suite = session.config.stash.get(SUITE, None)
+            if suite is not None and suite.mode.flags:
+                check_flag_values(suite)
+            raise
+
+
+def check_flag_values(suite: Suite) -> None:
+    """The adapter did not start in a mode with flags: when a flag was given a value it cannot take
+    (`--flag jax_custom_vjp3=maybe`), that is a usage error, named as such (the adapter's flag table
+    read in the mode without its flags)."""
+    from jax_conformance.flag_table import read_adapter_info, wrong_values
+
+    wrong = wrong_values(suite.mode, read_adapter_info(suite.adapter, suite.mode.base))
+    if wrong:
+        given = " ".join(f"{name}={value_text(value)}" for name, value in suite.mode.flags)
+        raise UsageError(f"--flag {given}: {'; '.join(wrong)}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -23,14 +23,16 @@ from jax_conformance.spec.loader import is_spec_file, spec_files
 from jax_conformance.spec.model import Case, Spec
 from jax_conformance.spec.rules import duplicate_ids, exception_names, known_tags
 from jax_conformance.text import LINE_CHARS, cut
+from jax_conformance.usage import Selection
 
 
 class Collection:
     """The collection hooks: `pytest conformance/` collects every spec file of the spec
     directories, a spec file under one of them is collected on its own."""
 
-    def __init__(self, suite: Suite) -> None:
+    def __init__(self, suite: Suite, keyword: Selection | None = None) -> None:
         self.suite = suite
+        self.keyword = keyword  # -k, taken over from pytest: over each case's id, claim and tags
 
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if path.resolve() == PACKAGE_DIR:
@@ -45,6 +47,21 @@ class Collection:
             return SpecFile.from_parent(parent, path=file_path)
         return None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item], config: pytest.Config) -> None:
+        """-k over the case's own words (`SpecItem.words`), so every mode and backend selects the
+        same cases; any other item by the names pytest's -k would see."""
+        select = self.keyword
+        if select is None:
+            return
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
+        for item in items:
+            (keep if select(item.words() if isinstance(item, SpecItem) else _item_names(item)) else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The fork servers import while the first (unisolated) cases run on the other core: the
         full one for isolated cases in the mode's environment, the light one for those with their
@@ -56,6 +73,12 @@ class Collection:
         levels = tuple(level for level, wanted in (("full", any(not c.env for c in isolated)),
                                                     ("light", any(c.env for c in isolated))) if wanted)
         self.suite.runner.start_fork_servers(levels)
+
+
+def _item_names(item: pytest.Item) -> list[str]:
+    """The names pytest's -k matches for an item that is not a case: its node names, extra keywords, markers."""
+    names = [n.name for n in item.listchain() if not isinstance(n, pytest.Session)]
+    return [*names, *item.listextrakeywords(), *(m.name for m in item.iter_markers())]
 
 
 class NotApplicable(Exception):
@@ -156,6 +179,10 @@ class SpecItem(pytest.Item):
         self.verdict: Verdict | None = None
         self.block_line: int | None = None  # the line of the expect block chosen for this mode and backend
         self.known_divergence: Entry | None = None  # the expectations entry that lists this case here
+
+    def words(self) -> list[str]:
+        """What -k matches: the case's id, its claim and its tags (never the mode, backend or file)."""
+        return [self.case.id, self.case.claim, *self.case.tags]
 
     def expect_divergence(self, entry: Entry | None) -> None:
         """A case listed as a known divergence is expected to fail: strict, so a listed case that
