@@ -110,13 +110,16 @@ def collection_error_record(suite: Suite, rootpath: Path, nodeid: str, message: 
         spec_file, topic, claim = rel_path(path, rootpath), "<spec-errors>", "the spec file loads"
     else:
         spec_file, line, topic, claim = nodeid, 1, "<collection>", "the suite collects"
-    return {
+    record: ResultRecord = {
         "record": "case", "run_id": suite.run_id, "case": f"<{spec_file}>", "spec_file": spec_file,
         "line": line, "topic": topic, "claim": claim,
         "adapter": suite.adapter, "implementation_version": _implementation_version(suite),
         "backend": None, "mode": suite.mode.to_json(), "outcome": "error", "message": message,
         "expected": None, "actual": None, "duration_s": 0.0,
     }
+    if error is not None:
+        record["spec_error"] = True  # a file that does not load (YAML, schema, lint): the spec's fault, never the implementation's
+    return record
 
 
 def _implementation_version(suite: Suite) -> str | None:
@@ -187,6 +190,7 @@ class Records:
         self.writer = writer
         self.counts: dict[str, int] = {}  # outcome -> case records, as `records.tally` counts them
         self._seen_collect_errors: set[str] = set()
+        self.spec_errors = 0  # of counts["error"]: records whose spec is at fault, said apart in the summary
         self._announced = False
 
     def _write(self, record: ResultRecord | CollectedRecord | EndRecord) -> None:
@@ -195,6 +199,7 @@ class Records:
 
     def _case(self, record: ResultRecord) -> None:
         tally(self.counts, record)
+        self.spec_errors += bool(record.get("spec_error"))
         self._write(record)
 
     @pytest.hookimpl(optionalhook=True)
@@ -261,6 +266,8 @@ class Records:
         suite = self.suite
         if self.counts:
             parts = [f"{n} {k.replace('_', ' ')}" for k, n in sorted(self.counts.items(), key=lambda kv: -kv[1])]
+            if self.spec_errors:
+                parts.append(f"of the errors {self.spec_errors} spec error{'s' if self.spec_errors != 1 else ''}, not counted")
             terminalreporter.write_sep("-", f"conformance [{suite.mode.label}]: {', '.join(parts)}")
         if "s" in config.option.reportchars or "a" in config.option.reportchars.lower():
             for report in terminalreporter.stats.get("not applicable", []):

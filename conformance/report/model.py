@@ -71,6 +71,7 @@ class Column:
     # per basis (documented, tested, observed, unsupported, None), how many records had each outcome
     by_basis: dict[str | None, dict[str, int]] = field(default_factory=dict)
     docs_vs_code: int = 0  # records whose documented expectation failed while the code's held
+    spec_errors: int = 0  # records with `spec_error` (in counts["error"]): the spec's fault, counted apart
     label: str = ""
     status: str = ""  # "unavailable" or "error" when the release could not run at all (compat)
     reason: str = ""
@@ -98,7 +99,8 @@ class Column:
 
     @property
     def unexpected(self) -> int:
-        return sum(self.counts[o] for o in UNEXPECTED)
+        """Records the implementation did not meet (a spec error is the spec's, not counted here)."""
+        return sum(self.counts[o] for o in UNEXPECTED) - self.spec_errors
 
     def share(self, bases: Iterable[str | None]) -> tuple[int, int]:
         """(holding, applicable) over the records of these bases."""
@@ -332,7 +334,10 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
             if isinstance(documented, dict):
                 info.documented = {"says": str(documented.get("says", "")), "source": _sources(documented.get("source"))}
             tally(col.counts, r)
-            tally(col.by_basis.setdefault(r.get("basis") if isinstance(r.get("basis"), str) else None, {}), r)
+            if r.get("spec_error"):
+                col.spec_errors += 1  # the spec at fault: outside the compliance figure, never unexpected
+            else:
+                tally(col.by_basis.setdefault(r.get("basis") if isinstance(r.get("basis"), str) else None, {}), r)
             if differs_from_docs(r):
                 col.docs_vs_code += 1
             cells[(info.index, col.index)] = r

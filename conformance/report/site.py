@@ -80,7 +80,7 @@ class Headline:
     modes: list[str]
     conform: int  # applicable documented/tested cells whose behaviour holds
     applicable: int
-    unexpected: int  # cells failed, error, crashed, timeout or xpassed
+    unexpected: int  # cells failed, error, crashed, timeout or xpassed (spec errors aside: `spec_errors`)
     divergences: int  # known divergences (xfailed cells)
     docs_vs_code: int  # cases whose documented expectation fails where the code's holds, in this release
     incomplete: list[str]  # column labels of runs that did not finish (or could not run)
@@ -88,6 +88,7 @@ class Headline:
     observed: int = 0  # applicable cells of observed-only cases: shown, not counted
     unsupported: int = 0  # applicable cells of behaviour JAX disowned: never counted
     flagged: list[str] = field(default_factory=list)  # modes with flags beside modes without: in the upcoming section, not counted
+    spec_errors: int = 0  # cells whose spec is at fault (it does not load, or its own code fails): counted apart, never unexpected
 
     @property
     def ok(self) -> bool:
@@ -122,6 +123,7 @@ def headlines(model: ReportModel) -> list[Headline]:
             conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
             diffs, [c.label for c in cols if c.interrupted or c.status in NOT_RUN], len(cols),
             observed, unsupported, flagged))
+        out[-1].spec_errors = sum(c.spec_errors for c in cols)
     return out
 
 

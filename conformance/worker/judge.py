@@ -113,13 +113,20 @@ def run_payload(adapter: Adapter, payload: CasePayload) -> Verdict:
     return verdict
 
 
+# The packages of the implementation: a module of theirs that does not import is the implementation's fact.
+IMPLEMENTATION_PACKAGES = frozenset({"jax", "jaxlib"})
+
+
 def spec_fault(obs: Observation, payload: CasePayload) -> str | None:
     """Why the observed exception is the spec's own bug (None when it is not).
 
-    A NameError raised in the spec's own code (a typo, a name the adapter does not provide) or
-    a SyntaxError compiling it says nothing about the implementation, unless the block expects it.
+    A NameError raised in the spec's own code (a typo, a name the adapter does not provide), a
+    SyntaxError compiling it, or a ModuleNotFoundError from its own `import` of a module that is not
+    the implementation's says nothing about the implementation, unless the block expects it.
     """
     exc = obs.exception
+    if isinstance(exc, ModuleNotFoundError):
+        return _missing_module(exc, payload)
     if not isinstance(exc, (NameError, SyntaxError)):
         return None
     raises = payload["expect"].get("raises")
@@ -134,6 +141,24 @@ def spec_fault(obs: Observation, payload: CasePayload) -> str | None:
     if not frames or frames[-1].filename != file:
         return None  # raised inside the implementation (or the harness), not by the spec's own line
     return f"{file}:{frames[-1].lineno}: the spec's code raised {type(exc).__name__}: {exc}"
+
+
+def _missing_module(exc: ModuleNotFoundError, payload: CasePayload) -> str | None:
+    """A spec's own `import` of a module that is not installed, and not the implementation's (a
+    release without `jax.experimental.x` is a fact about the implementation): the spec's, or the
+    user's environment's, fault; None when the block expects the error or another line raised it."""
+    raises = payload["expect"].get("raises")
+    if raises is not None and raises["type"].rsplit(".", 1)[-1] in {c.__name__ for c in type(exc).__mro__}:
+        return None
+    top = (exc.name or "").split(".")[0]
+    if not top or top in IMPLEMENTATION_PACKAGES:
+        return None
+    file = payload["file"]
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or frames[-1].filename != file:
+        return None  # raised inside a module the spec imported, not by the spec's own import
+    return (f"{file}:{frames[-1].lineno}: the spec imports {exc.name!r}, which is not installed here "
+            "(install it, or take the import out of the spec)")
 
 
 def _documented(obs: Observation, adapter: Adapter, payload: CasePayload) -> DocumentedCheck | None:
