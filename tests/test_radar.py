@@ -284,3 +284,13 @@ def test_a_release_the_store_holds_is_not_run_again(tmp_path: Path) -> None:
     assert got["0.4.30"]["a.same"] == {"off-warn": "passed: dtype int32"}  # type: ignore[index]
     assert said == ["jax 0.4.30: every case from the store", "jax 0.4.34: 1 cases from the store",
                     "jax 0.4.33: 1 cases from the store"]
+
+
+def test_a_harness_error_is_no_change() -> None:
+    from jax_conformance.compat.radar import HARNESS, differs, record_signature
+
+    rec = {"outcome": "error", "message": "harness error: UnboundLocalError: ...", "actual": None}
+    assert record_signature(rec) == HARNESS  # type: ignore[arg-type]
+    assert not differs({"on": HARNESS, "off-warn": ACCEPTS}, {"on": RAISES, "off-warn": ACCEPTS})
+    assert differs({"on": HARNESS, "off-warn": ACCEPTS}, {"on": RAISES, "off-warn": RAISES})
+    assert record_signature({"outcome": "xfailed", "actual": {"dtype": "int32"}}) == "failed: dtype int32"  # type: ignore[arg-type]

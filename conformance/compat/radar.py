@@ -32,6 +32,7 @@ from jax_conformance.report.releases import NOT_RUN, mode_slug, observed_key, ve
 
 FLAG = "flag:"  # the pseudo-cases of upgrade flags
 ABSENT = "absent"
+HARNESS = "harness error"  # the record says the harness, not the implementation, failed
 MISSING = "no record"  # a case asked for that the release did not record (not in its specs, or not collected)
 
 Signature = dict[str, str]  # mode slug -> what happened there, e.g. "passed: raised TypeError (Custom JVP rule...)"
@@ -86,10 +87,11 @@ class Search:
 
 
 def differs(a: Signature | None, b: Signature | None) -> bool:
-    """Two signatures differ where a mode both have says something else (a mode only one has is not a change)."""
+    """Two signatures differ where a mode both have says something else (a mode only one has is not a
+    change, nor one where the harness, not the release, failed on either side)."""
     if a is None or b is None:
         return False
-    return any(a[m] != b[m] for m in set(a) & set(b))
+    return any(a[m] != b[m] and HARNESS not in (a[m], b[m]) for m in set(a) & set(b))
 
 
 def bisect(releases: Sequence[str], observer: Observer, anchors: Sequence[str] = (),
@@ -169,6 +171,8 @@ def record_signature(record: ResultRecord) -> str:
     """One case record in a word or two: outcome, and what it did (dtype, value, error class and words)."""
     what = observed_key(record.get("actual"))
     outcome = str(record.get("outcome", "error"))
+    if outcome == "error" and str(record.get("message") or "").startswith("harness error"):
+        return HARNESS  # the harness failed (or was mid-edit in a checkout): nothing seen of the release
     # a known divergence listed for some releases only (specs/expectations) changes no behaviour
     outcome = {"xfailed": "failed", "xpassed": "passed"}.get(outcome, outcome)
     return outcome + (f": {what}" if what else "")
