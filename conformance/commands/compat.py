@@ -329,6 +329,8 @@ def radar_main(args: argparse.Namespace, start: float) -> int:
     (args.out / "radar.txt").write_text(text + "\n")
     print(f"\nchanges, each at the first release that shows it ({len(data['changes'])}):")
     print(text or "(none)")
+    for flag, history in data["flags"].items():
+        print(f"upgrade flag {flag}: " + "; ".join(f"{h['before']} -> {h['after']} in {h['release']}" for h in history))
     built = {r: e for r, e in data["environments"].items() if not e["cached"] and not e["reason"]}
     if built:
         print("environments built: " + ", ".join(f"{r} {e['build_s']} s ({e['installer']})" for r, e in built.items()))
