@@ -301,34 +301,64 @@ def parse_record(line: bytes | str) -> Record | str:
     return cast(Record, value)
 
 
+class ReadProblem(str):
+    """A line of a results file that is no record, as `path:line: why`. `fatal` when it is not a
+    torn last line (a run cut off while writing it, which a reader takes in its stride): a record
+    corrupted in the middle of a file, or a file that is not a results file at all."""
+
+    fatal: bool = False
+
+    @classmethod
+    def make(cls, text: str, fatal: bool = False) -> ReadProblem:
+        problem = cls(text)
+        problem.fatal = fatal
+        return problem
+
+
 def read_records(path: Path | str, problems: list[str] | None = None) -> Iterator[Record]:
-    """Every record of a results file, in order; a line that is none (a torn last line) is skipped
-    and, with `problems`, said there as `path:line: why`. A missing file has no records."""
+    """Every record of a results file, in order; a line that is none is skipped and, with
+    `problems`, said there as a `ReadProblem` (`path:line: why`): a torn last line as the run cut
+    off, a bad line with a record after it as a corrupt record (`fatal`). A missing file has no records."""
     try:
         f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below; a missing file reads empty
     except FileNotFoundError:
         return
+    pending: list[tuple[int, str]] = []  # bad lines not yet known to be the last
     with f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             record = parse_record(line)
             if isinstance(record, str):
-                if problems is not None and record:
-                    problems.append(f"{path}:{number}: {record}")
+                if record:
+                    pending.append((number, record))
                 continue
+            if problems is not None:
+                problems.extend(ReadProblem.make(f"{path}:{n}: corrupt record: {why.split(';')[0]}, with records after it "
+                                                 "(not a run cut off while writing its last line)", fatal=True)
+                                for n, why in pending)
+            pending.clear()
             yield record
+    if problems is not None and pending:
+        *corrupt, (last, why) = pending
+        problems.extend(ReadProblem.make(f"{path}:{n}: corrupt record: {w.split(';')[0]}, with another line after it", fatal=True)
+                        for n, w in corrupt)
+        problems.append(ReadProblem.make(f"{path}:{last}: {why}"))
 
 
-def load_runs(paths: Iterable[Path | str]) -> list[Run]:
+def load_runs(paths: Iterable[Path | str], every_problem: list[str] | None = None) -> list[Run]:
     """Every run in these files (a file may hold several, e.g. a merged results.jsonl), each with
-    its case records; a record before its run's header (none in a file the harness wrote) is skipped."""
+    its case records; a record before its run's header (none in a file the harness wrote) is skipped.
+    `every_problem` gets each file's problems, a file that holds no record at all among them
+    (`not a jax-conformance results file`, fatal)."""
     runs: list[Run] = []
     for path in paths:
         by_id: dict[str, Run] = {}
         current: Run | None = None
         problems: list[str] = []
+        seen = False
         for record in read_records(path, problems):
+            seen = True
             if record["record"] == "run":
                 current = by_id[record.get("run_id") or str(len(by_id))] = Run(header=record, source=str(path))
                 continue
@@ -341,10 +371,24 @@ def load_runs(paths: Iterable[Path | str]) -> list[Run]:
                 run.collected = int(record["count"])
             else:
                 run.cases.append(record)
+        if not seen and (problems or _has_text(path)):  # lines, none of them a record
+            why = f": {problems[0].split(': ', 1)[-1]}" if problems else ""
+            problems = [ReadProblem.make(f"not a jax-conformance results file: {path} (no line of it is a record{why})",
+                                         fatal=True)]
         for run in by_id.values():
             run.problems = problems
         runs.extend(by_id.values())
+        if every_problem is not None:
+            every_problem.extend(problems)
     return runs
+
+
+def _has_text(path: Path | str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return bool(f.read(4096).strip())
+    except OSError:
+        return False
 
 
 @dataclass

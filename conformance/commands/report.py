@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mutation", type=Path, metavar="FILE",
                         help="mutation results (JSON from `jax-conformance mutate`; default: OUT/mutation.json if present)")
     parser.add_argument("--title", default=DEFAULT_TITLE, help="page title")
+    parser.add_argument("--allow-partial", action="store_true",
+                        help="report what can be read when a results file has a corrupt record in its middle, or a file "
+                             "named is not a results file (each said as a warning); without it that is an error, exit 2")
 
 
 def check_results(paths: Sequence[str | Path], option: str = "") -> None:
@@ -61,7 +64,7 @@ def main(args: argparse.Namespace) -> int:
             rundir.clear(args.out, [*result_paths([*args.results, *args.baseline]), *([mutation] if mutation else [])])
         return Path(args.out)
 
-    index, model = build_site(args.results, target, args.baseline, mutation, args.title)
+    index, model = build_site(args.results, target, args.baseline, mutation, args.title, allow_partial=args.allow_partial)
     for problem in model.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if index is None:

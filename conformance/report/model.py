@@ -18,6 +18,7 @@ from jax_conformance.records import (
     UNEXPECTED,
     EndRecord,
     JSONScalar,
+    ReadProblem,
     ResultRecord,
     Run,
     load_runs,
@@ -260,12 +261,27 @@ def dedupe(runs: list[Run]) -> list[Run]:
 
 
 def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
+    """The runs of these files and what was wrong in them (`records.ReadProblem`s, `fatal` for a
+    corrupt record or a file given by name that is not a results file; one found in a directory
+    given is only skipped, with a warning: a directory may hold other *.jsonl)."""
+    paths = list(paths)
     files = result_paths(paths)
-    problems = [f"{p}: no such file" for p in files if not p.is_file()]
-    runs = dedupe(load_runs([p for p in files if p.is_file()]))
-    for run in runs:
-        problems.extend(p for p in run.problems if p not in problems)
+    named = {Path(p) for p in paths if not Path(p).is_dir()}
+    problems: list[str] = [f"{p}: no such file" for p in files if not p.is_file()]
+    found: list[str] = []
+    runs = dedupe(load_runs([p for p in files if p.is_file()], found))
+    for problem in found:
+        if problem.startswith("not a jax-conformance results file: ") and getattr(problem, "fatal", False) \
+                and not any(problem.startswith(f"not a jax-conformance results file: {p} ") for p in named):
+            problem = ReadProblem.make(f"{problem}; skipped")
+        if problem not in problems:
+            problems.append(problem)
     return runs, problems
+
+
+def fatal_problems(model: ReportModel) -> list[str]:
+    """The problems that stop `jax-conformance report` unless --allow-partial: corrupt records, files that are not results."""
+    return [p for p in model.problems if getattr(p, "fatal", False)]
 
 
 def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = (),
