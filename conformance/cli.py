@@ -38,6 +38,7 @@ COMMANDS = {
     "lint": ("jax_conformance.commands.lint", "check spec files against the schema and the lint rules"),
     "mutate": ("jax_conformance.commands.mutate", "run the suite against mutants of the reference and print the mutation score"),
     "compat": ("jax_conformance.commands.compat", "run the suite across JAX releases, one isolated environment each"),
+    "upgrade": ("jax_conformance.commands.upgrade", "what changes going from one JAX release to another: each behaviour with the release that changed it"),
     "flags": ("jax_conformance.commands.flags", "list the flags an adapter has (names for --flag and --modes MODE+FLAG)"),
     "diff": ("jax_conformance.commands.diff", "run generated programs on two implementations or backends and compare them"),
 }
