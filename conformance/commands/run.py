@@ -143,7 +143,15 @@ def summary_rows(jobs: list[ModeProcess]) -> list[SummaryRow]:
         version = str(header.get("implementation_version")) if header else "?"
         for backend, c in per_backend.items() or [("-", dict.fromkeys(OUTCOMES, 0))]:
             rows.append((job.adapter, version, backend, job.mode.slug, c, job.status()))
-    return rows
+    return in_report_order(rows)
+
+
+def in_report_order(rows: list[SummaryRow]) -> list[SummaryRow]:
+    """The rows in the order of the report's summary (adapter, release, backend, then the modes of the
+    default matrix, each flagged mode after its base, fewest flags first), not the order the modes ran in."""
+    from jax_conformance.report.releases import mode_key, version_key
+
+    return sorted(rows, key=lambda r: (r[0], version_key(r[1]), r[2], *mode_key(r[3])))
 
 
 def summary_table(rows: list[SummaryRow]) -> str:

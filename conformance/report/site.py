@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from jax_conformance import REPORT_ASSETS
 from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
 from jax_conformance.report.releases import (
@@ -57,7 +58,52 @@ def _environment() -> jinja2.Environment:
     env.filters["safe_url"] = safe_url
     env.filters["pct"] = lambda v: "n/a" if v is None else f"{v:.1f}%"
     env.filters["outcome_label"] = lambda o: str(o).replace("_", " ")
+    env.filters["breakable"] = lambda s: markupsafe.Markup("+<wbr>").join(markupsafe.escape(p) for p in str(s).split("+"))
+    env.filters["since_text"] = since_text
     return env
+
+
+def since_text(since: Mapping[str, tuple[str, str]]) -> str:
+    """A docs-vs-code difference's first release per adapter, in words."""
+    return "; ".join(f"{adapter} {first}" + (f" (the docs held in {held})" if held else
+                                               " or earlier (no earlier release merged shows the docs holding)")
+                     for adapter, (first, held) in since.items())
+
+
+def since_once(model: ReportModel) -> str:
+    """The docs-vs-code table's "since" when every row has the same one (one release merged): said once."""
+    texts = {since_text(d.since) for d in model.docs_vs_code}
+    return texts.pop() if len(texts) == 1 else ""
+
+
+def file_records(model: ReportModel) -> int:
+    """Records in the result files read: the case records and each run's header, collected count and end."""
+    runs: dict[str, Column] = {}
+    for c in model.columns:
+        runs.setdefault(c.run_id, c)
+    return model.records + sum(1 + (c.collected is not None) + (c.end is not None) for c in runs.values())
+
+
+# Where a report looks for a spec file a record names (relative to the directory it ran in): the
+# directory the report is built in, then the checkout or installed package holding the specs.
+ROOTS = (Path.cwd, lambda: REPORT_ASSETS.parent)
+
+
+def local_uri(path: str | None) -> str:
+    """A file:// link to a spec or expectations file when it is on this machine, else "".
+
+    Absolute: the report is opened both as reports/runs/<time>/ and through the reports/latest
+    link, where one relative path cannot reach the checkout from both."""
+    if not path:
+        return ""
+    p = Path(path)
+    for candidate in [p] if p.is_absolute() else [root() / p for root in ROOTS]:
+        try:
+            if candidate.is_file():
+                return candidate.resolve().as_uri()
+        except OSError:
+            continue
+    return ""
 
 
 def safe_url(url: object) -> str:
@@ -88,7 +134,13 @@ class Headline:
     observed: int = 0  # applicable cells of observed-only cases: shown, not counted
     unsupported: int = 0  # applicable cells of behaviour JAX disowned: never counted
     flagged: list[str] = field(default_factory=list)  # modes with flags beside modes without: in the upcoming section, not counted
+    docs_cells: int = 0  # conforming cells whose code expectation held where the documented one failed
+    expectations: str = ""  # a link to the adapter's expectations file (its known divergences), where it is here
     spec_errors: int = 0  # cells whose spec is at fault (it does not load, or its own code fails): counted apart, never unexpected
+
+    @property
+    def expectations_name(self) -> str:
+        return f"specs/expectations/{self.adapter}.yaml"
 
     @property
     def ok(self) -> bool:
@@ -122,7 +174,8 @@ def headlines(model: ReportModel) -> list[Headline]:
             sorted({c.mode for c in cols}, key=mode_key),
             conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
             diffs, [c.label for c in cols if c.interrupted or c.status in NOT_RUN], len(cols),
-            observed, unsupported, flagged))
+            observed, unsupported, flagged, sum(c.docs_vs_code for c in cols),
+            local_uri(f"specs/expectations/{adapter}.yaml")))
         out[-1].spec_errors = sum(c.spec_errors for c in cols)
     return out
 
@@ -165,6 +218,7 @@ def detail_chunks(model: ReportModel) -> tuple[list[int], list[dict[str, Any]]]:
         per_case.setdefault(ci, {})[col] = {k: rec[k] for k in DETAIL_FIELDS if k in rec}
     starts: list[int] = []
     chunks: list[dict[str, Any]] = []
+    hrefs: dict[str, str] = {}
     size = CHUNK_RECORDS
     for case in model.cases:
         records = per_case.get(case.index, {})
@@ -175,6 +229,7 @@ def detail_chunks(model: ReportModel) -> tuple[list[int], list[dict[str, Any]]]:
         size += len(records)
         chunks[-1][str(case.index)] = {
             "id": case.id, "topic": case.topic, "claim": case.claim, "spec_file": case.spec_file,
+            "spec_href": hrefs.setdefault(case.spec_file, local_uri(case.spec_file)),
             "line": case.line, "source": case.source, "tags": case.tags, "basis": case.basis,
             "documented": case.documented,
             "records": {str(col): r for col, r in sorted(records.items())},
@@ -206,6 +261,7 @@ def render(model: ReportModel, out: Path, title: str = "JAX conformance report")
         page = _environment().get_template("index.html.j2").render(
             title=title, model=model, build=f"assets/{build}", claims=data["claims"], verdicts=headlines(model),
             generated=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            file_records=file_records(model), since_once=since_once(model),
             shown_changes=SHOWN_CHANGES, interrupted=[c for c in model.columns if c.interrupted],
             results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",
         )

@@ -119,6 +119,78 @@ class FlagGroup:
     def is_flag(self) -> bool:
         return self.name not in (COMBINATION, UNATTRIBUTED, ALONE_ONLY)
 
+    @property
+    def sentence(self) -> str:
+        """What changes, in one sentence computed from the cases: `jax_custom_vjp3: 47 cases behave
+        otherwise: a result becomes an error, TypeError (16: custom_vjp.closures 10, ...), ...`."""
+        n = len(self.cases)
+        if not n:
+            alone = "" if self.changed_alone in (None, 0) else f" the way all upcoming does ({self.changed_alone} when set alone)"
+            return f"{self.name}: no case behaves otherwise{alone}."
+        kinds: dict[str, dict[str, int]] = {}  # phrase -> topic -> cases, in the order first seen
+        for c in self.cases:
+            then = c.upcoming if c.upcoming is not None and not c.upcoming.same_as(c.today) else (
+                c.alone.get(self.name) or next(iter(c.alone.values()), None))
+            phrase = change_phrase(c.today, then) if then is not None else "another behaviour"
+            topic = c.id.rpartition(".")[0] or c.id
+            per_topic = kinds.setdefault(phrase, {})
+            per_topic[topic] = per_topic.get(topic, 0) + 1
+        ranked = sorted(kinds.items(), key=lambda kv: -sum(kv[1].values()))
+        parts = []
+        for phrase, topics in ranked[:SENTENCE_KINDS]:
+            top = sorted(topics.items(), key=lambda kv: -kv[1])
+            where = ", ".join(f"{t} {k}" for t, k in top[:3]) + (", ..." if len(top) > 3 else "")
+            parts.append(f"{phrase} ({sum(topics.values())}: {where})")
+        rest = sum(sum(t.values()) for _, t in ranked[SENTENCE_KINDS:])
+        if rest:
+            parts.append(f"{rest} other{'s' if rest != 1 else ''} in {len(ranked) - SENTENCE_KINDS} more way{'s' if len(ranked) - SENTENCE_KINDS != 1 else ''}")
+        verb = "case behaves" if n == 1 else "cases behave"
+        return f"{self.name}: {n} {verb} otherwise: {', '.join(parts)}."
+
+
+SENTENCE_KINDS = 5  # kinds of change a flag's sentence names; the rest are counted
+
+
+def _raised(b: Behaviour) -> str | None:
+    """The exception type a behaviour raised (from `observed_key`), None when it did not raise."""
+    return b.did.split()[1] if b.did.startswith("raised ") and len(b.did.split()) > 1 else None
+
+
+def _thing(b: Behaviour) -> str:
+    """What a behaviour gave, in a few words: `an array (float32)`, `a Python float`."""
+    if b.did.startswith("dtype "):
+        return f"an array ({b.did.split()[1]})"
+    if b.did.startswith("Python "):
+        return f"a Python {b.did.split()[1]}"
+    return b.did
+
+
+def change_phrase(today: Behaviour, then: Behaviour) -> str:
+    """One kind of change in words, the same for every case that changes this way (so they can be counted)."""
+    if today.outcome != then.outcome:
+        if then.outcome in INAPPLICABLE:
+            return "not applicable under the flags"
+        if today.outcome in INAPPLICABLE:
+            return f"applies under the flags only ({then.verdict})"
+        if today.outcome in HOLDING or then.outcome not in HOLDING:
+            return f"{today.verdict} today, {then.verdict} under the flags"
+    if today.did and then.did and today.did != then.did:
+        was, now = _raised(today), _raised(then)
+        if now and not was:
+            return f"a result becomes an error, {now}"
+        if was and not now:
+            return f"{was} is no longer raised, {_thing(then) or 'a result'} instead"
+        if was and now:
+            return f"{now} instead of {was}" if was != now else f"{now} with another message"
+        if _thing(today) != _thing(then):
+            return f"{_thing(then)} instead of {_thing(today)}"
+        return f"another value ({then.did})"
+    if today.outcome != then.outcome:
+        return f"{today.verdict} today, {then.verdict} under the flags"
+    if today.block != then.block:
+        return "another expect block chosen (the spec says what the flag changes)"
+    return "something else done"
+
 
 @dataclass
 class UpcomingSection:

@@ -43,6 +43,14 @@
     return /^https?:\/\//.test(text) ? text : "";
   }
 
+  // A spec file and line, a link to the file where the report found it on this machine (site.py
+  // writes spec_href: a file:// URL of a file it checked; nothing else is made a link here).
+  function specLink(info, line) {
+    const text = info.spec_file + (line ? ":" + line : "");
+    const href = String(info.spec_href || "");
+    return href.startsWith("file:///") ? el("a", { class: "spec-link", href: href }, text) : text;
+  }
+
   // ------------------------------------------------------------ filters
 
   const f = {
@@ -124,7 +132,15 @@
       // A mode with flags (off-warn+jax_custom_vjp3+...) shows one flag a line, so its column stays narrow.
       const [base, ...flags] = col.mode.split("+");
       th.appendChild(el("div", null, base + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ")" : col.interrupted ? " ⚠" : "")));
-      flags.forEach((flag) => th.appendChild(el("div", { class: "flag" }, "+" + flag)));
+      flags.forEach((flag) => {
+        // a long flag name may break after its underscores (<wbr>), so a page of 1024 px holds every column
+        const div = el("div", { class: "flag" });
+        ("+" + flag).split("_").forEach((part, i, parts) => {
+          div.appendChild(document.createTextNode(part + (i < parts.length - 1 ? "_" : "")));
+          if (i < parts.length - 1) div.appendChild(document.createElement("wbr"));
+        });
+        th.appendChild(div);
+      });
       hr.appendChild(th);
     }
     head.appendChild(hr);
@@ -350,7 +366,7 @@
     body.appendChild(el("p", { class: "detail-claim" }, info.claim));
     const dl = el("dl");
     row(dl, "topic", info.topic);
-    row(dl, "spec", info.spec_file + (info.line ? ":" + info.line : ""));
+    row(dl, "spec", specLink(info, info.line));
     if (info.tags && info.tags.length) row(dl, "tags", info.tags.join(", "));
     for (const src of info.source || []) {
       const span = el("span");
@@ -372,7 +388,7 @@
       row(rdl, "outcome", el("span", { class: "badge o-" + rec.outcome, "data-outcome": rec.outcome }, rec.outcome.replace("_", " ")));
       const flags = Object.entries(column.flags || {});
       if (flags.length) row(rdl, "JAX flags", flags.map(([k, v]) => k + "=" + String(v)).join(", "));
-      if (rec.expect_line) row(rdl, "expect block", info.spec_file + ":" + rec.expect_line);
+      if (rec.expect_line) row(rdl, "expect block", specLink(info, rec.expect_line));
       if (rec.duration_s !== undefined) row(rdl, "duration", Number(rec.duration_s).toFixed(3) + " s");
       if (rec.documented) row(rdl, "the docs' expectation", (rec.documented.holds ? "holds here" : "fails here: " + (rec.documented.message || "")) + " (" + info.spec_file + ":" + rec.documented.line + ")");
       if (rec.spec_error) row(rdl, "spec error", "a bug in the spec's own code, not a verdict on the implementation");
