@@ -319,3 +319,28 @@ def test_the_cache_budget_removes_the_least_recently_used(tmp_path: Path) -> Non
     assert envs.parse_size("20G") == 20 << 30 and envs.parse_size("500M") == 500 << 20 and envs.parse_size("0") == 0
     with pytest.raises(ValueError):
         envs.parse_size("lots")
+
+
+def test_a_probe_runs_only_the_modes_where_the_case_differed() -> None:
+    names = releases(9)
+
+    class ModeAware(FakeReleases):
+        modes_for: dict[str, set[str]]
+
+    def behave(i: int, case: str) -> str:
+        return ACCEPTS if i < 3 or case != CASES[0] else RAISES
+
+    fake = ModeAware(names, behave, CASES)
+    fake.modes_for = {}
+
+    def observe(probes: Mapping[str, Sequence[str] | None]) -> dict[str, Observations | Unavailable]:
+        got = FakeReleases.observe(fake, probes)
+        for obs in got.values():  # only "on" differs: off-warn keeps accepting
+            if not isinstance(obs, Unavailable) and CASES[0] in obs:
+                obs[CASES[0]]["off-warn"] = ACCEPTS
+        return got
+
+    fake.observe = observe  # type: ignore[method-assign]
+    search = bisect(names, fake)
+    assert fake.modes_for == {CASES[0]: {"on"}}
+    assert [(f.release, f.modes) for f in search.changes] == [(names[3], ["on"])]

@@ -68,6 +68,19 @@ class RealObserver:
     _tags: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     filler: str | None = None  # a real case to run when only flags are asked (they come with any run's header)
+    # case -> the modes where it differed between the ends of its interval (set by `radar.bisect`):
+    # a probe runs only those modes; a case not listed runs in every mode
+    modes_for: dict[str, set[str]] = field(default_factory=dict)
+
+    def needed(self, cases: Sequence[str] | None) -> list[str]:
+        """The modes a probe of these cases runs (every mode for a full run)."""
+        if cases is None:
+            return self.slugs
+        want: set[str] = set()
+        for case in cases:
+            if not case.startswith(FLAG):
+                want |= self.modes_for.get(case, set(self.slugs))
+        return [m for m in self.slugs if m in want] or self.slugs[:1]
 
     @property
     def slugs(self) -> list[str]:
@@ -80,7 +93,7 @@ class RealObserver:
             reason = self.store.unavailable(release)
             if reason is not None:
                 out[release] = Unavailable(reason)
-            elif self.store.has(release, self.slugs, cases):
+            elif self.store.has(release, self.needed(cases), cases):
                 self.say(f"jax {release}: {'every case' if cases is None else f'{len(cases)} cases'} from the store")
             else:
                 todo[release] = cases
@@ -131,9 +144,10 @@ class RealObserver:
             real = None if cases is None else [c for c in cases if not c.startswith(FLAG)]
             if real is not None and not real:
                 real = [self.filler] if self.filler else []
+            modes = [m for m in self.modes if m.slug in self.needed(cases)]
             self.say(f"jax {release}: environment {how}; running {'every case' if real is None else f'{len(real)} cases'}"
-                     f" in {len(self.modes)} modes")
-            for mode in self.modes:
+                     f" in {', '.join(m.slug for m in modes)}")
+            for mode in modes:
                 done, _ = self.store.observations(release, [mode.slug])
                 if real is not None and all(mode.slug in done.get(c, {}) for c in real):
                     continue

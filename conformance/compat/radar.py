@@ -141,6 +141,13 @@ def bisect(releases: Sequence[str], observer: Observer, anchors: Sequence[str] =
                 if target is not None:
                     target |= need
             waiting.append((lo, hi, cases, mid))
+        modes_for = getattr(observer, "modes_for", None)
+        if isinstance(modes_for, dict):  # tell the observer which modes each probed case differed in
+            for lo, hi, cases, _mid in waiting:
+                for case in cases:
+                    before, after = seen[lo][case], seen[hi][case]
+                    modes_for.setdefault(case, set()).update(
+                        m for m in set(before) & set(after) if before[m] != after[m] and HARNESS not in (before[m], after[m]))
         if probes:
             log("radar: probing " + ", ".join(f"{r} ({len(c or ())} cases)" for r, c in sorted(
                 probes.items(), key=lambda kv: version_key(kv[0]))))
