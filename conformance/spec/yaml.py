@@ -108,6 +108,15 @@ def _check_size(node: yaml.Node, path: Path) -> None:
         )
 
 
+def _hint(problem: str) -> str:
+    """What to do about a YAML error a spec's Python often causes: `run: jax.grad(lambda x: x)`
+    (a `: ` inside a plain value starts a mapping)."""
+    if "mapping values are not allowed" in problem:
+        return ("; a value holding ': ' (a lambda, a dict) must be a block: write `run: |` (or `setup: |`) and the "
+                "code indented on the lines below")
+    return ""
+
+
 def parse_yaml(text: str, path: Path) -> Any:
     """Parse with the safe loader; a syntax error, a Python-object tag or an alias bomb becomes a SpecError."""
     loader = _Loader(text)
@@ -133,7 +142,7 @@ def parse_yaml(text: str, path: Path) -> Any:
                 f"{problem}; spec files are plain YAML (no tags that build Python objects)",
             ) from None
         context = f" ({exc.context})" if exc.context else ""
-        raise SpecError(path, line, "YAML-SYNTAX", f"{problem}{context}") from None
+        raise SpecError(path, line, "YAML-SYNTAX", f"{problem}{context}{_hint(problem)}") from None
     except yaml.YAMLError as exc:
         raise SpecError(path, 1, "YAML-SYNTAX", str(exc)) from None
     finally:
