@@ -53,7 +53,8 @@ MODE = ("--explicit-x64-dtypes=error", "--flag=jax_custom_vjp3=true")  # off-err
 @pytest.mark.parametrize(("keyword", "selected"), [
     ("error", ["demo.sel.raises"]),  # its tag `errors` (and its claim's TypeError), not the mode's name
     ("custom_vjp or cpu or warn or off-error", []),  # never a flag the mode sets, the backend, the file's name, the mode
-], ids=["case-not-mode", "never-mode-backend-file"])
+    ("demo.sel.plain[", ["demo.sel.plain"]),  # `ID[`: that case alone, in any mode
+], ids=["case-not-mode", "never-mode-backend-file", "id-bracket"])
 def test_k_matches_the_case_its_claim_and_tags_never_the_mode(specdir: SpecDir, keyword: str, selected: list[str]) -> None:
     specdir.write("warn.yaml", SELECTION)
     result = specdir.run("-k", keyword, "--collect-only", "-q", "--x64=off", *MODE, adapter="reference")

@@ -292,7 +292,7 @@ def check_selection(keyword: str | None, markexpr: str | None, paths: list[Path]
             return
         for case in spec.cases:
             total += 1
-            if (by_words is None or by_words([case.id, case.claim, *case.tags])) and (by_tags is None or by_tags(case.tags)):
+            if (by_words is None or by_words([f"{case.id}[", case.claim, *case.tags])) and (by_tags is None or by_tags(case.tags)):
                 return
     given = " and ".join(f"{o} {e!r}" for o, e in (("-k", keyword), ("-m", markexpr)) if e)
     raise UsageError(f"{given} selects no case (of {total} in {', '.join(map(str, paths))}; -k matches a case's id, "
