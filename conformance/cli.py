@@ -40,6 +40,7 @@ COMMANDS = {
     "compat": ("jax_conformance.commands.compat", "run the suite across JAX releases, one isolated environment each"),
     "upgrade": ("jax_conformance.commands.upgrade", "what changes going from one JAX release to another: each behaviour with the release that changed it"),
     "flags": ("jax_conformance.commands.flags", "list the flags an adapter has (names for --flag and --modes MODE+FLAG)"),
+    "check": ("jax_conformance.commands.check", "check your own custom_vjp / custom_jvp rule against the contract in every mode"),
     "diff": ("jax_conformance.commands.diff", "run generated programs on two implementations or backends and compare them"),
 }
 

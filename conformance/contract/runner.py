@@ -1,0 +1,671 @@
+"""The contract's checks inside one mode's process: `python -m jax_conformance.contract.runner`.
+
+Started by the parent (`jax_conformance.contract.engine`) with the mode's environment
+(`Mode.environ()`), so JAX starts in that mode. Either one check from the command line
+
+    python -m jax_conformance.contract.runner mylib.ops:clipped_sqrt --args "jnp.array([0.5, 2.0])" [--nondiff 1]
+
+or many from a request file (`--request FILE`, JSON: {"checks": [...]}, what the parent writes). The
+result is one JSON line on stdout (the user's code prints to stderr while it runs), with each
+item's outcome: pass, fail (with failure lines), n/a (with why) or blocked (by the item that failed
+first). The items are `items.ITEMS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import inspect
+import json
+import os
+import sys
+import traceback
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import jax  # noqa: E402  (this module runs in the mode's process: JAX starts in the mode's environment)
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
+from jax_conformance.contract.wire import SentArray, decode_pickle
+
+# The items whose failure makes a later failure of a derivative computation that item's consequence.
+GATES = ("x64.no-extra-warning", "rule.fwd-pair", "rule.bwd-structure", "grad.dtype", "primal.matches-fwd",
+         "nondiff.hashable")
+ROWS = (1.0, 0.75, 1.25)  # the scale of each row's float leaves under vmap and scan
+
+
+class ItemFailure(Exception):
+    """An item does not hold: where (the transform), what was expected, what came instead."""
+
+    def __init__(self, transform: str, expected: str, actual: str):
+        super().__init__(f"{transform}: expected {expected}, got {actual}")
+        self.transform, self.expected, self.actual = transform, expected, actual
+
+
+class NotApplicable(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- arguments and the target
+
+
+def resolve(target: str) -> Any:
+    module, colon, qualname = target.partition(":")
+    if not colon or not module or not qualname:
+        raise ValueError(f"target {target!r}: write MODULE:FUNCTION, e.g. mylib.ops:clipped_sqrt")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def namespace() -> dict[str, Any]:
+    return {"jax": jax, "jnp": jnp, "np": np, "lax": lax}
+
+
+def decode(value: dict[str, Any], ns: dict[str, Any]) -> Any:
+    """An argument as the parent sent it: an expression evaluated here, in the mode, or a pickled value
+    (NumPy arrays the parent made from JAX arrays become JAX arrays again)."""
+    if "expr" in value:
+        return eval(value["expr"], ns)  # noqa: S307  (the user's own example arguments)
+    obj = decode_pickle(value["pickle"])
+    return jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf.array) if isinstance(leaf, SentArray) else leaf, obj,
+                                  is_leaf=lambda leaf: isinstance(leaf, SentArray))
+
+
+def find_rule(fn: Any) -> Any:
+    """The custom_vjp / custom_jvp object the target is or wraps (through __wrapped__), or None."""
+    seen = 0
+    while fn is not None and seen < 10:
+        if isinstance(fn, (jax.custom_vjp, jax.custom_jvp)):
+            return fn
+        fn = getattr(fn, "__wrapped__", None)
+        seen += 1
+    return None
+
+
+# ---------------------------------------------------------------- comparing values
+
+
+def _flatten(tree: Any) -> tuple[list[Any], Any]:
+    return jax.tree_util.tree_flatten(tree)
+
+
+def _treedef(tree: Any) -> Any:
+    return jax.tree_util.tree_structure(tree)
+
+
+def tolerance(dtype: Any) -> float:
+    """The relative tolerance for two computations of the same thing in this dtype."""
+    name = np.dtype(dtype).name
+    return {"float64": 1e-9, "complex128": 1e-9, "float32": 1e-4, "complex64": 1e-4,
+            "float16": 1e-2, "bfloat16": 5e-2}.get(name, 1e-4)
+
+
+def fd_tolerance(dtype: Any) -> float:
+    """The relative tolerance for a derivative against central finite differences in this dtype."""
+    name = np.dtype(dtype).name
+    return {"float64": 1e-5, "float32": 2e-2, "float16": 1e-1, "bfloat16": 2e-1}.get(name, 2e-2)
+
+
+def describe(x: Any) -> str:
+    if x is None:
+        return "None"
+    if hasattr(x, "dtype") and hasattr(x, "shape"):
+        weak = " weak" if getattr(x, "weak_type", False) else ""
+        text = np.array2string(np.asarray(x, dtype=np.float64 if _inexact_real(x) else None), precision=6,
+                               threshold=6, separator=", ") if np.dtype(x.dtype).name != "float0" else "float0"
+        return f"{np.dtype(x.dtype).name}{list(x.shape)}{weak} {text}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def _inexact_real(x: Any) -> bool:
+    try:
+        return np.issubdtype(np.dtype(x.dtype), np.floating) or np.dtype(x.dtype).name == "bfloat16"
+    except TypeError:
+        return False
+
+
+def is_float_leaf(x: Any) -> bool:
+    return hasattr(x, "dtype") and _inexact_real(x)
+
+
+def close(a: Any, b: Any, rtol: float) -> bool:
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a64.shape != b64.shape:
+        return False
+    scale = max(1.0, float(np.max(np.abs(b64), initial=0.0)) if b64.size else 1.0)
+    both_nan = np.isnan(a64) & np.isnan(b64)
+    diff = np.where(both_nan, 0.0, np.abs(a64 - b64))
+    return bool(np.all(diff <= rtol * scale)) and not bool(np.any(np.isnan(a64) ^ np.isnan(b64)))
+
+
+def compare_values(transform: str, got: Any, want: Any, rtol: float | None = None) -> None:
+    """Leaf by leaf: the same structure, shape and (float leaves) values within the tolerance."""
+    gl, gt = _flatten(got)
+    wl, wt = _flatten(want)
+    if gt != wt:
+        raise ItemFailure(transform, f"structure {wt}", f"structure {gt}")
+    for i, (g, w) in enumerate(zip(gl, wl, strict=True)):
+        where = f"{transform} (leaf {i})" if len(wl) > 1 else transform
+        if np.shape(g) != np.shape(w):
+            raise ItemFailure(where, describe(w), describe(g))
+        if is_float_leaf(w) and is_float_leaf(g):
+            if not close(g, w, rtol if rtol is not None else tolerance(w.dtype)):
+                raise ItemFailure(where, describe(w), describe(g))
+        elif hasattr(w, "dtype") and np.dtype(w.dtype).name != "float0" and not np.array_equal(np.asarray(g), np.asarray(w)):
+            raise ItemFailure(where, describe(w), describe(g))
+
+
+# ---------------------------------------------------------------- one check
+
+
+class Check:
+    """One target with its example arguments, checked item by item in this process's mode."""
+
+    def __init__(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], nondiff: tuple[int, ...]):
+        self.fn, self.kwargs = fn, kwargs
+        self.rule = find_rule(fn)
+        self.kind = ("custom_vjp" if isinstance(self.rule, jax.custom_vjp) else "custom_jvp") if self.rule is not None else "plain"
+        # the rule's own nondiff_argnums (how fwd, bwd and the jvp rule are called) and, held constant
+        # too, the positions the user names with --nondiff and those filled from defaults
+        self.rule_nondiff = tuple(getattr(self.rule, "nondiff_argnums", ()) or ())
+        self.nondiff = tuple(sorted(set(nondiff) | set(self.rule_nondiff)))
+        given = len(args)
+        if self.rule is not None:  # the rule's own view: keyword arguments bound to positions, defaults filled
+            try:
+                bound = inspect.signature(self.rule.fun).bind(*args, **kwargs)
+                given = len(bound.args)
+                bound.apply_defaults()
+                args, self.kwargs = tuple(bound.args), dict(bound.kwargs)
+            except (TypeError, ValueError):
+                pass
+        self.args = args
+        const = set(self.nondiff) | set(range(given, len(args)))
+        self.diff_pos = [i for i in range(len(args)) if i not in const]
+        self.rule_diff_pos = [i for i in range(len(args)) if i not in self.rule_nondiff]
+        self.results: dict[str, dict[str, Any]] = {}
+        self.warnings: list[str] = []  # warnings seen on the rule's path (x64.no-extra-warning)
+        self.rule_errors: list[str] = []  # explicit-64-bit errors seen on the rule's path
+        self.rng = np.random.default_rng(0)
+
+    # -- the function of the differentiable arguments
+
+    def call(self, *diff: Any) -> Any:
+        full = list(self.args)
+        for pos, value in zip(self.diff_pos, diff, strict=True):
+            full[pos] = value
+        return self.fn(*full, **self.kwargs)
+
+    def plain_call(self, *diff: Any) -> Any:
+        full = list(self.args)
+        for pos, value in zip(self.diff_pos, diff, strict=True):
+            full[pos] = value
+        return self.rule.fun(*full, **self.kwargs)
+
+    @property
+    def diff_args(self) -> tuple[Any, ...]:
+        return tuple(self.args[i] for i in self.diff_pos)
+
+    def cotangent(self, out: Any, seed: int = 1) -> Any:
+        rng = np.random.default_rng(seed)
+
+        def one(leaf: Any) -> Any:
+            if is_float_leaf(leaf):
+                return jnp.asarray(rng.uniform(0.5, 1.5, np.shape(leaf)), dtype=leaf.dtype)
+            return np.zeros(np.shape(leaf), dtype=jax.dtypes.float0)
+        return jax.tree_util.tree_map(one, out)
+
+    def tangent(self, primal: Any) -> Any:
+        """A tangent for a primal input of the jvp rule: random for float leaves, float0 zeros otherwise."""
+        def one(leaf: Any) -> Any:
+            if is_float_leaf(leaf):
+                return jnp.asarray(self.rng.normal(size=np.shape(leaf)), dtype=leaf.dtype)
+            if isinstance(leaf, float):
+                return 0.0
+            return np.zeros(np.shape(leaf), dtype=jax.dtypes.float0)
+        return jax.tree_util.tree_map(one, primal)
+
+    def vjp(self, f: Callable[..., Any], diff: tuple[Any, ...], seed: int = 1) -> tuple[Any, Any]:
+        out, pullback = jax.vjp(f, *diff)
+        return out, pullback(self.cotangent(out, seed))
+
+    # -- flat views over the float leaves, for Jacobians and finite differences
+
+    def flat(self) -> tuple[Callable[[Any], Any], Any]:
+        leaves, tree = jax.tree_util.tree_flatten(self.diff_args)
+        float_idx = [i for i, leaf in enumerate(leaves) if is_float_leaf(leaf)]
+        if not float_idx:
+            raise NotApplicable("no floating-point differentiable input")
+        dtype = jnp.result_type(*[leaves[i] for i in float_idx])
+        sizes = [int(np.size(leaves[i])) for i in float_idx]
+
+        def unflat(x: Any) -> tuple[Any, ...]:
+            new, start = list(leaves), 0
+            for i, size in zip(float_idx, sizes, strict=True):
+                new[i] = x[start:start + size].reshape(np.shape(leaves[i])).astype(leaves[i].dtype)
+                start += size
+            return jax.tree_util.tree_unflatten(tree, new)
+
+        def F(x: Any) -> Any:
+            out = self.call(*unflat(x))
+            outs = [jnp.ravel(leaf) for leaf in jax.tree_util.tree_leaves(out) if is_float_leaf(leaf)]
+            if not outs:
+                raise NotApplicable("no floating-point output")
+            return jnp.concatenate(outs).astype(dtype)
+
+        x0 = jnp.concatenate([jnp.ravel(jnp.asarray(leaves[i])).astype(dtype) for i in float_idx])
+        return F, x0
+
+    def rows(self) -> Any:
+        """The differentiable arguments stacked for vmap and scan: each row's float leaves scaled."""
+        return jax.tree_util.tree_map(
+            lambda leaf: jnp.stack([(leaf * s).astype(leaf.dtype) if is_float_leaf(leaf) else jnp.asarray(leaf)
+                                    for s in ROWS]), self.diff_args)
+
+    # -- running the items
+
+    def run(self) -> dict[str, Any]:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for item in ITEMS:
+                method = getattr(self, "item_" + item.id.replace(".", "_").replace("-", "_"))
+                if self.kind not in item.kinds:
+                    self.results[item.id] = {"status": NA, "note": f"not for a {self.kind} function"}
+                    continue
+                if item.id == "x64.no-extra-warning":
+                    continue  # judged last, from what the other items saw
+                self.results[item.id] = self.attempt(item.id, method)
+            self.warnings = [f"{w.category.__name__}: {w.message}" for w in seen]
+        self.results["x64.no-extra-warning"] = (self.attempt("x64.no-extra-warning", self.item_x64_no_extra_warning)
+                                                if self.kind != "plain" else {"status": NA, "note": "no rule to compare with"})
+        self.unblock_or_block()
+        return {"kind": self.kind, "nondiff": list(self.nondiff),
+                "items": [{"id": item.id, **self.results[item.id]} for item in ITEMS]}
+
+    def attempt(self, item_id: str, method: Callable[[], str | None]) -> dict[str, Any]:
+        try:
+            note = method()
+        except NotApplicable as exc:
+            return {"status": NA, "note": str(exc)}
+        except ItemFailure as exc:
+            return {"status": FAIL, "failures": [{"transform": exc.transform, "expected": exc.expected,
+                                                  "actual": exc.actual}]}
+        except Exception as exc:  # noqa: BLE001  (a transform that raises is the item's finding)
+            text = f"{type(exc).__name__}: {_first_line(exc)}"
+            if _is_x64_error(exc):
+                self.rule_errors.append(text)
+            return {"status": FAIL, "raised": True,
+                    "failures": [{"transform": getattr(exc, "_contract_transform", item_id), "expected": "no error",
+                                  "actual": text}]}
+        return {"status": PASS, **({"note": note} if note else {})}
+
+    def unblock_or_block(self) -> None:
+        """A derivative computation that raised because an earlier gate failed (a bwd of the wrong
+        structure, an explicit-64-bit error) is that gate's finding: the item is blocked, not failed."""
+        failed_gates = [g for g in GATES if self.results[g]["status"] == FAIL]
+        if not failed_gates:
+            return
+        for item in ITEMS:
+            res = self.results[item.id]
+            if item.id in GATES or res["status"] != FAIL or not res.get("raised"):
+                continue
+            self.results[item.id] = {"status": BLOCKED, "note": f"blocked by {failed_gates[0]}: {res['failures'][0]['actual']}"}
+        for gate in GATES:  # a gate that only raised because an earlier gate failed is blocked too
+            res = self.results[gate]
+            earlier = [g for g in failed_gates if GATES.index(g) < GATES.index(gate) and not self.results[g].get("raised")]
+            if res["status"] == FAIL and res.get("raised") and earlier:
+                self.results[gate] = {"status": BLOCKED, "note": f"blocked by {earlier[0]}: {res['failures'][0]['actual']}"}
+
+    # ---------------------------------------------------------------- the items
+
+    def rule_primal_inputs(self) -> tuple[Any, ...]:
+        if self.kind == "custom_vjp" and getattr(self.rule, "symbolic_zeros", False):
+            from jax.custom_derivatives import CustomVJPPrimal
+            return tuple(a if i in self.rule_nondiff else CustomVJPPrimal(a, True) for i, a in enumerate(self.args))
+        return self.args
+
+    def fwd_out(self) -> Any:
+        if self.kind == "custom_vjp":
+            return self.rule.fwd(*self.rule_primal_inputs())
+        nondiff = [self.args[i] for i in self.rule_nondiff]
+        primals = tuple(self.args[i] for i in self.rule_diff_pos)
+        return self.rule.jvp(*nondiff, primals, tuple(self.tangent(a) for a in primals))
+
+    def item_rule_fwd_pair(self) -> str | None:
+        where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
+        out = self.fwd_out()
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            what = f"{type(out).__name__} of {len(out)}" if isinstance(out, (tuple, list)) else describe(out)
+            raise ItemFailure(where, "a pair (primal output, " + ("residuals)" if self.kind == "custom_vjp" else "tangent output)"), what)
+        if self.kind == "custom_jvp":
+            primal, tangent = out
+            pl, pt = _flatten(primal)
+            tl, tt = _flatten(tangent)
+            if pt != tt:
+                raise ItemFailure(where, f"tangent of structure {pt}", f"structure {tt}")
+            for i, (p, t) in enumerate(zip(pl, tl, strict=True)):
+                want = jax.dtypes.float0 if not is_float_leaf(p) and hasattr(p, "dtype") and not jnp.issubdtype(p.dtype, jnp.complexfloating) else getattr(p, "dtype", None)
+                if type(t).__name__ == "SymbolicZero":
+                    continue
+                if np.shape(t) != np.shape(p):
+                    raise ItemFailure(f"{where} (output {i})", f"tangent shape {np.shape(p)}", f"shape {np.shape(t)}")
+                if want is not None and hasattr(t, "dtype") and np.dtype(t.dtype) != np.dtype(want):
+                    raise ItemFailure(f"{where} (output {i})", f"tangent dtype {np.dtype(want).name}", f"{np.dtype(t.dtype).name}")
+        return None
+
+    def item_primal_matches_fwd(self) -> str | None:
+        out = self.fwd_out()
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
+        want, got = self.fn(*self.args, **self.kwargs), out[0]
+        where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
+        compare_values(where, got, want)
+        for i, (g, w) in enumerate(zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True)):
+            if hasattr(w, "dtype") and np.dtype(getattr(g, "dtype", type(g))) != np.dtype(w.dtype):
+                raise ItemFailure(f"{where} (output {i})", f"dtype {np.dtype(w.dtype).name}", describe(g))
+            if hasattr(w, "dtype") and bool(getattr(g, "weak_type", False)) != bool(getattr(w, "weak_type", False)):
+                raise ItemFailure(f"{where} (output {i})", f"weak_type {bool(getattr(w, 'weak_type', False))}",
+                                  f"weak_type {bool(getattr(g, 'weak_type', False))}")
+        return None
+
+    def bwd_out(self) -> Any:
+        fwd = self.fwd_out()
+        if not isinstance(fwd, (tuple, list)) or len(fwd) != 2:
+            raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
+        primal, res = fwd
+        nondiff = [self.args[i] for i in self.rule_nondiff]
+        return self.rule.bwd(*nondiff, res, self.cotangent(primal))
+
+    def item_rule_bwd_structure(self) -> str | None:
+        cts = self.bwd_out()
+        n = len(self.rule_diff_pos)
+        inputs = [self.args[i] for i in self.rule_diff_pos]
+        if not isinstance(cts, (tuple, list)) or len(cts) != n:
+            what = f"{type(cts).__name__} of {len(cts)}" if isinstance(cts, (tuple, list)) else describe(cts)
+            raise ItemFailure("bwd", f"a tuple of {n} cotangent{'s' * (n != 1)}, one per primal input", what)
+        for pos, arg, ct in zip(self.rule_diff_pos, inputs, cts, strict=True):
+            if ct is None:
+                continue
+            try:
+                pairs = _treedef(arg).flatten_up_to(ct)
+            except (ValueError, TypeError):
+                raise ItemFailure(f"bwd (cotangent {pos})", f"structure {jax.tree_util.tree_structure(arg)}",
+                                  f"structure {jax.tree_util.tree_structure(ct)}") from None
+            for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
+                if leaf_ct is None or type(leaf_ct).__name__ == "SymbolicZero" or not is_float_leaf(leaf_in):
+                    continue
+                if np.shape(leaf_ct) != np.shape(leaf_in):
+                    raise ItemFailure(f"bwd (cotangent {pos})", f"shape {np.shape(leaf_in)}", f"shape {np.shape(leaf_ct)}")
+        return None
+
+    def item_grad_dtype(self) -> str | None:
+        if self.kind == "custom_vjp":
+            cts = self.bwd_out()
+            if isinstance(cts, (tuple, list)) and len(cts) == len(self.rule_diff_pos):
+                inputs = [self.args[i] for i in self.rule_diff_pos]
+                for pos, arg, ct in zip(self.rule_diff_pos, inputs, cts, strict=True):
+                    if ct is None:
+                        continue
+                    try:
+                        pairs = _treedef(arg).flatten_up_to(ct)
+                    except (ValueError, TypeError):
+                        continue  # rule.bwd-structure says so
+                    for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
+                        if is_float_leaf(leaf_in) and hasattr(leaf_ct, "dtype") and np.dtype(leaf_ct.dtype) != np.dtype(leaf_in.dtype):
+                            raise ItemFailure(f"bwd (cotangent {pos})", f"dtype {np.dtype(leaf_in.dtype).name} (the input's)",
+                                              describe(leaf_ct))
+        _, grads = self.vjp(self.call, self.diff_args)
+        for pos, arg, g in zip(self.diff_pos, self.diff_args, grads, strict=True):
+            for leaf_in, leaf_g in zip(jax.tree_util.tree_leaves(arg), jax.tree_util.tree_leaves(g), strict=False):
+                want = np.dtype(leaf_in.dtype) if is_float_leaf(leaf_in) else np.dtype(jax.dtypes.float0)
+                if hasattr(leaf_in, "dtype") and hasattr(leaf_g, "dtype") and np.dtype(leaf_g.dtype) != want:
+                    raise ItemFailure(f"vjp (gradient {pos})", f"dtype {want.name} (the input's)", describe(leaf_g))
+        return None
+
+    def jacobian(self) -> tuple[Callable[[Any], Any], Any, Any]:
+        F, x0 = self.flat()
+        return F, x0, jax.jacrev(F)(x0)
+
+    def item_derivatives_agree(self) -> str | None:
+        F, x0, J = self.jacobian()
+        rtol = tolerance(x0.dtype) * max(1, int(np.sqrt(x0.size)))
+        y0, pullback = jax.vjp(F, x0)
+        u = jnp.asarray(self.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
+        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
+        uJ = jnp.asarray(np.asarray(u, np.float64) @ np.asarray(J, np.float64))
+        compare_values("vjp", pullback(u)[0], uJ, rtol)
+        compare_values("grad", jax.grad(lambda x: jnp.vdot(F(x), u))(x0), uJ, rtol)
+        if self.kind == "custom_vjp":
+            return "jvp and jacfwd: n/a for custom_vjp"
+        Jv = jnp.asarray(np.asarray(J, np.float64) @ np.asarray(v, np.float64))
+        compare_values("jvp", jax.jvp(F, (x0,), (v,))[1], Jv, rtol)
+        compare_values("jacfwd", jax.jacfwd(F)(x0), J, rtol)
+        return None
+
+    def one_sided(self, S: Callable[[Any], Any], x0: Any, v: Any) -> tuple[Any, float]:
+        """Central differences of S along v, after checking S is differentiable there (one-sided
+        differences agree); returns (central difference, step)."""
+        eps = float(jnp.finfo(x0.dtype).eps)
+        h = eps ** (1 / 3) * max(1.0, float(jnp.max(jnp.abs(x0))))
+        xp, xm = (x0 + h * v).astype(x0.dtype), (x0 - h * v).astype(x0.dtype)
+        hp = np.asarray(xp, np.float64) - np.asarray(x0, np.float64)
+        hm = np.asarray(x0, np.float64) - np.asarray(xm, np.float64)
+        fp, f0, fm = (np.asarray(S(x), np.float64) for x in (xp, x0, xm))
+        # the step actually taken along v, in this dtype
+        step_p = float(np.vdot(hp, np.asarray(v, np.float64)) / np.vdot(np.asarray(v, np.float64), np.asarray(v, np.float64)))
+        step_m = float(np.vdot(hm, np.asarray(v, np.float64)) / np.vdot(np.asarray(v, np.float64), np.asarray(v, np.float64)))
+        fwd, bwd = (fp - f0) / step_p, (f0 - fm) / step_m
+        scale = max(1.0, float(np.max(np.abs(fwd), initial=0.0)), float(np.max(np.abs(bwd), initial=0.0)))
+        if not np.all(np.isfinite(fp)) or not np.all(np.isfinite(fm)) or np.max(np.abs(fwd - bwd), initial=0.0) > 0.1 * scale:
+            raise NotApplicable(f"not differentiable at the example: one-sided differences {describe(jnp.asarray(fwd))} "
+                                f"and {describe(jnp.asarray(bwd))}")
+        return (fp - fm) / (step_p + step_m), h
+
+    def item_derivatives_finite_differences(self) -> str | None:
+        F, x0, J = self.jacobian()
+        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
+        central, _ = self.one_sided(F, x0, v)
+        Jv = np.asarray(J, np.float64) @ np.asarray(v, np.float64)
+        transform = "jacrev (the rule)" if self.kind != "plain" else "jacrev"
+        if not close(Jv, central, fd_tolerance(x0.dtype)):
+            raise ItemFailure(transform, f"J·v = {describe(jnp.asarray(central))} (central differences)",
+                              describe(jnp.asarray(Jv)))
+        return None
+
+    def item_transforms_jit(self) -> str | None:
+        compare_values("jit", jax.jit(self.call)(*self.diff_args), self.call(*self.diff_args))
+        _, want = self.vjp(self.call, self.diff_args)
+        compare_values("jit(vjp)", jax.jit(lambda *d: self.vjp(self.call, d)[1])(*self.diff_args), want)
+        compare_values("vjp(jit)", self.vjp(jax.jit(self.call), self.diff_args)[1], want)
+        return None
+
+    def per_row(self, rows: Any) -> tuple[list[Any], list[Any]]:
+        values, grads = [], []
+        for r in range(len(ROWS)):
+            row = jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], rows)
+            values.append(self.call(*row))
+            grads.append(self.vjp(self.call, tuple(row), seed=10 + r)[1])
+        return values, grads
+
+    def row_cotangents(self, rows: Any) -> Any:
+        outs = [self.call(*jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], rows)) for r in range(len(ROWS))]
+        cts = [self.cotangent(o, seed=10 + r) for r, o in enumerate(outs)]
+        return jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *cts)
+
+    def compare_rows(self, transform: str, got_values: Any, got_grads: Any, rows: Any) -> None:
+        values, grads = self.per_row(rows)
+        for r in range(len(ROWS)):
+            compare_values(f"{transform} (row {r})", jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], got_values), values[r])
+            compare_values(f"{transform}(vjp) (row {r})", jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], got_grads), grads[r])
+
+    def item_transforms_vmap(self) -> str | None:
+        rows = self.rows()
+        cts = self.row_cotangents(rows)
+
+        def pull(d: tuple[Any, ...], ct: Any) -> Any:
+            out, pullback = jax.vjp(self.call, *d)
+            return pullback(jax.tree_util.tree_map(jnp.asarray, ct) if ct is not None else ct)
+
+        values = jax.vmap(self.call)(*rows)
+        grads = jax.vmap(pull)(tuple(rows), cts)
+        self.compare_rows("vmap", values, grads, rows)
+        return None
+
+    def item_transforms_scan(self) -> str | None:
+        rows = self.rows()
+        cts = self.row_cotangents(rows)
+
+        def scanned(*stacked: Any) -> Any:
+            return lax.scan(lambda c, d: (c, self.call(*d)), None, tuple(stacked))[1]
+
+        values = scanned(*rows)
+        _, pullback = jax.vjp(scanned, *rows)
+        grads = pullback(cts)
+        self.compare_rows("scan", values, grads, rows)
+        return None
+
+    def item_transforms_checkpoint(self) -> str | None:
+        f = jax.checkpoint(self.call)
+        compare_values("checkpoint", f(*self.diff_args), self.call(*self.diff_args))
+        compare_values("vjp(checkpoint)", self.vjp(f, self.diff_args)[1], self.vjp(self.call, self.diff_args)[1])
+        return None
+
+    def item_transforms_second_order(self) -> str | None:
+        F, x0 = self.flat()
+        y0 = F(x0)
+        u = jnp.asarray(self.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
+        w = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
+        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
+
+        def S(x: Any) -> Any:  # <w, (vjp of F at x)(u)>: a scalar that is a first derivative
+            return jnp.vdot(jax.vjp(F, x)[1](u)[0], w)
+
+        try:
+            hv = jax.grad(S)(x0)
+        except Exception as exc:  # noqa: BLE001
+            raise NotApplicable(f"the rule is not differentiable again (grad of grad raised "
+                                f"{type(exc).__name__}: {_first_line(exc)})") from None
+        central, _ = self.one_sided(S, x0, v)
+        got = float(np.vdot(np.asarray(hv, np.float64), np.asarray(v, np.float64)))
+        if not close(got, central, 2 * fd_tolerance(x0.dtype)):
+            raise ItemFailure("grad(grad)", f"{float(central):.6g} (central differences of the gradient)", f"{got:.6g}")
+        return None
+
+    def item_x64_no_extra_warning(self) -> str | None:
+        rule_warnings = list(dict.fromkeys(self.warnings))
+        plain: list[str] = []
+        plain_error = ""
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                self.plain_call(*self.diff_args)
+                self.vjp(self.plain_call, self.diff_args)
+                jax.jit(lambda *d: self.vjp(self.plain_call, d)[1])(*self.diff_args)
+            except Exception as exc:  # noqa: BLE001
+                plain_error = f"{type(exc).__name__}: {_first_line(exc)}"
+            plain = [f"{w.category.__name__}: {w.message}" for w in seen]
+        extra = [w for w in rule_warnings if w not in plain]
+        if extra:
+            raise ItemFailure("rule", "no warning plain autodiff of the function does not give", extra[0][:300])
+        if self.rule_errors and not plain_error:
+            raise ItemFailure("rule", "no error plain autodiff of the function does not raise", self.rule_errors[0][:300])
+        return None
+
+    def item_nondiff_hashable(self) -> str | None:
+        if not self.nondiff:
+            raise NotApplicable("no nondiff arguments")
+        for i in self.nondiff:
+            arg = self.args[i] if i < len(self.args) else None
+            if isinstance(arg, jax.Array):
+                if self.kind == "custom_vjp":
+                    raise ItemFailure(f"nondiff argument {i}", "a hashable non-array value", describe(arg))
+                continue
+            try:
+                hash(arg)
+            except TypeError:
+                raise ItemFailure(f"nondiff argument {i}", "a hashable value", f"unhashable {type(arg).__name__} {arg!r}"[:120]) from None
+        return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else "")[:300]
+
+
+def _is_x64_error(exc: BaseException) -> bool:
+    text = str(exc)
+    return isinstance(exc, ValueError) and "not available" in text and ("64" in text)
+
+
+# ---------------------------------------------------------------- the process
+
+
+def mode_info() -> dict[str, Any]:
+    config: Any = jax.config
+    return {"jax_version": jax.__version__, "x64": bool(config.jax_enable_x64),
+            "explicit_x64_dtypes": os.environ.get("JAX_EXPLICIT_X64_DTYPES", "warn"),
+            "backend": jax.default_backend()}
+
+
+def upgrade_flags() -> list[str]:
+    """JAX's upgrade flags still False by default (what `--modes +upcoming` sets)."""
+    out = []
+    holders: dict[str, Any] = jax.config._value_holders  # noqa: SLF001
+    for name, holder in holders.items():
+        if getattr(holder, "_upgrade", False) and holder.default is False:
+            out.append(name)
+    return sorted(out)
+
+
+def run_one(spec: dict[str, Any]) -> dict[str, Any]:
+    ns = namespace()
+    head = {"target": spec["target"], "label": spec.get("label") or spec["target"]}
+    try:
+        fn = resolve(spec["target"])
+        args = tuple(decode(a, ns) for a in spec.get("args", []))
+        kwargs = {k: decode(v, ns) for k, v in (spec.get("kwargs") or {}).items()}
+        if spec.get("kwargs_expr"):
+            kwargs.update(eval(spec["kwargs_expr"], ns))  # noqa: S307
+        check = Check(fn, args, kwargs, tuple(spec.get("nondiff", [])))
+    except Exception as exc:  # noqa: BLE001  (the target or its arguments: no item is judged)
+        return {**head, "error": f"{type(exc).__name__}: {_first_line(exc)}",
+                "traceback": traceback.format_exc(limit=-3)}
+    return {**head, **check.run()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jax_conformance.contract.runner")
+    parser.add_argument("target", nargs="?", help="MODULE:FUNCTION")
+    parser.add_argument("--args", action="append", default=[], help="one positional argument, a Python expression")
+    parser.add_argument("--kwargs", default=None, help="a Python expression giving a dict of keyword arguments")
+    parser.add_argument("--nondiff", action="append", type=int, default=[])
+    parser.add_argument("--request", help="a JSON file {'checks': [...]} (what the parent writes)")
+    parser.add_argument("--list-upgrade-flags", action="store_true")
+    opts = parser.parse_args(argv)
+    if opts.list_upgrade_flags:
+        print(json.dumps({"upgrade_flags": upgrade_flags(), **mode_info()}))
+        return 0
+    if opts.request:
+        with open(opts.request, encoding="utf-8") as f:
+            checks = json.load(f)["checks"]
+    elif opts.target:
+        checks = [{"target": opts.target, "args": [{"expr": a} for a in opts.args], "kwargs_expr": opts.kwargs,
+                   "nondiff": opts.nondiff}]
+    else:
+        parser.error("a target MODULE:FUNCTION or --request FILE")
+    sys.path.insert(0, os.getcwd())
+    results = []
+    with contextlib.redirect_stdout(sys.stderr):
+        for spec in checks:
+            results.append(run_one(spec))
+    print(json.dumps({"contract": 1, **mode_info(), "results": results}, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""The contract for a user's own rules (jax_conformance.contract): seen to fail, and JAX's own rules.
+
+The broken rules of tests/contract_rules.py are checked together, each mode one process, in two
+modes (off-warn and on, side by side: one mode's time); each must fail exactly the item that names
+it, in the modes it names, and no other item in any mode. JAX's own rules are checked in all four
+modes in one run. Then the three ways in: the CLI's table and failure lines, the fixture inside a
+pytest session, the items' spec sources.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from jax_conformance import SPECS_DIR
+from jax_conformance.contract import ITEMS, Expr, Target, check_many
+from jax_conformance.contract.items import FAIL, PASS
+from jax_conformance.spec.loader import load_spec, spec_files
+
+from tests import contract_rules
+
+pytestmark = pytest.mark.slow
+
+
+def test_every_item_names_spec_cases_that_exist():
+    areas = [SPECS_DIR / area for area in ("custom_vjp", "custom_jvp", "x64", "autodiff")]
+    ids = {case.id for path in spec_files(areas) for case in load_spec(path).cases}
+    for item in ITEMS:
+        missing = [s for s in item.specs if s not in ids]
+        assert not missing, f"{item.id} cites spec cases that do not exist: {missing}"
+
+
+@pytest.fixture(scope="module")
+def broken():
+    targets = []
+    for name, (before, nondiff, _item, _modes, *x) in contract_rules.BROKEN.items():
+        args = (*[Expr(a) for a in before], Expr(x[0] if x else contract_rules.X))
+        targets.append(Target(f"tests.contract_rules:{name}", args, nondiff=tuple(nondiff), label=name))
+    targets.append(Target("tests.contract_rules:good_sin", (Expr(contract_rules.X),), label="good_sin"))
+    return check_many(targets, modes=["off-warn,on"])
+
+
+@pytest.mark.parametrize("name", list(contract_rules.BROKEN))
+def test_broken_rule_fails_exactly_its_item(broken, name):
+    _before, _nondiff, item, modes, *_ = contract_rules.BROKEN[name]
+    result = next(t for t in broken.targets if t.label == name)
+    assert not result.errors, result.errors
+    assert result.failing_items() == {item: list(modes)}, "\n".join(broken.failure_lines())
+    for failure in result.failures:  # the line names the item, the mode, the transform and the spec case
+        line = failure.line()
+        assert line.startswith(f"FAIL {item} [{failure.mode}] {failure.transform}: expected ")
+        assert failure.spec in line and failure.spec.split(".")[0] in ("custom_vjp", "custom_jvp", "x64", "autodiff")
+    assert not broken.ok
+
+
+def test_good_rule_holds_beside_the_broken_ones(broken):
+    result = next(t for t in broken.targets if t.label == "good_sin")
+    assert result.ok, "\n".join(broken.failure_lines())
+    assert result.status("transforms.vmap", "on") == PASS
+
+
+# JAX's own rules, and the public functions built on them.
+JAX_RULES = [
+    ("jax.nn:relu", ("jnp.array([-1.0, 0.5, 2.0])",), ()),
+    ("jax._src.nn.functions:_softmax", ("jnp.array([0.1, 1.0, -2.0])", "-1"), ()),
+    ("jax.nn:softmax", ("jnp.array([0.1, 1.0, -2.0])",), ()),
+    ("jax.nn:log_softmax", ("jnp.array([0.1, 1.0, -2.0])",), ()),
+    ("jax._src.numpy.linalg:_det", ("jnp.array([[2.0, 1.0], [0.5, 3.0]])",), ()),
+    ("jax.numpy.linalg:det", ("jnp.array([[2.0, 1.0], [0.5, 3.0]])",), ()),
+    ("jax.numpy.linalg:slogdet", ("jnp.array([[2.0, 1.0], [0.5, 3.0]])",), ()),
+    ("jax.scipy.special:logsumexp", ("jnp.array([0.1, 1.0, -2.0])",), ()),
+]
+
+
+def test_jax_own_rules_hold_in_every_mode():
+    targets = [Target(t, tuple(Expr(a) for a in args), nondiff=nd) for t, args, nd in JAX_RULES]
+    result = check_many(targets)
+    assert result.modes == ["off-warn", "off-error", "off-allow", "on"]
+    assert result.ok, "\n".join(result.failure_lines()) + "\n" + result.table()
+    relu = result.targets[0]
+    assert set(relu.kinds.values()) == {"custom_jvp"}
+    assert all(relu.status(i.id, m) in (PASS, "n/a") for i in ITEMS for m in result.modes)
+
+
+def test_cli_table_failure_lines_and_exit_status(tmp_path):
+    (tmp_path / "mylib_rules.py").write_text(textwrap.dedent("""
+        import jax, jax.numpy as jnp
+
+        @jax.custom_jvp
+        def triple_slope(x):
+            return jnp.sin(x)
+
+        @triple_slope.defjvp
+        def _jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            return jnp.sin(x), 3.0 * jnp.cos(x) * t
+    """))
+    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "check", "mylib_rules:triple_slope",
+                           "--args", "jnp.array([0.5, 2.0])", "--modes", "off-warn"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "derivatives.finite-differences  FAIL" in proc.stdout
+    assert "transforms.vmap                 ok" in proc.stdout
+    fails = [ln for ln in proc.stdout.splitlines() if ln.startswith("FAIL ")]
+    assert len(fails) == 1 and fails[0].startswith("FAIL derivatives.finite-differences [off-warn] jacrev (the rule)")
+    assert "(contract: custom_jvp.basics.log1pexp-stable-grad)" in fails[0]
+
+
+def test_fixture_reports_ordinary_pytest_results(pytester):
+    pytester.makepyfile(rules_for_fixture="""
+        import jax, jax.numpy as jnp
+
+        @jax.custom_vjp
+        def scaled(x):
+            return 2.0 * x
+
+        scaled.defvjp(lambda x: (2.0 * x, None), lambda _, g: (2.0 * g,))
+
+        @jax.custom_vjp
+        def half_slope(x):
+            return 2.0 * x
+
+        half_slope.defvjp(lambda x: (2.0 * x, None), lambda _, g: (g,))
+    """)
+    pytester.makepyfile(test_rules="""
+        import jax.numpy as jnp
+        from rules_for_fixture import scaled, half_slope
+
+        def test_scaled(jax_contract):
+            jax_contract.check(scaled, jnp.array([0.5, 2.0]), modes=["off-warn"])
+
+        def test_half_slope(jax_contract):
+            jax_contract.check(half_slope, jnp.array([0.5, 2.0]), modes=["off-warn"])
+    """)
+    pytester.syspathinsert()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*FAIL derivatives.finite-differences [[]off-warn[]] jacrev (the rule): expected*"])
+    assert FAIL == "fail"
