@@ -8,6 +8,7 @@ stderr). Both are JSON objects; the types below say which fields each has.
   {"op": "hello"}                                  -> {"ok": true, "info": {...}, "pid": N}
   {"op": "resolve", "names": [...]}                -> {"ok": true, "unresolved": {name: reason}}
   {"op": "run", "payload": {...}}                  -> {"ok": true, "verdict": {...}, "restart": bool}
+  {"op": "run_batch", "payloads": [...]}           -> {"ok": true, "verdicts": [...], "restart": bool}
   {"op": "observe", "program": "...", "backend": "cpu"}
                                                    -> {"ok": true, "observation": {...}, "restart": bool}
   any request the worker could not serve           -> {"ok": false, "error": "...", "traceback": "..."}
@@ -57,6 +58,7 @@ class ExpectBlock(TypedDict, total=False):
     check: str | list[str]
     note: str
 
+    weak_type: bool
 
 # ----------------------------------------------------------------- a case to run
 
@@ -93,6 +95,8 @@ class HelloRequest(TypedDict):
     op: Literal["hello"]
 
 
+    paths: NotRequired[list[str]]  # eager / jit / jit-warm: run on each, the observations must agree
+    jit_args: NotRequired[list[str]]  # the names passed to the jitted function (others are closed over)
 class ResolveRequest(TypedDict):
     op: Literal["resolve"]
     names: list[str]
@@ -111,7 +115,14 @@ class ObserveRequest(TypedDict):
     backend: str
 
 
-Request = HelloRequest | ResolveRequest | RunRequest | ObserveRequest
+Request = HelloRequest | ResolveRequest | RunRequest | RunBatchRequest | ObserveRequest
+class RunBatchRequest(TypedDict):
+    """Run a table's cells (each a case) one after another; one verdict per payload, in order."""
+
+    op: Literal["run_batch"]
+    payloads: list[CasePayload]
+
+
 
 # ----------------------------------------------------------------- replies
 
@@ -145,4 +156,10 @@ class ObserveReply(TypedDict):
     restart: bool
 
 
-Reply = ErrorReply | HelloReply | ResolveReply | RunReply | ObserveReply
+Reply = ErrorReply | HelloReply | ResolveReply | RunReply | RunBatchReply | ObserveReply
+class RunBatchReply(TypedDict):
+    ok: Literal[True]
+    verdicts: list[Verdict]  # one per payload; cells after one that left state changed are `error`, not run
+    restart: bool
+
+

@@ -39,6 +39,8 @@ from jax_conformance.protocol import (
     Request,
     ResolveReply,
     ResolveRequest,
+    RunBatchReply,
+    RunBatchRequest,
     RunReply,
     RunRequest,
 )
@@ -137,6 +139,8 @@ class Worker:
     def request(self, message: RunRequest, timeout: float) -> RunReply | ErrorReply: ...
     @overload
     def request(self, message: ObserveRequest, timeout: float) -> ObserveReply | ErrorReply: ...
+    @overload
+    def request(self, message: RunBatchRequest, timeout: float) -> RunBatchReply | ErrorReply: ...
 
     def request(self, message: Request, timeout: float) -> Reply:
         """Send one request and wait for its one-line reply (the reply to that op, or an error);
@@ -406,6 +410,25 @@ class CaseRunner:
         if isolation is not None:
             verdict["isolation"] = isolation
         return verdict
+
+    def run_batch(self, payloads: list[CasePayload], timeout: float) -> list[Verdict]:
+        """One verdict per payload (a table's cells), from one request to the long-lived worker; a
+        crash, hang or worker error gives every cell of the batch that verdict."""
+        start = time.perf_counter()
+        try:
+            reply = self._live_worker().request({"op": "run_batch", "payloads": payloads}, timeout)
+        except WorkerFailure as failure:
+            self._drop_worker()
+            key = "crash" if failure.outcome == "crashed" else failure.outcome
+            took = round(time.perf_counter() - start, 6)
+            return [{"outcome": cast(Outcome, failure.outcome), "message": f"the batch of {len(payloads)} cells: {failure}",
+                     "expected": p["expect"], "actual": {key: failure.details}, "duration_s": took} for p in payloads]
+        if not reply["ok"]:
+            return [{"outcome": "error", "message": f"worker error: {_error_text(reply)}", "expected": p["expect"],
+                     "actual": None, "duration_s": 0.0} for p in payloads]
+        if reply.get("restart"):
+            self._drop_worker()
+        return list(reply["verdicts"])
 
     def _server(self, level: str) -> ForkServer | None:
         if level in self.fork_notes:

@@ -16,6 +16,7 @@ import pytest
 from jax_conformance import PACKAGE_DIR
 from jax_conformance.errors import SpecError, SpecFileErrors
 from jax_conformance.plugin.session import SUITE, Suite, rel_path
+from jax_conformance.protocol import CasePayload
 from jax_conformance.records import Verdict
 from jax_conformance.spec.cache import gc_paused, is_large_load
 from jax_conformance.spec.expectations import Entry
@@ -79,6 +80,10 @@ def _item_names(item: pytest.Item) -> list[str]:
     """The names pytest's -k matches for an item that is not a case: its node names, extra keywords, markers."""
     names = [n.name for n in item.listchain() if not isinstance(n, pytest.Session)]
     return [*names, *item.listextrakeywords(), *(m.name for m in item.iter_markers())]
+
+
+# Per spec file: the verdicts of a table's cells run in a batch, until each cell's item reads its own.
+TABLE_VERDICTS = pytest.StashKey[dict[str, Verdict]]()
 
 
 class NotApplicable(Exception):
@@ -203,13 +208,43 @@ class SpecItem(pytest.Item):
             raise NotApplicable(block.not_applicable)
         documented = self.case.documented.select(suite.mode, self.backend, suite.adapter, version, suite.flags) \
             if self.case.documented is not None else None
-        verdict = suite.runner.run(
-            self.case.payload(block, suite.mode, self.backend, documented),
-            timeout=self.case.timeout, isolate=self.case.isolate == "process", env=self.case.env,
-        )
+        if self.case.table is not None:
+            verdict = self._table_verdict(suite)
+        else:
+            verdict = suite.runner.run(
+                self.case.payload(block, suite.mode, self.backend, documented),
+                timeout=self.case.timeout, isolate=self.case.isolate == "process", env=self.case.env,
+            )
         self.verdict = verdict
         if verdict["outcome"] != "passed":
             raise CaseFailure(verdict)
+
+    def _cell_payload(self, suite: Suite) -> CasePayload | None:
+        """This cell's payload in the session's mode, None where no block applies or it is not applicable."""
+        version = suite.behaviour_version
+        block = self.case.select(suite.mode, self.backend, suite.adapter, version, suite.flags)
+        if block is None or block.not_applicable is not None:
+            return None
+        documented = self.case.documented.select(suite.mode, self.backend, suite.adapter, version, suite.flags) \
+            if self.case.documented is not None else None
+        return self.case.payload(block, suite.mode, self.backend, documented)
+
+    def _table_verdict(self, suite: Suite) -> Verdict:
+        """A table's cells run in one batch: the first cell to run sends every selected, applicable
+        cell of its table (same file and backend) in one request; the others read their verdict."""
+        verdicts: dict[str, Verdict] = self.parent.stash.setdefault(TABLE_VERDICTS, {})
+        if self.nodeid not in verdicts:
+            batch: list[tuple[SpecItem, CasePayload]] = []
+            for item in self.session.items:
+                if (isinstance(item, SpecItem) and item.parent is self.parent and item.case.table == self.case.table
+                        and item.backend == self.backend and item.nodeid not in verdicts):
+                    payload = item._cell_payload(suite)
+                    if payload is not None:
+                        batch.append((item, payload))
+            timeout = suite.runner.default_timeout + 5.0 * len(batch)
+            for (item, _), verdict in zip(batch, suite.runner.run_batch([p for _, p in batch], timeout), strict=True):
+                verdicts[item.nodeid] = verdict
+        return verdicts.pop(self.nodeid)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None) -> str:
         if not isinstance(excinfo.value, CaseFailure):

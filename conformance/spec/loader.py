@@ -77,6 +77,9 @@ def build_spec(doc: MarkedMap, path: Path) -> Spec:
     file_source = _sources(doc.get("source"))
     cases = []
     for node in doc["cases"]:
+        if "table" in node:
+            cases += table_cells(doc, node, path, file_setup, file_tags, file_source)
+            continue
         expect = _blocks(node["expect"], path)
         documented = None
         if "documented" in node:
@@ -106,6 +109,8 @@ def build_spec(doc: MarkedMap, path: Path) -> Spec:
                 documented=documented,
                 field_lines={k: node.key_lines[k] for k in node},
                 raw=node,
+                paths=tuple(node.get("paths", ())),
+                jit_args=tuple(node.get("jit_args", ())),
             )
         )
     return Spec(
@@ -117,6 +122,58 @@ def build_spec(doc: MarkedMap, path: Path) -> Spec:
         cases=cases,
         raw=doc,
     )
+
+
+def table_data(node: MarkedMap, path: Path) -> dict[str, Any]:
+    """A table case's data file (JSON, generated: see its `generated_by`), relative to the spec file."""
+    import json
+
+    data_path = path.parent / str(node["table"])
+    try:
+        data = json.loads(data_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SpecError(path, node.value_lines["table"], "TABLE-DATA", f"table {node['table']!r}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise SpecError(path, node.value_lines["table"], "TABLE-DATA", f"table {node['table']!r} has no list of cells")
+    return data
+
+
+def _cell_blocks(blocks: list[dict[str, Any]], line: int, path: Path) -> list[Expectation]:
+    return [Expectation(_when(b.get("when"), path), {k: v for k, v in b.items() if k != "when"}, line) for b in blocks]
+
+
+def table_cells(doc: MarkedMap, node: MarkedMap, path: Path, file_setup: Code | None,
+                file_tags: tuple[str, ...], file_source: list[dict[str, str]]) -> list[Case]:
+    """A `table:` case as one case per cell of its data file: id `<case id>[<cell id>]`, the cell's
+    `bind` run after setup, its own expect (and documented) blocks and basis."""
+    line = node.line
+    run = _code(node, "run")
+    assert run is not None
+    setup = [c for c in (file_setup, _code(node, "setup")) if c is not None]
+    says = node["documented"]["says"] if "documented" in node else "the documented table"
+    doc_source = _sources(node["documented"].get("source")) if "documented" in node else file_source
+    source = _sources(node.get("source")) or file_source
+    cases = []
+    base = {k: node[k] for k in node if k != "table"}
+    for cell in table_data(node, path)["cells"]:
+        raw = {**base, "expect": cell["expect"]}
+        if cell.get("documented") and "documented" in node:
+            raw["documented"] = {**dict(node["documented"]), "expect": cell["documented"]}
+        documented = Documented(str(says), doc_source, _cell_blocks(cell["documented"], line, path), line) \
+            if cell.get("documented") else None
+        cases.append(Case(
+            id=f"{node['id']}[{cell['id']}]", claim=node["claim"], spec_path=path, line=line, topic=doc["topic"],
+            run=run, expect=_cell_blocks(cell["expect"], line, path),
+            source=_sources(cell.get("source")) or source,
+            tags=tuple(dict.fromkeys(file_tags + tuple(node.get("tags", ())))),
+            setup=[*setup, Code(str(cell["bind"]), line)],
+            timeout=node.get("timeout", doc.get("timeout")),
+            basis=cell.get("basis", node.get("basis", doc.get("basis"))),
+            documented=documented,
+            field_lines={k: node.key_lines[k] for k in node}, raw=raw, table=node["id"],
+            paths=tuple(node.get("paths", ())), jit_args=tuple(node.get("jit_args", ())),
+        ))
+    return cases
 
 
 def _plain(value: Any) -> Any:

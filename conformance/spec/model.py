@@ -147,6 +147,9 @@ class Case:
     documented: Documented | None = None
     field_lines: dict[str, int] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    table: str | None = None  # a table's cell: the table case's id (its cells run in one batch)
+    paths: tuple[str, ...] = ()  # eager / jit / jit-warm: the same observation on each
+    jit_args: tuple[str, ...] = ()
 
     def select(self, mode: Mode, backend: str, adapter: str, version: str,
                flags: Mapping[str, FlagValue] | None = None) -> Expectation | None:
@@ -169,6 +172,9 @@ class Case:
             "mode": mode.to_json(),
             "backend": backend,
         }
+        if self.paths:
+            payload["paths"] = list(self.paths)
+            payload["jit_args"] = list(self.jit_args)
         if documented is not None and documented.not_applicable is None:
             payload["documented"] = documented.expected
             payload["documented_line"] = documented.line

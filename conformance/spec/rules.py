@@ -38,6 +38,9 @@ KNOWN_DTYPES = frozenset((
     "bool", "int4", "int8", "int16", "int32", "int64", "uint4", "uint8", "uint16", "uint32", "uint64",
     "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32", "float64", "complex64", "complex128",
     "float0", "object",
+    # the small dtypes JAX promotes (specs/promotion)
+    "int1", "uint1", "int2", "uint2", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
+    "float8_e4m3", "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz",
 ))
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -231,7 +234,36 @@ SPEC_RULES: tuple[Rule, ...] = (
 
 # Rules only `jax-conformance lint` applies: a spec that breaks them still loads and runs (its
 # records say what they lack), but CI's lint refuses it.
-LINT_ONLY_RULES: tuple[Rule, ...] = (BasisGiven(), CodeNames())
+class TableGenerated(Rule):
+    id = "TABLE-GENERATED"
+    doc = "a table case's data file is exactly what the script it names in `generated_by` renders (never hand-edited)"
+
+    def check(self, spec: Spec) -> Iterator[SpecError]:
+        import importlib.util
+        import json
+
+        seen: set[str] = set()
+        for case in spec.cases:
+            if case.table is None or case.table in seen:
+                continue
+            seen.add(case.table)
+            node = next(n for n in spec.raw["cases"] if n["id"] == case.table)
+            data_path = spec.path.parent / str(node["table"])
+            text = data_path.read_text(encoding="utf-8")
+            script = SPECS_DIR.parent / str(json.loads(text).get("generated_by", ""))
+            if not script.is_file():
+                yield self.error(spec, case.line, f"{data_path.name} names no generator script that exists ({script})")
+                continue
+            module_spec = importlib.util.spec_from_file_location(f"_table_generator_{abs(hash(script))}", script)
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+            if module.render().get(data_path.name) != text:
+                yield self.error(spec, case.line, f"{data_path.name} is not what {script.name} renders: regenerate it "
+                                 f"(.venv/bin/python {script.relative_to(SPECS_DIR.parent)}), never edit a cell by hand")
+
+
+LINT_ONLY_RULES: tuple[Rule, ...] = (BasisGiven(), CodeNames(), TableGenerated())
 
 # Rules over expect blocks that apply to `documented:` blocks as well.
 BLOCK_RULES: tuple[Rule, ...] = (InvalidRegex(), ExceptionName(), BuiltinClassName(), DtypeName(), VersionRange(),

@@ -68,6 +68,7 @@ class ObservedJSON(TypedDict):
     raised: NotRequired[RaisedJSON]
     type: NotRequired[str]
     dtype: NotRequired[str | list[str | None]]
+    weak_type: NotRequired[bool]
     shape: NotRequired[list[int]]
     value: NotRequired[Any]
     warnings: NotRequired[list[WarningJSON]]
@@ -152,6 +153,15 @@ def check_dtype(expected: str, obs: Observation, resolver: Resolver) -> list[Mis
         name = resolver.dtype_name(dtype)
         if name != expected:
             problems.append(Mismatch("dtype", f"result{path}.dtype={name}, but should be {expected}", expected, name))
+    return problems
+
+
+def check_weak_type(expected: bool, obs: Observation) -> list[Mismatch]:
+    problems = []
+    for path, leaf in leaves(obs.result):
+        weak = bool(getattr(leaf, "weak_type", False))
+        if weak != expected:
+            problems.append(Mismatch("weak_type", f"result{path}.weak_type={weak}, but should be {expected}", expected, weak))
     return problems
 
 
@@ -255,6 +265,8 @@ def check_all(block: ExpectBlock, obs: Observation, resolver: Resolver, file: st
         return problems
     if "dtype" in block:
         problems += check_dtype(block["dtype"], obs, resolver)
+    if "weak_type" in block:
+        problems += check_weak_type(block["weak_type"], obs)
     if "shape" in block:
         problems += check_shape(block["shape"], obs)
     if "value" in block:
@@ -280,6 +292,8 @@ def describe_observation(obs: Observation, resolver: Resolver) -> ObservedJSON:
                     out["dtype"] = resolver.dtype_name(dtype)
                 except Exception:
                     out["dtype"] = str(dtype)
+            if hasattr(r, "weak_type"):
+                out["weak_type"] = bool(r.weak_type)
             shape = getattr(r, "shape", None)
             if shape is not None:
                 out["shape"] = list(shape)

@@ -76,6 +76,82 @@ def observe(adapter: Adapter, payload: CasePayload, drawn: Namespace | None = No
     return obs
 
 
+def _jit_function(payload: CasePayload, ns: Namespace) -> Any:
+    """`run` as a function of the payload's `jit_args` (the other names are its globals), jitted."""
+    args = ", ".join(payload.get("jit_args", []))
+    text = payload["run"]["text"]
+    try:
+        compile(text, payload["file"], "eval")
+        body = f"    return ({text})"
+    except SyntaxError:
+        body = "\n".join("    " + line for line in text.splitlines()) + "\n    return result"
+    source = "\n" * (payload["run"]["line"] - 2) + f"def _conformance_run({args}):\n{body}\n"
+    exec(compile(source, payload["file"], "exec"), ns)  # noqa: S102
+    return ns["jax"].jit(ns.pop("_conformance_run"))
+
+
+def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Observation]:
+    """(cold, warm): setup, then `run` inside jax.jit traced fresh, then called again (the cache)."""
+    ns = dict(adapter.namespace())
+    out = []
+    jitted = None
+    setup_warnings: list[Any] = []  # setup's warnings belong to both calls (eagerly they are in the one run)
+    for _ in range(2):
+        obs = Observation(namespace=ns)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with adapter.backend(payload["backend"]):
+                    if jitted is None:
+                        for code in payload["setup"]:
+                            exec(compile("\n" * (code["line"] - 1) + code["text"], payload["file"], "exec"), ns)  # noqa: S102
+                        jitted = _jit_function(payload, ns)
+                        setup_warnings = list(caught)
+                        del caught[:]
+                    obs.result = jitted(*(ns[name] for name in payload.get("jit_args", [])))
+                    _block_until_ready(obs.result)
+            except Exception as exc:
+                obs.exception = exc
+        obs.warnings = [(w.category, str(w.message), f"{w.filename}:{w.lineno}") for w in setup_warnings + caught]
+        out.append(obs)
+    return out[0], out[1]
+
+
+def _seen(obs: Observation, adapter: Adapter) -> dict[str, Any]:
+    """What the paths must agree on: what was raised, or dtype, weak_type, value; and the warnings."""
+    d: dict[str, Any] = dict(describe_observation(obs, adapter))
+    keep = {k: d[k] for k in ("dtype", "weak_type", "value") if k in d}
+    if "raised" in d:
+        keep = {"raised": d["raised"]["type"]}
+    keep["warnings"] = [(w["category"], w["message"]) for w in d.get("warnings", [])]
+    return keep
+
+
+def _paths_verdict(adapter: Adapter, payload: CasePayload, eager: Observation, verdict: Verdict) -> Verdict:
+    """Run the case under jit (cold, then warm) and fail the verdict on the first path whose
+    observation differs from the eager one or misses the block; the message names the path."""
+    paths = payload.get("paths", [])
+    if not any(p.startswith("jit") for p in paths):
+        return verdict
+    cold, warm = observe_jit(adapter, payload)
+    base = _seen(eager, adapter)
+    for path, obs in (("jit", cold), ("jit-warm", warm)):
+        if path not in paths:
+            continue
+        seen = _seen(obs, adapter)
+        problems = check_all(payload["expect"], obs, adapter, payload["file"], payload["expect_line"])
+        diffs = [f"{k}={seen.get(k)!r} on path {path}, {base.get(k)!r} eagerly" for k in sorted(set(base) | set(seen))
+                 if base.get(k) != seen.get(k)]
+        if problems or diffs:
+            lines = [f"path {path} differs from eager: " + "; ".join(diffs)] if diffs else []
+            lines += [f"path {path}: {p.message}" for p in problems]
+            actual = verdict.get("actual")
+            return {"outcome": "failed", "message": "\n".join(lines + ([verdict["message"]] if verdict["message"] else [])),
+                    "expected": payload["expect"], "actual": {"eager": actual, path: describe_observation(obs, adapter)},
+                    "duration_s": 0.0, "mismatches": [f"path:{path}"] + [p.field for p in problems]}
+    return verdict
+
+
 def _block_until_ready(value: object) -> None:
     # Asynchronous dispatch: make errors and timing belong to this case.
     for leaf in value if isinstance(value, (tuple, list)) else [value]:
@@ -100,6 +176,8 @@ def run_payload(adapter: Adapter, payload: CasePayload) -> Verdict:
             obs = observe(adapter, payload)
             problems = check_all(block, obs, adapter, payload["file"], payload["expect_line"])
             verdict = _verdict(problems, obs, adapter, block)
+            if payload.get("paths"):
+                verdict = _paths_verdict(adapter, payload, obs, verdict)
             documented = _documented(obs, adapter, payload)
             if documented is not None:
                 verdict["documented"] = documented

@@ -250,6 +250,17 @@ def _serve(adapter: Adapter, request: Request) -> tuple[Reply, bool]:
     if request["op"] == "run":
         verdict, restart = _run(adapter, request["payload"], check_state=True)
         return {"ok": True, "verdict": bound_verdict(verdict), "restart": restart}, restart
+    if request["op"] == "run_batch":
+        verdicts: list[Verdict] = []
+        restart = False
+        for payload in request["payloads"]:
+            if restart:  # a cell left state changed: the rest wait for a fresh worker
+                verdicts.append({"outcome": "error", "message": "not run: an earlier cell of the batch changed process-wide state",
+                                 "expected": payload["expect"], "actual": None, "duration_s": 0.0})
+                continue
+            verdict, restart = _run(adapter, payload, check_state=True)
+            verdicts.append(bound_verdict(verdict))
+        return {"ok": True, "verdicts": verdicts, "restart": restart}, restart
     if request["op"] == "observe":
         reply = _observe(adapter, request)
         return reply, reply["restart"]

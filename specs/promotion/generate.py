@@ -1,0 +1,207 @@
+"""Generate the promotion tables' cell files from the lattice (adapters/reference/promotion.py).
+
+    .venv/bin/python specs/promotion/generate.py          # write the *.cells.json beside this file
+    .venv/bin/python specs/promotion/generate.py --check  # exit 1 if a file differs from its output
+
+Nobody edits a cell by hand: lint (rule TABLE-GENERATED) checks that each data file is exactly
+`render()`'s text. Each cell: `id` (the item id's suffix, `a|b`), `bind` (Python binding the
+operands), `basis`, `expect` (blocks chosen by `when` over the 4 x64 modes x
+jax_numpy_dtype_promotion standard/strict) and, for the documented 18x18, `documented`: the
+documented (x64-on) cell canonicalized to the mode (64-bit -> 32-bit with x64 off, i*/f*/c* -> the
+kind's default dtype, weak).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+X64 = ["off-warn", "off-error", "off-allow", "on"]
+PROMOTIONS = ["strict", "standard"]  # the block naming the flag goes first
+STRICT = {"flags": {"jax_numpy_dtype_promotion": "strict"}}
+TESTED = {"file": "tests/dtypes_test.py", "function": "DtypesTest.testPromoteDtypesStandard"}
+
+
+def _reference() -> Any:
+    name = "reference_promotion_model"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "adapters" / "reference" / "promotion.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+P = _reference()
+DOC = P.documented_table()
+
+
+def mode(x64: str, promotion: str) -> Any:
+    return P.Mode(x64=x64 == "on", explicit_x64_dtypes="warn" if x64 == "on" else x64.split("-")[1], promotion=promotion)
+
+
+def _raises(exc: Exception) -> dict[str, Any]:
+    text = str(exc)
+    if text.startswith("Explicitly requested dtype"):
+        return {"raises": {"type": "ValueError", "match": r"^Explicitly requested dtype \w+ (requested in \w+ )?is not available"}}
+    if "when jax_numpy_dtype_promotion=strict" in text:
+        return {"raises": {"type": "ValueError", "match": r"have no available implicit dtype promotion path when jax_numpy_dtype_promotion=strict"}}
+    m = re.search(r"To avoid unintended promotion, (.*?) do not support implicit promotion", text)
+    words = m.group(1) if m else ""
+    return {"raises": {"type": "ValueError", "match": r"have no available implicit dtype promotion path\. "
+                       + (f"To avoid unintended promotion, {re.escape(words)} do not support implicit promotion" if m else "Try explicitly casting")}}
+
+
+def outcome(fn: Any, weak: bool) -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = fn()
+        except Exception as exc:
+            return _raises(exc)
+    if isinstance(r, tuple):
+        return {"dtype": str(r[0]), "weak_type": bool(r[1])} if weak else {"dtype": str(r[0])}
+    return {"dtype": str(r)}
+
+
+def _x64_when(names: list[str]) -> dict[str, Any]:
+    if names == X64:
+        return {}
+    if names == ["on"]:
+        return {"x64": True}
+    offs = [n.split("-")[1] for n in names if n != "on"]
+    if "on" in names:
+        raise AssertionError(names)
+    return {"x64": False, "explicit_x64_dtypes": offs[0] if len(offs) == 1 else offs}
+
+
+def _block(key: str) -> dict[str, Any]:
+    return json.loads(key.split(":", 1)[1]) if key.startswith(("on:", "off:")) else json.loads(key)
+
+
+NODES = P.DOC_ORDER + [n for n in P.SMALL_INTS + P.SMALL_FLOATS if P.available(n)]
+SCALAR = {"int*": "1", "float*": "1.0", "complex*": "1j"}
+
+
+def spec_code(n: str) -> str:
+    return P.PY_TYPE_OF_WEAK[n].__name__ if n in P.WEAK_NODES else f"np.dtype('{n}')"
+
+
+def value_code(n: str) -> str:
+    return SCALAR[n] if n in P.WEAK_NODES else f"jnp.ones((2,), '{n}')"
+
+
+def operand(n: str, m: Any) -> Any:
+    return P.weak_operand(n, m) if n in P.WEAK_NODES else P.array_operand(n, m)
+
+
+def _documented(a: str, b: str, fn: str, actual: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]] | None:
+    doc = DOC
+    if (a, b) not in doc:
+        return None
+    out: list[dict[str, Any]] = [{"when": STRICT, "not_applicable": "the table documents standard promotion"}]
+    per: dict[str, dict[str, Any]] = {}
+    for x in X64:
+        if "raises" in actual["standard", x]:
+            per[x] = {"not_applicable": "the operand itself is refused in this mode (no such cell)"}
+            continue
+        dt, weak = P.documented_in_mode(doc[a, b], x == "on")
+        per[x] = {"dtype": dt} if fn == "promote_types" else {"dtype": dt, "weak_type": weak}
+    groups: dict[str, list[str]] = {}
+    for x in X64:
+        groups.setdefault(("on:" if x == "on" else "off:") + json.dumps(per[x], sort_keys=True), []).append(x)
+    for key, names in groups.items():
+        out.append({"when": _x64_when(names), **_block(key)})
+    return out
+
+
+def cell(fn: str, a: str, b: str) -> dict[str, Any]:
+    per: dict[tuple[str, str], dict[str, Any]] = {}
+    for pr in PROMOTIONS:
+        for x in X64:
+            m = mode(x, pr)
+            sa, sb = P.PY_TYPE_OF_WEAK.get(a, a), P.PY_TYPE_OF_WEAK.get(b, b)
+            if fn == "promote_types":
+                per[pr, x] = outcome(lambda: P.promote_types(sa, sb, m), False)  # noqa: B023
+            elif fn == "result_type":
+                per[pr, x] = outcome(lambda: P.result_type(sa, sb, mode=m, return_weak_type_flag=True), True)  # noqa: B023
+            else:
+                per[pr, x] = outcome(lambda: P.lattice_result_type(operand(a, m), operand(b, m), mode=m), True)  # noqa: B023
+    code = value_code if fn == "add" else spec_code
+    documented = (a, b) in DOC
+    rec: dict[str, Any] = {"id": f"{a}|{b}", "bind": f"a = {code(a)}; b = {code(b)}",
+                           "basis": "documented" if documented else "tested"}
+    if not documented:
+        rec["source"] = TESTED
+    rec["expect"] = _collapse(per)
+    d = _documented(a, b, fn, per)
+    if d is not None:
+        rec["documented"] = d
+    return rec
+
+
+def _collapse(per: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    keys = {json.dumps(v, sort_keys=True) for v in per.values()}
+    if len(keys) == 1:
+        return [json.loads(keys.pop())]
+    out = []
+    for pr in PROMOTIONS:
+        groups: dict[str, list[str]] = {}
+        for x in X64:
+            groups.setdefault(("on:" if x == "on" else "off:") + json.dumps(per[pr, x], sort_keys=True), []).append(x)
+        if len({json.dumps(per[pr, x], sort_keys=True) for x in X64}) == 1:
+            groups = {"all:" + json.dumps(per[pr, "on"], sort_keys=True): X64}
+        for key, names in groups.items():
+            when = {**_x64_when(names), **(STRICT if pr == "strict" else {})}
+            block = json.loads(key.split(":", 1)[1])
+            out.append({"when": when, **block} if when else block)
+    return out
+
+
+TABLES = {
+    # file: (operation, operand nodes)
+    "promote_types.cells.json": ("promote_types", NODES),
+    "result_type.cells.json": ("result_type", NODES),
+    "add.cells.json": ("add", P.DOC_ORDER),  # eager `+` compiles per pair: the documented 18x18 only
+}
+
+
+def render() -> dict[str, str]:
+    """Each data file's text, keyed by its name in specs/promotion/."""
+    out = {}
+    for name, (fn, nodes) in TABLES.items():
+        lines = ['{"generated_by": "specs/promotion/generate.py",',
+                 f' "operation": "{fn}",', ' "cells": [']
+        cells = [json.dumps(cell(fn, a, b), sort_keys=False) for a in nodes for b in nodes]
+        lines += ["  " + c + ("," if i < len(cells) - 1 else "") for i, c in enumerate(cells)]
+        lines.append("]}")
+        out[name] = "\n".join(lines) + "\n"
+    return out
+
+
+def main() -> int:
+    check = "--check" in sys.argv[1:]
+    bad = 0
+    for name, text in render().items():
+        path = HERE / name
+        if check:
+            if not path.exists() or path.read_text() != text:
+                print(f"{path}: differs from the generator's output (run {Path(__file__).relative_to(REPO)})")
+                bad += 1
+        else:
+            path.write_text(text)
+            print(f"wrote {path.relative_to(REPO)} ({text.count(chr(10)) - 4} cells)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
