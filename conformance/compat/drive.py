@@ -47,6 +47,9 @@ def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-budget", type=_size_arg, default=_size_arg(DEFAULT_BUDGET), metavar="SIZE",
                         help=f"disk the cached environments may take, e.g. 20G (default {DEFAULT_BUDGET}; 0: no limit); "
                              "beyond it the least recently used are removed after the run")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the last search of this range even if specs/ changed since (it keeps its own "
+                             "copy of the specs); without it a changed specs/ starts a new search")
     parser.add_argument("--anchors", default="", metavar="V1,V2",
                         help="releases run in full besides the ends of the range (a change and its undoing between "
                              "two fully run releases cannot be seen by bisection)")
@@ -117,6 +120,11 @@ def search_range(args: argparse.Namespace, text: str, say: Callable[[str], None]
         + ", ".join(f"{r.version}" + (f" (py{r.minor})" if r.minor != min(pythons) else "") for r in releases))
     as_of = releases[-1].version
     root = store_dir or store_root(cache, as_of)
+    if store_dir is None and getattr(args, "resume", False) and not root.is_dir():
+        earlier = sorted((cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"), key=lambda p: p.stat().st_mtime)
+        if earlier:
+            root = earlier[-1]
+            say(f"radar: resuming the search in {root.name} with its own copy of the specs (specs/ changed since)")
     root.mkdir(parents=True, exist_ok=True)
     specs = root / "specs"
     if not specs.is_dir():
