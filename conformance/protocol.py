@@ -49,6 +49,7 @@ class ExpectBlock(TypedDict, total=False):
 
     not_applicable: str
     dtype: str
+    weak_type: bool
     shape: list[int]
     value: Any  # any JSON value: nested lists for arrays, "nan" and "1+2j" spelled as strings
     rtol: float
@@ -58,7 +59,6 @@ class ExpectBlock(TypedDict, total=False):
     check: str | list[str]
     note: str
 
-    weak_type: bool
 
 # ----------------------------------------------------------------- a case to run
 
@@ -86,6 +86,8 @@ class CasePayload(TypedDict):
     backend: str
     documented: NotRequired[ExpectBlock]  # with documented_line: the `documented` block that applies
     documented_line: NotRequired[int]
+    paths: NotRequired[list[str]]  # eager / jit / jit-warm: run on each, the observations must agree
+    jit_args: NotRequired[list[str]]  # the names passed to the jitted function (others are closed over)
 
 
 # ----------------------------------------------------------------- requests
@@ -95,8 +97,6 @@ class HelloRequest(TypedDict):
     op: Literal["hello"]
 
 
-    paths: NotRequired[list[str]]  # eager / jit / jit-warm: run on each, the observations must agree
-    jit_args: NotRequired[list[str]]  # the names passed to the jitted function (others are closed over)
 class ResolveRequest(TypedDict):
     op: Literal["resolve"]
     names: list[str]
@@ -105,6 +105,13 @@ class ResolveRequest(TypedDict):
 class RunRequest(TypedDict):
     op: Literal["run"]
     payload: CasePayload
+
+
+class RunBatchRequest(TypedDict):
+    """Run a table's cells (each a case) one after another; one verdict per payload, in order."""
+
+    op: Literal["run_batch"]
+    payloads: list[CasePayload]
 
 
 class ObserveRequest(TypedDict):
@@ -116,13 +123,6 @@ class ObserveRequest(TypedDict):
 
 
 Request = HelloRequest | ResolveRequest | RunRequest | RunBatchRequest | ObserveRequest
-class RunBatchRequest(TypedDict):
-    """Run a table's cells (each a case) one after another; one verdict per payload, in order."""
-
-    op: Literal["run_batch"]
-    payloads: list[CasePayload]
-
-
 
 # ----------------------------------------------------------------- replies
 
@@ -150,6 +150,12 @@ class RunReply(TypedDict):
     restart: NotRequired[bool]  # absent in `--once`, whose worker exits after its one case anyway
 
 
+class RunBatchReply(TypedDict):
+    ok: Literal[True]
+    verdicts: list[Verdict]  # one per payload; cells after one that left state changed are `error`, not run
+    restart: bool
+
+
 class ObserveReply(TypedDict):
     ok: Literal[True]
     observation: ProgramObservation
@@ -157,9 +163,3 @@ class ObserveReply(TypedDict):
 
 
 Reply = ErrorReply | HelloReply | ResolveReply | RunReply | RunBatchReply | ObserveReply
-class RunBatchReply(TypedDict):
-    ok: Literal[True]
-    verdicts: list[Verdict]  # one per payload; cells after one that left state changed are `error`, not run
-    restart: bool
-
-
