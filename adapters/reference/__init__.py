@@ -17,6 +17,7 @@ Nothing here imports JAX (tests/reference/test_no_jax.py checks it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
@@ -89,6 +90,10 @@ def build_jax_module() -> types.ModuleType:
         device_put=lambda x, device=None: tree_util.tree_map(numpy_api.asarray, x),
         block_until_ready=lambda x: x,
         checkpoint=custom.checkpoint, remat=custom.checkpoint, jacfwd=ad.jacfwd,
+        # eval_shape: the model runs the function and keeps only the shapes and dtypes of what it returns
+        eval_shape=lambda fun, *a, **k: tree_util.tree_map(lambda x: jit.ShapeDtypeStruct(numpy_api.asarray(x).shape, numpy_api.asarray(x).dtype), fun(*a, **k)),
+        # Python values stay concrete while the reference's jit traces, so the block needs no switch of its own
+        ensure_compile_time_eval=contextlib.nullcontext,
     )
     return jax
 

@@ -60,14 +60,25 @@ def nondiff_positions(fun: Callable[..., Any], nums: Sequence[int], names: Seque
     return tuple(sorted(out))
 
 
-def resolve_args(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-    """Keyword and default arguments, mapped to positions by the function's signature (as the rules see them)."""
+def resolve_args(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], kind: str = "custom_jvp") -> list[Any]:
+    """Keyword and default arguments, mapped to positions by the function's signature (as the rules see them).
+
+    As JAX's api_util.resolve_kwargs: a functools.partial has an opaque signature; an argument that does not bind,
+    or a keyword that cannot be given a position (keyword-only), is a TypeError naming the decorated function."""
+    sig_fun = (lambda *a, **k: None) if isinstance(fun, functools.partial) else fun
+    prefix = (f"The input arguments to the {kind}-decorated function {getattr(fun, '__name__', str(fun))} could not be "
+              "resolved to positional-only arguments. Binding failed with the error:\n")
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
+        bound = inspect.signature(sig_fun).bind(*args, **kwargs)
     except ValueError:  # no signature (a builtin): positions only
         return list(args)
+    except TypeError as e:
+        raise TypeError(f"{prefix}{e}") from e
     if not mutant("defaults-not-applied"):
         bound.apply_defaults()
+    passed = [k for k in bound.kwargs if k in kwargs]
+    if passed:
+        raise TypeError(f"{prefix}The following keyword arguments could not be resolved to positions: {', '.join(passed)}")
     return list(bound.args)
 
 

@@ -86,7 +86,7 @@ class JVPCall(CustomCall):
             pair = self.f.jvp(primals, tangents, *self.static)
         else:
             pair = self.f.jvp(*self.static, primals, tangents)
-        rule_name, f_name = getattr(self.f.jvp, "__name__", "jvp"), self.fun.__name__
+        rule_name, f_name = getattr(self.f.jvp, "__name__", "jvp"), getattr(self.fun, "__name__", str(self.fun))
         if mutant("jvp-pair-unchecked") and not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             pair = (self.fun(*self.full_args(primal_leaves)), pair)
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):

@@ -64,7 +64,7 @@ class custom_vjp3(custom_vjp):  # noqa: N801 - JAX's name
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.fun.__name__} using defvjp.")
-        full = resolve_args(self.fun, args, kwargs)
+        full = resolve_args(self.fun, args, kwargs, "custom_vjp")
         for i in self.nondiff_argnums:
             check_static(full[i])
         call = VJP3Call(self, full)

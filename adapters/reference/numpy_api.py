@@ -116,6 +116,11 @@ dtype = np.dtype
 inexact, floating, integer, number, complexfloating = np.inexact, np.floating, np.integer, np.number, np.complexfloating
 signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
+def ndim(x: object) -> int:
+    """The number of dimensions of an array, a Tracer (its aval) or a Python value."""
+    return int(getattr(x, "ndim", np.ndim(x)))  # type: ignore[arg-type]
+
+
 globals()["bool"] = bool_  # jnp.bool (NumPy 2 name), without shadowing the builtin here
 
 __all__ = [
@@ -131,7 +136,7 @@ __all__ = [
     # operations
     "abs", "absolute", "add", "bitwise_and", "bitwise_or", "bitwise_xor", "clip", "cos", "divide", "dot", "equal", "exp",
     "floor_divide", "getitem", "greater", "greater_equal", "isfinite", "less", "less_equal", "linalg", "log", "matmul",
-    "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "negative", "not_equal", "power",
+    "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "ndim", "negative", "not_equal", "power",
     "remainder", "reshape", "sign", "sin", "sqrt", "subtract", "sum", "tanh", "transpose", "true_divide", "where",
     # helpers jnp has always shown (they leaked in when this was one module); kept so jnp's names don't change
     "Array", "ArrayOps", "Tracer", "get_aval", "check_user_dtype", "default_complex", "default_float", "default_int",

@@ -180,13 +180,14 @@ J_RO, J_INT, V_PC = "custom_jvp.rule_outputs", "custom_jvp.integer_inputs", "cus
 J_B, V_B = "custom_jvp.basics", "custom_vjp.basics"
 V_NC, V_NV, V_CC = "custom_vjp.none_cotangents", "custom_vjp.nondiff_values", "custom_vjp.closure_convert"
 J_SZ, V_SZ = "custom_jvp.symbolic_zeros", "custom_vjp.symbolic_zeros"
+J_TM, V_TM = "custom_jvp.transforms_more", "custom_vjp.jax_tests_more"
 
 RULE_BREAKAGES = (
     # claim 1
     _rule("AcceptTracersInNondiff",
           _ids(V_ND, "tracer-under-jit tracer-under-jit-grad tracer-jax-test-jit tracer-in-container-under-jit "
                      "tracer-in-container-under-grad tracer-under-vmap tracer-under-vmap-of-grad tracer-under-grad-wrt-it")
-          + _ids(V_OPT, "nondiff-argnames-tracer-rejected"),
+          + _ids(V_OPT, "nondiff-argnames-tracer-rejected") + _ids(V_TM, "tracer-in-container-grad-of-jit"),
           f"{V_ND}.old-style-concrete-grad"),
     _rule("NondiffOnlyCallables",
           _ids(V_ND, "old-style-concrete-grad old-style-concrete-primal old-style-closed-over-bounds-under-jit old-style-vmap-over-x-only"),
@@ -211,7 +212,16 @@ RULE_BREAKAGES = (
           + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out")
           + _ids(V_NV, "float-nondiff-under-remat")
           + _ids(V_CL, "jit-tracer-grad-outside-jit jax-test-closure-over-constant-under-scan-and-vmap")
-          + _ids(J_SZ, "jacfwd-of-jit"),
+          + _ids(J_SZ, "jacfwd-of-jit")
+          # issue 24 part 2: the JAX-test programs of specs/custom_jvp/transforms_more.yaml, custom_vjp/jax_tests_more.yaml
+          + _ids(J_TM, "remat-value-and-grad checkpoint-higher-order-every-depth scan-grad-and-second-order "
+                       "scan-second-order-nonlinear-rule scan-under-vmap closes-over-constant-in-scan-under-vmap "
+                       "jvp-of-vmap-batched-nondiff vmap-rank1 nested-vmaps linear-rule-transposed-in-scan "
+                       "rule-calling-function-transposed dce-symbolic-zeros-forward-over-reverse")
+          + _ids(V_TM, "scan-grad-and-second-order remat-higher-order-every-depth vjp-function-as-residual "
+                       "vjp-function-returned-from-jit nested-value-and-grad python-control-flow python-control-flow-bwd "
+                       "vmap-rank1 nested-vmaps grad-of-vmap-none-cotangent custom-gradient "
+                       "custom-gradient-two-arguments-and-arrays"),
           f"{V_ND}.app-primal"),
     # claim 2
     _rule("NoneCotangentAsOne",
@@ -359,6 +369,11 @@ RULE_BREAKAGES = (
           _ids(J_SZ, "constant-arguments-get-symbolic-zeros constant-arguments-under-jit constant-arguments-under-vmap grad-of-vmap "
                      "not-instantiated-under-jvp-of-vmap scan-under-grad jax-test-output-types"),
           f"{J_SZ}.jacfwd-of-jit", "custom_jvp"),
+    # issue 24 part 2: argument errors before any rule runs (B88, B106); ensure_compile_time_eval (B91)
+    _rule("ResolveKwargsLenient",
+          _ids(J_TM, "missing-positional-argument keyword-only-argument") + _ids(V_TM, "missing-positional-argument keyword-only-argument"),
+          f"{J_B}.keyword-and-default-arguments", "custom_jvp"),
+    _rule("CompileTimeEvalIgnored", _ids(J_TM, "ensure-compile-time-eval"), f"{J_TM}.eval-shape", "custom_jvp"),
     _rule("SymbolicZeroFromPrimalIsOne", _ids(J_SZ, "zero-from-primal-under-vmap-of-jit"), f"{J_SZ}.jacfwd-of-jit", "custom_jvp"),
     # item 10: every gradient (and jvp tangent) value is checked with its dtype
     _rule("GradDtypeHalved",
@@ -393,6 +408,7 @@ RULE_BREAKAGES = (
                       "higher-order-uses-rule-when-rule-calls-f keyword-and-default-arguments log1pexp-defjvps log1pexp-stable-grad "
                       "nonlinear-rule-runs-under-jvp python-control-flow pytree-dict-tangent pytree-namedtuple-in-dict-out "
                       "sqrt-ratio-convention-at-zero")
+          + _ids(J_TM, "eval-shape functools-partial")
           + _ids(V_B, "fixed-point-grad-and-grad-of-grad keyword-and-default-arguments pytree-namedtuple-in-dict-out")
           + _ids(V_NC, "none-for-whole-dict-argument none-for-whole-tuple-argument none-for-whole-tuple-is-zero-per-leaf "
                        "none-in-subtrees none-input-leaf")

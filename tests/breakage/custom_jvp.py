@@ -328,6 +328,34 @@ class SymbolicZeroFromPrimalIsOne(BrokenJax):
         cd.zero_from_primal = zero_from_primal
 
 
+# ---------------------------------------------------------------- issue 24: argument resolution, compile-time evaluation
+
+
+class ResolveKwargsLenient(BrokenJax):
+    claim = "B88/B106: arguments that do not bind to the signature are a TypeError naming the decorated function (a missing one becomes None and a keyword-only one is dropped instead)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        import inspect
+
+        def resolve_kwargs(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+            params = [p for p in inspect.signature(fun).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            out = list(args)
+            for p in params[len(args):]:
+                out.append(kwargs.get(p.name, None if p.default is p.empty else p.default))
+            return tuple(out)
+
+        cd.resolve_kwargs = resolve_kwargs
+
+
+class CompileTimeEvalIgnored(BrokenJax):
+    claim = "B91: under jax.ensure_compile_time_eval inside jit a custom_jvp sees concrete values (the block changes nothing instead: Tracers)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        import contextlib
+
+        jax.ensure_compile_time_eval = contextlib.nullcontext
+
+
 ALL: tuple[type[BrokenJax], ...] = tuple(
     cls for cls in list(globals().values()) if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
 )
