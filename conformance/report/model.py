@@ -226,12 +226,59 @@ class ReportModel:
     def topics(self) -> list[str]:
         return sorted({c.topic for c in self.cases})
 
+    @property
+    def tables(self) -> list[TableView]:
+        """The table cases (ids `<table>[<cell>]`), each collapsed to its counts per column."""
+        return table_views(self.columns, self.cases, self.cells)
+
     def grid(self) -> list[str]:
         """One string per case, one outcome code per column."""
         rows = [[NO_RECORD] * len(self.columns) for _ in self.cases]
         for (ci, col), rec in self.cells.items():
             rows[ci][col] = CODES.get(rec.get("outcome", "error"), "e")
         return ["".join(r) for r in rows]
+
+
+@dataclass
+class TableView:
+    """A table case's cells collapsed: per column the cells by outcome, and the failing cells open."""
+
+    table: str
+    topic: str
+    cells: int
+    counts: list[tuple[Column, dict[str, int]]]
+    failing: list[tuple[str, Column, str]]  # (cell id, column, the first line of its message)
+
+    def verdict(self, counts: dict[str, int]) -> str:
+        bad = sum(n for k, n in counts.items() if k not in ("passed", "not_applicable", "skipped"))
+        ran = sum(counts.values())
+        if not ran:
+            return "not run"
+        return f"{counts.get('passed', 0)} of {ran - counts.get('not_applicable', 0)} cells hold" + (f", {bad} fail" if bad else "")
+
+
+def table_views(columns: list[Column], cases: list[CaseInfo], cells: Cells) -> list[TableView]:
+    """Every table case of the model (a case id with a `[cell]` suffix), cells counted per column."""
+    groups: dict[str, list[CaseInfo]] = {}
+    for case in cases:
+        head, bracket, _ = case.id.partition("[")
+        if bracket and case.id.endswith("]"):
+            groups.setdefault(head, []).append(case)
+    views = []
+    for table, members in sorted(groups.items()):
+        counts = [(col, dict.fromkeys(OUTCOMES, 0)) for col in columns]
+        failing = []
+        for case in members:
+            for col, per_outcome in counts:
+                rec = cells.get((case.index, col.index))
+                if rec is None:
+                    continue
+                outcome = str(rec.get("outcome", "error"))
+                per_outcome[outcome] = per_outcome.get(outcome, 0) + 1
+                if outcome not in ("passed", "not_applicable", "skipped", "xfailed"):
+                    failing.append((case.id[len(table):], col, (str(rec.get("message") or outcome).splitlines() or [""])[0][:300]))
+        views.append(TableView(table, members[0].topic, len(members), counts, failing))
+    return views
 
 
 # ---------------------------------------------------------------- loading

@@ -438,3 +438,21 @@ AUTODIFF = Area("autodiff", (SPECS / "autodiff",), (
 # The areas whose every case some breakage must fail (the upgrade-flag blocks are another kind of
 # area: tests/test_flag_specs_catch_breakage.py derives its cases from the blocks that name a flag).
 AREAS = (X64, CUSTOM_RULES, AUTODIFF)
+
+# ---------------------------------------------------------------- promotion (tests/breakage/promotion.py)
+# Not in AREAS: a table's thousands of cells are not each listed as caught; these breaks prove that a
+# wrong cell, a weak type lost under jit and strict mode both ways fail, with the cell named.
+PT, RT, ADD = "promotion.table.promote-types", "promotion.table.result-type", "promotion.table.add"
+OFF_WARN_STRICT = Mode.from_slug("off-warn+jax_numpy_dtype_promotion=strict")
+PROMOTION = Area("promotion", (SPECS / "promotion",), (
+    Breakage("tests.breakage.promotion:WrongCellOffWarn", OFF_WARN,
+             (f"{PT}[uint32|int8]", f"{PT}[int8|uint32]"), (f"{PT}[uint32|int16]", f"{PT}[int8|uint16]")),
+    Breakage("tests.breakage.promotion:WrongCellOffWarn", Mode.from_slug("off-allow"),
+             (), (f"{PT}[uint32|int8]", f"{PT}[int8|uint32]")),
+    Breakage("tests.breakage.promotion:WeakTypeLostUnderJit", OFF_WARN,
+             (f"{ADD}[int*|float*]", f"{ADD}[bool|int*]"), (f"{ADD}[int8|int16]",)),
+    Breakage("tests.breakage.promotion:StrictTooLenient", OFF_WARN_STRICT,
+             (f"{PT}[int8|int16]", f"{RT}[float32|int32]"), (f"{PT}[int8|int8]",)),
+    Breakage("tests.breakage.promotion:StrictTooStrict", OFF_WARN_STRICT,
+             (f"{PT}[int8|int*]", f"{RT}[float32|float*]"), (f"{PT}[int8|int8]", f"{PT}[int8|int16]")),
+), ("tests.breakage.promotion",))
