@@ -29,11 +29,19 @@ from jax_conformance.records import AdapterInfo, ModeJSON, Verdict
 # ----------------------------------------------------------------- the expect block (specs/schema.json)
 
 
+class MatchLoose(TypedDict):
+    """`match_loose: {reason, words}`: the words a deliberately loose `match` may accept in each other's place."""
+
+    reason: str
+    words: list[str]
+
+
 class RaisesBlock(TypedDict):
     """`raises`: the exception class by public dotted name, and a pattern its message must match."""
 
     type: str
     match: NotRequired[str]
+    match_loose: NotRequired[str | MatchLoose]  # why `match` is deliberately loose (the message check)
 
 
 class WarningBlock(TypedDict):
@@ -41,6 +49,7 @@ class WarningBlock(TypedDict):
 
     category: str
     match: NotRequired[str]
+    match_loose: NotRequired[str | MatchLoose]
     count: NotRequired[int]
 
 

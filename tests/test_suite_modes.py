@@ -9,6 +9,7 @@ from jax_conformance.launch.scheduler import pytest_command, pytest_options
 from jax_conformance.mode import DEFAULT_MODES, Mode
 
 from tests.conftest import REPO, read_results
+from tests.test_message_strength import assert_no_new_weak
 
 # JAX's known divergences, as `jax-conformance run` uses them: listed cases are xfailed (and fail the run once they conform).
 EXPECTATIONS = REPO / "specs" / "expectations" / "jax.yaml"
@@ -33,3 +34,6 @@ def test_suite_passes_against_jax(mode: Mode, tmp_path) -> None:
     # Every defaults case says something in every mode: none of them may be skipped as not applicable.
     defaults = [r for r in records if r["case"].startswith("x64.defaults.")]
     assert defaults and all(r["outcome"] == "passed" for r in defaults)
+    # The message check (issue #24): every documented/tested `match` of this mode rejects the
+    # meaning-changing rewordings of the message JAX produced.
+    assert_no_new_weak(records)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from jax_conformance.adapters.reference.mutants import ENV_VAR
 from jax_conformance.errors import UsageError
@@ -35,6 +35,7 @@ from jax_conformance.flag_table import modes_for
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import run_modes
 from jax_conformance.mode import Mode
+from jax_conformance.report import message_strength
 from jax_conformance.text import cut
 from jax_conformance.usage import check_spec_paths, positive_int
 
@@ -50,11 +51,14 @@ class MutantRun(ModeProcess):
     mutant: str | None = None
     failing: dict[str, str] = field(default_factory=dict)  # case id -> outcome and first message line
     cases: int = 0
+    records: list[Any] = field(default_factory=list)  # the baseline's case records (for the message check)
 
     def read(self) -> None:
         """The failing cases of the finished process, from the records it wrote."""
         for rec in self.tail.cases:
             self.cases += 1
+            if self.mutant is None:
+                self.records.append(rec)
             if rec["outcome"] in KILLING:
                 first = str(rec.get("message") or "").strip().splitlines()[:1]
                 self.failing[rec["case"]] = f"{rec['outcome']}: {cut(first[0], FIRST_LINE_CHARS, 'line') if first else ''}"
@@ -133,6 +137,7 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="jax-conformance-mutate-"))
     baseline: dict[str, set[str]] = {m.slug: set() for m in modes}
+    messages: dict[str, Any] | None = None
     if not args.no_baseline:
         print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
         base_jobs = [_job(None, m, tmp, args) for m in modes]
@@ -145,6 +150,10 @@ def main(args: argparse.Namespace) -> int:
         if any(baseline.values()) or any(j.returncode not in (0, 5) for j in base_jobs):
             print("jax-conformance mutate: fix the reference (or the specs) first; a failing baseline makes kills meaningless", file=sys.stderr)
             return 2
+        # The message score: would each `match` of the baseline's raises/warns blocks still pass
+        # if the reference's message meant something else (report/message_strength.py)?
+        blocks = message_strength.check_records(r for job in base_jobs for r in job.records)
+        messages = message_strength.summary(blocks)
     print(f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at once{'' if args.exhaustive else ', stopping each mutant at its first kill'}")
     # Mode-major order: jobs running side by side belong to different mutants, so a mutant killed
     # in its first mode never has a second mode already running (its later modes are skipped).
@@ -161,7 +170,12 @@ def main(args: argparse.Namespace) -> int:
     _run_all(jobs, args, skip, done)
     summary = _summarize(names, mutants, explained, jobs, baseline, modes)
     summary["seconds"] = round(time.monotonic() - t0, 1)
+    if messages is not None:
+        summary["messages"] = messages
+        summary["message_score"] = messages["score"]
     _print(summary)
+    if messages is not None:
+        print("\n".join(message_strength.describe(blocks)))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(f"mutation summary: {args.out}")
@@ -192,6 +206,10 @@ class MutationSummary(TypedDict):
     modes: str
     mutants: list[MutantRow]
     seconds: NotRequired[float]
+    # The message check beside the mutation score: strong / checked raises-warns blocks with a `match`,
+    # and the weak and loose ones (report.message_strength.summary); absent with --no-baseline.
+    message_score: NotRequired[str]
+    messages: NotRequired[dict[str, Any]]
 
 
 def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, str], jobs: list[MutantRun],

@@ -573,5 +573,25 @@ def load_mutation(path: Path) -> dict[str, Any] | None:
                         "explanation": str(m.get("explanation", ""))})
     # Survivors first: they are the gaps in the suite.
     mutants.sort(key=lambda m: (m["killed"] is not False, m["name"]))
-    return {"score": str(data.get("score", "")), "mutants": mutants,
-            "extra": {k: v for k, v in data.items() if k not in ("score", "mutants") and isinstance(v, str | int | float)}}
+    extra = {k: v for k, v in data.items() if k not in ("score", "mutants", "message_score") and isinstance(v, str | int | float)}
+    extra.update(_message_lines(data.get("messages")))
+    return {"score": str(data.get("score", "")), "mutants": mutants, "extra": extra}
+
+
+def _message_lines(messages: object) -> dict[str, str]:
+    """The message check of a mutation file (`mutate`'s `messages`) as lines of the mutation section:
+    the score, then each weak pattern (case, pattern, the rewording it let through) and each loose
+    one with its declared reason."""
+    if not isinstance(messages, dict):
+        return {}
+    out = {"message score": f"{messages.get('score', '?')} raises/warns patterns strong ({messages.get('weak_count', '?')} weak, "
+                            f"{messages.get('loose_count', '?')} declared loose, {messages.get('unchecked', '?')} unchecked)"}
+    for kind in ("weak", "loose"):
+        for b in messages.get(kind) or []:
+            if not isinstance(b, dict):
+                continue
+            shown = (b.get("let_through") or b.get("excused") or [{}])[0]
+            why = f"declared loose: {b.get('loose')}; " if kind == "loose" else ""
+            out[f"{kind} message pattern {b.get('case')} [{b.get('block')}]"] = (
+                f"{why}/{shown.get('pattern', '')}/ let through {shown.get('kind', '')} {shown.get('what', '')}: {shown.get('rewording', '')!r}")
+    return out

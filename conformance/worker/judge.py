@@ -281,6 +281,9 @@ def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
     failing: tuple[Namespace, Observation, list[Mismatch]] | None = None
     examples = 0
     documented: DocumentedCheck | None = None
+    # What the first example did (its exception or warnings): the message check
+    # (conformance/report/message_strength.py) rewords the messages a passed `given` case produced.
+    first: tuple[Namespace, Observation] | None = None
 
     @hypothesis.settings(
         max_examples=payload.get("max_examples") or DEFAULT_MAX_EXAMPLES,
@@ -297,11 +300,13 @@ def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
     @hypothesis.seed(GIVEN_SEED)
     @hypothesis.given(**strategies)
     def prop(**drawn: Any) -> None:
-        nonlocal examples, documented, failing
+        nonlocal examples, documented, failing, first
         obs = observe(adapter, payload, drawn, base)
         if isinstance(obs.exception, hypothesis.errors.UnsatisfiedAssumption):
             raise obs.exception
         examples += 1
+        if first is None:
+            first = (drawn, obs)
         if documented is None or documented["holds"]:
             documented = _documented(obs, adapter, payload)
         problems = check_all(payload["expect"], obs, adapter, payload["file"], payload["expect_line"])
@@ -322,8 +327,12 @@ def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
         falsified["message"] = f"falsifying example: {', '.join(f'{k}={v}' for k, v in example.items())}\n" + falsified["message"]
         falsified["example"] = example
         return falsified
+    actual: dict[str, Any] = {"examples": examples}
+    if first is not None:
+        actual["first_example"] = {k: short(v, 200) for k, v in first[0].items()}
+        actual["first_observed"] = describe_observation(first[1], adapter)
     verdict: Verdict = {"outcome": "passed", "message": f"{examples} examples", "expected": payload["expect"],
-                        "actual": {"examples": examples}, "duration_s": 0.0}
+                        "actual": actual, "duration_s": 0.0}
     if documented is not None:
         verdict["documented"] = documented
     return verdict
