@@ -232,6 +232,7 @@ class SpecItem(pytest.Item):
     def _table_verdict(self, suite: Suite) -> Verdict:
         """A table's cells run in one batch: the first cell to run sends every selected, applicable
         cell of its table (same file and backend) in one request; the others read their verdict."""
+        assert self.parent is not None
         verdicts: dict[str, Verdict] = self.parent.stash.setdefault(TABLE_VERDICTS, {})
         if self.nodeid not in verdicts:
             batch: list[tuple[SpecItem, CasePayload]] = []

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jax_conformance.errors import SpecError, SpecFileErrors
+from jax_conformance.protocol import ExpectBlock
 from jax_conformance.spec.model import Case, Code, Documented, Expectation, Spec, When
 from jax_conformance.spec.rules import check_spec
 from jax_conformance.spec.schema import schema_errors
@@ -139,7 +140,8 @@ def table_data(node: MarkedMap, path: Path) -> dict[str, Any]:
 
 
 def _cell_blocks(blocks: list[dict[str, Any]], line: int, path: Path) -> list[Expectation]:
-    return [Expectation(_when(b.get("when"), path), {k: v for k, v in b.items() if k != "when"}, line) for b in blocks]
+    return [Expectation(_when(b.get("when"), path), cast(ExpectBlock, {k: v for k, v in b.items() if k != "when"}), line)
+            for b in blocks]
 
 
 def table_cells(doc: MarkedMap, node: MarkedMap, path: Path, file_setup: Code | None,

@@ -120,7 +120,7 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
 def _seen(obs: Observation, adapter: Adapter) -> dict[str, Any]:
     """What the paths must agree on: what was raised, or dtype, weak_type, value; and the warnings."""
     d: dict[str, Any] = dict(describe_observation(obs, adapter))
-    keep = {k: d[k] for k in ("dtype", "weak_type", "value") if k in d}
+    keep: dict[str, Any] = {k: d[k] for k in ("dtype", "weak_type", "value") if k in d}
     if "raised" in d:
         keep = {"raised": d["raised"]["type"]}
     keep["warnings"] = [(w["category"], w["message"]) for w in d.get("warnings", [])]

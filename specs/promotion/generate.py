@@ -97,7 +97,7 @@ def spec_code(n: str) -> str:
 
 
 def value_code(n: str) -> str:
-    return SCALAR[n] if n in P.WEAK_NODES else f"jnp.ones((2,), '{n}')"
+    return SCALAR[n] if n in P.WEAK_NODES else f"jnp.ones((2,), '{n}')"  # i*/f*/c*: the Python scalar
 
 
 def operand(n: str, m: Any) -> Any:
@@ -138,7 +138,11 @@ def cell(fn: str, a: str, b: str) -> dict[str, Any]:
                 per[pr, x] = outcome(lambda: P.lattice_result_type(operand(a, m), operand(b, m), mode=m), True)  # noqa: B023
     code = value_code if fn == "add" else spec_code
     documented = (a, b) in DOC
-    rec: dict[str, Any] = {"id": f"{a}|{b}", "bind": f"a = {code(a)}; b = {code(b)}",
+    bind = f"a = {code(a)}; b = {code(b)}"
+    if fn == "add" and a in P.WEAK_NODES and b in P.WEAK_NODES:
+        # two Python scalars add in Python: b is the weakly typed array of its scalar instead
+        bind = f"a = {code(a)}; b = jnp.asarray({code(b)})"
+    rec: dict[str, Any] = {"id": f"{a}|{b}", "bind": bind,
                            "basis": "documented" if documented else "tested"}
     if not documented:
         rec["source"] = TESTED
