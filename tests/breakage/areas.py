@@ -153,6 +153,17 @@ X64_BREAKAGES = (
          ("x64.promotion.weak-scalar-keeps-narrow-array",)),
     _x64("CanonicalizeUnknownToFloat", "A21 canonicalize_dtype('nonsense') is a TypeError", "off-warn",
          ("x64.canonicalize.unsupported-type",), ("x64.canonicalize.narrowed-64bit",)),
+    # issue 24, part 4: the families (specs/x64/dtype_families.yaml)
+    _x64("NoTruncationWarning", "i24.4 every jnp function with dtype=, scalar type and Array method warns", "off-warn",
+         ("x64.dtype_families.jnp-dtype-functions", "x64.dtype_families.scalar-types-and-methods")),
+    _x64("AllowModeTruncates", "i24.4 every jnp function with dtype= honours the request in allow mode", "off-allow",
+         ("x64.dtype_families.jnp-dtype-functions",)),
+    _x64("RandomSamplersSilentlyTruncate", "i24.4 jax#17366: every jax.random sampler warns", "off-warn",
+         ("x64.dtype_families.random-samplers",)),
+    _x64("X64OnStillWarns", "i24.4 with x64 on the known-divergence members honour the request silently", "on",
+         ("x64.dtype_families.jnp-known-divergences", "x64.dtype_families.random-known-divergences")),
+    _x64("NumpyInt64OutOfRangeRaises", "i24.4 jax#18385: a NumPy int64 out of the int32 range wraps silently", "off-warn",
+         ("x64.dtype_families.numpy-int64-out-of-range",)),
     # claim 9: under transformations
     _x64("PolicySkippedUnderTracing", "9 jit and grad", "off-error",
          ("x64.transforms.jit", "x64.transforms.jit-astype", "x64.transforms.grad", "x64.transforms.jit-of-grad"),
@@ -418,6 +429,9 @@ RULE_BREAKAGES = (
           + _ids(V_RO, "bwd-list-accepted bwd-none-entry-is-zero bwd-tuple-per-argument fwd-list-of-two-accepted "
                      "fwd-pair-works"),
           f"{V_ND}.app-primal", "custom_jvp"),
+    # issue 24, part 4: the gradient family (dtype and weak type over dtypes and transforms)
+    _rule("GradDtypeHalved", ("custom_vjp.families.grad-dtype-and-weak-type",), f"{V_ND}.app-primal", "custom_jvp"),
+    _rule("PullbackCotangentsWeak", ("custom_vjp.families.grad-dtype-and-weak-type",), f"{V_ND}.app-primal", "custom_jvp"),
 )
 
 CUSTOM_RULES = Area("custom_rules", (SPECS / "custom_vjp", SPECS / "custom_jvp"), RULE_BREAKAGES,

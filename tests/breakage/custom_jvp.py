@@ -359,3 +359,30 @@ class CompileTimeEvalIgnored(BrokenJax):
 ALL: tuple[type[BrokenJax], ...] = tuple(
     cls for cls in list(globals().values()) if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
 )
+
+
+# ---------------------------------------------------------------- issue 24, part 4: the gradient family
+
+
+class PullbackCotangentsWeak(BrokenJax):
+    claim = "10 (i24.4): a pullback's cotangent has its primal's dtype and weak type (a strong input gives a strong cotangent)"
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        from jax._src.lax import lax as lax_internal
+
+        original_vjp = jax.vjp
+
+        def weak(x: Any) -> Any:
+            return lax_internal._convert_element_type(x, x.dtype, weak_type=True) if hasattr(x, "dtype") else x
+
+        @functools.wraps(original_vjp)
+        def vjp(fun: Callable[..., Any], *primals: Any, **kwargs: Any) -> Any:
+            out = original_vjp(fun, *primals, **kwargs)
+            pullback = out[1]
+
+            def weak_pullback(*cts: Any) -> Any:
+                return jax.tree.map(weak, pullback(*cts))
+
+            return (out[0], weak_pullback, *out[2:])
+
+        jax.vjp = vjp

@@ -811,3 +811,44 @@ class CanonicalizeUnknownToFloat(Breakage):
                 return real("float32", allow_extended_dtype)
 
         jax.dtypes.canonicalize_dtype = lenient
+
+
+# ---------------------------------------------------------------- issue 24, part 4: the families
+
+
+class RandomSamplersSilentlyTruncate(Breakage):
+    breaks = "warn mode: a jax.random sampler asked for a 64-bit dtype warns like every other function (jax#17366: uniform did not)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        import functools
+
+        jax = ns["jax"]
+        for name in ("uniform", "normal", "randint", "bits", "exponential"):
+            real = getattr(jax.random, name)
+
+            @functools.wraps(real)
+            def silent(*args: Any, _real: Any = real, dtype: Any = None, **kwargs: Any) -> Any:
+                # Truncated as JAX 0.4.x truncated random.uniform's float64: quietly, before the policy sees it.
+                if dtype is not None and np.dtype(dtype).name in _NARROW and _policy() == "warn" and not jax.config.x64_enabled:
+                    dtype = _NARROW[np.dtype(dtype).name]
+                return _real(*args, dtype=dtype, **kwargs)
+
+            setattr(jax.random, name, silent)
+
+
+class NumpyInt64OutOfRangeRaises(Breakage):
+    breaks = "x64 off: a NumPy int64 outside the int32 range is wrapped to int32 silently (the jax#18385 behaviour), not refused"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax, jnp = ns["jax"], ns["jnp"]
+        info = np.iinfo(np.int32)
+        for name in ("asarray", "array"):
+            real = getattr(jnp, name)
+
+            def strict(obj: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                # What jax#18385 asked for: an OverflowError, as for a Python int out of range.
+                if isinstance(obj, np.int64) and not jax.config.x64_enabled and not info.min <= int(obj) <= info.max:
+                    raise OverflowError(f"NumPy int64 {int(obj)} is out of range for int32")
+                return _real(obj, *args, **kwargs)
+
+            setattr(jnp, name, strict)
