@@ -58,9 +58,15 @@ def _environment() -> jinja2.Environment:
     env.filters["safe_url"] = safe_url
     env.filters["pct"] = lambda v: "n/a" if v is None else f"{v:.1f}%"
     env.filters["outcome_label"] = lambda o: str(o).replace("_", " ")
-    env.filters["breakable"] = lambda s: markupsafe.Markup("+<wbr>").join(markupsafe.escape(p) for p in str(s).split("+"))
+    env.filters["breakable"] = breakable
     env.filters["since_text"] = since_text
     return env
+
+
+def breakable(mode: object) -> markupsafe.Markup:
+    """A mode's name that a narrow column may break after each `+` and `_` (and nowhere else)."""
+    return markupsafe.Markup("+<wbr>").join(
+        markupsafe.Markup("_<wbr>").join(markupsafe.escape(w) for w in part.split("_")) for part in str(mode).split("+"))
 
 
 def since_text(since: Mapping[str, tuple[str, str]]) -> str:
