@@ -7,6 +7,7 @@ module: `spec.yaml` (parsing with line marks), `spec.schema` (specs/schema.json)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -127,8 +128,6 @@ def build_spec(doc: MarkedMap, path: Path) -> Spec:
 
 def table_data(node: MarkedMap, path: Path) -> dict[str, Any]:
     """A table case's data file (JSON, generated: see its `generated_by`), relative to the spec file."""
-    import json
-
     data_path = path.parent / str(node["table"])
     try:
         data = json.loads(data_path.read_text(encoding="utf-8"))
@@ -139,9 +138,15 @@ def table_data(node: MarkedMap, path: Path) -> dict[str, Any]:
     return data
 
 
-def _cell_blocks(blocks: list[dict[str, Any]], line: int, path: Path) -> list[Expectation]:
-    return [Expectation(_when(b.get("when"), path), cast(ExpectBlock, {k: v for k, v in b.items() if k != "when"}), line)
-            for b in blocks]
+def _cell_blocks(blocks: list[dict[str, Any]], line: int, path: Path, seen: dict[str, When]) -> list[Expectation]:
+    """A cell's blocks; `seen`: the `When` of each `when` already read in this table (cells share a few)."""
+    out = []
+    for b in blocks:
+        key = json.dumps(b.get("when"), sort_keys=True)
+        if key not in seen:
+            seen[key] = _when(b.get("when"), path)
+        out.append(Expectation(seen[key], cast(ExpectBlock, {k: v for k, v in b.items() if k != "when"}), line))
+    return out
 
 
 def table_cells(doc: MarkedMap, node: MarkedMap, path: Path, file_setup: Code | None,
@@ -157,15 +162,16 @@ def table_cells(doc: MarkedMap, node: MarkedMap, path: Path, file_setup: Code | 
     source = _sources(node.get("source")) or file_source
     cases = []
     base = {k: node[k] for k in node if k != "table"}
+    seen: dict[str, When] = {}
     for cell in table_data(node, path)["cells"]:
         raw = {**base, "expect": cell["expect"]}
         if cell.get("documented") and "documented" in node:
             raw["documented"] = {**dict(node["documented"]), "expect": cell["documented"]}
-        documented = Documented(str(says), doc_source, _cell_blocks(cell["documented"], line, path), line) \
+        documented = Documented(str(says), doc_source, _cell_blocks(cell["documented"], line, path, seen), line) \
             if cell.get("documented") else None
         cases.append(Case(
             id=f"{node['id']}[{cell['id']}]", claim=node["claim"], spec_path=path, line=line, topic=doc["topic"],
-            run=run, expect=_cell_blocks(cell["expect"], line, path),
+            run=run, expect=_cell_blocks(cell["expect"], line, path, seen),
             source=_sources(cell.get("source")) or source,
             tags=tuple(dict.fromkeys(file_tags + tuple(node.get("tags", ())))),
             setup=[*setup, Code(str(cell["bind"]), line)],
@@ -173,7 +179,7 @@ def table_cells(doc: MarkedMap, node: MarkedMap, path: Path, file_setup: Code | 
             basis=cell.get("basis", node.get("basis", doc.get("basis"))),
             documented=documented,
             field_lines={k: node.key_lines[k] for k in node}, raw=raw, table=node["id"],
-            paths=tuple(node.get("paths", ())), jit_args=tuple(node.get("jit_args", ())),
+            paths=tuple(cell.get("paths", node.get("paths", ()))), jit_args=tuple(node.get("jit_args", ())),
         ))
     return cases
 
@@ -186,6 +192,20 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     return value
 
+
+
+def _cache_text(path: Path, text: str) -> str:
+    """What a cached spec is keyed by: its text and the text of every table data file it names."""
+    import re
+
+    tables = re.findall(r"^\s+table:\s*[\"']?([^\s\"'#]+)", text, re.MULTILINE)
+    parts = [text]
+    for name in tables:
+        try:
+            parts.append((path.parent / name).read_text(encoding="utf-8"))
+        except OSError:
+            parts.append("")
+    return "\0".join(parts)
 
 
 def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None = None) -> Spec:
@@ -207,7 +227,7 @@ def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None =
     except OSError as exc:
         raise SpecFileErrors(path, [SpecError(path, 1, "FILE-UNREADABLE", str(exc))]) from None
     if cache is not None and rules:
-        cached = cache.get(path, text)
+        cached = cache.get(path, _cache_text(path, text))
         if cached is not None:
             return cached
     try:
@@ -228,7 +248,7 @@ def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None =
         if errors:
             raise SpecFileErrors(path, errors)
         if cache is not None:
-            cache.put(path, text, spec)
+            cache.put(path, _cache_text(path, text), spec)
     return spec
 
 
