@@ -320,7 +320,8 @@ RULE_BREAKAGES = (
                       "symbolic-zeros-both-outputs-used")
           + _ids(V_SZ, "nondiff-arguments-passed-raw scan-under-grad under-remat wrong-shape-symbolic-zero grad-of-vmap "
                        "bwd-returns-symbolic-zero")
-          + _ids(V_PC, "jax-test-vjp3-jvp-of-symbolic-zeros-rule"),
+          + _ids(V_PC, "jax-test-vjp3-jvp-of-symbolic-zeros-rule")
+          + _ids(V_TM, "symbolic-zeros-static-and-dynamic-under-jit-and-vmap symbolic-zeros-jacrev-of-jit-and-allow-int"),
           f"{V_OPT}.optimize-remat"),
     _rule("OptimizeRematMissing",
           _ids(V_OPT, "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros optimize-remat-keyword-only-fwd "
