@@ -9,6 +9,7 @@ pytest session, the items' spec sources.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -75,7 +76,10 @@ JAX_RULES = [
 
 
 def test_jax_own_rules_hold_in_every_mode():
-    targets = [Target(t, tuple(Expr(a) for a in args), nondiff=nd) for t, args, nd in JAX_RULES]
+    """relu in all four modes; JAX_CONTRACT_ALL_RULES=1 checks every rule above (minutes on 2 cores:
+    docs/research/contract-libraries.md has that run)."""
+    rules = JAX_RULES if os.environ.get("JAX_CONTRACT_ALL_RULES") else JAX_RULES[:1]
+    targets = [Target(t, tuple(Expr(a) for a in args), nondiff=nd) for t, args, nd in rules]
     result = check_many(targets)
     assert result.modes == ["off-warn", "off-error", "off-allow", "on"]
     assert result.ok, "\n".join(result.failure_lines()) + "\n" + result.table()
@@ -105,7 +109,7 @@ def test_cli_table_failure_lines_and_exit_status(tmp_path):
     assert "transforms.vmap                 ok" in proc.stdout
     fails = [ln for ln in proc.stdout.splitlines() if ln.startswith("FAIL ")]
     assert len(fails) == 1 and fails[0].startswith("FAIL derivatives.finite-differences [off-warn] jacrev (the rule)")
-    assert "(contract: custom_jvp.basics.log1pexp-stable-grad)" in fails[0]
+    assert "(contract: custom_jvp.rule_outputs.pair-works)" in fails[0]
 
 
 def test_fixture_reports_ordinary_pytest_results(pytester):

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--modes", action="append", metavar="MODES",
                         help="comma-separated modes (default: off-warn,off-error,off-allow,on); +upcoming adds JAX's "
                              "upgrade flags, together and each alone")
+    parser.add_argument("--skip", action="append", default=[], metavar="ITEM",
+                        help="an item not to judge, e.g. derivatives.finite-differences for a rule that is "
+                             "deliberately not the derivative (gradient scaling or clipping); repeat for more")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="mode processes at a time (default 2)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per mode process (default 900)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of the table")
@@ -47,7 +50,11 @@ def main(args: argparse.Namespace) -> int:
     if ":" not in args.target:
         raise UsageError(f"target {args.target!r}: write MODULE:FUNCTION, e.g. mylib.ops:clipped_sqrt")
     modes = contract_modes(args.modes)
-    target = Target(args.target, tuple(Expr(a) for a in args.args), nondiff=tuple(args.nondiff), kwargs_expr=args.kwargs)
+    unknown = sorted(set(args.skip) - {item.id for item in ITEMS})
+    if unknown:
+        raise UsageError(f"--skip {', '.join(unknown)}: no such item; the items are {', '.join(i.id for i in ITEMS)}")
+    target = Target(args.target, tuple(Expr(a) for a in args.args), nondiff=tuple(args.nondiff), kwargs_expr=args.kwargs,
+                    skip=tuple(args.skip))
     start = time.monotonic()
     print(f"jax-conformance check {args.target}: {len(modes)} mode processes ({', '.join(m.slug for m in modes)}), "
           f"{args.jobs} at a time", file=sys.stderr)

@@ -31,10 +31,11 @@ from jax_conformance.mode import Mode
 
 
 def check(fn: Any, *args: Any, kwargs: dict[str, Any] | None = None, nondiff: Sequence[int] = (),
-          modes: Sequence[str | Mode] | None = None, jobs: int = 2, timeout: float = 900) -> ContractResult:
+          modes: Sequence[str | Mode] | None = None, skip: Sequence[str] = (), jobs: int = 2,
+          timeout: float = 900) -> ContractResult:
     """Check one function (a module-level custom_vjp / custom_jvp function, or "MODULE:FUNCTION")
     with these example arguments in every mode; `Expr("...")` arguments are evaluated in each mode."""
-    target = Target(target_of(fn), tuple(args), dict(kwargs or {}), tuple(nondiff))
+    target = Target(target_of(fn), tuple(args), dict(kwargs or {}), tuple(nondiff), skip=tuple(skip))
     return run_contract([target], _modes(modes), jobs=jobs, timeout=timeout)
 
 
