@@ -613,11 +613,17 @@ def mode_info() -> dict[str, Any]:
 
 
 def upgrade_flags() -> list[str]:
-    """JAX's upgrade flags still False by default (what `--modes +upcoming` sets)."""
+    """JAX's upgrade flags still False by default (what `--modes +upcoming` sets): JAX marks one by
+    appending UPGRADE_BOOL_HELP to its help text (as adapters/jax reads its flag table)."""
+    from jax._src import config as jax_config
+
+    holders: dict[str, Any] = getattr(jax_config.config, "_value_holders", {})
+    meta: dict[str, Any] = getattr(jax_config.config, "meta", {})
+    marker = str(getattr(jax_config, "UPGRADE_BOOL_HELP", "") or "")
     out = []
-    holders: dict[str, Any] = jax.config._value_holders  # noqa: SLF001
     for name, holder in holders.items():
-        if getattr(holder, "_upgrade", False) and holder.default is False:
+        help_text = str((meta.get(name, (None, [], {}))[2] or {}).get("help", "")) if name in meta else ""
+        if marker and marker in help_text and name.upper() not in os.environ and holder.value is False:
             out.append(name)
     return sorted(out)
 
