@@ -98,10 +98,11 @@ ITEMS: tuple[Item, ...] = (
          "that the same function without its rule (plain autodiff) does not",
          ("x64.transforms.grad", "x64.warnings.arange-float64", "x64.transforms.jit", "x64.explicit_mode.env-error")),
     Item("nondiff.hashable",
-         "every nondiff argument is hashable and, for custom_vjp, not an array (under jit or vmap it would be a "
-         "Tracer, which custom_vjp rejects there; custom_jvp accepts one)",
-         ("custom_vjp.nondiff_argnums.tracer-under-jit", "custom_vjp.nondiff_argnums.tracer-under-vmap",
-          "custom_vjp.nondiff_values.unhashable-list-primal", "custom_jvp.nondiff_argnums.tracer-under-jit-primal")),
+         "every nondiff argument is hashable (JAX 0.10.2 with jax_custom_vjp3 raises ValueError for one that is "
+         "not) and, for custom_vjp, not an array (under jit or vmap it would be a Tracer, which custom_vjp rejects "
+         "there; custom_jvp accepts one)",
+         ("custom_vjp.nondiff_values.unhashable-list-primal", "custom_vjp.nondiff_argnums.tracer-under-jit",
+          "custom_vjp.nondiff_argnums.tracer-under-vmap", "custom_jvp.nondiff_argnums.tracer-under-jit-primal")),
 )
 
 BY_ID = {item.id: item for item in ITEMS}

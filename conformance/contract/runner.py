@@ -77,11 +77,16 @@ def decode(value: dict[str, Any], ns: dict[str, Any]) -> Any:
                                   is_leaf=lambda leaf: isinstance(leaf, SentArray))
 
 
+def _is_vjp3(fn: Any) -> bool:
+    """jax.custom_vjp under jax_custom_vjp3 (jax._src.hijax.custom_vjp3: f, fwd, bwd, static_argnums)."""
+    return type(fn).__name__ == "custom_vjp3" and hasattr(fn, "fwd") and hasattr(fn, "bwd")
+
+
 def find_rule(fn: Any) -> Any:
     """The custom_vjp / custom_jvp object the target is or wraps (through __wrapped__), or None."""
     seen = 0
     while fn is not None and seen < 10:
-        if isinstance(fn, (jax.custom_vjp, jax.custom_jvp)):
+        if isinstance(fn, (jax.custom_vjp, jax.custom_jvp)) or _is_vjp3(fn):
             return fn
         fn = getattr(fn, "__wrapped__", None)
         seen += 1
@@ -170,15 +175,18 @@ class Check:
     def __init__(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], nondiff: tuple[int, ...]):
         self.fn, self.kwargs = fn, kwargs
         self.rule = find_rule(fn)
-        self.kind = ("custom_vjp" if isinstance(self.rule, jax.custom_vjp) else "custom_jvp") if self.rule is not None else "plain"
+        vjp = isinstance(self.rule, jax.custom_vjp) or _is_vjp3(self.rule)
+        self.kind = ("custom_vjp" if vjp else "custom_jvp") if self.rule is not None else "plain"
+        # the undecorated function (custom_vjp3 calls it `f`)
+        self.rule_fun = getattr(self.rule, "fun", None) or getattr(self.rule, "f", None)
         # the rule's own nondiff_argnums (how fwd, bwd and the jvp rule are called) and, held constant
         # too, the positions the user names with --nondiff and those filled from defaults
-        self.rule_nondiff = tuple(getattr(self.rule, "nondiff_argnums", ()) or ())
+        self.rule_nondiff = tuple(getattr(self.rule, "nondiff_argnums", None) or getattr(self.rule, "static_argnums", None) or ())
         self.nondiff = tuple(sorted(set(nondiff) | set(self.rule_nondiff)))
         given = len(args)
         if self.rule is not None:  # the rule's own view: keyword arguments bound to positions, defaults filled
             try:
-                bound = inspect.signature(self.rule.fun).bind(*args, **kwargs)
+                bound = inspect.signature(self.rule_fun).bind(*args, **kwargs)
                 given = len(bound.args)
                 bound.apply_defaults()
                 args, self.kwargs = tuple(bound.args), dict(bound.kwargs)
@@ -205,7 +213,7 @@ class Check:
         full = list(self.args)
         for pos, value in zip(self.diff_pos, diff, strict=True):
             full[pos] = value
-        return self.rule.fun(*full, **self.kwargs)
+        return self.rule_fun(*full, **self.kwargs)
 
     @property
     def diff_args(self) -> tuple[Any, ...]:
@@ -307,24 +315,21 @@ class Check:
     def unblock_or_block(self) -> None:
         """A derivative computation that raised because an earlier gate failed (a bwd of the wrong
         structure, an explicit-64-bit error) is that gate's finding: the item is blocked, not failed."""
-        failed_gates = [g for g in GATES if self.results[g]["status"] == FAIL]
-        if not failed_gates:
+        failed = [g for g in GATES if self.results[g]["status"] == FAIL]
+        direct = [g for g in failed if not self.results[g].get("raised")]
+        blocker = (direct or failed or [None])[0]
+        if blocker is None:
             return
         for item in ITEMS:
             res = self.results[item.id]
-            if item.id in GATES or res["status"] != FAIL or not res.get("raised"):
+            if item.id == blocker or res["status"] != FAIL or not res.get("raised"):
                 continue
-            self.results[item.id] = {"status": BLOCKED, "note": f"blocked by {failed_gates[0]}: {res['failures'][0]['actual']}"}
-        for gate in GATES:  # a gate that only raised because an earlier gate failed is blocked too
-            res = self.results[gate]
-            earlier = [g for g in failed_gates if GATES.index(g) < GATES.index(gate) and not self.results[g].get("raised")]
-            if res["status"] == FAIL and res.get("raised") and earlier:
-                self.results[gate] = {"status": BLOCKED, "note": f"blocked by {earlier[0]}: {res['failures'][0]['actual']}"}
+            self.results[item.id] = {"status": BLOCKED, "note": f"blocked by {blocker}: {res['failures'][0]['actual']}"}
 
     # ---------------------------------------------------------------- the items
 
     def rule_primal_inputs(self) -> tuple[Any, ...]:
-        if self.kind == "custom_vjp" and getattr(self.rule, "symbolic_zeros", False):
+        if self.kind == "custom_vjp" and (getattr(self.rule, "symbolic_zeros", False) or getattr(self.rule, "symz", False)):
             from jax.custom_derivatives import CustomVJPPrimal
             return tuple(a if i in self.rule_nondiff else CustomVJPPrimal(a, True) for i, a in enumerate(self.args))
         return self.args
