@@ -469,5 +469,5 @@ PROMOTION = Area("promotion", (SPECS / "promotion",), (
     Breakage("tests.breakage.promotion:StrictTooLenient", OFF_WARN_STRICT,
              (f"{PT}[int8|int16]", f"{RT}[float32|int32]"), (f"{PT}[int8|int8]",)),
     Breakage("tests.breakage.promotion:StrictTooStrict", OFF_WARN_STRICT,
-             (f"{PT}[int8|int*]", f"{RT}[float32|float*]"), (f"{PT}[int8|int8]", f"{PT}[int8|int16]")),
+             (f"{PT}[int8|int*]", f"{PT}[float32|float*]"), (f"{PT}[int8|int8]", f"{PT}[int8|int16]")),
 ), ("tests.breakage.promotion",))
