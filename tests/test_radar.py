@@ -344,3 +344,10 @@ def test_a_probe_runs_only_the_modes_where_the_case_differed() -> None:
     search = bisect(names, fake)
     assert fake.modes_for == {CASES[0]: {"on"}}
     assert [(f.release, f.modes) for f in search.changes] == [(names[3], ["on"])]
+
+
+def test_the_keyword_selects_each_case_and_parses() -> None:
+    from jax_conformance.compat.observer import keyword
+
+    assert keyword(["x64.defaults.arange-int", "promotion.table.add[int8|float32]", "promotion.table.*x"]) == \
+        "x64.defaults.arange-int or promotion.table.add[int8 or promotion.table."
