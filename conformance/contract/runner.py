@@ -178,7 +178,7 @@ class Check:
         vjp = isinstance(self.rule, jax.custom_vjp) or _is_vjp3(self.rule)
         self.kind = ("custom_vjp" if vjp else "custom_jvp") if self.rule is not None else "plain"
         # the undecorated function (custom_vjp3 calls it `f`)
-        self.rule_fun = getattr(self.rule, "fun", None) or getattr(self.rule, "f", None)
+        self.rule_fun: Callable[..., Any] = getattr(self.rule, "fun", None) or getattr(self.rule, "f", None) or fn
         # the rule's own nondiff_argnums (how fwd, bwd and the jvp rule are called) and, held constant
         # too, the positions the user names with --nondiff and those filled from defaults
         self.rule_nondiff = tuple(getattr(self.rule, "nondiff_argnums", None) or getattr(self.rule, "static_argnums", None) or ())
@@ -317,9 +317,9 @@ class Check:
         structure, an explicit-64-bit error) is that gate's finding: the item is blocked, not failed."""
         failed = [g for g in GATES if self.results[g]["status"] == FAIL]
         direct = [g for g in failed if not self.results[g].get("raised")]
-        blocker = (direct or failed or [None])[0]
-        if blocker is None:
+        if not (direct or failed):
             return
+        blocker = (direct or failed)[0]
         for item in ITEMS:
             res = self.results[item.id]
             if item.id == blocker or res["status"] != FAIL or not res.get("raised"):
