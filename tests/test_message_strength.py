@@ -36,15 +36,8 @@ ENV_INVALID = "invalid truth value '2' for environment 'JAX_ENABLE_X64'"
 
 # Documented/tested blocks known to be weak under the check, not yet rewritten (case, block): each
 # is a pattern to strengthen; the suite check fails on any weak block not listed here, so the list
-# can only shrink. Empty is the goal of issue #24. These four came with new cases written beside this
-# check (2026-12-01): their `fk(.*)` skips "could not be resolved to positional-only arguments", so
-# "could be resolved" passes.
-KNOWN_WEAK: frozenset[tuple[str, str]] = frozenset({
-    ("custom_jvp.transforms_more.keyword-only-argument", "raises"),
-    ("custom_jvp.transforms_more.missing-positional-argument", "raises"),
-    ("custom_vjp.jax_tests_more.keyword-only-argument", "raises"),
-    ("custom_vjp.jax_tests_more.missing-positional-argument", "raises"),
-})
+# can only shrink. Empty is the goal of issue #24, and it is empty.
+KNOWN_WEAK: frozenset[tuple[str, str]] = frozenset()
 # Whole families known weak, by case-id prefix: the promotion tables (specs/promotion/table.yaml, #25)
 # expect `^Explicitly requested dtype \w+ (requested in \w+ )?is not available` for every cell that
 # requests a 64-bit dtype with x64 off, so a message naming another dtype (or a 32-bit one) passes;
