@@ -270,6 +270,7 @@ BLOCK_RULES: tuple[Rule, ...] = (InvalidRegex(), ExceptionName(), BuiltinClassNa
                                  WhenUnreachable(), WhenOverlap())
 
 RULE_IDS = {
+    "TABLE-DATA": "A table case's data file reads as JSON with a list of cells.",
     "YAML-SYNTAX": "The file parses as YAML.",
     "YAML-UNSAFE-TAG": "No YAML tags that would construct Python objects.",
     "YAML-DUPLICATE-KEY": "No key appears twice in one mapping.",
