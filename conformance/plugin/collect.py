@@ -248,6 +248,8 @@ class SpecItem(pytest.Item):
         return verdicts.pop(self.nodeid)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None) -> str:
+        if isinstance(excinfo.value, NotApplicable):  # the reason is the whole story: no traceback
+            return str(excinfo.value)  # (pytest's repr parses the source of every frame: ~0.3 s an item)
         if not isinstance(excinfo.value, CaseFailure):
             return str(super().repr_failure(excinfo))
         return failure_text(self, excinfo.value.verdict)
