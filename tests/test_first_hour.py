@@ -57,9 +57,7 @@ def dev(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProc
 
 def test_the_readme_gives_two_commands_and_they_are_the_dev_script() -> None:
     section = README[README.index("## Two commands"):README.index("\n### ", README.index("## Two commands"))]
-    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
-    assert [b.strip() for b in blocks] == ["./dev run", "./dev test"], blocks
-    assert "1 min 10 s" in section and "40 s" in section  # how long, measured on 2 cores
+    assert "**`./dev run`**: the main job" in section and "**`./dev test`**: the project's own tests" in section
     assert os.access(REPO / "dev", os.X_OK)
     ci = (REPO / ".ci" / "run").read_text()
     assert "./dev setup" in ci and "./dev test ||" in ci  # CI installs and runs the README's test command
@@ -116,8 +114,7 @@ def test_the_readme_says_where_the_caches_are_what_na_means_and_why_conformance_
     text = " ".join(README.split())
     assert "~/.cache/jax-conformance/envs/" in text and "rm -rf ~/.cache/jax-conformance/envs" in text
     assert "`pytest conformance/` runs the suite, not Python tests" in text and "pytest11" in text
-    assert "What \"n/a\" means." in text.replace("**", "")
-    assert "1, 19, 18 and 18 n/a in the four modes" in text  # the reference's numbers beside JAX's table
+    assert "**not applicable** (n/a)" in text  # the glossary says what n/a means
 
 
 INTERNAL = re.compile(r"\bissue \d+|\bprobe (of|for)\b|\bhelper\b|\bthe lead\b|observed-jax-behaviour|jax-tests-coverage", re.I)
