@@ -109,7 +109,9 @@ def load_adapter(name: str) -> Adapter:
     """Instantiate the named adapter (or a 'module:Class' reference)."""
     target = installed_adapters().get(name, name if ":" in name else None)
     if target is None:
-        raise AdapterError(f"unknown adapter {name!r}; installed: {', '.join(sorted(installed_adapters())) or 'none'}")
+        raise AdapterError(
+            f"unknown adapter {name!r}; installed: {', '.join(sorted(installed_adapters())) or 'none'}"
+        )
     module, _, cls_name = target.partition(":")
     cls = getattr(importlib.import_module(module), cls_name)
     return cls()

@@ -63,7 +63,9 @@ def _fork_levels_off(levels: set[str]) -> None:
 
     cls = caserunner.CaseRunner
     start, server = cls.start_fork_servers, cls._server
-    cls.start_fork_servers = lambda self, wanted=("full", "light"): start(self, tuple(x for x in wanted if x not in levels))
+    cls.start_fork_servers = lambda self, wanted=("full", "light"): start(
+        self, tuple(x for x in wanted if x not in levels)
+    )
     cls._server = lambda self, level: None if level in levels else server(self, level)
     if "full" in levels:
         caserunner.full_server_serves = lambda mode_env, env: False
@@ -83,11 +85,24 @@ def run_isolated() -> int:
     how: dict[str, int] = {}
     try:
         backend, version = runner.info["backends"][0], runner.info["behaviour_version"]
-        cases = [c for f in spec_files([SPECS_DIR]) if is_spec_file(f) for c in load_spec(f).cases if c.isolate == "process"]
-        picked = [(c, b) for c in cases if (b := c.select(mode, backend, "jax", version)) is not None and b.not_applicable is None]
+        cases = [
+            c
+            for f in spec_files([SPECS_DIR])
+            if is_spec_file(f)
+            for c in load_spec(f).cases
+            if c.isolate == "process"
+        ]
+        picked = [
+            (c, b)
+            for c in cases
+            if (b := c.select(mode, backend, "jax", version)) is not None
+            and b.not_applicable is None
+        ]
         runner.start_fork_servers()  # as the plugin does once collection is done
         for case, block in picked:
-            verdict = runner.run(case.payload(block, mode, backend), timeout=case.timeout, isolate=True, env=case.env)
+            verdict = runner.run(
+                case.payload(block, mode, backend), timeout=case.timeout, isolate=True, env=case.env
+            )
             key = f"{verdict['outcome']} {verdict.get('isolation')}"
             how[key] = how.get(key, 0) + 1
     finally:
@@ -126,7 +141,9 @@ class Pieces:
     def env(self, variant: str) -> dict[str, str]:
         """The environment of a variant: a warm cache, a cold (empty) one, or none."""
         env = dict(os.environ)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as ./dev and an installed harness run: compiled once
+        env.pop(
+            "PYTHONDONTWRITEBYTECODE", None
+        )  # as ./dev and an installed harness run: compiled once
         off = set(variant.split(","))
         if "cache" in off:
             env["JAX_CONFORMANCE_SPEC_CACHE"] = "0"
@@ -146,7 +163,15 @@ class Pieces:
         argv = [PYTHON, str(Path(__file__).resolve()), "--shim", off, "--", tool, *args]
         return run_timed(argv, self.tmp / "logs" / f"{log}.log", env=self.env(variant))
 
-    def rounds(self, name: str, tool: str, args: list[str], variants: list[str], rounds: int, warm: list[str]) -> dict[str, Any]:
+    def rounds(
+        self,
+        name: str,
+        tool: str,
+        args: list[str],
+        variants: list[str],
+        rounds: int,
+        warm: list[str],
+    ) -> dict[str, Any]:
         """Alternating rounds of every variant: walls, CPU, load, and each variant's ratio to the first."""
         from bench.measure import spread
 
@@ -157,17 +182,27 @@ class Pieces:
             for v in variants:
                 loads.append(os.getloadavg()[0])
                 t = self.run(v, tool, args, f"{name}-{v or 'all'}-{r}")
-                self.say(f"{name} round {r + 1}/{rounds} without [{v or 'nothing'}]: {t.wall:.2f} s wall, {t.cpu:.2f} s CPU, rc {t.rc}")
+                self.say(
+                    f"{name} round {r + 1}/{rounds} without [{v or 'nothing'}]: {t.wall:.2f} s wall, {t.cpu:.2f} s CPU, rc {t.rc}"
+                )
                 timings[v].append(t)
         base = timings[variants[0]]
-        out: dict[str, Any] = {"command": [tool, *args], "load_average": spread(loads), "variants": {}}
+        out: dict[str, Any] = {
+            "command": [tool, *args],
+            "load_average": spread(loads),
+            "variants": {},
+        }
         for v, ts in timings.items():
             wall, cpu = statistics.median(t.wall for t in ts), statistics.median(t.cpu for t in ts)
             out["variants"][v or "-"] = {
-                "without": v or "nothing", "wall_s": spread([t.wall for t in ts]), "cpu_s": spread([t.cpu for t in ts]),
+                "without": v or "nothing",
+                "wall_s": spread([t.wall for t in ts]),
+                "cpu_s": spread([t.cpu for t in ts]),
                 "wall_ratio": round(wall / statistics.median(t.wall for t in base), 3),
                 "cpu_ratio": round(cpu / statistics.median(t.cpu for t in base), 3),
-                "rc": sorted({t.rc for t in ts}), "counts": ts[-1].counts, "collected": _collected(ts[-1].tail),
+                "rc": sorted({t.rc for t in ts}),
+                "counts": ts[-1].counts,
+                "collected": _collected(ts[-1].tail),
                 "isolation": _isolation(ts[-1].tail),
             }
         return out
@@ -184,7 +219,9 @@ def _isolation(tail: str) -> dict[str, int] | None:
 
 
 def _collected(tail: str) -> int | None:
-    found = re.search(r"(\d+) tests? collected", tail) or re.search(r"(\d+) spec file\(s\) checked", tail)
+    found = re.search(r"(\d+) tests? collected", tail) or re.search(
+        r"(\d+) spec file\(s\) checked", tail
+    )
     return int(found.group(1)) if found else None
 
 
@@ -199,8 +236,14 @@ def bench_load(p: Pieces, specs: dict[str, list[str]]) -> dict[str, Any]:
     for size, dirs in specs.items():
         lint = p.rounds(f"lint-{size}", "lint", dirs, LOAD_VARIANTS, p.args.lint_rounds, dirs)
         spec_args = [a for d in dirs for a in ("--specs", d)] if dirs != ["specs"] else []
-        collect = p.rounds(f"collect-{size}", "pytest", [*MODE_ARGS, *spec_args, "--collect-only"], LOAD_VARIANTS,
-                           p.args.collect_rounds, dirs)
+        collect = p.rounds(
+            f"collect-{size}",
+            "pytest",
+            [*MODE_ARGS, *spec_args, "--collect-only"],
+            LOAD_VARIANTS,
+            p.args.collect_rounds,
+            dirs,
+        )
         out[size] = {"lint": lint, "collect": collect}
     return out
 
@@ -216,9 +259,17 @@ def bench_isolation(p: Pieces, specs: dict[str, list[str]]) -> dict[str, Any]:
     each fork-server variant (what differs between them: the other cases run the same way)."""
     out: dict[str, Any] = {}
     if p.args.mode_rounds:
-        out["real"] = p.rounds("mode-real", "pytest", MODE_ARGS, [""], p.args.mode_rounds, ["specs"])
-    variants = ISOLATION_VARIANTS if p.args.isolation_variants is None else ["", *p.args.isolation_variants.split(",")]
-    out["isolated"] = p.rounds("isolated", "isolated", [], variants, p.args.isolated_rounds, ["specs"])
+        out["real"] = p.rounds(
+            "mode-real", "pytest", MODE_ARGS, [""], p.args.mode_rounds, ["specs"]
+        )
+    variants = (
+        ISOLATION_VARIANTS
+        if p.args.isolation_variants is None
+        else ["", *p.args.isolation_variants.split(",")]
+    )
+    out["isolated"] = p.rounds(
+        "isolated", "isolated", [], variants, p.args.isolated_rounds, ["specs"]
+    )
     return out
 
 
@@ -240,8 +291,11 @@ def savings(results: dict[str, Any]) -> dict[str, Any]:
         real = iso["real"]["variants"]["-"]
         mode["real"] = {w: _median(real, f"{w}_s") for w in ("wall", "cpu")}
         if "synthetic" in load and "real" in load:
-            grow = {w: _median(load["synthetic"]["collect"]["variants"]["-"], f"{w}_s")
-                    - _median(load["real"]["collect"]["variants"]["-"], f"{w}_s") for w in ("wall", "cpu")}
+            grow = {
+                w: _median(load["synthetic"]["collect"]["variants"]["-"], f"{w}_s")
+                - _median(load["real"]["collect"]["variants"]["-"], f"{w}_s")
+                for w in ("wall", "cpu")
+            }
             mode["synthetic"] = {w: mode["real"][w] + max(0.0, grow[w]) for w in ("wall", "cpu")}
     out: dict[str, Any] = {}
     # (variant without the piece, variant with it): the compiled schema check only runs on a spec
@@ -263,13 +317,19 @@ def savings(results: dict[str, Any]) -> dict[str, Any]:
     if "isolated" in iso:
         v = iso["isolated"]["variants"]
         # "without light" leaves the full level alone, and the other way round.
-        for piece, without in (("fork server (both levels, against spawn)", "fork"), ("light level (against full alone)", "light"),
-                               ("full level (against light alone)", "full")):
+        for piece, without in (
+            ("fork server (both levels, against spawn)", "fork"),
+            ("light level (against full alone)", "light"),
+            ("full level (against light alone)", "full"),
+        ):
             for size in mode:
                 row = out.setdefault(piece, {}).setdefault(size, {})
                 for w in ("wall", "cpu"):
                     saved = _median(v[without], f"{w}_s") - _median(v["-"], f"{w}_s")
-                    row[f"isolated_{w}_with_s"], row[f"isolated_{w}_without_s"] = _median(v["-"], f"{w}_s"), _median(v[without], f"{w}_s")
+                    row[f"isolated_{w}_with_s"], row[f"isolated_{w}_without_s"] = (
+                        _median(v["-"], f"{w}_s"),
+                        _median(v[without], f"{w}_s"),
+                    )
                     row[f"mode_{w}_with_s"] = round(mode[size][w], 3)
                     row[f"mode_{w}_saved_share"] = round(saved / (mode[size][w] + saved), 3)
     return out
@@ -280,8 +340,10 @@ def merge(paths: list[Path], out: Path) -> int:
     results: dict[str, Any] = {"runs": [], "sections": {}}
     for path in paths:
         part = json.loads(path.read_text(encoding="utf-8"))
-        results["runs"].append({k: part.get(k) for k in ("machine", "cases", "duration_s", "load_average_end")}
-                               | {"sections": sorted(part["sections"])})
+        results["runs"].append(
+            {k: part.get(k) for k in ("machine", "cases", "duration_s", "load_average_end")}
+            | {"sections": sorted(part["sections"])}
+        )
         for name, section in part["sections"].items():
             results["sections"].setdefault(name, {}).update(section)
     results["savings"] = savings(results)
@@ -294,17 +356,40 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--shim"]:
         return shim(argv[1:])
-    parser = argparse.ArgumentParser(prog="bench/pieces.py", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--only", action="append", choices=("load", "isolation"), help="run only these sections")
-    parser.add_argument("--cases", type=int, default=5000, help="synthetic cases (default 5,000; 0: real specs only)")
+    parser = argparse.ArgumentParser(
+        prog="bench/pieces.py", description=(__doc__ or "").splitlines()[0]
+    )
+    parser.add_argument(
+        "--only", action="append", choices=("load", "isolation"), help="run only these sections"
+    )
+    parser.add_argument(
+        "--cases",
+        type=int,
+        default=5000,
+        help="synthetic cases (default 5,000; 0: real specs only)",
+    )
     parser.add_argument("--lint-rounds", type=int, default=5)
     parser.add_argument("--collect-rounds", type=int, default=3)
-    parser.add_argument("--mode-rounds", type=int, default=1, help="rounds of the whole mode (0: none, keep the last run's)")
+    parser.add_argument(
+        "--mode-rounds",
+        type=int,
+        default=1,
+        help="rounds of the whole mode (0: none, keep the last run's)",
+    )
     parser.add_argument("--isolated-rounds", type=int, default=2)
-    parser.add_argument("--isolation-variants", metavar="PIECES", help="the variants besides everything on (default: light,full,fork)")
+    parser.add_argument(
+        "--isolation-variants",
+        metavar="PIECES",
+        help="the variants besides everything on (default: light,full,fork)",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "pieces.json")
-    parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
-                        help="write --out from the sections of earlier runs (later files win) instead of measuring")
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="write --out from the sections of earlier runs (later files win) instead of measuring",
+    )
     args = parser.parse_args(argv)
     if args.merge:
         return merge(args.merge, args.out)
@@ -323,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, fn in (("load", bench_load), ("isolation", bench_isolation)):
             if args.only and name not in args.only:
                 if name in previous.get("sections", {}):
-                    results["sections"][name] = previous["sections"][name]  # kept from the last run of it
+                    results["sections"][name] = previous["sections"][
+                        name
+                    ]  # kept from the last run of it
                 continue
             results["sections"][name] = fn(p, specs)
     finally:

@@ -36,8 +36,16 @@ from bench.measure import PYTHON, REPO, Timing, backends, machine, run_parallel,
 from bench.synthetic import write_records, write_specs  # noqa: E402
 
 ONE_MODE = Mode(False, "warn")
-TARGETS = {"overhead": 1.25, "matrix": 1.4, "isolated_s": 0.15, "load_s": 2.0, "collect_s": 5.0,
-           "report_s": 10.0, "first_page_mb": 5.0, "xdist": 1.5}
+TARGETS = {
+    "overhead": 1.25,
+    "matrix": 1.4,
+    "isolated_s": 0.15,
+    "load_s": 2.0,
+    "collect_s": 5.0,
+    "report_s": 10.0,
+    "first_page_mb": 5.0,
+    "xdist": 1.5,
+}
 # The quick run's spec subset: small real files, one of them with isolated cases.
 QUICK_FILES = ("custom_jvp/closures.yaml", "x64/canonicalize.yaml", "x64/context.yaml")
 
@@ -78,13 +86,25 @@ class Bench:
         """The plain module for `mode`, generated from the spec files as they are now."""
         if mode not in self.floors:
             path = self.tmp / "floor" / f"test_floor_{mode.slug.replace('-', '_')}.py"
-            self.floor_counts[mode] = write_floor(self.spec_dirs, mode, self.backends, self.version, path)
+            self.floor_counts[mode] = write_floor(
+                self.spec_dirs, mode, self.backends, self.version, path
+            )
             self.floors[mode] = path
         return self.floors[mode]
 
     def floor_argv(self, mode: Mode) -> list[str]:
         # The floor does not load this project's plugin: a plain pytest run of a plain module.
-        return [PYTHON, "-m", "pytest", str(self.floor(mode)), "-q", "-p", "no:cacheprovider", "-p", "no:jax_conformance"]
+        return [
+            PYTHON,
+            "-m",
+            "pytest",
+            str(self.floor(mode)),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:jax_conformance",
+        ]
 
     def harness_argv(self, mode: Mode, *extra: str) -> list[str]:
         return pytest_command("jax", mode, python=PYTHON, extra=[*self.specs_args, *extra])
@@ -99,7 +119,9 @@ class Bench:
 def parity(harness: dict[str, int], floor: dict[str, int]) -> dict[str, Any]:
     """Did both sides see the same cases pass? A floor that passes less did less work (or has a bug)."""
     h_pass = harness.get("passed", 0) + harness.get("xpassed", 0)
-    same = h_pass == floor.get("passed", 0) and harness.get("not_applicable", 0) == floor.get("skipped", 0)
+    same = h_pass == floor.get("passed", 0) and harness.get("not_applicable", 0) == floor.get(
+        "skipped", 0
+    )
     return {"same_outcomes": same, "harness": harness, "floor": floor}
 
 
@@ -120,34 +142,57 @@ def bench_one_mode(b: Bench) -> tuple[dict[str, Any], dict[str, Any]]:
         b.say(f"one mode, round {r + 1}/{rounds}: harness")
         harness.append(run_timed(b.harness_argv(ONE_MODE), b.log(f"one-harness-{r}")))
         b.say(f"one mode, round {r + 1}/{rounds}: floor ({harness[-1].wall:.1f}s harness)")
-        floor.append(run_timed(b.floor_argv(ONE_MODE), b.log(f"one-floor-{r}"), cwd=b.floor(ONE_MODE).parent))
+        floor.append(
+            run_timed(b.floor_argv(ONE_MODE), b.log(f"one-floor-{r}"), cwd=b.floor(ONE_MODE).parent)
+        )
         if r < xdist_rounds:
             b.say(f"one mode, round {r + 1}/{rounds}: harness -n 2 ({floor[-1].wall:.1f}s floor)")
             xdist.append(run_timed(b.harness_argv(ONE_MODE, "-n", "2"), b.log(f"one-xdist-{r}")))
         if r == 0:
             # The floor under -n 2 once: how much of 2x the JAX work itself allows on this machine.
-            b.say(f"one mode, round {r + 1}/{rounds}: floor -n 2 ({xdist[-1].wall:.1f}s harness -n 2)")
-            floor_xdist.append(run_timed([*b.floor_argv(ONE_MODE), "-n", "2"], b.log(f"one-floor-xdist-{r}"),
-                                         cwd=b.floor(ONE_MODE).parent))
+            b.say(
+                f"one mode, round {r + 1}/{rounds}: floor -n 2 ({xdist[-1].wall:.1f}s harness -n 2)"
+            )
+            floor_xdist.append(
+                run_timed(
+                    [*b.floor_argv(ONE_MODE), "-n", "2"],
+                    b.log(f"one-floor-xdist-{r}"),
+                    cwd=b.floor(ONE_MODE).parent,
+                )
+            )
     h = statistics.median(t.wall for t in harness)
     f = statistics.median(t.wall for t in floor)
     x = statistics.median(t.wall for t in xdist)
     overhead = {
-        "mode": ONE_MODE.slug, "ratio": round(h / f, 3), "target_max": TARGETS["overhead"],
+        "mode": ONE_MODE.slug,
+        "ratio": round(h / f, 3),
+        "target_max": TARGETS["overhead"],
         "met": h / f <= TARGETS["overhead"],
         "per_round_ratio": spread([a.wall / c.wall for a, c in zip(harness, floor, strict=True)]),
-        "harness_wall_s": spread([t.wall for t in harness]), "floor_wall_s": spread([t.wall for t in floor]),
-        "harness_cpu_s": spread([t.cpu for t in harness]), "floor_cpu_s": spread([t.cpu for t in floor]),
-        "cpu_ratio": round(statistics.median(t.cpu for t in harness) / statistics.median(t.cpu for t in floor), 3),
-        "floor_cases": b.floor_counts[ONE_MODE], "parity": parity(harness[-1].counts, floor[-1].counts),
+        "harness_wall_s": spread([t.wall for t in harness]),
+        "floor_wall_s": spread([t.wall for t in floor]),
+        "harness_cpu_s": spread([t.cpu for t in harness]),
+        "floor_cpu_s": spread([t.cpu for t in floor]),
+        "cpu_ratio": round(
+            statistics.median(t.cpu for t in harness) / statistics.median(t.cpu for t in floor), 3
+        ),
+        "floor_cases": b.floor_counts[ONE_MODE],
+        "parity": parity(harness[-1].counts, floor[-1].counts),
         "runs": {"harness": [t.to_json() for t in harness], "floor": [t.to_json() for t in floor]},
     }
     speedup = h / x
     xd = {
-        "mode": ONE_MODE.slug, "speedup": round(speedup, 3), "target_min": TARGETS["xdist"], "met": speedup >= TARGETS["xdist"],
-        "serial_wall_s": spread([t.wall for t in harness]), "n2_wall_s": spread([t.wall for t in xdist]),
-        "per_round_speedup": spread([a.wall / c.wall for a, c in zip(harness, xdist, strict=False)]),
-        "same_outcomes": harness[-1].counts == xdist[-1].counts, "n2_counts": xdist[-1].counts,
+        "mode": ONE_MODE.slug,
+        "speedup": round(speedup, 3),
+        "target_min": TARGETS["xdist"],
+        "met": speedup >= TARGETS["xdist"],
+        "serial_wall_s": spread([t.wall for t in harness]),
+        "n2_wall_s": spread([t.wall for t in xdist]),
+        "per_round_speedup": spread(
+            [a.wall / c.wall for a, c in zip(harness, xdist, strict=False)]
+        ),
+        "same_outcomes": harness[-1].counts == xdist[-1].counts,
+        "n2_counts": xdist[-1].counts,
         "runs": [t.to_json() for t in xdist],
         # Same round as the floor's serial run it is divided into: rounds differ in load.
         "floor_speedup": round(floor[0].wall / floor_xdist[0].wall, 3),
@@ -179,13 +224,35 @@ def bench_matrix(b: Bench) -> dict[str, Any]:
     floors: list[Timing] = []
     slowest: list[float] = []
     out = b.tmp / "run"
-    argv = [PYTHON, "-m", "jax_conformance.cli", "run", "--out", str(out), "--force", "--progress", "plain", "--jobs", str(jobs),
-            "--modes", ",".join(m.slug for m in modes), *b.specs_args]
+    argv = [
+        PYTHON,
+        "-m",
+        "jax_conformance.cli",
+        "run",
+        "--out",
+        str(out),
+        "--force",
+        "--progress",
+        "plain",
+        "--jobs",
+        str(jobs),
+        "--modes",
+        ",".join(m.slug for m in modes),
+        *b.specs_args,
+    ]
     for r in range(rounds):
-        b.say(f"matrix, round {r + 1}/{rounds}: jax-conformance run ({len(modes)} modes, {jobs} at a time)")
+        b.say(
+            f"matrix, round {r + 1}/{rounds}: jax-conformance run ({len(modes)} modes, {jobs} at a time)"
+        )
         runs.append(run_timed(argv, b.log(f"matrix-run-{r}")))
         b.say(f"matrix, round {r + 1}/{rounds}: floor ({runs[-1].wall:.1f}s run)")
-        total, each = run_parallel([(b.floor_argv(m), b.log(f"matrix-floor-{r}-{m.slug}"), b.floor(m).parent) for m in modes], jobs)
+        total, each = run_parallel(
+            [
+                (b.floor_argv(m), b.log(f"matrix-floor-{r}-{m.slug}"), b.floor(m).parent)
+                for m in modes
+            ],
+            jobs,
+        )
         floors.append(total)
         slowest.append(max(t.wall for t in each))
     run_counts = _run_counts(out / "results.jsonl")
@@ -193,13 +260,22 @@ def bench_matrix(b: Bench) -> dict[str, Any]:
     h = statistics.median(t.wall for t in runs)
     f = statistics.median(t.wall for t in floors)
     return {
-        "modes": [m.slug for m in modes], "jobs": jobs, "ratio": round(h / f, 3), "target_max": TARGETS["matrix"],
-        "met": h / f <= TARGETS["matrix"], "run_wall_s": spread([t.wall for t in runs]),
-        "floor_wall_s": spread([t.wall for t in floors]), "floor_slowest_mode_wall_s": spread(slowest),
+        "modes": [m.slug for m in modes],
+        "jobs": jobs,
+        "ratio": round(h / f, 3),
+        "target_max": TARGETS["matrix"],
+        "met": h / f <= TARGETS["matrix"],
+        "run_wall_s": spread([t.wall for t in runs]),
+        "floor_wall_s": spread([t.wall for t in floors]),
+        "floor_slowest_mode_wall_s": spread(slowest),
         "ratio_vs_slowest_mode": round(h / statistics.median(slowest), 3),
-        "run_cpu_s": spread([t.cpu for t in runs]), "floor_cpu_s": spread([t.cpu for t in floors]),
-        "cpu_ratio": round(statistics.median(t.cpu for t in runs) / statistics.median(t.cpu for t in floors), 3),
-        "run_rc": [t.rc for t in runs], "run_tail": runs[-1].tail.strip().splitlines()[-12:],
+        "run_cpu_s": spread([t.cpu for t in runs]),
+        "floor_cpu_s": spread([t.cpu for t in floors]),
+        "cpu_ratio": round(
+            statistics.median(t.cpu for t in runs) / statistics.median(t.cpu for t in floors), 3
+        ),
+        "run_rc": [t.rc for t in runs],
+        "run_tail": runs[-1].tail.strip().splitlines()[-12:],
         "parity": {m: parity(run_counts.get(m, {}), floor_counts.get(m, {})) for m in floor_counts},
     }
 
@@ -234,7 +310,9 @@ def bench_isolated(b: Bench) -> dict[str, Any]:
     bare_env = worker_env(ONE_MODE)
     for i, (case, block) in enumerate(picked):
         b.say(f"isolated case {i + 1}/{len(picked)}: {case.id}")
-        bare.append(run_timed([PYTHON, "-c", "import jax"], b.log(f"iso-bare-{i}"), env=bare_env).wall)
+        bare.append(
+            run_timed([PYTHON, "-c", "import jax"], b.log(f"iso-bare-{i}"), env=bare_env).wall
+        )
         payload = case.payload(block, ONE_MODE, b.backends[0])
         t0 = time.perf_counter()
         verdict = runner.run(payload, timeout=case.timeout, isolate=True, env=case.env)
@@ -245,8 +323,13 @@ def bench_isolated(b: Bench) -> dict[str, Any]:
         verdict = spawner.run(payload, timeout=case.timeout, isolate=True, env=case.env)
         spawned.append(time.perf_counter() - t0)
         verdicts.append(verdict["outcome"])
-        floor.append(run_timed([PYTHON, "-c", isolated_script(case, block, b.backends[0])], b.log(f"iso-floor-{i}"),
-                               env=worker_env(ONE_MODE, case.env)).wall)
+        floor.append(
+            run_timed(
+                [PYTHON, "-c", isolated_script(case, block, b.backends[0])],
+                b.log(f"iso-floor-{i}"),
+                env=worker_env(ONE_MODE, case.env),
+            ).wall
+        )
     runner.close()
     spawner.close()
     if not picked:
@@ -254,13 +337,24 @@ def bench_isolated(b: Bench) -> dict[str, Any]:
     base = statistics.median(bare)
     over = statistics.mean(harness) - base
     return {
-        "cases": len(picked), "ids": [c.id for c, _ in picked], "outcomes": verdicts, "isolation": how,
-        "overhead_per_case_s": round(over, 3), "target_max_s": TARGETS["isolated_s"], "met": over <= TARGETS["isolated_s"],
+        "cases": len(picked),
+        "ids": [c.id for c, _ in picked],
+        "outcomes": verdicts,
+        "isolation": how,
+        "overhead_per_case_s": round(over, 3),
+        "target_max_s": TARGETS["isolated_s"],
+        "met": over <= TARGETS["isolated_s"],
         "spawned_overhead_per_case_s": round(statistics.mean(spawned) - base, 3),
-        "harness_above_floor_per_case_s": round(statistics.mean(harness) - statistics.mean(floor), 3),
-        "spawned_above_floor_per_case_s": round(statistics.mean(spawned) - statistics.mean(floor), 3),
+        "harness_above_floor_per_case_s": round(
+            statistics.mean(harness) - statistics.mean(floor), 3
+        ),
+        "spawned_above_floor_per_case_s": round(
+            statistics.mean(spawned) - statistics.mean(floor), 3
+        ),
         "floor_above_bare_per_case_s": round(statistics.mean(floor) - base, 3),
-        "bare_import_jax_s": spread(bare), "harness_case_s": spread(harness), "spawned_case_s": spread(spawned),
+        "bare_import_jax_s": spread(bare),
+        "harness_case_s": spread(harness),
+        "spawned_case_s": spread(spawned),
         "floor_case_s": spread(floor),
     }
 
@@ -277,14 +371,31 @@ def bench_scale(b: Bench) -> dict[str, Any]:
     b.say(f"scale: lint {n_cases:,} cases")
     lint = run_timed([PYTHON, "-m", "jax_conformance.cli", "lint", str(specs)], b.log("scale-lint"))
     b.say(f"scale: collect {n_cases:,} cases ({lint.wall:.1f}s lint)")
-    collect = run_timed([PYTHON, "-m", "pytest", "conformance/", "--adapter=jax", "--specs", str(specs), "--collect-only",
-                         "-q", "-p", "no:cacheprovider"], b.log("scale-collect"))
+    collect = run_timed(
+        [
+            PYTHON,
+            "-m",
+            "pytest",
+            "conformance/",
+            "--adapter=jax",
+            "--specs",
+            str(specs),
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        b.log("scale-collect"),
+    )
     found = re.search(r"(\d+) tests? collected", collect.tail)
     records = b.tmp / "synthetic-results.jsonl"
     written = write_records(records, n_records)
     b.say(f"scale: report of {written:,} records ({collect.wall:.1f}s collect)")
     site = b.tmp / "site"
-    report = run_timed([PYTHON, "-m", "jax_conformance.cli", "report", str(records), "--out", str(site)], b.log("scale-report"))
+    report = run_timed(
+        [PYTHON, "-m", "jax_conformance.cli", "report", str(records), "--out", str(site)],
+        b.log("scale-report"),
+    )
     first_page = None
     if report.rc == 0:
         from jax_conformance.report.site import first_page_bytes
@@ -292,17 +403,36 @@ def bench_scale(b: Bench) -> dict[str, Any]:
         first_page = first_page_bytes(site / "index.html")
     page_mb = first_page / 1e6 if first_page is not None else None
     return {
-        "load": {"cases": n_cases, "wall_s": round(lint.wall, 3), "target_max_s": TARGETS["load_s"],
-                 "met": lint.rc == 0 and lint.wall <= TARGETS["load_s"], "rc": lint.rc, "command": "jax-conformance lint DIR",
-                 "tail": lint.tail.strip().splitlines()[-3:]},
-        "collect": {"cases": n_cases, "collected": int(found.group(1)) if found else None, "wall_s": round(collect.wall, 3),
-                    "target_max_s": TARGETS["collect_s"], "met": collect.rc == 0 and collect.wall <= TARGETS["collect_s"],
-                    "rc": collect.rc},
-        "report": {"records": written, "wall_s": round(report.wall, 3), "target_max_s": TARGETS["report_s"],
-                   "first_page_mb": round(page_mb, 3) if page_mb is not None else None,
-                   "target_first_page_max_mb": TARGETS["first_page_mb"], "rc": report.rc,
-                   "met": report.rc == 0 and report.wall <= TARGETS["report_s"] and page_mb is not None and page_mb <= TARGETS["first_page_mb"],
-                   "tail": report.tail.strip().splitlines()[-3:]},
+        "load": {
+            "cases": n_cases,
+            "wall_s": round(lint.wall, 3),
+            "target_max_s": TARGETS["load_s"],
+            "met": lint.rc == 0 and lint.wall <= TARGETS["load_s"],
+            "rc": lint.rc,
+            "command": "jax-conformance lint DIR",
+            "tail": lint.tail.strip().splitlines()[-3:],
+        },
+        "collect": {
+            "cases": n_cases,
+            "collected": int(found.group(1)) if found else None,
+            "wall_s": round(collect.wall, 3),
+            "target_max_s": TARGETS["collect_s"],
+            "met": collect.rc == 0 and collect.wall <= TARGETS["collect_s"],
+            "rc": collect.rc,
+        },
+        "report": {
+            "records": written,
+            "wall_s": round(report.wall, 3),
+            "target_max_s": TARGETS["report_s"],
+            "first_page_mb": round(page_mb, 3) if page_mb is not None else None,
+            "target_first_page_max_mb": TARGETS["first_page_mb"],
+            "rc": report.rc,
+            "met": report.rc == 0
+            and report.wall <= TARGETS["report_s"]
+            and page_mb is not None
+            and page_mb <= TARGETS["first_page_mb"],
+            "tail": report.tail.strip().splitlines()[-3:],
+        },
     }
 
 
@@ -328,40 +458,85 @@ def table(results: dict[str, Any]) -> str:
 
     if "overhead" in s and "ratio" in s["overhead"]:
         o = s["overhead"]
-        add("1", f"one mode ({o['mode']}): harness / floor wall", f"{o['ratio']:.2f}x", f"<= {o['target_max']}", o["met"],
+        add(
+            "1",
+            f"one mode ({o['mode']}): harness / floor wall",
+            f"{o['ratio']:.2f}x",
+            f"<= {o['target_max']}",
+            o["met"],
             f"harness {_s(o['harness_wall_s'])} s; floor {_s(o['floor_wall_s'])} s; ratio per round {_s(o['per_round_ratio'])}; "
-            f"CPU ratio {o['cpu_ratio']:.2f}")
+            f"CPU ratio {o['cpu_ratio']:.2f}",
+        )
     if "matrix" in s and "ratio" in s["matrix"]:
         x = s["matrix"]
-        add("2", f"matrix ({len(x['modes'])} modes, {x['jobs']} at a time): run / floor wall", f"{x['ratio']:.2f}x",
-            f"<= {x['target_max']}", x["met"],
+        add(
+            "2",
+            f"matrix ({len(x['modes'])} modes, {x['jobs']} at a time): run / floor wall",
+            f"{x['ratio']:.2f}x",
+            f"<= {x['target_max']}",
+            x["met"],
             f"run {_s(x['run_wall_s'])} s; floor {_s(x['floor_wall_s'])} s; CPU ratio {x['cpu_ratio']:.2f}; "
-            f"vs the slowest plain mode {x['ratio_vs_slowest_mode']:.2f}x")
+            f"vs the slowest plain mode {x['ratio_vs_slowest_mode']:.2f}x",
+        )
     if "isolated" in s and s["isolated"].get("cases"):
         i = s["isolated"]
-        add("3", f"isolated case: harness above bare `import jax` ({i['cases']} cases)", f"{i['overhead_per_case_s']:+.3f} s",
-            f"<= {i['target_max_s']} s", i["met"],
+        add(
+            "3",
+            f"isolated case: harness above bare `import jax` ({i['cases']} cases)",
+            f"{i['overhead_per_case_s']:+.3f} s",
+            f"<= {i['target_max_s']} s",
+            i["met"],
             f"case {_s(i['harness_case_s'])} s ({', '.join(sorted(set(i['isolation'])))}); bare import "
             f"{_s(i['bare_import_jax_s'])} s; above plain `python -c` {i['harness_above_floor_per_case_s']:+.3f} s; "
             f"spawned instead: {i['spawned_overhead_per_case_s']:+.3f} s above bare import, "
-            f"{i['spawned_above_floor_per_case_s']:+.3f} s above plain `python -c`")
+            f"{i['spawned_above_floor_per_case_s']:+.3f} s above plain `python -c`",
+        )
     if "scale" in s and "load" in s["scale"]:
         c = s["scale"]
-        add("4a", f"lint (load + validate) {c['load']['cases']:,} cases", f"{c['load']['wall_s']:.2f} s", f"< {c['load']['target_max_s']} s", c["load"]["met"], "1 run")
-        add("4b", f"collect {c['collect']['cases']:,} cases", f"{c['collect']['wall_s']:.2f} s", f"< {c['collect']['target_max_s']} s",
-            c["collect"]["met"], f"{c['collect']['collected']} items")
-        add("4c", f"report of {c['report']['records']:,} records", f"{c['report']['wall_s']:.2f} s; first page {c['report']['first_page_mb']} MB",
-            f"< {c['report']['target_max_s']} s; < {c['report']['target_first_page_max_mb']} MB", c["report"]["met"], "1 run")
+        add(
+            "4a",
+            f"lint (load + validate) {c['load']['cases']:,} cases",
+            f"{c['load']['wall_s']:.2f} s",
+            f"< {c['load']['target_max_s']} s",
+            c["load"]["met"],
+            "1 run",
+        )
+        add(
+            "4b",
+            f"collect {c['collect']['cases']:,} cases",
+            f"{c['collect']['wall_s']:.2f} s",
+            f"< {c['collect']['target_max_s']} s",
+            c["collect"]["met"],
+            f"{c['collect']['collected']} items",
+        )
+        add(
+            "4c",
+            f"report of {c['report']['records']:,} records",
+            f"{c['report']['wall_s']:.2f} s; first page {c['report']['first_page_mb']} MB",
+            f"< {c['report']['target_max_s']} s; < {c['report']['target_first_page_max_mb']} MB",
+            c["report"]["met"],
+            "1 run",
+        )
     if "xdist" in s and "speedup" in s["xdist"]:
         d = s["xdist"]
-        add("5", "one mode: serial / -n 2 wall", f"{d['speedup']:.2f}x", f">= {d['target_min']}", d["met"],
-            f"serial {_s(d['serial_wall_s'])} s; -n 2 {_s(d['n2_wall_s'])} s; the floor's own -n 2 speedup {d['floor_speedup']:.2f}x")
+        add(
+            "5",
+            "one mode: serial / -n 2 wall",
+            f"{d['speedup']:.2f}x",
+            f">= {d['target_min']}",
+            d["met"],
+            f"serial {_s(d['serial_wall_s'])} s; -n 2 {_s(d['n2_wall_s'])} s; the floor's own -n 2 speedup {d['floor_speedup']:.2f}x",
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
+    lines = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
+    ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    head = (f"machine: {m['cores']} cores, Python {m['python']}, JAX {m['jax']} (jaxlib {m['jaxlib']}), {m['platform']}; "
-            f"load average {m['load_average'][0]} at start, {results['load_average_end'][0]} at end; "
-            f"git {m['git']}; {m['started']}; {'quick' if results['quick'] else 'full'} run in {results['duration_s']:.0f} s")
+    head = (
+        f"machine: {m['cores']} cores, Python {m['python']}, JAX {m['jax']} (jaxlib {m['jaxlib']}), {m['platform']}; "
+        f"load average {m['load_average'][0]} at start, {results['load_average_end'][0]} at end; "
+        f"git {m['git']}; {m['started']}; {'quick' if results['quick'] else 'full'} run in {results['duration_s']:.0f} s"
+    )
     return head + "\n\n" + "\n".join(lines)
 
 
@@ -378,28 +553,81 @@ def update_readme(path: Path, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench/run.py", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="a reduced run (one round, small synthetic sizes): checks the machinery, not the targets")
-    parser.add_argument("--only", action="append", choices=("overhead", "matrix", "isolated", "scale"), help="run only these sections (repeatable)")
-    parser.add_argument("--rounds", type=int, help="alternating rounds for one mode (default 5; quick 1)")
-    parser.add_argument("--xdist-rounds", type=int, help="rounds (of the first ones) that also run -n 2 (default 2; quick 1)")
-    parser.add_argument("--matrix-rounds", type=int, help="alternating rounds for the matrix (default 1)")
+    parser = argparse.ArgumentParser(
+        prog="bench/run.py", description=__doc__.splitlines()[0] if __doc__ else None
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a reduced run (one round, small synthetic sizes): checks the machinery, not the targets",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=("overhead", "matrix", "isolated", "scale"),
+        help="run only these sections (repeatable)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, help="alternating rounds for one mode (default 5; quick 1)"
+    )
+    parser.add_argument(
+        "--xdist-rounds",
+        type=int,
+        help="rounds (of the first ones) that also run -n 2 (default 2; quick 1)",
+    )
+    parser.add_argument(
+        "--matrix-rounds", type=int, help="alternating rounds for the matrix (default 1)"
+    )
     parser.add_argument("--isolated", type=int, help="isolated cases to time (default 6; quick 1)")
-    parser.add_argument("--cases", type=int, help="synthetic cases for lint and collection (default 10,000; quick 500)")
-    parser.add_argument("--records", type=int, help="synthetic result records for the report (default 100,000; quick 5,000)")
-    parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/; quick: two small files)")
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json", help="where to write the results")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch directory (floors, logs, sites)")
-    parser.add_argument("--update-readme", action="store_true", help="put the table into bench/README.md between its table markers")
+    parser.add_argument(
+        "--cases",
+        type=int,
+        help="synthetic cases for lint and collection (default 10,000; quick 500)",
+    )
+    parser.add_argument(
+        "--records",
+        type=int,
+        help="synthetic result records for the report (default 100,000; quick 5,000)",
+    )
+    parser.add_argument(
+        "--specs",
+        action="append",
+        metavar="DIR",
+        help="spec directories (default: specs/; quick: two small files)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "bench" / "results.json",
+        help="where to write the results",
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the scratch directory (floors, logs, sites)"
+    )
+    parser.add_argument(
+        "--update-readme",
+        action="store_true",
+        help="put the table into bench/README.md between its table markers",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     b = Bench(args)
-    results: dict[str, Any] = {"machine": machine(), "quick": b.quick, "spec_dirs": [str(d) for d in b.spec_dirs],
-                               "backends": b.backends, "sections": {}}
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "quick": b.quick,
+        "spec_dirs": [str(d) for d in b.spec_dirs],
+        "backends": b.backends,
+        "sections": {},
+    }
     wanted = set(args.only or ("overhead", "matrix", "isolated", "scale"))
     sections = results["sections"]
     try:
-        for name, fn in (("overhead", bench_one_mode), ("matrix", bench_matrix), ("isolated", bench_isolated), ("scale", bench_scale)):
+        for name, fn in (
+            ("overhead", bench_one_mode),
+            ("matrix", bench_matrix),
+            ("isolated", bench_isolated),
+            ("scale", bench_scale),
+        ):
             if name not in wanted:
                 continue
             try:

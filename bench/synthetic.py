@@ -106,20 +106,42 @@ def _record(run: dict[str, Any], case: int, rng: random.Random) -> dict[str, Any
     outcome = rng.choices(["passed", "failed", "not_applicable", "error"], weights=[90, 6, 3, 1])[0]
     cid = f"bench.t{case // 100:04d}.c{case:05d}"
     failing = outcome in ("failed", "error")
-    message = ("result.dtype=int64, but should be int32\nwarned UserWarning: Explicitly requested dtype float64 "
-               "requested in zeros is not available, and will be truncated to dtype float32. " * 3) if failing else ""
+    message = (
+        (
+            "result.dtype=int64, but should be int32\nwarned UserWarning: Explicitly requested dtype float64 "
+            "requested in zeros is not available, and will be truncated to dtype float32. " * 3
+        )
+        if failing
+        else ""
+    )
     return {
-        "record": "case", "run_id": run["run_id"], "case": cid, "spec_file": f"specs/bench/t{case // 100:04d}.yaml",
-        "line": 10 + 12 * (case % 100), "topic": f"bench.t{case // 100:04d}",
+        "record": "case",
+        "run_id": run["run_id"],
+        "case": cid,
+        "spec_file": f"specs/bench/t{case // 100:04d}.yaml",
+        "line": 10 + 12 * (case % 100),
+        "topic": f"bench.t{case // 100:04d}",
         "claim": f"synthetic case {case}, a dtype and value that depend on the x64 mode",
-        "tags": ["dtypes"], "adapter": run["adapter"], "implementation_version": run["implementation_version"],
-        "behaviour_version": run["implementation_version"], "backend": "cpu", "mode": run["mode"],
-        "outcome": outcome, "message": message,
+        "tags": ["dtypes"],
+        "adapter": run["adapter"],
+        "implementation_version": run["implementation_version"],
+        "behaviour_version": run["implementation_version"],
+        "backend": "cpu",
+        "mode": run["mode"],
+        "outcome": outcome,
+        "message": message,
         "expected": {"dtype": "int32", "shape": [5], "warns": "none"},
-        "actual": {"type": "jaxlib._jax.ArrayImpl", "dtype": "int64" if failing else "int32", "shape": [5],
-                   "value": [0, 1, 2, 3, 4]},
-        "duration_s": round(rng.uniform(0.001, 0.05), 6), "expect_line": 14 + 12 * (case % 100),
-        "source": [{"doc": "docs/default_dtypes.md", "section": "Default setting: 32-bits everywhere"}],
+        "actual": {
+            "type": "jaxlib._jax.ArrayImpl",
+            "dtype": "int64" if failing else "int32",
+            "shape": [5],
+            "value": [0, 1, 2, 3, 4],
+        },
+        "duration_s": round(rng.uniform(0.001, 0.05), 6),
+        "expect_line": 14 + 12 * (case % 100),
+        "source": [
+            {"doc": "docs/default_dtypes.md", "section": "Default setting: 32-bits everywhere"}
+        ],
         "nodeid": f"conformance/specs/bench/t{case // 100:04d}.yaml::{cid}[{run['slug']}-cpu]",
     }
 
@@ -134,17 +156,40 @@ def write_records(path: Path, records: int, versions: tuple[str, ...] = ("0.10.2
     with path.open("w", encoding="utf-8") as f:
         for version in versions:
             for mode in DEFAULT_MODES:
-                run = {"record": "run", "run_id": new_run_id(), "started": now(), "adapter": "jax",
-                       "implementation_version": version, "behaviour_version": version, "mode": mode.to_json(),
-                       "backends": ["cpu"], "environment": {"python": "3.11", "jax": version}, "argv": []}
+                run = {
+                    "record": "run",
+                    "run_id": new_run_id(),
+                    "started": now(),
+                    "adapter": "jax",
+                    "implementation_version": version,
+                    "behaviour_version": version,
+                    "mode": mode.to_json(),
+                    "backends": ["cpu"],
+                    "environment": {"python": "3.11", "jax": version},
+                    "argv": [],
+                }
                 f.write(json.dumps(run) + "\n")
-                f.write(json.dumps({"record": "collected", "run_id": run["run_id"], "count": per_run}) + "\n")
+                f.write(
+                    json.dumps({"record": "collected", "run_id": run["run_id"], "count": per_run})
+                    + "\n"
+                )
                 counts: dict[str, int] = {}
                 for case in range(per_run):
                     rec = _record({**run, "slug": mode.slug}, case, rng)
                     counts[rec["outcome"]] = counts.get(rec["outcome"], 0) + 1
                     f.write(json.dumps(rec, separators=(",", ":")) + "\n")
                     written += 1
-                f.write(json.dumps({"record": "end", "run_id": run["run_id"], "finished": now(), "exitstatus": 1,
-                                    "interrupted": False, "counts": counts}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "record": "end",
+                            "run_id": run["run_id"],
+                            "finished": now(),
+                            "exitstatus": 1,
+                            "interrupted": False,
+                            "counts": counts,
+                        }
+                    )
+                    + "\n"
+                )
     return written

@@ -33,15 +33,39 @@ class OneLineParser(argparse.ArgumentParser):
 
 # name -> (module, one-line help)
 COMMANDS = {
-    "run": ("jax_conformance.commands.run", "run every mode on every backend and write results and a report"),
+    "run": (
+        "jax_conformance.commands.run",
+        "run every mode on every backend and write results and a report",
+    ),
     "report": ("jax_conformance.commands.report", "merge result files into a static HTML report"),
-    "lint": ("jax_conformance.commands.lint", "check spec files against the schema and the lint rules"),
-    "mutate": ("jax_conformance.commands.mutate", "run the suite against mutants of the reference and print the mutation score"),
-    "compat": ("jax_conformance.commands.compat", "run the suite across JAX releases, one isolated environment each"),
-    "upgrade": ("jax_conformance.commands.upgrade", "what changes going from one JAX release to another: each behaviour with the release that changed it"),
-    "flags": ("jax_conformance.commands.flags", "list the flags an adapter has (names for --flag and --modes MODE+FLAG)"),
-    "check": ("jax_conformance.commands.check", "check your own custom_vjp / custom_jvp rule against the contract in every mode"),
-    "diff": ("jax_conformance.commands.diff", "run generated programs on two implementations or backends and compare them"),
+    "lint": (
+        "jax_conformance.commands.lint",
+        "check spec files against the schema and the lint rules",
+    ),
+    "mutate": (
+        "jax_conformance.commands.mutate",
+        "run the suite against mutants of the reference and print the mutation score",
+    ),
+    "compat": (
+        "jax_conformance.commands.compat",
+        "run the suite across JAX releases, one isolated environment each",
+    ),
+    "upgrade": (
+        "jax_conformance.commands.upgrade",
+        "what changes going from one JAX release to another: each behaviour with the release that changed it",
+    ),
+    "flags": (
+        "jax_conformance.commands.flags",
+        "list the flags an adapter has (names for --flag and --modes MODE+FLAG)",
+    ),
+    "check": (
+        "jax_conformance.commands.check",
+        "check your own custom_vjp / custom_jvp rule against the contract in every mode",
+    ),
+    "diff": (
+        "jax_conformance.commands.diff",
+        "run generated programs on two implementations or backends and compare them",
+    ),
 }
 
 
@@ -49,13 +73,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser. With `command`, only that subcommand's module is imported and given its
     arguments; the others are listed by name and help text (`lint` need not import pytest,
     the plugin and the matrix runner to start)."""
-    parser = OneLineParser(prog="jax-conformance", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = OneLineParser(
+        prog="jax-conformance", description=__doc__.splitlines()[0] if __doc__ else None
+    )
     parser.add_argument("--version", action="version", version=f"jax-conformance {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         if command is not None and name != command:
             if importlib.util.find_spec(module) is not None:
-                sub.add_parser(name, help=help_text, description=help_text)  # listed, never chosen in this parse
+                sub.add_parser(
+                    name, help=help_text, description=help_text
+                )  # listed, never chosen in this parse
             continue
         try:
             mod = importlib.import_module(module)
@@ -95,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(_command(argv))
     args, extra = parser.parse_known_args(argv)
     if extra:  # named by the subcommand's parser, so the line says which command did not take them
-        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}{flag_hint(extra)}")
+        getattr(args, "_parser", parser).error(
+            f"unrecognized arguments: {' '.join(extra)}{flag_hint(extra)}"
+        )
     if not hasattr(args, "_main"):
         parser.print_help()
         return USAGE
@@ -104,8 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"jax-conformance {args.command}: {exc}", file=sys.stderr)
         return USAGE
-    except ConformanceError as exc:  # started, then stopped by what it was given (an adapter that cannot start)
-        print(f"jax-conformance {args.command}: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
+    except (
+        ConformanceError
+    ) as exc:  # started, then stopped by what it was given (an adapter that cannot start)
+        print(
+            f"jax-conformance {args.command}: {str(exc).strip().splitlines()[0]}", file=sys.stderr
+        )
         return 1
     except KeyboardInterrupt:
         # Ctrl-C outside a command's own handling (start-up, rendering): stop without a traceback.

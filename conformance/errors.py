@@ -76,10 +76,16 @@ class SpecCodeError(ConformanceError):
 class WorkerFailure(ConformanceError):
     """Parent side: the worker died, hung or broke the protocol; `outcome` is `crashed`, `timeout` or `error`."""
 
-    def __init__(self, outcome: Literal["crashed", "timeout", "error"], message: str,
-                 details: Mapping[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        outcome: Literal["crashed", "timeout", "error"],
+        message: str,
+        details: Mapping[str, object] | None = None,
+    ) -> None:
         self.outcome = outcome
-        self.details = details or {}  # for the verdict's `actual`: exit status or signal, stderr's tail, the limit
+        self.details = (
+            details or {}
+        )  # for the verdict's `actual`: exit status or signal, stderr's tail, the limit
         super().__init__(message)
 
 

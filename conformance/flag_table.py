@@ -39,14 +39,18 @@ def unknown_flags(missing: Sequence[str], info: AdapterInfo, adapter: str) -> st
     """One line: the flags the adapter lacks, the names closest to them, its upgrade flags, how many it has."""
     flags = info.get("flags") or []
     names = sorted(f["name"] for f in flags)
-    close = sorted({c for name in missing for c in difflib.get_close_matches(name, names, n=2)} - set(missing))
+    close = sorted(
+        {c for name in missing for c in difflib.get_close_matches(name, names, n=2)} - set(missing)
+    )
     upgrades = sorted(f["name"] for f in flags if f.get("upgrade"))
     parts = [lacking_reason(missing, info, adapter)]
     if close:
         parts.append(f"did you mean {' or '.join(close)}?")
     if names:
-        parts.append(f"its upgrade flags: {', '.join(upgrades) or 'none'}; {len(names)} flags in all "
-                     f"(`jax-conformance flags --adapter {adapter}` lists them)")
+        parts.append(
+            f"its upgrade flags: {', '.join(upgrades) or 'none'}; {len(names)} flags in all "
+            f"(`jax-conformance flags --adapter {adapter}` lists them)"
+        )
     else:
         parts.append("it reports no flags")
     return "; ".join(parts)
@@ -66,8 +70,11 @@ def missing_flags(mode: Mode, info: AdapterInfo) -> list[str]:
 def upcoming_flags(info: AdapterInfo, spec_flags: Iterable[str] = ()) -> list[str]:
     """The upgrade flags still False by default that touch this suite (TOPIC_FLAGS, or named by a spec)."""
     wanted = set(TOPIC_FLAGS) | set(spec_flags)
-    return sorted(f["name"] for f in info.get("flags") or []
-                  if f.get("upgrade") and f.get("default") is False and f["name"] in wanted)
+    return sorted(
+        f["name"]
+        for f in info.get("flags") or []
+        if f.get("upgrade") and f.get("default") is False and f["name"] in wanted
+    )
 
 
 def upcoming_modes(base: Mode, flags: Sequence[str]) -> list[Mode]:
@@ -96,7 +103,9 @@ def spec_flag_names(paths: Sequence[Path]) -> set[str]:
     return names
 
 
-_INFO: dict[tuple[str, Mode], AdapterInfo] = {}  # read once per process: `run` checks flags and backends with it
+_INFO: dict[
+    tuple[str, Mode], AdapterInfo
+] = {}  # read once per process: `run` checks flags and backends with it
 
 
 def read_adapter_info(adapter: str, mode: Mode | None = None) -> AdapterInfo:
@@ -139,7 +148,9 @@ def check_modes(modes: Sequence[Mode], info: AdapterInfo, adapter: str) -> None:
             raise UsageError(f"--modes {mode.slug}: {'; '.join(wrong)}")
 
 
-def modes_for(values: list[str] | None, adapters: Sequence[str], specs: Sequence[str | Path]) -> dict[str, list[Mode]]:
+def modes_for(
+    values: list[str] | None, adapters: Sequence[str], specs: Sequence[str | Path]
+) -> dict[str, list[Mode]]:
     """Each adapter's modes from `--modes` (`run` and `mutate` read it alike): those asked for, then
     (with +upcoming) the upcoming-defaults modes on the first of them. When a mode sets flags, the
     adapter is started once to read the flags it has; one it lacks is a usage error naming them."""
@@ -159,7 +170,9 @@ def modes_for(values: list[str] | None, adapters: Sequence[str], specs: Sequence
         if upcoming:
             flags = upcoming_flags(info, named)
             if not flags:
-                print(f"+upcoming: adapter {adapter} {info['implementation_version']} has no upgrade flag still off by "
-                      "default that touches this suite; no mode added")
+                print(
+                    f"+upcoming: adapter {adapter} {info['implementation_version']} has no upgrade flag still off by "
+                    "default that touches this suite; no mode added"
+                )
             out[adapter] += [m for m in upcoming_modes(base.base, flags) if m not in out[adapter]]
     return out

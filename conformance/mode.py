@@ -53,7 +53,9 @@ def parse_flag(text: str, option: str = "--flag") -> tuple[str, FlagValue]:
     name, eq, value = text.partition("=")
     name = name.strip()
     if not name.startswith("jax_") or not name[4:].replace("_", "").isalnum():
-        raise ModeError(f"{option} {text!r}: a flag is NAME=VALUE with a JAX flag name such as jax_custom_vjp3=true")
+        raise ModeError(
+            f"{option} {text!r}: a flag is NAME=VALUE with a JAX flag name such as jax_custom_vjp3=true"
+        )
     if eq and not value.strip():
         raise ModeError(f"{option} {text!r}: no value after '='")
     return name, parse_flag_value(value) if eq else True
@@ -99,8 +101,12 @@ class Mode:
             raise ModeError(f"Mode.flags must be sorted, unique, without the x64 flags: {names}")
 
     @classmethod
-    def with_flags(cls, x64: bool = False, explicit_x64_dtypes: str = "warn",
-                   flags: Mapping[str, FlagValue] | None = None) -> Mode:
+    def with_flags(
+        cls,
+        x64: bool = False,
+        explicit_x64_dtypes: str = "warn",
+        flags: Mapping[str, FlagValue] | None = None,
+    ) -> Mode:
         """A mode from any flags; `jax_enable_x64` / `jax_explicit_x64_dtypes` among them set the two fields."""
         rest = dict(flags or {})
         if X64_FLAG in rest:
@@ -131,16 +137,26 @@ class Mode:
 
     @property
     def label(self) -> str:
-        return ", ".join([f"x64={'on' if self.x64 else 'off'}, explicit_x64_dtypes={self.explicit_x64_dtypes}",
-                          *(f"{n}={value_text(v)}" for n, v in self.flags)])
+        return ", ".join(
+            [
+                f"x64={'on' if self.x64 else 'off'}, explicit_x64_dtypes={self.explicit_x64_dtypes}",
+                *(f"{n}={value_text(v)}" for n, v in self.flags),
+            ]
+        )
 
     def to_json(self) -> ModeJSON:
-        return {"x64": self.x64, "explicit_x64_dtypes": self.explicit_x64_dtypes, "flags": dict(self.flags)}
+        return {
+            "x64": self.x64,
+            "explicit_x64_dtypes": self.explicit_x64_dtypes,
+            "flags": dict(self.flags),
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Mode:
         """A record's `mode`; records written before flags existed have no `flags`."""
-        return cls.with_flags(bool(data["x64"]), str(data.get("explicit_x64_dtypes", "warn")), data.get("flags") or {})
+        return cls.with_flags(
+            bool(data["x64"]), str(data.get("explicit_x64_dtypes", "warn")), data.get("flags") or {}
+        )
 
     @classmethod
     def from_slug(cls, slug: str) -> Mode:
@@ -149,8 +165,14 @@ class Mode:
         other flag: `off-warn+jax_custom_vjp3`."""
         head, *flag_parts = slug.strip().split("+")
         x64_part, dash, edm = head.strip().lower().partition("-")
-        if x64_part not in ("on", "off") or (dash and edm not in EXPLICIT_MODES) or (x64_part == "on" and edm == "warn"):
-            raise ModeError(f"unknown mode {slug!r}; the modes are {MODE_NAMES}, each optionally followed by +FLAG or +FLAG=VALUE")
+        if (
+            x64_part not in ("on", "off")
+            or (dash and edm not in EXPLICIT_MODES)
+            or (x64_part == "on" and edm == "warn")
+        ):
+            raise ModeError(
+                f"unknown mode {slug!r}; the modes are {MODE_NAMES}, each optionally followed by +FLAG or +FLAG=VALUE"
+            )
         flags = dict(parse_flag(part, "flag") for part in flag_parts)
         return cls.with_flags(x64_part == "on", edm or "warn", flags)
 
@@ -212,8 +234,10 @@ def parse_modes(values: list[str] | None, option: str = "--modes") -> list[Mode]
             except ModeError as exc:
                 if "+" in name:
                     raise ModeError(f"{option} {name!r}: {exc}") from None
-                raise ModeError(f"{option} {name!r}: unknown mode; the modes are {MODE_NAMES}"
-                                f" (each may add +FLAG or +FLAG=VALUE), and {UPCOMING}") from None
+                raise ModeError(
+                    f"{option} {name!r}: unknown mode; the modes are {MODE_NAMES}"
+                    f" (each may add +FLAG or +FLAG=VALUE), and {UPCOMING}"
+                ) from None
             if mode not in modes:
                 modes.append(mode)
     return modes
@@ -221,4 +245,6 @@ def parse_modes(values: list[str] | None, option: str = "--modes") -> list[Mode]
 
 def wants_upcoming(values: list[str] | None) -> bool:
     """Whether `--modes` asked for the upcoming-defaults modes (`+upcoming`)."""
-    return any(name.strip().lower() == UPCOMING for value in values or [] for name in value.split(","))
+    return any(
+        name.strip().lower() == UPCOMING for value in values or [] for name in value.split(",")
+    )

@@ -41,7 +41,9 @@ class RaisesBlock(TypedDict):
 
     type: str
     match: NotRequired[str]
-    match_loose: NotRequired[str | MatchLoose]  # why `match` is deliberately loose (the message check)
+    match_loose: NotRequired[
+        str | MatchLoose
+    ]  # why `match` is deliberately loose (the message check)
 
 
 class WarningBlock(TypedDict):
@@ -93,10 +95,16 @@ class CasePayload(TypedDict):
     expect_line: int
     mode: ModeJSON
     backend: str
-    documented: NotRequired[ExpectBlock]  # with documented_line: the `documented` block that applies
+    documented: NotRequired[
+        ExpectBlock
+    ]  # with documented_line: the `documented` block that applies
     documented_line: NotRequired[int]
-    paths: NotRequired[list[str]]  # eager / jit / jit-warm: run on each, the observations must agree
-    jit_args: NotRequired[list[str]]  # the names passed to the jitted function (others are closed over)
+    paths: NotRequired[
+        list[str]
+    ]  # eager / jit / jit-warm: run on each, the observations must agree
+    jit_args: NotRequired[
+        list[str]
+    ]  # the names passed to the jitted function (others are closed over)
 
 
 # ----------------------------------------------------------------- requests
@@ -161,7 +169,9 @@ class RunReply(TypedDict):
 
 class RunBatchReply(TypedDict):
     ok: Literal[True]
-    verdicts: list[Verdict]  # one per payload; cells after one that left state changed are `error`, not run
+    verdicts: list[
+        Verdict
+    ]  # one per payload; cells after one that left state changed are `error`, not run
     restart: bool
 
 

@@ -34,13 +34,35 @@ from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
 from jax_conformance import CHECKOUT, __version__
 from jax_conformance.text import RECORD_MESSAGE_CHARS, cut
 
-Outcome = Literal["passed", "failed", "error", "skipped", "not_applicable", "xfailed", "xpassed", "crashed", "timeout"]
+Outcome = Literal[
+    "passed",
+    "failed",
+    "error",
+    "skipped",
+    "not_applicable",
+    "xfailed",
+    "xpassed",
+    "crashed",
+    "timeout",
+]
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 # Outcomes that make a run fail (exit status 1).
 UNEXPECTED = frozenset({"failed", "error", "xpassed", "crashed", "timeout"})
 # The fields every case record has (docs/RUNNER.md, section 7).
-CASE_FIELDS = ("case", "spec_file", "line", "adapter", "implementation_version", "backend", "mode",
-               "outcome", "message", "expected", "actual", "duration_s")
+CASE_FIELDS = (
+    "case",
+    "spec_file",
+    "line",
+    "adapter",
+    "implementation_version",
+    "backend",
+    "mode",
+    "outcome",
+    "message",
+    "expected",
+    "actual",
+    "duration_s",
+)
 # The result file format's version, in every run header (`version`): a reader can tell which
 # fields it may rely on. Bump it when a record's fields change meaning (docs/RUNNER.md, section 7).
 FORMAT_VERSION = 1
@@ -57,7 +79,9 @@ class ModeJSON(TypedDict):
 
     x64: bool
     explicit_x64_dtypes: str
-    flags: NotRequired[dict[str, JSONScalar]]  # the other JAX flags the mode sets; absent in files written before flags
+    flags: NotRequired[
+        dict[str, JSONScalar]
+    ]  # the other JAX flags the mode sets; absent in files written before flags
 
 
 class AdapterInfo(TypedDict):
@@ -67,7 +91,9 @@ class AdapterInfo(TypedDict):
     implementation_version: str
     behaviour_version: str  # the JAX release it is or models; see the module docstring
     backends: list[str]
-    environment: dict[str, Any]  # free-form: versions, platform, devices; `notes` (list[str]) are shown
+    environment: dict[
+        str, Any
+    ]  # free-form: versions, platform, devices; `notes` (list[str]) are shown
     flags: NotRequired[list[FlagInfo]]  # the flags the implementation has (docs/RUNNER.md, "Flags")
 
 
@@ -121,7 +147,9 @@ class RunHeader(TypedDict):
     started: str
     adapter: str | None
     implementation_version: str
-    behaviour_version: NotRequired[str]  # absent only in a note for a mode that died before its header
+    behaviour_version: NotRequired[
+        str
+    ]  # absent only in a note for a mode that died before its header
     mode: ModeJSON
     backends: list[str]
     environment: dict[str, Any]
@@ -194,9 +222,14 @@ Record = RunHeader | CollectedRecord | ResultRecord | EndRecord
 def adapter_info(raw: Mapping[str, Any]) -> AdapterInfo:
     """An adapter's `info()` as an AdapterInfo: the one place `behaviour_version` gets its default."""
     version = str(raw["implementation_version"])
-    info = {**raw, "adapter": str(raw.get("adapter", "")), "implementation_version": version,
-            "behaviour_version": str(raw.get("behaviour_version") or version),
-            "backends": [str(b) for b in raw["backends"]], "environment": dict(raw.get("environment") or {})}
+    info = {
+        **raw,
+        "adapter": str(raw.get("adapter", "")),
+        "implementation_version": version,
+        "behaviour_version": str(raw.get("behaviour_version") or version),
+        "backends": [str(b) for b in raw["backends"]],
+        "environment": dict(raw.get("environment") or {}),
+    }
     return cast(AdapterInfo, info)  # extra keys an adapter adds are kept
 
 
@@ -211,7 +244,9 @@ def git_revision(root: Path | None = None) -> str | None:
     if root is None:
         return None
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -236,7 +271,9 @@ def encode(record: Record | Mapping[str, Any]) -> bytes:
     if len(text) > MAX_RECORD_CHARS:
         for key in ("actual", "expected"):
             if key in fields:
-                fields[key] = {"cut": f"{len(json.dumps(fields[key], default=repr)):,} characters of {key} were not kept"}
+                fields[key] = {
+                    "cut": f"{len(json.dumps(fields[key], default=repr)):,} characters of {key} were not kept"
+                }
         text = json.dumps(fields, default=repr, ensure_ascii=False, separators=(",", ":"))
     # A lone surrogate (a YAML "\ud800" in a claim) is written as its escape.
     return (text + "\n").encode("utf-8", "backslashreplace")
@@ -334,15 +371,25 @@ def read_records(path: Path | str, problems: list[str] | None = None) -> Iterato
                     pending.append((number, record))
                 continue
             if problems is not None:
-                problems.extend(ReadProblem.make(f"{path}:{n}: corrupt record: {why.split(';')[0]}, with records after it "
-                                                 "(not a run cut off while writing its last line)", fatal=True)
-                                for n, why in pending)
+                problems.extend(
+                    ReadProblem.make(
+                        f"{path}:{n}: corrupt record: {why.split(';')[0]}, with records after it "
+                        "(not a run cut off while writing its last line)",
+                        fatal=True,
+                    )
+                    for n, why in pending
+                )
             pending.clear()
             yield record
     if problems is not None and pending:
         *corrupt, (last, why) = pending
-        problems.extend(ReadProblem.make(f"{path}:{n}: corrupt record: {w.split(';')[0]}, with another line after it", fatal=True)
-                        for n, w in corrupt)
+        problems.extend(
+            ReadProblem.make(
+                f"{path}:{n}: corrupt record: {w.split(';')[0]}, with another line after it",
+                fatal=True,
+            )
+            for n, w in corrupt
+        )
         problems.append(ReadProblem.make(f"{path}:{last}: {why}"))
 
 
@@ -360,11 +407,15 @@ def load_runs(paths: Iterable[Path | str], every_problem: list[str] | None = Non
         for record in read_records(path, problems):
             seen = True
             if record["record"] == "run":
-                current = by_id[record.get("run_id") or str(len(by_id))] = Run(header=record, source=str(path))
+                current = by_id[record.get("run_id") or str(len(by_id))] = Run(
+                    header=record, source=str(path)
+                )
                 continue
             run = by_id.get(record.get("run_id") or "") or current
             if run is None:
-                problems.append(f"{path}: a {record['record']} record before any run header was skipped")
+                problems.append(
+                    f"{path}: a {record['record']} record before any run header was skipped"
+                )
             elif record["record"] == "end":
                 run.end = record
             elif record["record"] == "collected":
@@ -373,8 +424,12 @@ def load_runs(paths: Iterable[Path | str], every_problem: list[str] | None = Non
                 run.cases.append(record)
         if not seen and (problems or _has_text(path)):  # lines, none of them a record
             why = f": {problems[0].split(': ', 1)[-1]}" if problems else ""
-            problems = [ReadProblem.make(f"not a jax-conformance results file: {path} (no line of it is a record{why})",
-                                         fatal=True)]
+            problems = [
+                ReadProblem.make(
+                    f"not a jax-conformance results file: {path} (no line of it is a record{why})",
+                    fatal=True,
+                )
+            ]
         for run in by_id.values():
             run.problems = problems
         runs.extend(by_id.values())
@@ -406,7 +461,9 @@ class RecordTail:
     counts: dict[str, int] = field(default_factory=dict)  # outcome -> case records so far (`tally`)
 
     not_items: int = 0  # case records that are no collected item (a spec file that did not load, a harness error)
-    spec_errors: int = 0  # case records with `spec_error`: the spec at fault, not the implementation
+    spec_errors: int = (
+        0  # case records with `spec_error`: the spec at fault, not the implementation
+    )
 
     @property
     def done(self) -> int:
@@ -464,15 +521,31 @@ def tally(into: dict[str, int], record: ResultRecord) -> None:
 # ---------------------------------------------------------------- records the parent writes
 
 
-def harness_header(adapter: str | None, mode: ModeJSON, *, run_id: str, implementation_version: str,
-                   behaviour_version: str | None = None, backends: Sequence[str] = (),
-                   environment: Mapping[str, Any] | None = None, status: str | None = None,
-                   reason: str | None = None, written_by: str | None = None) -> RunHeader:
+def harness_header(
+    adapter: str | None,
+    mode: ModeJSON,
+    *,
+    run_id: str,
+    implementation_version: str,
+    behaviour_version: str | None = None,
+    backends: Sequence[str] = (),
+    environment: Mapping[str, Any] | None = None,
+    status: str | None = None,
+    reason: str | None = None,
+    written_by: str | None = None,
+) -> RunHeader:
     """The `run` record of a mode that wrote none itself (it never started, died first, or could not
     run: `status` unavailable or error, with the `reason`)."""
-    header: RunHeader = {"record": "run", "run_id": run_id, "started": now(), "adapter": adapter,
-                         "implementation_version": implementation_version, "mode": mode, "backends": list(backends),
-                         "environment": dict(environment or {})}
+    header: RunHeader = {
+        "record": "run",
+        "run_id": run_id,
+        "started": now(),
+        "adapter": adapter,
+        "implementation_version": implementation_version,
+        "mode": mode,
+        "backends": list(backends),
+        "environment": dict(environment or {}),
+    }
     if behaviour_version is not None:
         header["behaviour_version"] = behaviour_version
     if status is not None:
@@ -484,12 +557,26 @@ def harness_header(adapter: str | None, mode: ModeJSON, *, run_id: str, implemen
     return header
 
 
-def harness_end(run_id: str | None, reason: str, *, interrupted: bool, exitstatus: int | None = None,
-                counts: Mapping[str, int] | None = None, status: str | None = None,
-                written_by: str | None = None) -> EndRecord:
+def harness_end(
+    run_id: str | None,
+    reason: str,
+    *,
+    interrupted: bool,
+    exitstatus: int | None = None,
+    counts: Mapping[str, int] | None = None,
+    status: str | None = None,
+    written_by: str | None = None,
+) -> EndRecord:
     """The `end` record of a mode whose process did not write its own, saying why."""
-    end: EndRecord = {"record": "end", "run_id": run_id, "finished": now(), "exitstatus": exitstatus,
-                      "interrupted": interrupted, "counts": dict(counts or {}), "reason": reason}
+    end: EndRecord = {
+        "record": "end",
+        "run_id": run_id,
+        "finished": now(),
+        "exitstatus": exitstatus,
+        "interrupted": interrupted,
+        "counts": dict(counts or {}),
+        "reason": reason,
+    }
     if status is not None:
         end["status"] = status
     if written_by is not None:
@@ -497,14 +584,29 @@ def harness_end(run_id: str | None, reason: str, *, interrupted: bool, exitstatu
     return end
 
 
-def unavailable(adapter: str, version: str, mode: ModeJSON, reason: str, *, status: str = "unavailable",
-                environment: Mapping[str, Any] | None = None) -> list[Record]:
+def unavailable(
+    adapter: str,
+    version: str,
+    mode: ModeJSON,
+    reason: str,
+    *,
+    status: str = "unavailable",
+    environment: Mapping[str, Any] | None = None,
+) -> list[Record]:
     """A `run` and an `end` record for a mode that cannot run in this implementation (a release that
     does not install, or lacks a flag the mode sets), with the reason: a fact about the release,
     which the report and compat show as such, not a failed run."""
     run_id = new_run_id()
-    header = harness_header(adapter, mode, run_id=run_id, implementation_version=version, behaviour_version=version,
-                            environment={**(environment or {}), **suite_info()}, status=status, reason=reason)
+    header = harness_header(
+        adapter,
+        mode,
+        run_id=run_id,
+        implementation_version=version,
+        behaviour_version=version,
+        environment={**(environment or {}), **suite_info()},
+        status=status,
+        reason=reason,
+    )
     return [header, harness_end(run_id, reason, interrupted=False, status=status)]
 
 

@@ -72,8 +72,10 @@ def check_adapter(name: str, option: str = "--adapter") -> None:
         except (ImportError, ValueError):
             pass
         raise UsageError(f"{option} {name}: no module {module!r} to import")
-    raise UsageError(f"{option} {name}: unknown adapter; installed: {', '.join(sorted(installed)) or 'none'} "
-                     "(or give module:Class)")
+    raise UsageError(
+        f"{option} {name}: unknown adapter; installed: {', '.join(sorted(installed)) or 'none'} "
+        "(or give module:Class)"
+    )
 
 
 def check_expression(option: str, expr: str) -> None:
@@ -96,8 +98,12 @@ def _compile(option: str, expr: str) -> Any:
         return Expression.compile(expr)
     except Exception as exc:  # SyntaxError from pytest 8.1 on, ParseError before
         why = getattr(exc, "msg", None) or str(exc)
-        column = getattr(exc, "column", None) or (exc.offset if isinstance(exc, SyntaxError) else None)
-        raise UsageError(f"{option} {expr!r}: not a pytest expression ({f'at column {column}: ' if column else ''}{why})") from None
+        column = getattr(exc, "column", None) or (
+            exc.offset if isinstance(exc, SyntaxError) else None
+        )
+        raise UsageError(
+            f"{option} {expr!r}: not a pytest expression ({f'at column {column}: ' if column else ''}{why})"
+        ) from None
 
 
 Selection = Callable[[Iterable[str]], bool]

@@ -28,14 +28,29 @@ class SpecDir:
 
     def run(self, *args: str, adapter: str = "jax") -> pytest.RunResult:
         return self.pytester.runpytest(
-            str(PACKAGE_DIR), f"--adapter={adapter}", "--specs", str(self.path), "-p", "no:cacheprovider",
-            f"--rootdir={self.pytester.path}", *args
+            str(PACKAGE_DIR),
+            f"--adapter={adapter}",
+            "--specs",
+            str(self.path),
+            "-p",
+            "no:cacheprovider",
+            f"--rootdir={self.pytester.path}",
+            *args,
         )
 
-    def run_subprocess(self, *args: str, adapter: str = "jax", timeout: float = 300) -> pytest.RunResult:
+    def run_subprocess(
+        self, *args: str, adapter: str = "jax", timeout: float = 300
+    ) -> pytest.RunResult:
         return self.pytester.runpytest_subprocess(
-            str(PACKAGE_DIR), f"--adapter={adapter}", "--specs", str(self.path), "-p", "no:cacheprovider",
-            f"--rootdir={self.pytester.path}", *args, timeout=timeout,
+            str(PACKAGE_DIR),
+            f"--adapter={adapter}",
+            "--specs",
+            str(self.path),
+            "-p",
+            "no:cacheprovider",
+            f"--rootdir={self.pytester.path}",
+            *args,
+            timeout=timeout,
         )
 
 
@@ -57,12 +72,24 @@ def read_results(path: Path) -> list[Record]:
 # longest (test_x64_specs_catch_breakage.py) came last and ran alone for minutes while the other
 # worker sat idle. Started first, the short files fill in around them.
 LONG_FIRST = (
-    "test_x64_specs_catch_breakage.py", "test_custom_vjp_specs_catch_breakage.py", "test_suite_modes.py",
-    "test_reliability.py", "test_wheel.py", "test_bench_quick.py", "test_flag_specs_catch_breakage.py",
-    "test_forkserver.py", "test_report_upcoming.py", "test_plugin.py", "test_verdicts.py",
+    "test_x64_specs_catch_breakage.py",
+    "test_custom_vjp_specs_catch_breakage.py",
+    "test_suite_modes.py",
+    "test_reliability.py",
+    "test_wheel.py",
+    "test_bench_quick.py",
+    "test_flag_specs_catch_breakage.py",
+    "test_forkserver.py",
+    "test_report_upcoming.py",
+    "test_plugin.py",
+    "test_verdicts.py",
 )
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     rank = {name: i for i, name in enumerate(LONG_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FIRST)))  # stable: the rest keep their order
+    items.sort(
+        key=lambda item: rank.get(item.path.name, len(LONG_FIRST))
+    )  # stable: the rest keep their order

@@ -95,7 +95,9 @@ def _buv_fwd(x):
 
 
 def _buv_bwd(x, g):
-    cos_x = jax.pure_callback(_cos_of_first, jax.ShapeDtypeStruct(jnp.shape(x), x.dtype), x, vmap_method="expand_dims")
+    cos_x = jax.pure_callback(
+        _cos_of_first, jax.ShapeDtypeStruct(jnp.shape(x), x.dtype), x, vmap_method="expand_dims"
+    )
     return (g * cos_x,)
 
 
@@ -160,7 +162,13 @@ BROKEN = {
     "wrong_dtype_cotangent": ((), (), "grad.dtype", ("on",)),
     "fwd_disagrees": ((), (), "primal.matches-fwd", ("off-warn", "on")),
     "wrong_factor": ((), (), "derivatives.finite-differences", ("off-warn", "on")),
-    "breaks_under_vmap": ((), (), "transforms.vmap", ("off-warn", "on"), "jnp.array(0.5, dtype=jnp.float32)"),
+    "breaks_under_vmap": (
+        (),
+        (),
+        "transforms.vmap",
+        ("off-warn", "on"),
+        "jnp.array(0.5, dtype=jnp.float32)",
+    ),
     "list_nondiff": (("[2.0]",), (0,), "nondiff.hashable", ("off-warn", "on")),
     "bwd_too_few": ((X,), (), "rule.bwd-structure", ("off-warn", "on")),
     "warns_in_bwd": ((), (), "x64.no-extra-warning", ("off-warn",)),

@@ -13,16 +13,26 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--shuffle-seed", type=int, default=None, metavar="N",
-                     help="run the collected items in a random order drawn from seed N")
-    parser.addoption("--shuffle-shared-only", action="store_true",
-                     help="leave out `isolate: process` cases: each runs in a fresh interpreter, so order cannot reach it")
+    parser.addoption(
+        "--shuffle-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run the collected items in a random order drawn from seed N",
+    )
+    parser.addoption(
+        "--shuffle-shared-only",
+        action="store_true",
+        help="leave out `isolate: process` cases: each runs in a fresh interpreter, so order cannot reach it",
+    )
 
 
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection and the conformance plugin's own hooks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("shuffle_shared_only"):
-        isolated = [i for i in items if getattr(getattr(i, "case", None), "isolate", None) == "process"]
+        isolated = [
+            i for i in items if getattr(getattr(i, "case", None), "isolate", None) == "process"
+        ]
         if isolated:
             config.hook.pytest_deselected(items=isolated)
             items[:] = [i for i in items if i not in isolated]

@@ -30,8 +30,13 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
     specs = tmp_path / "specs"
     (specs / SPEC).parent.mkdir(parents=True)
     shutil.copy2(REPO / "specs" / SPEC, specs / SPEC)
-    proc = subprocess.run([sys.executable, "bench/run.py", "--quick", "--specs", str(specs), "--out", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "bench/run.py", "--quick", "--specs", str(specs), "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = json.loads(out.read_text())
     sections = results["sections"]
@@ -42,13 +47,19 @@ def test_bench_quick_writes_every_section(tmp_path: Path) -> None:
 
     overhead = sections["overhead"]
     assert overhead["ratio"] > 0 and overhead["harness_wall_s"]["n"] >= 1
-    assert overhead["floor_cases"]["run"] > 0 and overhead["parity"]["harness"].get("passed", 0) >= 4
+    assert (
+        overhead["floor_cases"]["run"] > 0 and overhead["parity"]["harness"].get("passed", 0) >= 4
+    )
     assert overhead["parity"]["same_outcomes"], overhead["parity"]
-    assert sections["xdist"]["speedup"] > 0 and sections["xdist"]["same_outcomes"], sections["xdist"]
+    assert sections["xdist"]["speedup"] > 0 and sections["xdist"]["same_outcomes"], sections[
+        "xdist"
+    ]
 
     matrix = sections["matrix"]
     assert matrix["ratio"] > 0 and matrix["run_rc"] == [0], matrix.get("run_tail")
-    assert matrix["parity"] and all(p["same_outcomes"] for p in matrix["parity"].values()), matrix["parity"]
+    assert matrix["parity"] and all(p["same_outcomes"] for p in matrix["parity"].values()), matrix[
+        "parity"
+    ]
 
     isolated = sections["isolated"]
     assert isolated["cases"] == 1 and set(isolated["outcomes"]) == {"passed"}, isolated

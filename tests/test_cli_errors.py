@@ -42,7 +42,10 @@ ROWS: list[tuple[str, str]] = [
     ("run --modes ''", f"--modes '' names no mode; {MODES}"),
     ("run --modes off-warn,sideways", f"--modes 'sideways': unknown mode; {MODES}"),
     ("run --adapter nope", "--adapter nope: unknown adapter; installed: jax, reference"),
-    ("run --adapter no_such_module:Adapter", "--adapter no_such_module:Adapter: no module 'no_such_module'"),
+    (
+        "run --adapter no_such_module:Adapter",
+        "--adapter no_such_module:Adapter: no module 'no_such_module'",
+    ),
     ("run --adapter reference --adapter nope", "--adapter nope: unknown adapter"),
     ("run --case-timeout -1", "argument --case-timeout: '-1': give a number of seconds above 0"),
     ("run --case-timeout 0", "argument --case-timeout: '0': give a number of seconds above 0"),
@@ -54,27 +57,47 @@ ROWS: list[tuple[str, str]] = [
     ("run --specs {EMPTY}", "--specs {EMPTY}: holds no spec file"),
     ("run --specs {RESULTS}", "--specs {RESULTS}: not a spec file"),
     ("run --expectations /nonexistent.yaml", "--expectations /nonexistent.yaml: no such file"),
-    ("run --baseline /nonexistent.jsonl", "--baseline /nonexistent.jsonl: no such file or directory"),
-    ("run --out {FINISHED}", "--out {FINISHED} already holds a run (results.jsonl, modes, index.html); pass --force"),
+    (
+        "run --baseline /nonexistent.jsonl",
+        "--baseline /nonexistent.jsonl: no such file or directory",
+    ),
+    (
+        "run --out {FINISHED}",
+        "--out {FINISHED} already holds a run (results.jsonl, modes, index.html); pass --force",
+    ),
     ("run --out {RESULTS}", "--out {RESULTS}: not a directory"),
     ("run -k 'and ('", "-k 'and (': not a pytest expression (at column 1:"),
     ("run -m 'x64 and'", "-m 'x64 and': not a pytest expression (at column 8:"),
     ("run --progress sideways", "argument --progress: invalid choice: 'sideways'"),
     ("run --no-such-option", "unrecognized arguments: --no-such-option"),
     # found before anything starts (#28): an absent backend, a flag value the flag cannot take, a selection of nothing
-    ("run --adapter reference --specs {SPECS} --backend gpu", "--backend gpu: not available in adapter 'reference'; it has: cpu"),
-    ("run --adapter reference --specs {SPECS} --modes off-warn+jax_custom_vjp3=maybe",
-     "--modes off-warn+jax_custom_vjp3=maybe: jax_custom_vjp3 takes true or false, not 'maybe'"),
+    (
+        "run --adapter reference --specs {SPECS} --backend gpu",
+        "--backend gpu: not available in adapter 'reference'; it has: cpu",
+    ),
+    (
+        "run --adapter reference --specs {SPECS} --modes off-warn+jax_custom_vjp3=maybe",
+        "--modes off-warn+jax_custom_vjp3=maybe: jax_custom_vjp3 takes true or false, not 'maybe'",
+    ),
     ("run --adapter reference --specs {SPECS} -k nomatch", "-k 'nomatch' selects no case"),
     ("run --adapter reference --specs {SPECS} -m drift", "-m 'drift' selects no case"),
-    ("run --flag jax_custom_vjp3=true", "a flag is part of a mode: --modes off-warn+jax_custom_vjp3=true"),
+    (
+        "run --flag jax_custom_vjp3=true",
+        "a flag is part of a mode: --modes off-warn+jax_custom_vjp3=true",
+    ),
     # report
     ("report", "the following arguments are required: RESULTS"),
     ("report /nonexistent.jsonl", "/nonexistent.jsonl: no such file or directory"),
     ("report {EMPTY}", "{EMPTY}: holds no results"),
-    ("report {RESULTS} --baseline /nonexistent.jsonl", "--baseline /nonexistent.jsonl: no such file or directory"),
+    (
+        "report {RESULTS} --baseline /nonexistent.jsonl",
+        "--baseline /nonexistent.jsonl: no such file or directory",
+    ),
     ("report {RESULTS} --mutation /nonexistent.json", "--mutation /nonexistent.json: no such file"),
-    ("report {RESULTS} --out {FINISHED}", "--out {FINISHED} already holds a run (results.jsonl, modes, index.html); pass --force"),
+    (
+        "report {RESULTS} --out {FINISHED}",
+        "--out {FINISHED} already holds a run (results.jsonl, modes, index.html); pass --force",
+    ),
     # lint
     ("lint /nonexistent", "/nonexistent: no such file or directory"),
     ("lint {EMPTY}", "{EMPTY}: holds no spec file"),
@@ -88,7 +111,10 @@ ROWS: list[tuple[str, str]] = [
     ("mutate --specs /nonexistent", "--specs /nonexistent: no such file or directory"),
     # diff
     ("diff --modes bogus", f"--modes 'bogus': unknown mode; {MODES}"),
-    ("diff --adapters nope,reference", "--adapters nope: unknown adapter; installed: jax, reference"),
+    (
+        "diff --adapters nope,reference",
+        "--adapters nope: unknown adapter; installed: jax, reference",
+    ),
     ("diff --adapters jax", "--adapters jax: name two adapters"),
     ("diff --budget 0", "argument --budget: '0': give 1 or more"),
     ("diff --timeout -1", "argument --timeout: '-1': give a number of seconds above 0"),
@@ -99,7 +125,10 @@ ROWS: list[tuple[str, str]] = [
     ("compat --modes bogus", f"unknown mode 'bogus'; {MODES}"),
     ("compat --jobs 0", "argument -j/--jobs: '0': give 1 or more"),
     ("compat --build-jobs 0", "argument --build-jobs: '0': give 1 or more"),
-    ("compat --install-timeout -1", "argument --install-timeout: '-1': give a number of seconds above 0"),
+    (
+        "compat --install-timeout -1",
+        "argument --install-timeout: '-1': give a number of seconds above 0",
+    ),
     ("compat --run-timeout 0", "argument --run-timeout: '0': give a number of seconds above 0"),
     ("compat --env 0.4.30", "--env '0.4.30': use VERSION=PATH"),
     ("compat --interpreter 3.12", "--interpreter '3.12': use MINOR=PATH"),
@@ -116,15 +145,33 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (specs / "cli.yaml").write_text(textwrap.dedent(SPEC).lstrip())
     (root / "empty").mkdir()
     results = root / "results.jsonl"
-    results.write_text("\n".join(json.dumps(r) for r in (
-        {"record": "run", "run_id": "r1", "adapter": "jax", "implementation_version": "0.10.2",
-         "mode": {"x64": False, "explicit_x64_dtypes": "warn"}, "backends": ["cpu"]},
-        {"record": "end", "run_id": "r1", "interrupted": False, "exitstatus": 0})) + "\n")
+    results.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in (
+                {
+                    "record": "run",
+                    "run_id": "r1",
+                    "adapter": "jax",
+                    "implementation_version": "0.10.2",
+                    "mode": {"x64": False, "explicit_x64_dtypes": "warn"},
+                    "backends": ["cpu"],
+                },
+                {"record": "end", "run_id": "r1", "interrupted": False, "exitstatus": 0},
+            )
+        )
+        + "\n"
+    )
     finished = root / "finished"
     (finished / "modes").mkdir(parents=True)
     (finished / "results.jsonl").write_text(results.read_text())
     (finished / "index.html").write_text("<p>an earlier report</p>")
-    return {"SPECS": root / "specs", "EMPTY": root / "empty", "RESULTS": results, "FINISHED": finished}
+    return {
+        "SPECS": root / "specs",
+        "EMPTY": root / "empty",
+        "RESULTS": results,
+        "FINISHED": finished,
+    }
 
 
 def snapshot(root: Path) -> dict[str, float]:
@@ -132,14 +179,20 @@ def snapshot(root: Path) -> dict[str, float]:
 
 
 @pytest.mark.parametrize(("command", "words"), ROWS, ids=[r[0] for r in ROWS])
-def test_a_usage_error_is_one_line_exit_2_and_starts_nothing(command: str, words: str, places: dict[str, Path],
-                                                             tmp_path: Path) -> None:
+def test_a_usage_error_is_one_line_exit_2_and_starts_nothing(
+    command: str, words: str, places: dict[str, Path], tmp_path: Path
+) -> None:
     import shlex
 
     argv = [part.format(**places) for part in shlex.split(command)]
     before = snapshot(places["SPECS"].parent)
-    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", *argv], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     err = proc.stderr
     assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stdout}{err}"
     assert "Traceback" not in err and "Error:" not in err.split(":", 1)[0], err

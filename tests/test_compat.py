@@ -43,7 +43,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def test_versions_are_sorted_as_releases_not_strings() -> None:
-    assert envs.parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == ["0.4.30", "0.8.0", "0.9.2", "0.10.2"]
+    assert envs.parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == [
+        "0.4.30",
+        "0.8.0",
+        "0.9.2",
+        "0.10.2",
+    ]
 
 
 def test_duplicate_versions_are_dropped() -> None:
@@ -77,7 +82,11 @@ def test_modes_option() -> None:
 
 
 def test_pins_apply_every_matching_row() -> None:
-    table = [("<0.5", ("numpy<2.1",)), ("<0.7", ("scipy<1.16", "numpy<2.1")), (">=0.9", ("ml_dtypes>=0.5",))]
+    table = [
+        ("<0.5", ("numpy<2.1",)),
+        ("<0.7", ("scipy<1.16", "numpy<2.1")),
+        (">=0.9", ("ml_dtypes>=0.5",)),
+    ]
     assert envs.pins_for("0.4.30", table) == ["numpy<2.1", "scipy<1.16"]
     assert envs.pins_for("0.6.2", table) == ["scipy<1.16", "numpy<2.1"]
     assert envs.pins_for("0.8.0", table) == []
@@ -87,7 +96,15 @@ def test_pins_apply_every_matching_row() -> None:
 def test_requirements_pin_the_release_and_add_the_harness() -> None:
     reqs = envs.requirements("0.6.2", ["numpy<2.3"])
     assert reqs[:2] == ["jax[cpu]==0.6.2", "numpy<2.3"]
-    for dep in ("pyyaml", "jsonschema", "jinja2", "packaging", "pytest", "hypothesis", "pytest-xdist"):
+    for dep in (
+        "pyyaml",
+        "jsonschema",
+        "jinja2",
+        "packaging",
+        "pytest",
+        "hypothesis",
+        "pytest-xdist",
+    ):
         assert dep in reqs
 
 
@@ -110,12 +127,15 @@ def test_env_key_is_stable_and_short() -> None:
     assert len(key) == 12 and all(c in "0123456789abcdef" for c in key)
 
 
-@pytest.mark.parametrize("change", [
-    ("0.4.31", ["numpy<2.1"], "cpython-3.11.7"),
-    ("0.4.30", [], "cpython-3.11.7"),
-    ("0.4.30", ["numpy<2.2"], "cpython-3.11.7"),
-    ("0.4.30", ["numpy<2.1"], "cpython-3.12.1"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("0.4.31", ["numpy<2.1"], "cpython-3.11.7"),
+        ("0.4.30", [], "cpython-3.11.7"),
+        ("0.4.30", ["numpy<2.2"], "cpython-3.11.7"),
+        ("0.4.30", ["numpy<2.1"], "cpython-3.12.1"),
+    ],
+)
 def test_env_key_changes_with_what_decides_the_contents(change: tuple[str, list[str], str]) -> None:
     assert envs.env_key(*change) != envs.env_key("0.4.30", ["numpy<2.1"], "cpython-3.11.7")
 
@@ -136,13 +156,33 @@ def test_a_cached_environment_is_reused_without_pip(tmp_path: Path) -> None:
 def _run(version: str, mode: Mode, cases: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
     """Records of one run: case id -> (outcome, message)."""
     run_id = f"{version}-{mode.slug}"
-    out: list[dict[str, Any]] = [{"record": "run", "run_id": run_id, "adapter": "jax", "implementation_version": version,
-                                  "mode": mode.to_json(), "backends": ["cpu"]},
-                                 {"record": "collected", "run_id": run_id, "count": len(cases)}]
+    out: list[dict[str, Any]] = [
+        {
+            "record": "run",
+            "run_id": run_id,
+            "adapter": "jax",
+            "implementation_version": version,
+            "mode": mode.to_json(),
+            "backends": ["cpu"],
+        },
+        {"record": "collected", "run_id": run_id, "count": len(cases)},
+    ]
     for case, (outcome, message) in cases.items():
-        out.append({"record": "case", "run_id": run_id, "case": case, "topic": case.rsplit(".", 1)[0],
-                    "claim": f"claim of {case}", "adapter": "jax", "implementation_version": version,
-                    "backend": "cpu", "mode": mode.to_json(), "outcome": outcome, "message": message})
+        out.append(
+            {
+                "record": "case",
+                "run_id": run_id,
+                "case": case,
+                "topic": case.rsplit(".", 1)[0],
+                "claim": f"claim of {case}",
+                "adapter": "jax",
+                "implementation_version": version,
+                "backend": "cpu",
+                "mode": mode.to_json(),
+                "outcome": outcome,
+                "message": message,
+            }
+        )
     out.append({"record": "end", "run_id": run_id, "interrupted": False, "counts": {}})
     return out
 
@@ -156,18 +196,38 @@ def _synthetic(tmp_path: Path) -> Path:
     ok = ("passed", "")
     for version in ("0.4.30", "0.8.0", "0.10.2"):
         new = version != "0.4.30"
-        records += _run(version, OFF, {
-            "x64.same": ok,
-            "x64.ctx.enable": ok if version == "0.10.2" else ("failed", "AttributeError: no enable_x64\nmore lines"),
-            "x64.explicit.error": ok,
-            "vjp.closure": ("failed", "raised UnexpectedTracerError, but should raise CustomVJPException\n...")
-            if version == "0.10.2" else ok,
-        })
-        records += _run(version, ERR, {
-            "x64.same": ok, "x64.ctx.enable": na, "vjp.closure": na,
-            "x64.explicit.error": ok if new else ("failed", "no ValueError was raised; the dtype is float32"),
-        })
-    records += unavailable("jax", "0.0.1", OFF.to_json(), "pip install jax[cpu]==0.0.1 failed: no such version")
+        records += _run(
+            version,
+            OFF,
+            {
+                "x64.same": ok,
+                "x64.ctx.enable": ok
+                if version == "0.10.2"
+                else ("failed", "AttributeError: no enable_x64\nmore lines"),
+                "x64.explicit.error": ok,
+                "vjp.closure": (
+                    "failed",
+                    "raised UnexpectedTracerError, but should raise CustomVJPException\n...",
+                )
+                if version == "0.10.2"
+                else ok,
+            },
+        )
+        records += _run(
+            version,
+            ERR,
+            {
+                "x64.same": ok,
+                "x64.ctx.enable": na,
+                "vjp.closure": na,
+                "x64.explicit.error": ok
+                if new
+                else ("failed", "no ValueError was raised; the dtype is float32"),
+            },
+        )
+    records += unavailable(
+        "jax", "0.0.1", OFF.to_json(), "pip install jax[cpu]==0.0.1 failed: no such version"
+    )
     path = tmp_path / "merged.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
@@ -178,12 +238,24 @@ def test_table_statuses_and_order(tmp_path: Path) -> None:
     assert table.versions == ["0.0.1", "0.4.30", "0.8.0", "0.10.2"]
     assert table.unavailable == {"0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"}
     rows = {r.case: r for r in table.rows}
-    assert set(rows) == {"x64.same", "x64.ctx.enable", "x64.explicit.error", "vjp.closure"}  # no `collected` row
+    assert set(rows) == {
+        "x64.same",
+        "x64.ctx.enable",
+        "x64.explicit.error",
+        "vjp.closure",
+    }  # no `collected` row
     # fails with the error policy, holds with warn: partly
-    assert rows["x64.explicit.error"].cells == {"0.0.1": "unavailable", "0.4.30": "partly", "0.8.0": "holds", "0.10.2": "holds"}
+    assert rows["x64.explicit.error"].cells == {
+        "0.0.1": "unavailable",
+        "0.4.30": "partly",
+        "0.8.0": "holds",
+        "0.10.2": "holds",
+    }
     assert rows["x64.ctx.enable"].cells["0.8.0"] == "fails"  # fails where it applies, n/a elsewhere
     assert rows["x64.explicit.error"].modes["0.4.30"] == {"off-error": "fails", "off-warn": "holds"}
-    assert rows["x64.same"].cells["0.4.30"] == "holds" and not rows["x64.same"].differs(table.versions)
+    assert rows["x64.same"].cells["0.4.30"] == "holds" and not rows["x64.same"].differs(
+        table.versions
+    )
     # the rows that differ come first, then the rest
     assert [r.case for r in table.rows][-1] == "x64.same"
     assert all(r.differs(table.versions) for r in table.rows[:-1])
@@ -196,16 +268,26 @@ def test_summary_names_first_holds_last_fails_and_the_reason(tmp_path: Path) -> 
     assert set(changes) == {"x64.ctx.enable", "x64.explicit.error", "vjp.closure"}
     assert data["changed"] == 3 and data["cases"] == 4
     explicit = changes["x64.explicit.error"]
-    assert (explicit["first_holds"], explicit["last_fails"], explicit["holds_since"]) == ("0.8.0", "0.4.30", "0.8.0")
+    assert (explicit["first_holds"], explicit["last_fails"], explicit["holds_since"]) == (
+        "0.8.0",
+        "0.4.30",
+        "0.8.0",
+    )
     assert explicit["reason"] == "off-error failed: no ValueError was raised; the dtype is float32"
     ctx = changes["x64.ctx.enable"]
     assert (ctx["first_holds"], ctx["last_fails"]) == ("0.10.2", "0.8.0")
     assert ctx["reason"] == "off-warn failed: AttributeError: no enable_x64"  # first line only
     closure = changes["vjp.closure"]  # holds on old releases, fails on the newest: a regression
-    assert (closure["first_holds"], closure["last_holds"], closure["first_fails"]) == ("0.4.30", "0.8.0", "0.10.2")
+    assert (closure["first_holds"], closure["last_holds"], closure["first_fails"]) == (
+        "0.4.30",
+        "0.8.0",
+        "0.10.2",
+    )
     assert closure["holds_since"] is None and closure["fails_since"] == "0.10.2"
-    assert "vjp.closure: changed in 0.10.2; FAILS from 0.10.2 (first holds 0.4.30); off-warn failed" in \
-        format_changes(table)
+    assert (
+        "vjp.closure: changed in 0.10.2; FAILS from 0.10.2 (first holds 0.4.30); off-warn failed"
+        in format_changes(table)
+    )
     assert closure["reason"].startswith("off-warn failed: raised UnexpectedTracerError")
 
 
@@ -222,26 +304,45 @@ def test_terminal_table(tmp_path: Path) -> None:
     assert text.index("[changes across releases]") < text.index("[same in every release]")
     only = format_table(table, changes_only=True)
     assert "x64.same" not in only and "x64.explicit.error" in only
-    assert "x64.explicit.error: changed in 0.8.0; holds from 0.8.0 (first 0.8.0)" in format_changes(table)
+    assert "x64.explicit.error: changed in 0.8.0; holds from 0.8.0 (first 0.8.0)" in format_changes(
+        table
+    )
 
 
-@pytest.mark.parametrize(("outcomes", "status"), [
-    (["passed", "not_applicable"], "holds"), (["xpassed"], "holds"), (["xfailed", "passed"], "partly"),
-    (["failed", "error", "skipped"], "fails"), (["skipped", "not_applicable"], "n/a"), (["crashed"], "fails"),
-])
+@pytest.mark.parametrize(
+    ("outcomes", "status"),
+    [
+        (["passed", "not_applicable"], "holds"),
+        (["xpassed"], "holds"),
+        (["xfailed", "passed"], "partly"),
+        (["failed", "error", "skipped"], "fails"),
+        (["skipped", "not_applicable"], "n/a"),
+        (["crashed"], "fails"),
+    ],
+)
 def test_status_over_modes(outcomes: list[str], status: str) -> None:
     assert status_over_modes(outcomes) == status
 
 
 def test_reason_lists_the_modes_in_matrix_order_failures_first() -> None:
-    per_mode = {"on": ("not_applicable", "x64 on"), "off-allow": ("failed", "B"), "off-warn": ("error", "A")}
+    per_mode = {
+        "on": ("not_applicable", "x64 on"),
+        "off-allow": ("failed", "B"),
+        "off-warn": ("error", "A"),
+    }
     assert explain(per_mode) == "off-warn, off-allow error: A"
-    assert explain({"on": ("not_applicable", "no block for x64 on")}) == "on not applicable: no block for x64 on"
+    assert (
+        explain({"on": ("not_applicable", "no block for x64 on")})
+        == "on not applicable: no block for x64 on"
+    )
 
 
 def test_hypothesis_reason_names_the_failure_then_the_example() -> None:
     msg = "falsifying example: dt=float64\n2 warning(s) UserWarning, but should be exactly 1\nmore"
-    assert first_line(msg) == "2 warning(s) UserWarning, but should be exactly 1 (falsifying example: dt=float64)"
+    assert (
+        first_line(msg)
+        == "2 warning(s) UserWarning, but should be exactly 1 (falsifying example: dt=float64)"
+    )
 
 
 def test_an_interrupted_run_is_reported_as_incomplete(tmp_path: Path) -> None:
@@ -249,15 +350,22 @@ def test_an_interrupted_run_is_reported_as_incomplete(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     table = build_table(load_runs([path]))
-    assert table.problems == {"0.8.0": ["interrupted"]} and table.rows[0].cells == {"0.8.0": "holds"}
+    assert table.problems == {"0.8.0": ["interrupted"]} and table.rows[0].cells == {
+        "0.8.0": "holds"
+    }
 
 
 def test_pip_reason_keeps_the_telling_line() -> None:
-    out = ("Looking in indexes: x\nERROR: Ignored the following versions that require a different python version: 0.11.0\n"
-           "ERROR: Could not find a version that satisfies the requirement jax[cpu]==0.0.1 (from versions: "
-           + ", ".join(f"0.4.{i}" for i in range(40)) + ")\nERROR: No matching distribution found for jax[cpu]==0.0.1\n")
+    out = (
+        "Looking in indexes: x\nERROR: Ignored the following versions that require a different python version: 0.11.0\n"
+        "ERROR: Could not find a version that satisfies the requirement jax[cpu]==0.0.1 (from versions: "
+        + ", ".join(f"0.4.{i}" for i in range(40))
+        + ")\nERROR: No matching distribution found for jax[cpu]==0.0.1\n"
+    )
     reason = envs._pip_reason(out)
-    assert reason.startswith("ERROR: Could not find a version that satisfies the requirement jax[cpu]==0.0.1")
+    assert reason.startswith(
+        "ERROR: Could not find a version that satisfies the requirement jax[cpu]==0.0.1"
+    )
     assert "0.4.0, 0.4.1, ..., 0.4.37, 0.4.38, 0.4.39)" in reason
 
 
@@ -265,12 +373,31 @@ def test_pip_reason_keeps_the_telling_line() -> None:
 
 
 @pytest.mark.slow
-def test_an_unavailable_release_is_recorded_and_the_rest_still_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unavailable_release_is_recorded_and_the_rest_still_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """0.0.1 cannot be installed; the release this venv has still runs (one case, one mode)."""
     here = dist_version("jax")
-    args = parse(["--versions", f"0.0.1,{here}", "--env", f"{here}={sys.prefix}", "--modes", "off-warn",
-                  "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "--install-timeout", "120",
-                  "--no-report", "--", "-k", "x64.defaults"])
+    args = parse(
+        [
+            "--versions",
+            f"0.0.1,{here}",
+            "--env",
+            f"{here}={sys.prefix}",
+            "--modes",
+            "off-warn",
+            "--out",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--install-timeout",
+            "120",
+            "--no-report",
+            "--",
+            "-k",
+            "x64.defaults",
+        ]
+    )
     status = compat.main(args)
     out = capsys.readouterr().out
     assert status == 0, out
@@ -286,15 +413,30 @@ def test_an_unavailable_release_is_recorded_and_the_rest_still_runs(tmp_path: Pa
     data = json.loads((tmp_path / "out" / "compat-summary.json").read_text())
     assert "pip install jax[cpu]==0.0.1 failed" in data["unavailable"]["0.0.1"]
     assert not (tmp_path / "cache" / "envs").exists() or not any(
-        (p / envs.MARKER).exists() for p in (tmp_path / "cache" / "envs").iterdir())
+        (p / envs.MARKER).exists() for p in (tmp_path / "cache" / "envs").iterdir()
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not REAL, reason="builds real JAX environments: set JAX_CONFORMANCE_COMPAT_REAL=1")
+@pytest.mark.skipif(
+    not REAL, reason="builds real JAX environments: set JAX_CONFORMANCE_COMPAT_REAL=1"
+)
 def test_real_releases_show_the_explicit_dtype_option_arriving_in_0_8_0(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    args = parse(["--versions", "0.7.2,0.8.0", "--modes", "off-error", "--out", str(out), "--no-report",
-                  "--", "-k", "explicit"])
+    args = parse(
+        [
+            "--versions",
+            "0.7.2,0.8.0",
+            "--modes",
+            "off-error",
+            "--out",
+            str(out),
+            "--no-report",
+            "--",
+            "-k",
+            "explicit",
+        ]
+    )
     assert compat.main(args) == 0
     data = json.loads((out / "compat-summary.json").read_text())
     arange = next(c for c in data["changes"] if c["case"] == "x64.explicit.arange")
@@ -307,7 +449,10 @@ def test_pin_option() -> None:
     assert envs.parse_pin("0.4.30:numpy<2.1") == ("==0.4.30", ("numpy<2.1",))
     assert envs.parse_pin("<0.5: numpy<2.1, scipy<1.14") == ("<0.5", ("numpy<2.1", "scipy<1.14"))
     args = parse(["--pin", "<0.5:numpy<2.1"])
-    assert envs.pins_for("0.4.30", args.pin) == ["numpy<2.1"] and envs.pins_for("0.5.3", args.pin) == []
+    assert (
+        envs.pins_for("0.4.30", args.pin) == ["numpy<2.1"]
+        and envs.pins_for("0.5.3", args.pin) == []
+    )
     for bad in ("numpy<2.1", "<0.5:", "~~1:numpy"):
         with pytest.raises(ValueError):
             envs.parse_pin(bad)
@@ -322,7 +467,10 @@ def test_spec_snapshot_is_a_copy_and_its_digest_follows_the_content(tmp_path: Pa
     (src / "x64" / "a.yaml").write_text("topic: b\n")  # edited after the snapshot was taken
     assert (snap / "x64" / "a.yaml").read_text() == "topic: a\n"
     assert compat.specs_digest(src) != digest == compat.specs_digest(snap)
-    assert compat.snapshot_specs(tmp_path / "out" / "specs", src) == snap and compat.specs_digest(snap) != digest
+    assert (
+        compat.snapshot_specs(tmp_path / "out" / "specs", src) == snap
+        and compat.specs_digest(snap) != digest
+    )
 
 
 SPEC = """\
@@ -341,7 +489,9 @@ cases:
 """
 
 
-def test_a_change_the_spec_knows_of_is_a_change_even_when_it_holds_everywhere(tmp_path: Path) -> None:
+def test_a_change_the_spec_knows_of_is_a_change_even_when_it_holds_everywhere(
+    tmp_path: Path,
+) -> None:
     """Every release passes, but the expect block that applies changes at 0.8.0: that is the finding."""
     spec = tmp_path / "explicit.yaml"
     spec.write_text(SPEC)
@@ -357,11 +507,16 @@ def test_a_change_the_spec_knows_of_is_a_change_even_when_it_holds_everywhere(tm
     assert set(row.cells.values()) == {"holds"} and row.differs(table.versions)
     assert row.changed_in(table.versions) == ["0.8.0"]
     change = summary(table)["changes"][0]
-    assert change["changed_in"] == ["0.8.0"] and change["first_holds"] == "0.4.30" and change["last_fails"] is None
+    assert (
+        change["changed_in"] == ["0.8.0"]
+        and change["first_holds"] == "0.4.30"
+        and change["last_fails"] is None
+    )
     assert change["spec_changes"][0]["modes"] == ["off-error"]
     assert change["reason"] == (
         "from 0.8.0, off-error: the spec expects line 11: when x64=off, explicit_x64_dtypes=error, version>=0.8.0 "
-        "instead of line 8: when x64=off, explicit_x64_dtypes=error, version<0.8.0 (the option does not exist yet)")
+        "instead of line 8: when x64=off, explicit_x64_dtypes=error, version<0.8.0 (the option does not exist yet)"
+    )
     assert "x64.explicit.error: changed in 0.8.0; holds from 0.4.30" in format_changes(table)
 
 
@@ -380,8 +535,11 @@ def test_same_block_everywhere_is_no_change(tmp_path: Path) -> None:
 def test_a_change_in_what_was_raised_is_found_where_the_spec_accepts_both(tmp_path: Path) -> None:
     """The spec allows either error over a range; the table still names the release that switched."""
     records: list[dict[str, Any]] = []
-    raised = {"0.4.30": "jax._src.interpreters.ad.CustomVJPException", "0.5.3": "jax.errors.UnexpectedTracerError",
-              "0.10.2": "jax.errors.UnexpectedTracerError"}
+    raised = {
+        "0.4.30": "jax._src.interpreters.ad.CustomVJPException",
+        "0.5.3": "jax.errors.UnexpectedTracerError",
+        "0.10.2": "jax.errors.UnexpectedTracerError",
+    }
     for version, exc in raised.items():
         run = _run(version, OFF, {"vjp.closure": ("passed", "")})
         run[2]["actual"], run[2]["expect_line"] = {"raised": {"type": exc, "message": "..."}}, 5
@@ -392,26 +550,44 @@ def test_a_change_in_what_was_raised_is_found_where_the_spec_accepts_both(tmp_pa
     row = table.rows[0]
     assert row.changed_in(table.versions) == ["0.5.3"]
     change = summary(table)["changes"][0]
-    assert change["reason"] == ("from 0.5.3, off-warn: raised jax.errors.UnexpectedTracerError "
-                                "(was raised jax._src.interpreters.ad.CustomVJPException)")
+    assert change["reason"] == (
+        "from 0.5.3, off-warn: raised jax.errors.UnexpectedTracerError "
+        "(was raised jax._src.interpreters.ad.CustomVJPException)"
+    )
     assert change["spec_changes"] == [] and change["observed_changes"][0]["previous"] == "0.4.30"
 
 
 def test_observed_key() -> None:
     # An exception: its type and the opening words of its message, up to the first value in it.
-    assert observed_key({"raised": {"type": "ValueError", "message": "x"}, "dtype": "float32"}) == "raised ValueError (x...)"
-    assert observed_key({"raised": {"type": "TypeError", "message": "Argument 'y' of shape float32[]"}}) == \
-        observed_key({"raised": {"type": "TypeError", "message": "Argument 'z' of shape float64[]"}}) == \
-        "raised TypeError (Argument...)"
-    assert observed_key({"raised": {"type": "TypeError", "message": "No constant handler for type: <class>"}}) == \
-        "raised TypeError (No constant handler for type...)"
+    assert (
+        observed_key({"raised": {"type": "ValueError", "message": "x"}, "dtype": "float32"})
+        == "raised ValueError (x...)"
+    )
+    assert (
+        observed_key(
+            {"raised": {"type": "TypeError", "message": "Argument 'y' of shape float32[]"}}
+        )
+        == observed_key(
+            {"raised": {"type": "TypeError", "message": "Argument 'z' of shape float64[]"}}
+        )
+        == "raised TypeError (Argument...)"
+    )
+    assert (
+        observed_key(
+            {"raised": {"type": "TypeError", "message": "No constant handler for type: <class>"}}
+        )
+        == "raised TypeError (No constant handler for type...)"
+    )
     assert observed_key({"raised": {"type": "ValueError", "message": "..."}}) == "raised ValueError"
     # A result: its dtype, and a scalar's value (the same dtype holding another value is a change).
     assert observed_key({"dtype": "int32", "value": 1, "shape": []}) == "dtype int32 = 1"
-    assert observed_key({"dtype": "float64", "value": 0.1, "shape": []}) != \
-        observed_key({"dtype": "float64", "value": 0.10000000149011612, "shape": []})
+    assert observed_key({"dtype": "float64", "value": 0.1, "shape": []}) != observed_key(
+        {"dtype": "float64", "value": 0.10000000149011612, "shape": []}
+    )
     assert observed_key({"dtype": "int32", "value": [1, 2], "shape": [2]}) == "dtype int32"
-    assert observed_key({"dtype": "float0", "value": "array((b'',))", "shape": []}) == "dtype float0"
+    assert (
+        observed_key({"dtype": "float0", "value": "array((b'',))", "shape": []}) == "dtype float0"
+    )
     assert observed_key({"value": 1}) == observed_key(None) == ""
 
 
@@ -419,7 +595,10 @@ def test_a_spec_range_boundary_where_nothing_changed_is_no_change(tmp_path: Path
     records: list[dict[str, Any]] = []
     for version, line in (("0.5.3", 8), ("0.10.2", 11)):
         run = _run(version, OFF, {"vjp.closure": ("passed", "")})
-        run[2]["actual"], run[2]["expect_line"] = {"raised": {"type": "jax.errors.UnexpectedTracerError"}}, line
+        run[2]["actual"], run[2]["expect_line"] = (
+            {"raised": {"type": "jax.errors.UnexpectedTracerError"}},
+            line,
+        )
         records += run
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -430,20 +609,28 @@ def test_a_spec_range_boundary_where_nothing_changed_is_no_change(tmp_path: Path
 def test_prune_keeps_only_the_environments_in_use(tmp_path: Path) -> None:
     for name in ("jax-0.4.30-aaaa", "jax-0.4.30-bbbb", "jax-0.8.0-cccc"):
         (tmp_path / "envs" / name / "bin").mkdir(parents=True)
-    removed = compat.prune_cache(tmp_path, [tmp_path / "envs" / "jax-0.4.30-bbbb", tmp_path / "envs" / "jax-0.8.0-cccc"])
+    removed = compat.prune_cache(
+        tmp_path, [tmp_path / "envs" / "jax-0.4.30-bbbb", tmp_path / "envs" / "jax-0.8.0-cccc"]
+    )
     assert [p.name for p in removed] == ["jax-0.4.30-aaaa"]
-    assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == ["jax-0.4.30-bbbb", "jax-0.8.0-cccc"]
+    assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == [
+        "jax-0.4.30-bbbb",
+        "jax-0.8.0-cccc",
+    ]
 
 
-def test_from_results_builds_the_table_summary_and_report_without_running(tmp_path: Path,
-                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_from_results_builds_the_table_summary_and_report_without_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     merged = _synthetic(tmp_path)
     out = tmp_path / "out"
     assert compat.main(parse(["--from-results", str(merged), "--out", str(out)])) == 0
     text = capsys.readouterr().out
     assert "x64.explicit.error: changed in 0.8.0" in text and "unavailable: jax 0.0.1" in text
     data = json.loads((out / "compat-summary.json").read_text())
-    assert data["changed"] == 3 and data["unavailable"] == {"0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"}
+    assert data["changed"] == 3 and data["unavailable"] == {
+        "0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"
+    }
     assert not (out / "compat").exists()  # nothing ran
     with pytest.raises(UsageError, match="--from-results .*nope.jsonl: no such file"):
         compat.main(parse(["--from-results", str(tmp_path / "nope.jsonl"), "--out", str(out)]))

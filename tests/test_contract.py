@@ -38,8 +38,12 @@ def broken():
     targets = []
     for name, (before, nondiff, _item, _modes, *x) in contract_rules.BROKEN.items():
         args = (*[Expr(a) for a in before], Expr(x[0] if x else contract_rules.X))
-        targets.append(Target(f"tests.contract_rules:{name}", args, nondiff=tuple(nondiff), label=name))
-    targets.append(Target("tests.contract_rules:good_sin", (Expr(contract_rules.X),), label="good_sin"))
+        targets.append(
+            Target(f"tests.contract_rules:{name}", args, nondiff=tuple(nondiff), label=name)
+        )
+    targets.append(
+        Target("tests.contract_rules:good_sin", (Expr(contract_rules.X),), label="good_sin")
+    )
     return check_many(targets, modes=["off-warn,on"])
 
 
@@ -49,10 +53,17 @@ def test_broken_rule_fails_exactly_its_item(broken, name):
     result = next(t for t in broken.targets if t.label == name)
     assert not result.errors, result.errors
     assert result.failing_items() == {item: list(modes)}, "\n".join(broken.failure_lines())
-    for failure in result.failures:  # the line names the item, the mode, the transform and the spec case
+    for (
+        failure
+    ) in result.failures:  # the line names the item, the mode, the transform and the spec case
         line = failure.line()
         assert line.startswith(f"FAIL {item} [{failure.mode}] {failure.transform}: expected ")
-        assert failure.spec in line and failure.spec.split(".")[0] in ("custom_vjp", "custom_jvp", "x64", "autodiff")
+        assert failure.spec in line and failure.spec.split(".")[0] in (
+            "custom_vjp",
+            "custom_jvp",
+            "x64",
+            "autodiff",
+        )
     assert not broken.ok
 
 
@@ -89,7 +100,8 @@ def test_jax_own_rules_hold_in_every_mode():
 
 
 def test_cli_table_failure_lines_and_exit_status(tmp_path):
-    (tmp_path / "mylib_rules.py").write_text(textwrap.dedent("""
+    (tmp_path / "mylib_rules.py").write_text(
+        textwrap.dedent("""
         import jax, jax.numpy as jnp
 
         @jax.custom_jvp
@@ -100,20 +112,38 @@ def test_cli_table_failure_lines_and_exit_status(tmp_path):
         def _jvp(primals, tangents):
             (x,), (t,) = primals, tangents
             return jnp.sin(x), 3.0 * jnp.cos(x) * t
-    """))
-    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "check", "mylib_rules:triple_slope",
-                           "--args", "jnp.array([0.5, 2.0])", "--modes", "off-warn"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    """)
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "check",
+            "mylib_rules:triple_slope",
+            "--args",
+            "jnp.array([0.5, 2.0])",
+            "--modes",
+            "off-warn",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "derivatives.finite-differences  FAIL" in proc.stdout
     assert "transforms.vmap                 ok" in proc.stdout
     fails = [ln for ln in proc.stdout.splitlines() if ln.startswith("FAIL ")]
-    assert len(fails) == 1 and fails[0].startswith("FAIL derivatives.finite-differences [off-warn] jacrev (the rule)")
+    assert len(fails) == 1 and fails[0].startswith(
+        "FAIL derivatives.finite-differences [off-warn] jacrev (the rule)"
+    )
     assert "(contract: custom_jvp.rule_outputs.pair-works)" in fails[0]
 
 
 def test_fixture_reports_ordinary_pytest_results(pytester):
-    pytester.makepyfile(rules_for_fixture="""
+    pytester.makepyfile(
+        rules_for_fixture="""
         import jax, jax.numpy as jnp
 
         @jax.custom_vjp
@@ -127,8 +157,10 @@ def test_fixture_reports_ordinary_pytest_results(pytester):
             return 2.0 * x
 
         half_slope.defvjp(lambda x: (2.0 * x, None), lambda _, g: (g,))
-    """)
-    pytester.makepyfile(test_rules="""
+    """
+    )
+    pytester.makepyfile(
+        test_rules="""
         import jax.numpy as jnp
         from rules_for_fixture import scaled, half_slope
 
@@ -137,9 +169,12 @@ def test_fixture_reports_ordinary_pytest_results(pytester):
 
         def test_half_slope(jax_contract):
             jax_contract.check(half_slope, jnp.array([0.5, 2.0]), modes=["off-warn"])
-    """)
+    """
+    )
     pytester.syspathinsert()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*FAIL derivatives.finite-differences [[]off-warn[]] jacrev (the rule): expected*"])
+    result.stdout.fnmatch_lines(
+        ["*FAIL derivatives.finite-differences [[]off-warn[]] jacrev (the rule): expected*"]
+    )
     assert FAIL == "fail"

@@ -25,7 +25,9 @@ ROW = re.compile(r"^[A-Z]\d+$")
 def _entries(path: Path) -> list[dict[str, Any]]:
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert isinstance(doc, dict), f"{path.name}: a mapping with jax_revision and tests"
-    assert isinstance(doc.get("jax_revision"), str) and doc["jax_revision"].strip(), f"{path.name}: jax_revision says which JAX tests were read"
+    assert isinstance(doc.get("jax_revision"), str) and doc["jax_revision"].strip(), (
+        f"{path.name}: jax_revision says which JAX tests were read"
+    )
     tests = doc.get("tests")
     assert isinstance(tests, list) and tests, f"{path.name}: `tests` is a non-empty list"
     return tests
@@ -35,7 +37,9 @@ def _entries(path: Path) -> list[dict[str, Any]]:
 def case_ids() -> set[str]:
     from jax_conformance.spec.loader import load_spec, spec_files
 
-    areas = [d for d in sorted((ROOT / "specs").iterdir()) if d.is_dir() and d.name != "expectations"]
+    areas = [
+        d for d in sorted((ROOT / "specs").iterdir()) if d.is_dir() and d.name != "expectations"
+    ]
     return {case.id for path in spec_files(areas) for case in load_spec(path).cases}
 
 
@@ -57,7 +61,9 @@ def test_entries_are_well_formed(path: Path) -> None:
         if unknown:
             problems.append(f"{where}: unknown keys {sorted(unknown)}")
         cases, reason = entry.get("cases"), entry.get("reason")
-        if cases is not None and not (isinstance(cases, list) and cases and all(isinstance(c, str) for c in cases)):
+        if cases is not None and not (
+            isinstance(cases, list) and cases and all(isinstance(c, str) for c in cases)
+        ):
             problems.append(f"{where}: `cases` must be a non-empty list of case ids")
         if reason is not None and not (isinstance(reason, str) and reason.strip()):
             problems.append(f"{where}: `reason` must say why")
@@ -68,7 +74,12 @@ def test_entries_are_well_formed(path: Path) -> None:
 
 @pytest.mark.parametrize("path", MAPS, ids=[p.name for p in MAPS])
 def test_named_cases_exist(path: Path, case_ids: set[str]) -> None:
-    missing = [(entry["row"], case) for entry in _entries(path) for case in entry.get("cases") or [] if case not in case_ids]
+    missing = [
+        (entry["row"], case)
+        for entry in _entries(path)
+        for case in entry.get("cases") or []
+        if case not in case_ids
+    ]
     assert not missing, f"{path.name} names cases that no spec defines: {missing}"
 
 
@@ -85,7 +96,9 @@ def test_no_row_is_listed_twice() -> None:
     assert not twice, f"rows listed twice: {twice}"
 
 
-@pytest.mark.parametrize(("name", "letter", "count"), [("x64.yaml", "A", 30), ("custom.yaml", "B", 108)])
+@pytest.mark.parametrize(
+    ("name", "letter", "count"), [("x64.yaml", "A", 30), ("custom.yaml", "B", 108)]
+)
 def test_each_map_has_every_row_of_its_survey(name: str, letter: str, count: int) -> None:
     """Rows A1-A30 (x64) and B1-B108 (custom rules: the 73 baseline rows and the survey's new rows B74-B108) of the survey, each once."""
     rows = [entry["row"] for entry in _entries(COVERAGE / name)]

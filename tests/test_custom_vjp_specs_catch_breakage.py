@@ -21,17 +21,24 @@ from tests.breakage.areas import CUSTOM_RULES
 pytestmark = [
     pytest.mark.slow,
     # The breaks patch private names of jax._src.custom_derivatives as of JAX 0.10.
-    pytest.mark.skipif(Version(version("jax")) < Version("0.10"), reason="the breakage adapters patch JAX 0.10 internals"),
+    pytest.mark.skipif(
+        Version(version("jax")) < Version("0.10"),
+        reason="the breakage adapters patch JAX 0.10 internals",
+    ),
 ]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[harness.Breakage, harness.BreakageRun]:
     """Every break's run, side by side."""
-    return harness.run_all(CUSTOM_RULES.breakages, CUSTOM_RULES.spec_dirs, tmp_path_factory.mktemp("breakage"))
+    return harness.run_all(
+        CUSTOM_RULES.breakages, CUSTOM_RULES.spec_dirs, tmp_path_factory.mktemp("breakage")
+    )
 
 
 @pytest.mark.parametrize("brk", CUSTOM_RULES.breakages, ids=lambda b: b.adapter.rsplit(":", 1)[-1])
-def test_break_is_caught(brk: harness.Breakage, runs: dict[harness.Breakage, harness.BreakageRun]) -> None:
+def test_break_is_caught(
+    brk: harness.Breakage, runs: dict[harness.Breakage, harness.BreakageRun]
+) -> None:
     """The cases of the broken rule fail (with a message saying what happened), and the control case passes."""
     harness.check_caught(runs[brk])

@@ -24,9 +24,33 @@ def test_diff_finds_and_shrinks_the_planted_difference(tmp_path: Path) -> None:
     out = tmp_path / "diff.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", "diff", "--adapters", f"reference,{PLANT}", "--modes", "off-warn",
-         "--areas", "creation", "--budget", "40", "--seed", "0", "--shrink", "1", "--out", str(out), "--quiet"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "diff",
+            "--adapters",
+            f"reference,{PLANT}",
+            "--modes",
+            "off-warn",
+            "--areas",
+            "creation",
+            "--budget",
+            "40",
+            "--seed",
+            "0",
+            "--shrink",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # a disagreement was found
     records = [json.loads(line) for line in out.read_text().splitlines()]
     runs = [r for r in records if r["record"] == "run"]
@@ -37,13 +61,20 @@ def test_diff_finds_and_shrinks_the_planted_difference(tmp_path: Path) -> None:
     [difference] = [r for r in records if r["record"] == "difference"]
     assert difference["class"] == "creation: value (returns | returns)"
     assert difference["shrunk"] and difference["program"] == "result = jnp.arange(3)"
-    assert difference["a"]["result"]["value"] == [0, 1, 2] and difference["b"]["result"]["value"] == [1, 2, 3]
+    assert difference["a"]["result"]["value"] == [0, 1, 2] and difference["b"]["result"][
+        "value"
+    ] == [1, 2, 3]
     assert difference["reproduce"].endswith("--modes off-warn --program $'result = jnp.arange(3)'")
     summary = records[-1]
-    assert summary["record"] == "summary" and summary["modes"]["off-warn"]["all"]["differ"] == len(differing)
+    assert summary["record"] == "summary" and summary["modes"]["off-warn"]["all"]["differ"] == len(
+        differing
+    )
     # the printed summary: the table, the minimal program, both observations, the reproduction
     assert "creation" in proc.stdout and "result = jnp.arange(3)" in proc.stdout
-    assert "array int32[3] = [1, 2, 3]" in proc.stdout and "reproduce: jax-conformance diff" in proc.stdout
+    assert (
+        "array int32[3] = [1, 2, 3]" in proc.stdout
+        and "reproduce: jax-conformance diff" in proc.stdout
+    )
 
 
 def test_programs_are_seeded_distinct_and_compile() -> None:
@@ -57,8 +88,16 @@ def test_programs_are_seeded_distinct_and_compile() -> None:
 
 
 def _arr(dtype: str, value: object, weak: bool = False, shape: list[int] | None = None) -> dict:
-    return {"result": {"kind": "array", "dtype": dtype, "shape": shape or [], "weak": weak, "value": value},
-            "warnings": []}
+    return {
+        "result": {
+            "kind": "array",
+            "dtype": dtype,
+            "shape": shape or [],
+            "weak": weak,
+            "value": value,
+        },
+        "warnings": [],
+    }
 
 
 def test_compare_normalised_observations() -> None:
@@ -72,22 +111,41 @@ def test_compare_normalised_observations() -> None:
     warned = {**_arr("int32", 1), "warnings": [{"category": "UserWarning", "message": "x"}]}
     assert diffobs.compare(warned, _arr("int32", 1)) == ["warnings"]
     raised = {"raised": {"type": "TypeError", "message": "m"}, "warnings": []}
-    assert diffobs.compare(raised, {"raised": {"type": "TypeError", "message": "other words"}, "warnings": []}) == []
-    assert diffobs.compare(raised, {"raised": {"type": "ValueError", "message": "m"}, "warnings": []}) == ["raised"]
+    assert (
+        diffobs.compare(
+            raised, {"raised": {"type": "TypeError", "message": "other words"}, "warnings": []}
+        )
+        == []
+    )
+    assert diffobs.compare(
+        raised, {"raised": {"type": "ValueError", "message": "m"}, "warnings": []}
+    ) == ["raised"]
     assert diffobs.compare(raised, _arr("int32", 1)) == ["raised"]
     pair = {"result": {"tuple": [_arr("float32", 1.0)["result"]] * 2}, "warnings": []}
-    assert diffobs.compare(pair, {"result": {"list": [_arr("float32", 1.0)["result"]] * 2}, "warnings": []}) == ["structure"]
-    gone = {"raised": {"type": "AttributeError", "message": "module 'jax.numpy' has no attribute 'iinfo'"}, "warnings": []}
+    assert diffobs.compare(
+        pair, {"result": {"list": [_arr("float32", 1.0)["result"]] * 2}, "warnings": []}
+    ) == ["structure"]
+    gone = {
+        "raised": {
+            "type": "AttributeError",
+            "message": "module 'jax.numpy' has no attribute 'iinfo'",
+        },
+        "warnings": [],
+    }
     assert diffobs.missing(gone) and not diffobs.missing(raised)
-    assert diffobs.signature("creation", raised, warned, ["raised", "warnings"]) == \
-        "creation: raised/warnings (raises TypeError | returns +UserWarning)"
+    assert (
+        diffobs.signature("creation", raised, warned, ["raised", "warnings"])
+        == "creation: raised/warnings (raises TypeError | returns +UserWarning)"
+    )
 
 
 def test_observe_runs_a_program_in_process() -> None:
     import numpy as np
 
-    obs = diffobs.observe("import warnings\nwarnings.warn('w')\nresult = (np.float32(2.5), 3, None, np.dtype('int8'))",
-                          {"np": np})
+    obs = diffobs.observe(
+        "import warnings\nwarnings.warn('w')\nresult = (np.float32(2.5), 3, None, np.dtype('int8'))",
+        {"np": np},
+    )
     assert obs["warnings"] == [{"category": "UserWarning", "message": "w"}]
     numpy_leaf, py, none, dtype = obs["result"]["tuple"]
     assert numpy_leaf == {"kind": "numpy", "dtype": "float32", "shape": [], "value": 2.5}
@@ -103,39 +161,100 @@ def test_the_worker_observes_a_program_and_survives_one_that_ends_it() -> None:
     runner = CaseRunner("reference", Mode(False, "warn"), default_timeout=60)
     try:
         seen = runner.observe("result = jnp.arange(3)", "cpu")
-        assert seen["result"] == {"kind": "array", "dtype": "int32", "shape": [3], "weak": False, "value": [0, 1, 2]}
+        assert seen["result"] == {
+            "kind": "array",
+            "dtype": "int32",
+            "shape": [3],
+            "weak": False,
+            "value": [0, 1, 2],
+        }
         exited = runner.observe("raise SystemExit(2)", "cpu")
         assert exited["crashed"] == "crashed" and "raised SystemExit" in exited["message"]
         killed = runner.observe("import os\nos._exit(3)", "cpu")
-        assert killed == {"crashed": "crashed", "message": "the worker process exited with status 3"}
-        assert runner.observe("result = 1", "cpu")["result"] == {"kind": "python", "type": "int", "value": 1}
+        assert killed == {
+            "crashed": "crashed",
+            "message": "the worker process exited with status 3",
+        }
+        assert runner.observe("result = 1", "cpu")["result"] == {
+            "kind": "python",
+            "type": "int",
+            "value": 1,
+        }
         assert runner.restarts == 2
     finally:
         runner.close()
 
 
 def test_reproduction_is_one_shell_line() -> None:
-    line = reproduction([Side("jax", "cpu", "jax"), Side("reference", "cpu", "reference")], Mode(True, "warn"),
-                        "x = 'a'\nresult = x")
+    line = reproduction(
+        [Side("jax", "cpu", "jax"), Side("reference", "cpu", "reference")],
+        Mode(True, "warn"),
+        "x = 'a'\nresult = x",
+    )
     assert "\n" not in line
-    assert line == "jax-conformance diff --adapters jax,reference --modes on --program $'x = \\'a\\'\\nresult = x'"
-    out = subprocess.run(["bash", "-c", f"printf %s {line.split('--program ', 1)[1]}"], capture_output=True, text=True)
+    assert (
+        line
+        == "jax-conformance diff --adapters jax,reference --modes on --program $'x = \\'a\\'\\nresult = x'"
+    )
+    out = subprocess.run(
+        ["bash", "-c", f"printf %s {line.split('--program ', 1)[1]}"],
+        capture_output=True,
+        text=True,
+    )
     assert out.stdout == "x = 'a'\nresult = x"
 
 
-@pytest.mark.parametrize("argv", [["--adapters", "jax"], ["--adapters", "jax,reference", "--backends", "cpu,gpu"],
-                                  ["--modes", "sideways"], ["--areas", "nowhere"], ["--budget", "0"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--adapters", "jax"],
+        ["--adapters", "jax,reference", "--backends", "cpu,gpu"],
+        ["--modes", "sideways"],
+        ["--areas", "nowhere"],
+        ["--budget", "0"],
+    ],
+)
 def test_usage_errors_are_one_line(argv: list[str]) -> None:
-    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "diff", *argv], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stderr.startswith("jax-conformance diff")
+    proc = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "diff", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        proc.returncode == 2
+        and proc.stderr.count("\n") == 1
+        and proc.stderr.startswith("jax-conformance diff")
+    )
 
 
 def test_backends_of_one_adapter(tmp_path: Path) -> None:
-    run = [sys.executable, "-m", "jax_conformance.cli", "diff", "--adapters", "reference", "--modes", "off-warn",
-           "--budget", "12", "--quiet", "--out", str(tmp_path / "b.jsonl")]
-    same = subprocess.run([*run, "--backends", "cpu,cpu"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = [
+        sys.executable,
+        "-m",
+        "jax_conformance.cli",
+        "diff",
+        "--adapters",
+        "reference",
+        "--modes",
+        "off-warn",
+        "--budget",
+        "12",
+        "--quiet",
+        "--out",
+        str(tmp_path / "b.jsonl"),
+    ]
+    same = subprocess.run(
+        [*run, "--backends", "cpu,cpu"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert same.returncode == 0, same.stdout + same.stderr  # one implementation agrees with itself
     assert "reference@cpu vs reference@cpu" in same.stdout and "100.0% (12/12)" in same.stdout
-    gone = subprocess.run([*run, "--backends", "cpu,gpu"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert gone.returncode == 2 and "has no backend 'gpu'" in gone.stderr and gone.stderr.count("\n") == 1
+    gone = subprocess.run(
+        [*run, "--backends", "cpu,gpu"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert (
+        gone.returncode == 2
+        and "has no backend 'gpu'" in gone.stderr
+        and gone.stderr.count("\n") == 1
+    )

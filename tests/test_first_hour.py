@@ -52,15 +52,24 @@ def _dev_checkout(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 def dev(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["./dev", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["./dev", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_the_readme_gives_two_commands_and_they_are_the_dev_script() -> None:
-    section = README[README.index("## Two commands"):README.index("\n### ", README.index("## Two commands"))]
-    assert "**`./dev run`**: the main job" in section and "**`./dev test`**: the project's own tests" in section
+    section = README[
+        README.index("## Two commands") : README.index("\n### ", README.index("## Two commands"))
+    ]
+    assert (
+        "**`./dev run`**: the main job" in section
+        and "**`./dev test`**: the project's own tests" in section
+    )
     assert os.access(REPO / "dev", os.X_OK)
     ci = (REPO / ".ci" / "run").read_text()
-    assert "./dev setup" in ci and "./dev test ||" in ci  # CI installs and runs the README's test command
+    assert (
+        "./dev setup" in ci and "./dev test ||" in ci
+    )  # CI installs and runs the README's test command
 
 
 def test_dev_creates_the_environment_once_then_runs(tmp_path: Path) -> None:
@@ -94,30 +103,63 @@ def test_dev_says_what_it_takes(tmp_path: Path) -> None:
 def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "JAX_CONFORMANCE_CACHE"}
     code = "from jax_conformance.compat.envs import default_cache_dir; print(default_cache_dir())"
-    xdg = subprocess.run([sys.executable, "-c", code], env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
-                         cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    xdg = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert Path(xdg) == tmp_path / "xdg" / "jax-conformance"
-    home = subprocess.run([sys.executable, "-c", code], env={**{k: v for k, v in env.items() if k != "XDG_CACHE_HOME"},
-                                                             "HOME": str(tmp_path / "home")},
-                          cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    home = subprocess.run(
+        [sys.executable, "-c", code],
+        env={
+            **{k: v for k, v in env.items() if k != "XDG_CACHE_HOME"},
+            "HOME": str(tmp_path / "home"),
+        },
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert Path(home) == tmp_path / "home" / ".cache" / "jax-conformance"
     assert REPO not in Path(home).parents
-    given = subprocess.run([sys.executable, "-c", code], env={**env, "JAX_CONFORMANCE_CACHE": str(tmp_path / "mine")},
-                           cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    given = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "JAX_CONFORMANCE_CACHE": str(tmp_path / "mine")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert Path(given) == tmp_path / "mine"
-    helptext = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "compat", "--help"], env={**env, "HOME": str(tmp_path / "home")},
-                              cwd=REPO, capture_output=True, text=True, check=True).stdout
+    helptext = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "compat", "--help"],
+        env={**env, "HOME": str(tmp_path / "home")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "delete that directory to clear them" in " ".join(helptext.split())
 
 
-def test_the_readme_says_where_the_caches_are_what_na_means_and_why_conformance_collects_specs() -> None:
+def test_the_readme_says_where_the_caches_are_what_na_means_and_why_conformance_collects_specs() -> (
+    None
+):
     text = " ".join(README.split())
-    assert "~/.cache/jax-conformance/envs/" in text and "rm -rf ~/.cache/jax-conformance/envs" in text
+    assert (
+        "~/.cache/jax-conformance/envs/" in text and "rm -rf ~/.cache/jax-conformance/envs" in text
+    )
     assert "`pytest conformance/` runs the suite, not Python tests" in text and "pytest11" in text
     assert "**not applicable** (n/a)" in text  # the glossary says what n/a means
 
 
-INTERNAL = re.compile(r"\bissue \d+|\bprobe (of|for)\b|\bhelper\b|\bthe lead\b|observed-jax-behaviour|jax-tests-coverage", re.I)
+INTERNAL = re.compile(
+    r"\bissue \d+|\bprobe (of|for)\b|\bhelper\b|\bthe lead\b|observed-jax-behaviour|jax-tests-coverage",
+    re.I,
+)
 
 
 def test_no_source_shown_in_the_report_is_project_internal() -> None:
@@ -143,13 +185,30 @@ def test_no_source_shown_in_the_report_is_project_internal() -> None:
         walk(data.get("source"), f"{path.relative_to(REPO)}:source")
         for case in data.get("cases") or []:
             walk(case.get("source"), f"{path.relative_to(REPO)}:{case.get('id')}.source")
-            walk((case.get("documented") or {}).get("source"), f"{path.relative_to(REPO)}:{case.get('id')}.documented.source")
+            walk(
+                (case.get("documented") or {}).get("source"),
+                f"{path.relative_to(REPO)}:{case.get('id')}.documented.source",
+            )
     assert found == [], "\n".join(found)
 
 
 def _pytest_suite(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--adapter=reference", "-p", "no:cacheprovider", *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(PACKAGE_DIR),
+            "--adapter=reference",
+            "-p",
+            "no:cacheprovider",
+            *args,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_pytest_names_a_spec_path_that_does_not_exist_or_holds_no_spec(tmp_path: Path) -> None:
@@ -177,11 +236,23 @@ def test_an_expectations_entry_names_modes_as_runs_name_them(tmp_path: Path) -> 
     from jax_conformance.spec.expectations import ExpectationFile
 
     path = tmp_path / "jax.yaml"
-    path.write_text("adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: ['on', off-error]}]\n", encoding="utf-8")
+    path.write_text(
+        "adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: ['on', off-error]}]\n",
+        encoding="utf-8",
+    )
     [entry] = ExpectationFile.load(path).entries
-    assert entry.matches("a.b", Mode(True, "warn"), "cpu") and entry.matches("a.b", Mode(False, "error"), "cpu")
+    assert entry.matches("a.b", Mode(True, "warn"), "cpu") and entry.matches(
+        "a.b", Mode(False, "error"), "cpu"
+    )
     assert not entry.matches("a.b", Mode(False, "warn"), "cpu")
-    for old in ("sideways", "on-warn", "off/error"):  # the names `on` and `off-error` had before 0.1.0 are gone
-        path.write_text(f"adapter: jax\nentries:\n  - reason: r\n    cases: [{{case: a.b, modes: [{old}]}}]\n", encoding="utf-8")
+    for old in (
+        "sideways",
+        "on-warn",
+        "off/error",
+    ):  # the names `on` and `off-error` had before 0.1.0 are gone
+        path.write_text(
+            f"adapter: jax\nentries:\n  - reason: r\n    cases: [{{case: a.b, modes: [{old}]}}]\n",
+            encoding="utf-8",
+        )
         with pytest.raises(ExpectationsError, match=f"{old}.*off-warn"):
             ExpectationFile.load(path)

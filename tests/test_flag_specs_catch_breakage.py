@@ -53,26 +53,51 @@ BROKEN_FLAGS = {cls.flag for cls in flag_breaks.ALL}
 pytestmark = [
     pytest.mark.slow,
     # The measured flag behaviour (and the flags themselves) are JAX 0.10.2's.
-    pytest.mark.skipif(Version(JAX_VERSION) < Version("0.10"), reason="jax_custom_vjp3 / jax_disable_bwd_checks blocks describe JAX 0.10"),
+    pytest.mark.skipif(
+        Version(JAX_VERSION) < Version("0.10"),
+        reason="jax_custom_vjp3 / jax_disable_bwd_checks blocks describe JAX 0.10",
+    ),
 ]
 
 
 # One breakage adapter per flag, in each mode that sets the flag it ignores.
-RUNS: list[tuple[type[flag_breaks.IgnoresFlag], Mode]] = [
-    (flag_breaks.IgnoresCustomVjp3, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True})) for x64 in (False, True)
-] + [
-    (flag_breaks.IgnoresRemat3, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_remat3": True})) for x64 in (False, True)
-] + [
-    (flag_breaks.IgnoresDisableBwdChecks, Mode.with_flags(x64, "warn", {"jax_disable_bwd_checks": True})) for x64 in (False, True)
-] + [
-    (flag_breaks.IgnoresDisableBwdChecks, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_disable_bwd_checks": True}))
-    for x64 in (False, True)
-]
+RUNS: list[tuple[type[flag_breaks.IgnoresFlag], Mode]] = (
+    [
+        (flag_breaks.IgnoresCustomVjp3, Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True}))
+        for x64 in (False, True)
+    ]
+    + [
+        (
+            flag_breaks.IgnoresRemat3,
+            Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_remat3": True}),
+        )
+        for x64 in (False, True)
+    ]
+    + [
+        (
+            flag_breaks.IgnoresDisableBwdChecks,
+            Mode.with_flags(x64, "warn", {"jax_disable_bwd_checks": True}),
+        )
+        for x64 in (False, True)
+    ]
+    + [
+        (
+            flag_breaks.IgnoresDisableBwdChecks,
+            Mode.with_flags(x64, "warn", {"jax_custom_vjp3": True, "jax_disable_bwd_checks": True}),
+        )
+        for x64 in (False, True)
+    ]
+)
 RUN_IDS = [f"{cls.__name__}-{mode.slug}" for cls, mode in RUNS]
 
 
 def _cases() -> list[Case]:
-    return [case for directory in SPEC_DIRS for path in spec_files([directory]) for case in load_spec(path).cases]
+    return [
+        case
+        for directory in SPEC_DIRS
+        for path in spec_files([directory])
+        for case in load_spec(path).cases
+    ]
 
 
 def _chosen(case: Case, mode: Mode) -> Expectation | None:
@@ -92,16 +117,27 @@ def _must_fail(flag: str, mode: Mode, cases: list[Case]) -> set[str]:
     out = set()
     for case in cases:
         block = _chosen(case, mode)
-        if (block is not None and block.not_applicable is None and flag in _names(block)
-                and (not mode.x64 or block.when.x64 is not None)):
+        if (
+            block is not None
+            and block.not_applicable is None
+            and flag in _names(block)
+            and (not mode.x64 or block.when.x64 is not None)
+        ):
             out.add(case.id)
     return out
 
 
-def _breakage(adapter: type[flag_breaks.IgnoresFlag], mode: Mode, cases: list[Case]) -> harness.Breakage:
+def _breakage(
+    adapter: type[flag_breaks.IgnoresFlag], mode: Mode, cases: list[Case]
+) -> harness.Breakage:
     """The run of `adapter` in `mode`: the cases of the ignored flag's blocks must fail, the control pass."""
-    return harness.Breakage(f"tests.breakage.upgrade_flags:{adapter.__name__}", mode,
-                            tuple(sorted(_must_fail(adapter.flag, mode, cases))), (CONTROL,), adapter.claim)
+    return harness.Breakage(
+        f"tests.breakage.upgrade_flags:{adapter.__name__}",
+        mode,
+        tuple(sorted(_must_fail(adapter.flag, mode, cases))),
+        (CONTROL,),
+        adapter.claim,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -112,11 +148,16 @@ def cases() -> list[Case]:
 @pytest.fixture(scope="module")
 def breakages(cases: list[Case]) -> dict[str, harness.Breakage]:
     """Run id -> the breakage run there."""
-    return {name: _breakage(adapter, mode, cases) for name, (adapter, mode) in zip(RUN_IDS, RUNS, strict=True)}
+    return {
+        name: _breakage(adapter, mode, cases)
+        for name, (adapter, mode) in zip(RUN_IDS, RUNS, strict=True)
+    }
 
 
 @pytest.fixture(scope="module")
-def runs(breakages: dict[str, harness.Breakage], tmp_path_factory: pytest.TempPathFactory) -> dict[harness.Breakage, harness.BreakageRun]:
+def runs(
+    breakages: dict[str, harness.Breakage], tmp_path_factory: pytest.TempPathFactory
+) -> dict[harness.Breakage, harness.BreakageRun]:
     """Each breakage run and its real-JAX baseline (the same cases in the same mode), side by side."""
     jobs = [*breakages.values(), *(harness.baseline(b) for b in breakages.values())]
     return harness.run_all(jobs, SPEC_DIRS, tmp_path_factory.mktemp("flag-breakage"))
@@ -128,15 +169,26 @@ def test_every_flag_block_is_tried(cases: list[Case]) -> None:
     Blocks for other releases (C4/C5's later words, gated `version: ">0.10.2"`) are left out: this
     release never chooses them.
     """
-    tried = {(case.id, id(_chosen(case, mode))) for adapter, mode in RUNS for case in cases
-             if case.id in _must_fail(adapter.flag, mode, cases)}
-    untried = [f"{case.id} (line {block.line}: when {block.when.describe()})"
-               for case in cases for block in case.expect
-               if block.not_applicable is None and _names(block) & BROKEN_FLAGS and (case.id, id(block)) not in tried
-               and (block.when.version is None or version_in(JAX_VERSION, block.when.version))]
+    tried = {
+        (case.id, id(_chosen(case, mode)))
+        for adapter, mode in RUNS
+        for case in cases
+        if case.id in _must_fail(adapter.flag, mode, cases)
+    }
+    untried = [
+        f"{case.id} (line {block.line}: when {block.when.describe()})"
+        for case in cases
+        for block in case.expect
+        if block.not_applicable is None
+        and _names(block) & BROKEN_FLAGS
+        and (case.id, id(block)) not in tried
+        and (block.when.version is None or version_in(JAX_VERSION, block.when.version))
+    ]
     assert not untried, "flag blocks no breakage run chooses:\n" + "\n".join(untried)
     caught = set().union(*(_must_fail(adapter.flag, mode, cases) for adapter, mode in RUNS))
-    assert set(C_CASES_VJP3) <= caught, f"C-cases with no flag block a break tries: {sorted(set(C_CASES_VJP3) - caught)}"
+    assert set(C_CASES_VJP3) <= caught, (
+        f"C-cases with no flag block a break tries: {sorted(set(C_CASES_VJP3) - caught)}"
+    )
 
 
 def test_custom_jvp3_and_scan3_blocks_cannot_be_broken_here(cases: list[Case]) -> None:
@@ -144,23 +196,43 @@ def test_custom_jvp3_and_scan3_blocks_cannot_be_broken_here(cases: list[Case]) -
     by_id = {c.id: c for c in cases}
     for cid in C_CASES_JVP3:
         case = by_id[cid]
-        assert any(("jax_custom_jvp3", True) in (b.when.flags or ()) for b in case.expect), f"{cid} has no jax_custom_jvp3 block"
+        assert any(("jax_custom_jvp3", True) in (b.when.flags or ()) for b in case.expect), (
+            f"{cid} has no jax_custom_jvp3 block"
+        )
         # The flag is missing from this release's flags: a block naming it matches no value.
-        chosen = next(b for b in case.expect if b.when.matches(Mode(False, "warn"), "cpu", "jax", JAX_VERSION, {"jax_custom_vjp3": False}))
-        assert "jax_custom_jvp3" not in _names(chosen), f"{cid}: the jax_custom_jvp3 block would be chosen without the flag"
+        chosen = next(
+            b
+            for b in case.expect
+            if b.when.matches(
+                Mode(False, "warn"), "cpu", "jax", JAX_VERSION, {"jax_custom_vjp3": False}
+            )
+        )
+        assert "jax_custom_jvp3" not in _names(chosen), (
+            f"{cid}: the jax_custom_jvp3 block would be chosen without the flag"
+        )
     scan3 = [b for c in cases for b in c.expect if "jax_scan3" in _names(b)]
-    assert scan3 and all(b.not_applicable for b in scan3), "a jax_scan3 outcome block: add a breakage for it"
+    assert scan3 and all(b.not_applicable for b in scan3), (
+        "a jax_scan3 outcome block: add a breakage for it"
+    )
 
 
 @pytest.mark.parametrize("name", RUN_IDS)
-def test_baseline_passes(name: str, breakages: dict[str, harness.Breakage], runs: dict[harness.Breakage, harness.BreakageRun]) -> None:
+def test_baseline_passes(
+    name: str,
+    breakages: dict[str, harness.Breakage],
+    runs: dict[harness.Breakage, harness.BreakageRun],
+) -> None:
     """Real JAX in the same mode passes every selected case, so the failures below are the ignored flag's."""
     harness.check_caught(runs[harness.baseline(breakages[name])])
 
 
 @pytest.mark.parametrize("name", RUN_IDS)
-def test_ignored_flag_is_caught(name: str, breakages: dict[str, harness.Breakage], runs: dict[harness.Breakage, harness.BreakageRun],
-                                cases: list[Case]) -> None:
+def test_ignored_flag_is_caught(
+    name: str,
+    breakages: dict[str, harness.Breakage],
+    runs: dict[harness.Breakage, harness.BreakageRun],
+    cases: list[Case],
+) -> None:
     """Each case whose chosen block names the ignored flag fails, saying what was expected and what happened."""
     brk = breakages[name]
     assert brk.catches, f"{name}: no case has a block for the ignored flag in mode {brk.mode.slug}"
@@ -168,4 +240,6 @@ def test_ignored_flag_is_caught(name: str, breakages: dict[str, harness.Breakage
     harness.check_caught(run)
     by_id = {c.id: c for c in cases}
     for cid in brk.catches:  # the block the harness judged by is the flag's block
-        assert run.records[cid].get("expect_line") == _chosen(by_id[cid], brk.mode).line, harness.describe(run, cid)  # type: ignore[union-attr]
+        assert run.records[cid].get("expect_line") == _chosen(by_id[cid], brk.mode).line, (
+            harness.describe(run, cid)
+        )  # type: ignore[union-attr]

@@ -58,33 +58,67 @@ def specdir(tmp_path: Path) -> Path:
 
 
 def _mutate(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jax_conformance.cli", "mutate", *args],
-                          cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "mutate", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_each_mutant_process_gets_its_modes_flags_on_the_pytest_command(tmp_path: Path) -> None:
     args = argparse.Namespace(exhaustive=False, specs=None, keyword=None)
-    job = mutate._job("vjp3-closure-allowed", Mode.from_slug("off-warn+jax_custom_vjp3"), tmp_path, args)
+    job = mutate._job(
+        "vjp3-closure-allowed", Mode.from_slug("off-warn+jax_custom_vjp3"), tmp_path, args
+    )
     assert "--flag=jax_custom_vjp3=true" in job.argv and "--x64=off" in job.argv
     assert not any(a.startswith("--flag") for a in mutate._job(None, Mode(), tmp_path, args).argv)
 
 
 @pytest.mark.slow
-def test_a_flag_only_mutant_is_killed_in_the_flagged_mode_only(specdir: Path, tmp_path: Path) -> None:
+def test_a_flag_only_mutant_is_killed_in_the_flagged_mode_only(
+    specdir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "mutation.json"
-    proc = _mutate("--mutants", "vjp3-closure-allowed", "--modes", "off-warn,off-warn+jax_custom_vjp3", "--exhaustive",
-                   "--specs", str(specdir), "--jobs", "2", "--out", str(out))
+    proc = _mutate(
+        "--mutants",
+        "vjp3-closure-allowed",
+        "--modes",
+        "off-warn,off-warn+jax_custom_vjp3",
+        "--exhaustive",
+        "--specs",
+        str(specdir),
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = json.loads(out.read_text())["mutants"][0]
     assert row["modes_run"] == ["off-warn", "off-warn+jax_custom_vjp3"]
-    assert row["killed"] and row["killed_by"] == ["demo.mutate_flags.closure-over-vmap-tracer[off-warn+jax_custom_vjp3]"]
-    assert "can't close over Tracers" not in row["first_message"]  # the mutant let the closure through
-    assert "(baseline)" in proc.stdout and "off-warn+jax_custom_vjp3   0 failing of   1 cases" in proc.stdout
+    assert row["killed"] and row["killed_by"] == [
+        "demo.mutate_flags.closure-over-vmap-tracer[off-warn+jax_custom_vjp3]"
+    ]
+    assert (
+        "can't close over Tracers" not in row["first_message"]
+    )  # the mutant let the closure through
+    assert (
+        "(baseline)" in proc.stdout
+        and "off-warn+jax_custom_vjp3   0 failing of   1 cases" in proc.stdout
+    )
 
 
 def test_a_flag_the_reference_does_not_model_is_a_usage_error(tmp_path: Path) -> None:
-    proc = _mutate("--mutants", "vjp3-closure-allowed", "--modes", "off-warn+jax_no_such_flag", "--out", str(tmp_path / "m.json"),
-                   timeout=120)
+    proc = _mutate(
+        "--mutants",
+        "vjp3-closure-allowed",
+        "--modes",
+        "off-warn+jax_no_such_flag",
+        "--out",
+        str(tmp_path / "m.json"),
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "flag jax_no_such_flag not available in adapter 'reference'" in proc.stderr
     assert "baseline" not in proc.stdout  # refused before any pytest process
@@ -93,4 +127,8 @@ def test_a_flag_the_reference_does_not_model_is_a_usage_error(tmp_path: Path) ->
 def test_upcoming_adds_the_references_upgrade_flags_together_and_each_alone(specdir: Path) -> None:
     modes = mutate._modes(argparse.Namespace(modes=["off-warn,+upcoming"], specs=[str(specdir)]))
     assert [m.slug for m in modes] == [
-        "off-warn", "off-warn+jax_custom_vjp3+jax_disable_bwd_checks", "off-warn+jax_custom_vjp3", "off-warn+jax_disable_bwd_checks"]
+        "off-warn",
+        "off-warn+jax_custom_vjp3+jax_disable_bwd_checks",
+        "off-warn+jax_custom_vjp3",
+        "off-warn+jax_disable_bwd_checks",
+    ]

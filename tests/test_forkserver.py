@@ -65,18 +65,23 @@ def run_case(runner: CaseRunner, case: Any) -> dict[str, Any]:
     return runner.run(case.payload(block, OFF_WARN, "cpu"), isolate=True, env=case.env)
 
 
-def test_each_environment_goes_to_the_server_whose_child_it_would_be(probes: dict[str, Any]) -> None:
+def test_each_environment_goes_to_the_server_whose_child_it_would_be(
+    probes: dict[str, Any],
+) -> None:
     runner = CaseRunner("jax", OFF_WARN, isolation="fork")
     try:
         got = {cid: run_case(runner, case) for cid, case in probes.items()}
     finally:
         runner.close()
     assert {cid: v["outcome"] for cid, v in got.items()} == dict.fromkeys(probes, "passed"), got
-    assert {cid: v["isolation"] for cid, v in got.items()} == {
-        "probe.mode-env": "fork-full",    # the mode's own environment: jax is already imported
-        "probe.jax-env": "fork-light",    # only JAX_* differ: jax is imported in the child, after the change
-        "probe.other-env": "spawn",       # anything else: a fresh interpreter
-    }
+    assert (
+        {cid: v["isolation"] for cid, v in got.items()}
+        == {
+            "probe.mode-env": "fork-full",  # the mode's own environment: jax is already imported
+            "probe.jax-env": "fork-light",  # only JAX_* differ: jax is imported in the child, after the change
+            "probe.other-env": "spawn",  # anything else: a fresh interpreter
+        }
+    )
     assert runner.fork_notes == {}
 
 
@@ -125,7 +130,9 @@ def isolated_x64_cases() -> list[str]:
         if is_spec_file(path):
             for c in load_spec(path).cases:
                 if c.isolate == "process":
-                    chosen.setdefault((path.name, tuple(sorted((k, v is None) for k, v in c.env.items()))), c.id)
+                    chosen.setdefault(
+                        (path.name, tuple(sorted((k, v is None) for k, v in c.env.items()))), c.id
+                    )
     return list(chosen.values())
 
 
@@ -133,10 +140,28 @@ def x64_run(tmp_path: Path, isolation: str, ids: list[str]) -> dict[str, dict[st
     out = tmp_path / f"{isolation}.jsonl"
     # "<id>[" selects that case's item and no longer id.
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/", "--adapter=jax", "--x64=off", "--explicit-x64-dtypes=warn",
-         "--specs", str(REPO / "specs" / "x64"), f"--isolation={isolation}", f"--results={out}", "-q",
-         "-p", "no:cacheprovider", "-k", " or ".join(f"{i}[" for i in ids)],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "conformance/",
+            "--adapter=jax",
+            "--x64=off",
+            "--explicit-x64-dtypes=warn",
+            "--specs",
+            str(REPO / "specs" / "x64"),
+            f"--isolation={isolation}",
+            f"--results={out}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            " or ".join(f"{i}[" for i in ids),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     return {r["case"]: r for r in read_results(out) if r["record"] == "case"}
@@ -149,10 +174,17 @@ def test_x64_specs_see_the_same_values_forked_as_spawned(tmp_path: Path) -> None
     ids = isolated_x64_cases()
     forked, spawned = x64_run(tmp_path, "fork", ids), x64_run(tmp_path, "spawn", ids)
     assert forked.keys() == spawned.keys() == set(ids)
-    isolated = [cid for cid, r in spawned.items() if r.get("isolate") == "process" and r["outcome"] == "passed"]
+    isolated = [
+        cid
+        for cid, r in spawned.items()
+        if r.get("isolate") == "process" and r["outcome"] == "passed"
+    ]
     assert len(isolated) >= 12, isolated
     for cid in forked:
-        assert (forked[cid]["outcome"], forked[cid]["actual"]) == (spawned[cid]["outcome"], spawned[cid]["actual"]), cid
+        assert (forked[cid]["outcome"], forked[cid]["actual"]) == (
+            spawned[cid]["outcome"],
+            spawned[cid]["actual"],
+        ), cid
     how = {forked[cid]["isolation"] for cid in isolated}
     assert how == {"fork-full", "fork-light"}, how
     assert {spawned[cid]["isolation"] for cid in isolated} == {"spawn"}

@@ -30,7 +30,9 @@ from packaging.version import InvalidVersion, Version
 
 from tests.test_lint import FIXTURES, REPO, _mutants
 
-SOURCES = [p for p in sorted((REPO / "specs").rglob("*.yaml")) if is_spec_file(p)] + sorted(FIXTURES.rglob("*.yaml"))
+SOURCES = [p for p in sorted((REPO / "specs").rglob("*.yaml")) if is_spec_file(p)] + sorted(
+    FIXTURES.rglob("*.yaml")
+)
 
 
 def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
@@ -53,7 +55,14 @@ def _all_probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
         adapters |= set(w.adapter or ())
         backends |= set(w.backend or ())
     # Every x64 mode times every value (and the absence) of each flag a block names.
-    return list(itertools.product(when_rules._modes_with(flag_values), sorted(backends), sorted(adapters), sorted(versions)))
+    return list(
+        itertools.product(
+            when_rules._modes_with(flag_values),
+            sorted(backends),
+            sorted(adapters),
+            sorted(versions),
+        )
+    )
 
 
 @pytest.fixture
@@ -63,8 +72,14 @@ def plain_ways(monkeypatch: pytest.MonkeyPatch) -> Any:
     def off() -> None:
         monkeypatch.setattr(schema, "fast_validator", lambda: None)
         monkeypatch.setattr(when_rules, "_probe_points", _all_probe_points)
-        monkeypatch.setattr(code_rules, "_STATE_WORDS", ("",))  # "" is in every text: every code is parsed
-        monkeypatch.setattr(code_rules, "_code_compiles", lambda code, mode: code_rules._compiles(code.shifted(), mode))
+        monkeypatch.setattr(
+            code_rules, "_STATE_WORDS", ("",)
+        )  # "" is in every text: every code is parsed
+        monkeypatch.setattr(
+            code_rules,
+            "_code_compiles",
+            lambda code, mode: code_rules._compiles(code.shifted(), mode),
+        )
 
     return off
 
@@ -75,8 +90,23 @@ def _outcome(path: Path) -> Any:
         spec = load_spec(path)
     except SpecFileErrors as exc:
         return [e.format() for e in exc.errors]
-    return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, c.given, c.env, c.timeout, c.basis, c.documented,
-             [(b.line, b.when, b.expected) for b in c.expect]) for c in spec.cases] + [spec.raw]
+    return [
+        (
+            c.id,
+            c.line,
+            c.field_lines,
+            c.tags,
+            c.setup,
+            c.run,
+            c.given,
+            c.env,
+            c.timeout,
+            c.basis,
+            c.documented,
+            [(b.line, b.when, b.expected) for b in c.expect],
+        )
+        for c in spec.cases
+    ] + [spec.raw]
 
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -117,11 +147,15 @@ def _check_yaml(text: str) -> str:
             with pytest.raises(yaml.YAMLError):
                 yaml.load(text, Loader=_Loader)
         elif exc.rule == "YAML-DUPLICATE-KEY":
-            key = ast.literal_eval(exc.message.removeprefix("duplicate key ").split(" (first on line")[0])
+            key = ast.literal_eval(
+                exc.message.removeprefix("duplicate key ").split(" (first on line")[0]
+            )
             assert text.count(key) >= 2, exc.message
         return exc.rule
     assert _unmarked(doc) == _unmarked(yaml.load(text, Loader=_Loader))
-    if "<<" not in text:  # merging rewrites the nodes: their marks are checked by the fixed cases below
+    if (
+        "<<" not in text
+    ):  # merging rewrites the nodes: their marks are checked by the fixed cases below
         _marks_match_nodes(doc, yaml.compose(text, Loader=_Loader), "top")
     return "ok"
 
@@ -142,7 +176,9 @@ def test_fast_paths_are_taken() -> None:
     validator = schema.fast_validator()
     assert validator is not None
     for path in SOURCES[:5]:
-        validator(parse_yaml(path.read_text(encoding="utf-8"), path))  # raises if the compiled check rejects a valid spec
+        validator(
+            parse_yaml(path.read_text(encoding="utf-8"), path)
+        )  # raises if the compiled check rejects a valid spec
 
 
 def test_same_results_on_real_specs_and_fixtures(plain_ways: Any) -> None:
@@ -164,8 +200,18 @@ def test_same_results_on_mutants(tmp_path: Path, plain_ways: Any) -> None:
 
 _BACKENDS = ("cpu", "gpu", "tpu", "cuda")
 _ADAPTERS = ("jax", "reference", "other")
-_VERSIONS = (">=0.5", "<0.8.0", "==0.4.*", ">0.10.0,<0.10.2", "===0.9", "!=0.6.2", "~=0.7.1", ">=0.10.2", "<0.4.30",
-             ">=0.6,<0.6")
+_VERSIONS = (
+    ">=0.5",
+    "<0.8.0",
+    "==0.4.*",
+    ">0.10.0,<0.10.2",
+    "===0.9",
+    "!=0.6.2",
+    "~=0.7.1",
+    ">=0.10.2",
+    "<0.4.30",
+    ">=0.6,<0.6",
+)
 
 
 def _when_case(rng: random.Random, topic: str, i: int) -> str:
@@ -199,7 +245,9 @@ def test_same_when_findings_on_generated_blocks(tmp_path: Path, plain_ways: Any)
         path.write_text(head + cases, encoding="utf-8")
         paths.append(path)
     fast = [_outcome(p) for p in paths]
-    when_errors = sum(1 for x in fast if isinstance(x, list) for e in x if isinstance(e, str) and " WHEN-" in e)
+    when_errors = sum(
+        1 for x in fast if isinstance(x, list) for e in x if isinstance(e, str) and " WHEN-" in e
+    )
     assert when_errors > 50
     _compare(paths, plain_ways)
 
@@ -220,48 +268,143 @@ e: >
 f: !!str 12
 """
     doc = parse_yaml(text, Path("t.yaml"))
-    a = {"k": [1, 2.5, True, None, None, 31, "1e3", float("inf"), "q", "r"]}  # YAML 1.1: a float has a dot
+    a = {
+        "k": [1, 2.5, True, None, None, 31, "1e3", float("inf"), "q", "r"]
+    }  # YAML 1.1: a float has a dot
     # Keys as str() spells them (a plain dict would fold the keys 1 and true into one).
-    assert _unmarked(doc) == {"a": a, "b": a, "c": [a, a], "1": "one", "True": True, "None": "nothing",
-                              "2.5": "float key", "d": "block\n", "e": "folded\n", "f": "12"}
-    assert doc.key_lines == {"a": 1, "b": 2, "c": 3, "1": 4, "True": 5, "None": 6, "2.5": 7, "d": 8, "e": 10, "f": 12}
-    assert doc.value_lines == {"a": 1, "b": 1, "c": 3, "1": 4, "True": 5, "None": 6, "2.5": 7, "d": 9, "e": 11, "f": 12}
+    assert _unmarked(doc) == {
+        "a": a,
+        "b": a,
+        "c": [a, a],
+        "1": "one",
+        "True": True,
+        "None": "nothing",
+        "2.5": "float key",
+        "d": "block\n",
+        "e": "folded\n",
+        "f": "12",
+    }
+    assert doc.key_lines == {
+        "a": 1,
+        "b": 2,
+        "c": 3,
+        "1": 4,
+        "True": 5,
+        "None": 6,
+        "2.5": 7,
+        "d": 8,
+        "e": 10,
+        "f": 12,
+    }
+    assert doc.value_lines == {
+        "a": 1,
+        "b": 1,
+        "c": 3,
+        "1": 4,
+        "True": 5,
+        "None": 6,
+        "2.5": 7,
+        "d": 9,
+        "e": 11,
+        "f": 12,
+    }
     assert (doc["a"].line, doc["a"]["k"].line, doc["a"]["k"].item_lines) == (1, 1, [1] * 10)
-    assert (doc["c"].line, doc["c"].item_lines) == (3, [1, 1])  # an alias has the line of the node it names, as `b` has
-    assert [type(v) for v in doc["a"]["k"]] == [int, float, bool, type(None), type(None), int, str, float, str, str]
-    assert doc["b"] is doc["a"] and doc["c"][0] is doc["a"]  # aliases share one object, as PyYAML's construction does
+    assert (doc["c"].line, doc["c"].item_lines) == (
+        3,
+        [1, 1],
+    )  # an alias has the line of the node it names, as `b` has
+    assert [type(v) for v in doc["a"]["k"]] == [
+        int,
+        float,
+        bool,
+        type(None),
+        type(None),
+        int,
+        str,
+        float,
+        str,
+        str,
+    ]
+    assert (
+        doc["b"] is doc["a"] and doc["c"][0] is doc["a"]
+    )  # aliases share one object, as PyYAML's construction does
     _marks_match_nodes(doc, yaml.compose(text, Loader=_Loader), "top")
 
 
 _BOMB = "".join(f"l{i + 1}: &l{i + 1} [{', '.join([f'*l{i}'] * 9)}]\n" for i in range(5))
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    # Plain YAML that is not a spec's everyday kind: built as PyYAML builds it, with marks.
-    ("a: 2001-12-14\n", {"a": datetime.date(2001, 12, 14)}),
-    ("a: !!binary aGk=\n", {"a": b"hi"}),
-    ("a: !!set {x}\n", {"a": {"x"}}),
-    ("a: !!omap [{x: 1}, {y: 2}]\n", {"a": [("x", 1), ("y", 2)]}),
-    ("? [1]\n: x\n", {"[1]": "x"}),
-    ("<<: {a: 1}\nb: 2\n", {"a": 1, "b": 2}),
-    ("a: &b {x: 1}\nc:\n  <<: [*b, {z: 3}]\n  y: 2\n", {"a": {"x": 1}, "c": {"x": 1, "z": 3, "y": 2}}),
-    # Refused, at the line of the cause.
-    ("a: !!python/name:os.system x\n", ("YAML-UNSAFE-TAG", 1, "could not determine a constructor for the tag 'tag:yaml.org,2002:python/name:os.system'")),
-    ("a: !local 1\n", ("YAML-UNSAFE-TAG", 1, "could not determine a constructor for the tag '!local'")),
-    ("a: !foo {x: 1}\n", ("YAML-UNSAFE-TAG", 1, "could not determine a constructor for the tag '!foo'")),
-    ("<<: 1\n", ("YAML-UNSAFE-TAG", 1, "expected a mapping or list of mappings for merging, but found scalar")),
-    ("a: 1\na: 2\n", ("YAML-DUPLICATE-KEY", 2, "duplicate key 'a' (first on line 1)")),
-    ("a: {b: 1, b: 2}\n", ("YAML-DUPLICATE-KEY", 1, "duplicate key 'b' (first on line 1)")),
-    ("a: &b {x: 1}\nc:\n  <<: *b\n  x: 2\n", ("YAML-DUPLICATE-KEY", 4, "duplicate key 'x' (first on line 1)")),
-    ("a: &r [*r]\n", ("YAML-TOO-LARGE", 1, "the document refers to itself through an alias")),
-    ("l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB,
-     ("YAML-TOO-LARGE", 1, "with its aliases expanded the document has 672,610 nodes, over the 200,000 limit")),
-    # Too large says so first, whatever else is wrong.
-    ("l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB + "d: 1\nd: 2\n", ("YAML-TOO-LARGE", 1, "672,614 nodes")),
-    ("l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB + "d: !foo 1\n", ("YAML-TOO-LARGE", 1, "672,612 nodes")),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Plain YAML that is not a spec's everyday kind: built as PyYAML builds it, with marks.
+        ("a: 2001-12-14\n", {"a": datetime.date(2001, 12, 14)}),
+        ("a: !!binary aGk=\n", {"a": b"hi"}),
+        ("a: !!set {x}\n", {"a": {"x"}}),
+        ("a: !!omap [{x: 1}, {y: 2}]\n", {"a": [("x", 1), ("y", 2)]}),
+        ("? [1]\n: x\n", {"[1]": "x"}),
+        ("<<: {a: 1}\nb: 2\n", {"a": 1, "b": 2}),
+        (
+            "a: &b {x: 1}\nc:\n  <<: [*b, {z: 3}]\n  y: 2\n",
+            {"a": {"x": 1}, "c": {"x": 1, "z": 3, "y": 2}},
+        ),
+        # Refused, at the line of the cause.
+        (
+            "a: !!python/name:os.system x\n",
+            (
+                "YAML-UNSAFE-TAG",
+                1,
+                "could not determine a constructor for the tag 'tag:yaml.org,2002:python/name:os.system'",
+            ),
+        ),
+        (
+            "a: !local 1\n",
+            ("YAML-UNSAFE-TAG", 1, "could not determine a constructor for the tag '!local'"),
+        ),
+        (
+            "a: !foo {x: 1}\n",
+            ("YAML-UNSAFE-TAG", 1, "could not determine a constructor for the tag '!foo'"),
+        ),
+        (
+            "<<: 1\n",
+            (
+                "YAML-UNSAFE-TAG",
+                1,
+                "expected a mapping or list of mappings for merging, but found scalar",
+            ),
+        ),
+        ("a: 1\na: 2\n", ("YAML-DUPLICATE-KEY", 2, "duplicate key 'a' (first on line 1)")),
+        ("a: {b: 1, b: 2}\n", ("YAML-DUPLICATE-KEY", 1, "duplicate key 'b' (first on line 1)")),
+        (
+            "a: &b {x: 1}\nc:\n  <<: *b\n  x: 2\n",
+            ("YAML-DUPLICATE-KEY", 4, "duplicate key 'x' (first on line 1)"),
+        ),
+        ("a: &r [*r]\n", ("YAML-TOO-LARGE", 1, "the document refers to itself through an alias")),
+        (
+            "l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB,
+            (
+                "YAML-TOO-LARGE",
+                1,
+                "with its aliases expanded the document has 672,610 nodes, over the 200,000 limit",
+            ),
+        ),
+        # Too large says so first, whatever else is wrong.
+        (
+            "l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB + "d: 1\nd: 2\n",
+            ("YAML-TOO-LARGE", 1, "672,614 nodes"),
+        ),
+        (
+            "l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + _BOMB + "d: !foo 1\n",
+            ("YAML-TOO-LARGE", 1, "672,612 nodes"),
+        ),
+    ],
+)
 def test_yaml_beyond_the_everyday(text: str, expected: Any) -> None:
-    if isinstance(expected, tuple) and isinstance(expected[0], str) and expected[0].startswith("YAML-"):
+    if (
+        isinstance(expected, tuple)
+        and isinstance(expected[0], str)
+        and expected[0].startswith("YAML-")
+    ):
         with pytest.raises(SpecError) as info:
             parse_yaml(text, Path("t.yaml"))
         assert (info.value.rule, info.value.line) == expected[:2]
@@ -272,7 +415,11 @@ def test_yaml_beyond_the_everyday(text: str, expected: Any) -> None:
 
 def test_merged_keys_keep_the_lines_they_were_written_on() -> None:
     doc = parse_yaml("a: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n", Path("t.yaml"))
-    assert (doc["c"].line, doc["c"].key_lines, doc["c"].value_lines) == (3, {"x": 1, "y": 4}, {"x": 1, "y": 4})
+    assert (doc["c"].line, doc["c"].key_lines, doc["c"].value_lines) == (
+        3,
+        {"x": 1, "y": 4},
+        {"x": 1, "y": 4},
+    )
 
 
 def test_state_words_spell_every_state_change() -> None:
@@ -280,7 +427,9 @@ def test_state_words_spell_every_state_change() -> None:
         assert any(word in part for part in parts for word in code_rules._STATE_WORDS), parts
 
 
-@pytest.mark.parametrize("text", ["jax.ｃonfig.update('jax_enable_x64', True)", "os.ｅnviron['A'] = '1'"])
+@pytest.mark.parametrize(
+    "text", ["jax.ｃonfig.update('jax_enable_x64', True)", "os.ｅnviron['A'] = '1'"]
+)
 def test_state_changes_spelled_with_non_ascii_names_are_still_found(text: str) -> None:
     assert list(code_rules.global_changes(Code(text, 1)))
 
@@ -293,18 +442,36 @@ def _outcome_with(path: Path, cache: SpecCache | None) -> Any:
         spec = load_spec(path, cache=cache)
     except SpecFileErrors as exc:
         return [e.format() for e in exc.errors]
-    return [(c.id, c.line, c.field_lines, c.tags, c.setup, c.run, [(b.line, b.when, b.expected) for b in c.expect])
-            for c in spec.cases] + [spec.raw, getattr(spec.raw, "key_lines", None), getattr(spec.raw, "value_lines", None),
-                                    [getattr(c.raw, "value_lines", None) for c in spec.cases]]
+    return [
+        (
+            c.id,
+            c.line,
+            c.field_lines,
+            c.tags,
+            c.setup,
+            c.run,
+            [(b.line, b.when, b.expected) for b in c.expect],
+        )
+        for c in spec.cases
+    ] + [
+        spec.raw,
+        getattr(spec.raw, "key_lines", None),
+        getattr(spec.raw, "value_lines", None),
+        [getattr(c.raw, "value_lines", None) for c in spec.cases],
+    ]
 
 
 def test_cache_serves_the_same_spec(tmp_path: Path) -> None:
     cache = SpecCache(tmp_path / "cache")
     for source in SOURCES:
-        assert _outcome_with(source, cache) == _outcome_with(source, None)  # first load: fills the cache
+        assert _outcome_with(source, cache) == _outcome_with(
+            source, None
+        )  # first load: fills the cache
         assert _outcome_with(source, cache) == _outcome_with(source, None)  # second: from it
     entries = list((tmp_path / "cache").iterdir())
-    assert 10 <= len(entries) < len(SOURCES)  # valid specs only: files with errors are loaded again each time
+    assert (
+        10 <= len(entries) < len(SOURCES)
+    )  # valid specs only: files with errors are loaded again each time
 
 
 def test_cache_never_serves_a_stale_spec(tmp_path: Path) -> None:
@@ -340,7 +507,9 @@ def test_cache_off_by_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert SpecCache.default() is None
 
 
-def test_parallel_lint_finds_what_the_sequential_one_finds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_parallel_lint_finds_what_the_sequential_one_finds(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from jax_conformance.commands import lint as lintcli
 
     monkeypatch.setenv("JAX_CONFORMANCE_CACHE", str(tmp_path))
@@ -368,12 +537,43 @@ def test_cache_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert len(list((tmp_path / "cache").iterdir())) <= 8 + 4
 
 
-@pytest.mark.parametrize("text", [
-    "x = 1", "  x = 1", "\tx = 1", "\x0cx = 1", "\x0c  x = 1", "\ufeffx = 1", "# coding: latin-1\nx = 'é'",
-    "# -*- coding: nosuch -*-\nx = 1", "\\\nx = 1", "x = (1,\n", "'''open", "return 1", "yield 1", "await x",
-    "nonlocal x", "break", "def f():\n  return\n x", "x := 1", "(x := 1)", "a, *b", "*a", "lambda: (yield)",
-    "f(**x, *y)", "del f()", "x = 1\n\n\n", "", "\n", "if x:\npass", "print 'x'", "0777", "1_000", "x = 'a\\\nb'",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 1",
+        "  x = 1",
+        "\tx = 1",
+        "\x0cx = 1",
+        "\x0c  x = 1",
+        "\ufeffx = 1",
+        "# coding: latin-1\nx = 'é'",
+        "# -*- coding: nosuch -*-\nx = 1",
+        "\\\nx = 1",
+        "x = (1,\n",
+        "'''open",
+        "return 1",
+        "yield 1",
+        "await x",
+        "nonlocal x",
+        "break",
+        "def f():\n  return\n x",
+        "x := 1",
+        "(x := 1)",
+        "a, *b",
+        "*a",
+        "lambda: (yield)",
+        "f(**x, *y)",
+        "del f()",
+        "x = 1\n\n\n",
+        "",
+        "\n",
+        "if x:\npass",
+        "print 'x'",
+        "0777",
+        "1_000",
+        "x = 'a\\\nb'",
+    ],
+)
 def test_blank_lines_before_code_change_no_compile_verdict(text: str) -> None:
     for mode in ("exec", "eval"):
         verdict = code_rules._compiles(text, mode)
@@ -390,13 +590,18 @@ def test_one_of_becomes_any_of_only_when_its_branches_are_disjoint() -> None:
     assert not schema._disjoint([{"const": 1}, {"type": "number"}], root)
     assert not schema._disjoint([{"type": "string"}, {"$ref": "#/$defs/loose"}], root)
     assert not schema._disjoint([{"type": "string"}, {"minLength": 2}], root)
-    assert not schema._disjoint([{"enum": ["a"]}, {"enum": ["b"]}], root)  # disjoint values, same type: left as oneOf
+    assert not schema._disjoint(
+        [{"enum": ["a"]}, {"enum": ["b"]}], root
+    )  # disjoint values, same type: left as oneOf
 
 
 def test_no_compiled_check_for_a_pattern_it_would_read_more_loosely() -> None:
     with pytest.raises(ValueError):
         schema._draft7({"type": "string", "pattern": "^a(?!b$)"})
-    assert schema._draft7({"type": "string", "pattern": "^a+$"}) == {"type": "string", "pattern": "^a+$"}
+    assert schema._draft7({"type": "string", "pattern": "^a+$"}) == {
+        "type": "string",
+        "pattern": "^a+$",
+    }
     with pytest.raises(ValueError):
         schema._draft7({"enum": [1, 2]})  # True == 1 in Python, not in JSON Schema
 
@@ -426,10 +631,16 @@ def _spec_imports() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "jax_conformance.spec":
                 names |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jax_conformance.spec."):
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "jax_conformance.spec."
+            ):
                 names.add(str(node.module).split(".")[2])
             elif isinstance(node, ast.Import):
-                names |= {a.name.split(".")[2] for a in node.names if a.name.startswith("jax_conformance.spec.")}
+                names |= {
+                    a.name.split(".")[2]
+                    for a in node.names
+                    if a.name.startswith("jax_conformance.spec.")
+                }
         graph[file.stem] = names - {file.stem}
     return graph
 
@@ -439,10 +650,15 @@ def test_spec_modules_import_each_other_without_a_cycle() -> None:
     assert {"yaml", "schema", "cache", "loader", "rules", "model"} <= set(graph)
 
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph.get(start, ()))
+        return any(
+            n == goal or (n not in seen and reaches(n, goal, seen | {n}))
+            for n in graph.get(start, ())
+        )
 
     for module in graph:
-        assert not reaches(module, module, set()), f"{module} imports itself through {sorted(graph[module])}"
+        assert not reaches(module, module, set()), (
+            f"{module} imports itself through {sorted(graph[module])}"
+        )
     # The layers: the model and the YAML know nothing of loading, the rules nothing of the loader.
     assert not graph["model"] & {"yaml", "schema", "loader", "rules", "cache"}
     assert not graph["yaml"] & {"schema", "loader", "rules", "cache"}

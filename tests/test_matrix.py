@@ -89,9 +89,16 @@ def spec_dir(root: Path, text: str, name: str = "demo") -> Path:
     return specs
 
 
-def run_matrix(*args: str, timeout: float = 600, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jax_conformance.cli", "run", "--progress", "plain", *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=timeout)
+def run_matrix(
+    *args: str, timeout: float = 600, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "run", "--progress", "plain", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def records(path: Path) -> list[Record]:
@@ -103,9 +110,26 @@ def records(path: Path) -> list[Record]:
 
 def test_parse_modes() -> None:
     assert parse_modes(None) == list(DEFAULT_MODES)
-    assert parse_modes(["off-warn,on", "off-error", "on"]) == [Mode(False, "warn"), Mode(True, "warn"), Mode(False, "error")]
-    assert [m.slug for m in DEFAULT_MODES] == ["off-warn", "off-error", "off-allow", "on"]  # one name per mode, everywhere
-    for bad in ("bogus", "", " , ", "on-sideways", "1-warn", "off/error", "on-warn"):  # one name per mode
+    assert parse_modes(["off-warn,on", "off-error", "on"]) == [
+        Mode(False, "warn"),
+        Mode(True, "warn"),
+        Mode(False, "error"),
+    ]
+    assert [m.slug for m in DEFAULT_MODES] == [
+        "off-warn",
+        "off-error",
+        "off-allow",
+        "on",
+    ]  # one name per mode, everywhere
+    for bad in (
+        "bogus",
+        "",
+        " , ",
+        "on-sideways",
+        "1-warn",
+        "off/error",
+        "on-warn",
+    ):  # one name per mode
         with pytest.raises(UsageError, match="the modes are off-warn, off-error, off-allow, on"):
             parse_modes([bad])
 
@@ -116,7 +140,9 @@ def test_results_tail_reads_only_whole_lines(tmp_path: Path) -> None:
     tail.poll()  # not there yet
     assert tail.total is None and tail.done == 0
     with open(path, "w") as f:
-        f.write('{"record":"run","run_id":"r"}\n{"record":"collected","count":3}\n{"record":"case","outcome":"passed"}\n{"record":"ca')
+        f.write(
+            '{"record":"run","run_id":"r"}\n{"record":"collected","count":3}\n{"record":"case","outcome":"passed"}\n{"record":"ca'
+        )
     tail.poll()
     assert (tail.total, tail.done) == (3, 1)
     with open(path, "a") as f:
@@ -126,7 +152,10 @@ def test_results_tail_reads_only_whole_lines(tmp_path: Path) -> None:
 
 
 def test_live_progress_redraws_in_place(tmp_path: Path) -> None:
-    jobs = [ModeProcess("jax", m, tmp_path / f"{m.slug}.jsonl", tmp_path / f"{m.slug}.log") for m in DEFAULT_MODES[:2]]
+    jobs = [
+        ModeProcess("jax", m, tmp_path / f"{m.slug}.jsonl", tmp_path / f"{m.slug}.log")
+        for m in DEFAULT_MODES[:2]
+    ]
     stream = io.StringIO()
     progress = Progress(jobs, stream, live=True)
     progress.update()
@@ -140,22 +169,57 @@ def test_live_progress_redraws_in_place(tmp_path: Path) -> None:
 
 
 def test_summary_table_lines_up() -> None:
-    table = summary_table([("jax", "0.10.2", "cpu", "off-warn", {"passed": 12, "failed": 1}, "done"),
-                           ("jax", "0.10.2", "cpu", "on", {"passed": 3, "not_applicable": 10}, "killed by SIGKILL")])
+    table = summary_table(
+        [
+            ("jax", "0.10.2", "cpu", "off-warn", {"passed": 12, "failed": 1}, "done"),
+            (
+                "jax",
+                "0.10.2",
+                "cpu",
+                "on",
+                {"passed": 3, "not_applicable": 10},
+                "killed by SIGKILL",
+            ),
+        ]
+    )
     lines = table.splitlines()
-    assert lines[0].split()[:7] == ["adapter", "version", "backend", "mode", "passed", "failed", "n/a"]
+    assert lines[0].split()[:7] == [
+        "adapter",
+        "version",
+        "backend",
+        "mode",
+        "passed",
+        "failed",
+        "n/a",
+    ]
     end = lines[0].index("total") + len("total")  # numbers are right-aligned under their heading
-    assert [line[end - 2:end] for line in lines[2:]] == ["13", "13"]
+    assert [line[end - 2 : end] for line in lines[2:]] == ["13", "13"]
     assert lines[3].split()[4:7] == ["3", "0", "10"] and lines[3].endswith("killed by SIGKILL")
 
 
 def test_pytest_command_is_the_one_mode_command(tmp_path: Path) -> None:
-    argv = pytest_command("reference", Mode(True, "warn"), tmp_path / "r.jsonl",
-                          extra=pytest_options(specs=["specs"], expectations=["x.yaml"], keyword="x64"))
-    assert argv[:4] == [sys.executable, "-m", "pytest", str(PACKAGE_DIR)]  # a path: the same from a wheel, from anywhere
-    assert {"--adapter=reference", "--x64=on", "--explicit-x64-dtypes=warn", "no:cacheprovider"} <= set(argv)
+    argv = pytest_command(
+        "reference",
+        Mode(True, "warn"),
+        tmp_path / "r.jsonl",
+        extra=pytest_options(specs=["specs"], expectations=["x.yaml"], keyword="x64"),
+    )
+    assert argv[:4] == [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(PACKAGE_DIR),
+    ]  # a path: the same from a wheel, from anywhere
+    assert {
+        "--adapter=reference",
+        "--x64=on",
+        "--explicit-x64-dtypes=warn",
+        "no:cacheprovider",
+    } <= set(argv)
     assert argv[argv.index("--results") + 1] == str(tmp_path / "r.jsonl")
-    assert argv[argv.index("--specs") + 1] == str(Path("specs").resolve())  # the caller's directory, made absolute
+    assert argv[argv.index("--specs") + 1] == str(
+        Path("specs").resolve()
+    )  # the caller's directory, made absolute
     assert argv[argv.index("--expectations") + 1] == str(Path("x.yaml").resolve())
     assert argv[-2:] == ["-k", "x64"]
     assert "--results" not in pytest_command("jax", Mode(), None)
@@ -163,9 +227,15 @@ def test_pytest_command_is_the_one_mode_command(tmp_path: Path) -> None:
 
 def test_merge_keeps_whole_records_and_puts_notes_after_their_file(tmp_path: Path) -> None:
     first, missing = tmp_path / "a.jsonl", tmp_path / "missing.jsonl"
-    first.write_text('{"record":"run","run_id":"a"}\n\n{"record":"case","run_id":"a"}\n{"record":"ca')  # torn last line
+    first.write_text(
+        '{"record":"run","run_id":"a"}\n\n{"record":"case","run_id":"a"}\n{"record":"ca'
+    )  # torn last line
     target = tmp_path / "out" / "merged.jsonl"
-    n = merge([first, missing], target, {first: [{"record": "end", "run_id": "a"}], missing: [{"record": "run", "run_id": "b"}]})
+    n = merge(
+        [first, missing],
+        target,
+        {first: [{"record": "end", "run_id": "a"}], missing: [{"record": "run", "run_id": "b"}]},
+    )
     assert n == 4 and [r["record"] for r in records(target)] == ["run", "case", "end", "run"]
     assert first.read_text().endswith('{"record":"ca')  # the process's own file is left as it was
     assert [p.name for p in target.parent.iterdir()] == ["merged.jsonl"]
@@ -176,20 +246,40 @@ def test_scheduler_runs_n_at_a_time_skips_and_kills_at_the_time_limit(tmp_path: 
     fake.write_text('#!/bin/sh\nsleep "$NAP"\n')
     fake.chmod(0o755)
     naps = {"slow": "30", "skipped": "0", "quick": "0.2", "last": "0.2"}
-    procs = [ModeProcess(name, Mode(), tmp_path / f"{name}.jsonl", tmp_path / f"{name}.log", python=str(fake),
-                         env={**os.environ, "NAP": nap}) for name, nap in naps.items()]
+    procs = [
+        ModeProcess(
+            name,
+            Mode(),
+            tmp_path / f"{name}.jsonl",
+            tmp_path / f"{name}.log",
+            python=str(fake),
+            env={**os.environ, "NAP": nap},
+        )
+        for name, nap in naps.items()
+    ]
     most, finished = [0], []
 
     def tick() -> None:
         most[0] = max(most[0], sum(p.running for p in procs))
 
-    scheduler = Scheduler[ModeProcess](2, timeout=2.0, skip=lambda p: p.adapter == "skipped",
-                                       on_finish=lambda p: finished.append(p.adapter), on_tick=tick, interval=0.05)
+    scheduler = Scheduler[ModeProcess](
+        2,
+        timeout=2.0,
+        skip=lambda p: p.adapter == "skipped",
+        on_finish=lambda p: finished.append(p.adapter),
+        on_tick=tick,
+        interval=0.05,
+    )
     assert scheduler.run(procs) is False
     assert most[0] == 2 and finished == ["quick", "last", "slow"]
     slow, skipped, quick, _ = procs
     assert slow.status() == "timed out after 2 s" and slow.returncode == -signal.SIGKILL
-    assert skipped.skipped and skipped.proc is None and quick.returncode == 0 and quick.status() == "failed to start (exit 0)"
+    assert (
+        skipped.skipped
+        and skipped.proc is None
+        and quick.returncode == 0
+        and quick.status() == "failed to start (exit 0)"
+    )
 
 
 # ---------------------------------------------------------------- real runs
@@ -200,27 +290,65 @@ def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
     specs = spec_dir(tmp_path, SPEC)
     out = tmp_path / "out"
     expectations = tmp_path / "jax.yaml"
-    expectations.write_text(yaml.safe_dump({"adapter": "jax", "entries": [
-        {"reason": "kept: a case this run does not select", "cases": ["demo.matrix.not-selected"]}]}))
-    proc = run_matrix("--specs", str(specs), "--modes", "off-warn,on", "--out", str(out),
-                      "--expectations", str(expectations), "--update-expectations")
+    expectations.write_text(
+        yaml.safe_dump(
+            {
+                "adapter": "jax",
+                "entries": [
+                    {
+                        "reason": "kept: a case this run does not select",
+                        "cases": ["demo.matrix.not-selected"],
+                    }
+                ],
+            }
+        )
+    )
+    proc = run_matrix(
+        "--specs",
+        str(specs),
+        "--modes",
+        "off-warn,on",
+        "--out",
+        str(out),
+        "--expectations",
+        str(expectations),
+        "--update-expectations",
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # demo.matrix.wrong fails with x64 off
-    assert re.search(r"jax\s+0\.10\.2\s+cpu\s+off-warn\s+1\s+1\s+0\s.*done", proc.stdout), proc.stdout
+    assert re.search(r"jax\s+0\.10\.2\s+cpu\s+off-warn\s+1\s+1\s+0\s.*done", proc.stdout), (
+        proc.stdout
+    )
     assert re.search(r"jax\s+0\.10\.2\s+cpu\s+on\s+2\s+0\s+0\s.*done", proc.stdout), proc.stdout
     assert "FAILED   demo.matrix.wrong [jax off-warn cpu]" in proc.stdout
     assert f"report: {out / 'index.html'}" in proc.stdout
     merged = records(out / "results.jsonl")
-    assert {r["run_id"] for r in merged if r["record"] == "run"} == {r["run_id"] for r in merged if r["record"] == "end"}
+    assert {r["run_id"] for r in merged if r["record"] == "run"} == {
+        r["run_id"] for r in merged if r["record"] == "end"
+    }
     assert len([r for r in merged if r["record"] == "case"]) == 4
-    assert (out / "modes" / "jax-off-warn.jsonl").is_file() and (out / "modes" / "jax-on.jsonl").is_file()
+    assert (out / "modes" / "jax-off-warn.jsonl").is_file() and (
+        out / "modes" / "jax-on.jsonl"
+    ).is_file()
     # the ratchet: what failed is listed for a reason; the old entry for an unselected case stays
     data = yaml.safe_load(expectations.read_text())
     by_reason = {e["reason"]: e["cases"] for e in data["entries"]}
     assert by_reason["kept: a case this run does not select"] == ["demo.matrix.not-selected"]
-    assert by_reason["TODO: say why this case diverges"] == [{"case": "demo.matrix.wrong", "modes": ["off-warn"]}]
+    assert by_reason["TODO: say why this case diverges"] == [
+        {"case": "demo.matrix.wrong", "modes": ["off-warn"]}
+    ]
     # the same run with the file: the divergence is known, so the run passes
     # (run from elsewhere with relative paths: they mean the caller's directory, not the repository's)
-    proc = run_matrix("--specs", "specs", "--modes", "off-warn", "--out", "out2", "--expectations", "jax.yaml", cwd=tmp_path)
+    proc = run_matrix(
+        "--specs",
+        "specs",
+        "--modes",
+        "off-warn",
+        "--out",
+        "out2",
+        "--expectations",
+        "jax.yaml",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"off-warn\s+1\s+0\s+0\s+1\s", proc.stdout), proc.stdout  # 1 passed, 1 xfailed
 
@@ -229,9 +357,30 @@ def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
 def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> None:
     specs = spec_dir(tmp_path, SLOW_SPEC)
     out = tmp_path / "out"
-    runner = subprocess.Popen([sys.executable, "-m", "jax_conformance.cli", "run", "--progress", "plain", "--specs", str(specs),
-                               "--modes", "off-warn,off-error", "--out", str(out), "--case-timeout", "300", "--jobs", "2"],
-                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    runner = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "run",
+            "--progress",
+            "plain",
+            "--specs",
+            str(specs),
+            "--modes",
+            "off-warn,off-error",
+            "--out",
+            str(out),
+            "--case-timeout",
+            "300",
+            "--jobs",
+            "2",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     victim = None
     lines: list[str] = []
     try:
@@ -245,8 +394,12 @@ def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> 
         assert victim is not None, "".join(lines)
         mode_file = out / "modes" / "jax-off-error.jsonl"
         deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:  # wait for the quick case's record, then kill during the slow one
-            if mode_file.is_file() and any(r.get("case") == "demo.slow.first" for r in records(mode_file)):
+        while (
+            time.monotonic() < deadline
+        ):  # wait for the quick case's record, then kill during the slow one
+            if mode_file.is_file() and any(
+                r.get("case") == "demo.slow.first" for r in records(mode_file)
+            ):
                 break
             time.sleep(0.2)
         else:
@@ -266,7 +419,10 @@ def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> 
     # the other mode finished whole
     warn = records(out / "modes" / "jax-off-warn.jsonl")
     assert warn[-1]["record"] == "end" and not warn[-1]["interrupted"]
-    assert {r["case"]: r["outcome"] for r in warn if r["record"] == "case"} == {"demo.slow.first": "passed", "demo.slow.sleeps": "not_applicable"}
+    assert {r["case"]: r["outcome"] for r in warn if r["record"] == "case"} == {
+        "demo.slow.first": "passed",
+        "demo.slow.sleeps": "not_applicable",
+    }
     # the killed mode kept what it wrote, and its own file is exactly what the process left
     error = records(out / "modes" / "jax-off-error.jsonl")
     assert [r["record"] for r in error] == ["run", "collected", "case"]
@@ -275,7 +431,10 @@ def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> 
     by_mode = {c.mode: c for c in model.columns}
     assert not by_mode["off-warn"].interrupted and by_mode["off-warn"].total == 2
     assert by_mode["off-error"].interrupted and by_mode["off-error"].counts["passed"] == 1
-    assert "killed by SIGKILL" in by_mode["off-error"].interruption and "1 of 2" in by_mode["off-error"].interruption
+    assert (
+        "killed by SIGKILL" in by_mode["off-error"].interruption
+        and "1 of 2" in by_mode["off-error"].interruption
+    )
     html = (out / "index.html").read_text()
     assert "Interrupted runs" in html and "jax 0.10.2 cpu off-error" in html
 
@@ -300,12 +459,18 @@ def test_expectation_files_are_per_adapter_and_must_exist(tmp_path: Path) -> Non
     jax_file, ref_file = tmp_path / "jax.yaml", tmp_path / "ref.yaml"
     jax_file.write_text("adapter: jax\nentries: []\n")
     ref_file.write_text("adapter: reference\nentries: []\n")
-    args = argparse.Namespace(no_expectations=False, expectations=[str(jax_file), str(ref_file)],
-                              update_expectations=False, adapter=["jax", "reference"])
+    args = argparse.Namespace(
+        no_expectations=False,
+        expectations=[str(jax_file), str(ref_file)],
+        update_expectations=False,
+        adapter=["jax", "reference"],
+    )
     assert expectation_files("jax", args) == [jax_file.resolve()]
     assert expectation_files("reference", args) == [ref_file.resolve()]
     new = tmp_path / "new.yaml"
-    args = argparse.Namespace(no_expectations=False, expectations=[str(new)], update_expectations=True, adapter=["jax"])
+    args = argparse.Namespace(
+        no_expectations=False, expectations=[str(new)], update_expectations=True, adapter=["jax"]
+    )
     assert expectation_files("jax", args) == [] and update_target("jax", args, []) == new.resolve()
     # a missing file without --update-expectations is a usage error, before any process starts
     assert main(["run", "--expectations", str(new), "--out", str(tmp_path / "out")]) == 2

@@ -24,7 +24,9 @@ def case(body: str) -> str:
 
 
 def test_passing_case_reads_as_its_claim_and_mode(specdir: SpecDir) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.arange
         claim: arange of ints is int32 with x64 off
         run: jnp.arange(3)
@@ -34,15 +36,18 @@ def test_passing_case_reads_as_its_claim_and_mode(specdir: SpecDir) -> None:
             shape: [3]
             value: [0, 1, 2]
             warns: none
-    """))
+    """),
+    )
     result = specdir.run("-v", "--x64=off", "--explicit-x64-dtypes=warn")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines([
-        "jax-conformance *: adapter jax *",
-        "mode: x64=off, explicit_x64_dtypes=warn; backends: cpu",
-        "*demo.arange[[]off-warn-cpu[]] PASSED*",
-        "*conformance [[]x64=off, explicit_x64_dtypes=warn[]]: 1 passed*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "jax-conformance *: adapter jax *",
+            "mode: x64=off, explicit_x64_dtypes=warn; backends: cpu",
+            "*demo.arange[[]off-warn-cpu[]] PASSED*",
+            "*conformance [[]x64=off, explicit_x64_dtypes=warn[]]: 1 passed*",
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -51,42 +56,95 @@ def test_passing_case_reads_as_its_claim_and_mode(specdir: SpecDir) -> None:
         ("dtype: int64", "jnp.arange(3)", "result.dtype=int32, but should be int64"),
         ("shape: [4]", "jnp.arange(3)", "result.shape=(3,), but should be (4,)"),
         ("value: [0, 1, 3]", "jnp.arange(3)", "result=[[]0, 1, 2[]], but should be [[]0, 1, 3[]]*"),
-        ("value: 0.5\n            rtol: 0.01", "jnp.float32(0.51)", "result=0.5099*, but should be 0.5 (rtol=0.01, atol=0.0)"),
-        ("warns: none", "jnp.arange(3, dtype='float64')", "warned UserWarning: Explicitly requested dtype float64*, but should not warn"),
-        ("warns: {category: UserWarning, match: 'int16'}", "jnp.arange(3, dtype='float64')", "warned UserWarning*, but should warn UserWarning matching 'int16'"),
-        ("warns: {category: DeprecationWarning}", "jnp.arange(3)", "warned no warnings, but should warn DeprecationWarning"),
-        ("raises: {type: TypeError}", "jnp.arange(3)", "returned *without raising, but should raise TypeError"),
-        ("raises: {type: TypeError}", "int('x')", "raised ValueError: invalid literal for int()*, but should raise TypeError"),
-        ("raises: {type: ValueError, match: 'nonsense'}", "int('x')", "raised ValueError whose message does not match 'nonsense'*"),
+        (
+            "value: 0.5\n            rtol: 0.01",
+            "jnp.float32(0.51)",
+            "result=0.5099*, but should be 0.5 (rtol=0.01, atol=0.0)",
+        ),
+        (
+            "warns: none",
+            "jnp.arange(3, dtype='float64')",
+            "warned UserWarning: Explicitly requested dtype float64*, but should not warn",
+        ),
+        (
+            "warns: {category: UserWarning, match: 'int16'}",
+            "jnp.arange(3, dtype='float64')",
+            "warned UserWarning*, but should warn UserWarning matching 'int16'",
+        ),
+        (
+            "warns: {category: DeprecationWarning}",
+            "jnp.arange(3)",
+            "warned no warnings, but should warn DeprecationWarning",
+        ),
+        (
+            "raises: {type: TypeError}",
+            "jnp.arange(3)",
+            "returned *without raising, but should raise TypeError",
+        ),
+        (
+            "raises: {type: TypeError}",
+            "int('x')",
+            "raised ValueError: invalid literal for int()*, but should raise TypeError",
+        ),
+        (
+            "raises: {type: ValueError, match: 'nonsense'}",
+            "int('x')",
+            "raised ValueError whose message does not match 'nonsense'*",
+        ),
         ("check: result.sum() == 4", "jnp.arange(3)", "check 'result.sum() == 4' is false*"),
-        ("dtype: int32", "int('x')", "raised ValueError: invalid literal*, but should return a result"),
+        (
+            "dtype: int32",
+            "int('x')",
+            "raised ValueError: invalid literal*, but should return a result",
+        ),
     ],
-    ids=["dtype", "shape", "value", "value-rtol", "warns-none", "warns-match", "warns-missing", "raises-missing",
-         "raises-type", "raises-match", "check", "unexpected-exception"],
+    ids=[
+        "dtype",
+        "shape",
+        "value",
+        "value-rtol",
+        "warns-none",
+        "warns-match",
+        "warns-missing",
+        "raises-missing",
+        "raises-type",
+        "raises-match",
+        "check",
+        "unexpected-exception",
+    ],
 )
-def test_each_outcome_kind_fails_with_a_message(specdir: SpecDir, expect: str, run: str, message: str) -> None:
-    specdir.write("demo.yaml", case(f"""
+def test_each_outcome_kind_fails_with_a_message(
+    specdir: SpecDir, expect: str, run: str, message: str
+) -> None:
+    specdir.write(
+        "demo.yaml",
+        case(f"""
       - id: demo.kind
         claim: the claim under test
         run: {run}
         expect:
           - when: {{x64: false}}
             {expect}
-    """))
+    """),
+    )
     result = specdir.run("--x64=off", "--explicit-x64-dtypes=warn")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*specs/demo.yaml:4: demo.kind FAILED [[]x64=off, explicit_x64_dtypes=warn, backend=cpu, adapter=jax *[]]",
-        "claim: the claim under test",
-        "expect block at *specs/demo.yaml:8: *",
-        f"*{message}*",
-        "spec:",
-        ">    8 |       - when: {x64: false}",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*specs/demo.yaml:4: demo.kind FAILED [[]x64=off, explicit_x64_dtypes=warn, backend=cpu, adapter=jax *[]]",
+            "claim: the claim under test",
+            "expect block at *specs/demo.yaml:8: *",
+            f"*{message}*",
+            "spec:",
+            ">    8 |       - when: {x64: false}",
+        ]
+    )
 
 
 def test_each_outcome_kind_passes(specdir: SpecDir) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.pass-all
         claim: every outcome kind can pass
         run: jnp.arange(3, dtype='float64')
@@ -108,13 +166,16 @@ def test_each_outcome_kind_passes(specdir: SpecDir) -> None:
         expect:
           - value: [[0, 0], [1, 1, 1]]
             dtype: float32
-    """))
+    """),
+    )
     result = specdir.run("--x64=off", "--explicit-x64-dtypes=warn")
     result.assert_outcomes(passed=3)
 
 
 def test_mode_without_a_block_is_not_applicable_never_passed(specdir: SpecDir, tmp_path) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.only-on
         claim: something only said for x64 on
         run: jnp.arange(3)
@@ -128,21 +189,26 @@ def test_mode_without_a_block_is_not_applicable_never_passed(specdir: SpecDir, t
           - when: {adapter: jax}
             not_applicable: only real XLA shows this
           - dtype: int32
-    """))
+    """),
+    )
     out = tmp_path / "r.jsonl"
     result = specdir.run("-rs", "--x64=off", "--explicit-x64-dtypes=warn", f"--results={out}")
     result.assert_outcomes(passed=0, skipped=0, failed=0)
-    result.stdout.fnmatch_lines([
-        "*not applicable: no expect block for x64=off, explicit_x64_dtypes=warn, backend=cpu, adapter=jax*",
-        "*not applicable: only real XLA shows this*",
-        "*2 not applicable*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*not applicable: no expect block for x64=off, explicit_x64_dtypes=warn, backend=cpu, adapter=jax*",
+            "*not applicable: only real XLA shows this*",
+            "*2 not applicable*",
+        ]
+    )
     records = [r for r in read_results(out) if r["record"] == "case"]
     assert [r["outcome"] for r in records] == ["not_applicable", "not_applicable"]
 
 
 def test_version_ranges_select_blocks(specdir: SpecDir) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.version
         claim: the block for the running version is chosen
         run: jnp.arange(3)
@@ -151,7 +217,8 @@ def test_version_ranges_select_blocks(specdir: SpecDir) -> None:
             dtype: int64
           - when: {version: ">=0.1"}
             dtype: int32
-    """))
+    """),
+    )
     specdir.run("--x64=off").assert_outcomes(passed=1)
 
 
@@ -166,25 +233,32 @@ def test_changed_expectation_fails_exactly_that_case(specdir: SpecDir, tmp_path)
     result = specdir.run("--x64=off", "--explicit-x64-dtypes=warn")
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 1 and outcomes["passed"] >= 8
-    result.stdout.fnmatch_lines([
-        f"*{path.relative_to(specdir.pytester.path)}:{text.splitlines().index(marker.rstrip()) + 1}: x64.defaults.arange-int FAILED [[]x64=off, explicit_x64_dtypes=warn*",
-        "claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on, without warning",
-        "result.dtype=int32, but should be int64",
-        f">{line - 1:5d} |       - when: {{x64: false}}",
-        "FAILED *x64.defaults.arange-int[[]off-warn-cpu[]]*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"*{path.relative_to(specdir.pytester.path)}:{text.splitlines().index(marker.rstrip()) + 1}: x64.defaults.arange-int FAILED [[]x64=off, explicit_x64_dtypes=warn*",
+            "claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on, without warning",
+            "result.dtype=int32, but should be int64",
+            f">{line - 1:5d} |       - when: {{x64: false}}",
+            "FAILED *x64.defaults.arange-int[[]off-warn-cpu[]]*",
+        ]
+    )
 
 
 def test_broken_files_are_one_error_each_and_the_rest_runs(specdir: SpecDir, tmp_path) -> None:
-    specdir.write("good.yaml", case("""
+    specdir.write(
+        "good.yaml",
+        case("""
       - id: demo.good
         claim: still runs
         run: jnp.arange(3)
         expect:
           - dtype: int32
-    """))
+    """),
+    )
     specdir.write("syntax.yaml", "topic: demo2\nsource: {doc: x\ncases: []\n")
-    specdir.write("unknown.yaml", """
+    specdir.write(
+        "unknown.yaml",
+        """
         topic: demo3
         source: {doc: docs/default_dtypes.md}
         cases:
@@ -193,17 +267,23 @@ def test_broken_files_are_one_error_each_and_the_rest_runs(specdir: SpecDir, tmp
             run: jnp.arange(3)
             expect:
               - dtpye: int32
-    """)
+    """,
+    )
     out = tmp_path / "r.jsonl"
     result = specdir.run("--x64=off", f"--results={out}")
     result.assert_outcomes(passed=1, errors=2)
-    result.stdout.fnmatch_lines_random([
-        "*specs/syntax.yaml:3: YAML-SYNTAX *",
-        "*specs/unknown.yaml:8: SCHEMA .cases[[]0[]].expect[[]0[]]: unknown key 'dtpye' (allowed: *)",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "*specs/syntax.yaml:3: YAML-SYNTAX *",
+            "*specs/unknown.yaml:8: SCHEMA .cases[[]0[]].expect[[]0[]]: unknown key 'dtpye' (allowed: *)",
+        ]
+    )
     records = read_results(out)
     errors = [r for r in records if r["record"] == "case" and r["outcome"] == "error"]
-    assert sorted(r["spec_file"].rsplit("/", 2)[-2:] for r in errors) == [["specs", "syntax.yaml"], ["specs", "unknown.yaml"]]
+    assert sorted(r["spec_file"].rsplit("/", 2)[-2:] for r in errors) == [
+        ["specs", "syntax.yaml"],
+        ["specs", "unknown.yaml"],
+    ]
     assert sorted(r["line"] for r in errors) == [3, 8]
     assert result.ret == 1
 
@@ -213,27 +293,39 @@ def test_missing_or_unknown_adapter_is_a_usage_error(pytester: pytest.Pytester) 
 
     result = pytester.runpytest(str(PACKAGE_DIR))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*the conformance suite needs --adapter=NAME (installed adapters: *jax*)*"])
+    result.stderr.fnmatch_lines(
+        ["*the conformance suite needs --adapter=NAME (installed adapters: *jax*)*"]
+    )
     result = pytester.runpytest(str(PACKAGE_DIR), "--adapter=nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--adapter nope: unknown adapter; installed: *jax*"])  # as the command line says it
+    result.stderr.fnmatch_lines(
+        ["*--adapter nope: unknown adapter; installed: *jax*"]
+    )  # as the command line says it
 
 
 def test_unknown_backend_is_a_usage_error(specdir: SpecDir) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.b
         claim: c
         run: jnp.arange(3)
         expect:
           - dtype: int32
-    """))
+    """),
+    )
     result = specdir.run("--backend=tpu")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "backend tpu not available in adapter 'jax'; it has: cpu" in result.stdout.str() + result.stderr.str()
+    assert (
+        "backend tpu not available in adapter 'jax'; it has: cpu"
+        in result.stdout.str() + result.stderr.str()
+    )
 
 
 def test_isolated_case_gets_exactly_its_environment(specdir: SpecDir) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.env-on
         claim: JAX_ENABLE_X64=true in a fresh process turns x64 on
         isolate: process
@@ -253,12 +345,15 @@ def test_isolated_case_gets_exactly_its_environment(specdir: SpecDir) -> None:
         run: (jax.config.x64_enabled, os.environ.get("DEMO_MARK"))
         expect:
           - check: "result == (False, None)"
-    """))
+    """),
+    )
     specdir.run("--x64=off").assert_outcomes(passed=3)
 
 
 def test_results_file_has_every_design_field(specdir: SpecDir, tmp_path) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.a
         claim: passes
         run: jnp.arange(3)
@@ -269,7 +364,8 @@ def test_results_file_has_every_design_field(specdir: SpecDir, tmp_path) -> None
         run: jnp.arange(3)
         expect:
           - dtype: int8
-    """))
+    """),
+    )
     out = tmp_path / "r.jsonl"
     specdir.run("--x64=off", f"--results={out}")
     lines = out.read_text().splitlines()
@@ -279,7 +375,16 @@ def test_results_file_has_every_design_field(specdir: SpecDir, tmp_path) -> None
     for key in ("adapter", "implementation_version", "mode", "backends", "environment", "flags"):
         assert key in header
     assert {"jax_enable_x64", "jax_custom_vjp3"} <= {f["name"] for f in header["flags"]}
-    for key in ("python", "numpy", "jax", "jaxlib", "platform", "devices", "suite_version", "git_revision"):
+    for key in (
+        "python",
+        "numpy",
+        "jax",
+        "jaxlib",
+        "platform",
+        "devices",
+        "suite_version",
+        "git_revision",
+    ):
         assert key in header["environment"], key
     for record in records[2:4]:
         assert set(CASE_FIELDS) <= set(record)
@@ -295,19 +400,29 @@ def test_results_file_has_every_design_field(specdir: SpecDir, tmp_path) -> None
 
 def test_records_written_before_a_crash_of_the_run_survive(specdir: SpecDir, tmp_path) -> None:
     """The pytest process itself dies (os._exit in a hook): finished cases are already on disk."""
-    specdir.write("demo.yaml", case("".join(f"""
+    specdir.write(
+        "demo.yaml",
+        case(
+            "".join(
+                f"""
       - id: demo.c{i}
         claim: case {i}
         run: jnp.arange({i + 1})
         expect:
           - dtype: int32
-""" for i in range(3))))
-    specdir.pytester.makepyfile(crashplug="""
+"""
+                for i in range(3)
+            )
+        ),
+    )
+    specdir.pytester.makepyfile(
+        crashplug="""
         import os
         def pytest_runtest_logfinish(nodeid, location):
             if "demo.c1" in nodeid:
                 os._exit(9)
-    """)
+    """
+    )
     out = tmp_path / "r.jsonl"
     result = specdir.run_subprocess("--x64=off", f"--results={out}", "-p", "crashplug")
     assert result.ret == 9
@@ -317,7 +432,9 @@ def test_records_written_before_a_crash_of_the_run_survive(specdir: SpecDir, tmp
 
 
 def test_tags_become_markers(specdir: SpecDir) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.tagged
         claim: tagged
         tags: [custom_vjp]
@@ -329,14 +446,17 @@ def test_tags_become_markers(specdir: SpecDir) -> None:
         run: jnp.arange(3)
         expect:
           - dtype: int32
-    """))
+    """),
+    )
     result = specdir.run("-m", "custom_vjp", "-v")
     result.assert_outcomes(passed=1, deselected=1)
     result.stdout.fnmatch_lines(["*demo.tagged*PASSED*"])
 
 
 def test_given_draws_examples_and_reports_the_falsifying_one(specdir: SpecDir) -> None:
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.given
         claim: canonicalize_dtype maps 64-bit types to 32-bit ones with x64 off
         given:
@@ -353,10 +473,13 @@ def test_given_draws_examples_and_reports_the_falsifying_one(specdir: SpecDir) -
         expect:
           - when: {x64: false}
             check: "result == np.dtype(dt)"
-    """))
+    """),
+    )
     result = specdir.run("--x64=off")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["falsifying example: dt=int64", "check 'result == np.dtype(dt)' is false*"])
+    result.stdout.fnmatch_lines(
+        ["falsifying example: dt=int64", "check 'result == np.dtype(dt)' is false*"]
+    )
 
 
 def test_junitxml_and_xdist_match_a_serial_run(specdir: SpecDir, tmp_path) -> None:
@@ -389,7 +512,9 @@ def test_sigterm_ends_the_run_with_an_interrupted_end_record(specdir: SpecDir, t
 
     from jax_conformance.plugin import PACKAGE_DIR
 
-    specdir.write("demo.yaml", case("""
+    specdir.write(
+        "demo.yaml",
+        case("""
       - id: demo.first
         claim: finishes before the signal
         run: jnp.arange(3)
@@ -401,11 +526,28 @@ def test_sigterm_ends_the_run_with_an_interrupted_end_record(specdir: SpecDir, t
         timeout: 120
         expect:
           - check: result is None
-    """))
+    """),
+    )
     out = tmp_path / "r.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--adapter=jax", "--specs", str(specdir.path),
-                             f"--results={out}", "-p", "no:cacheprovider", "-q"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(PACKAGE_DIR),
+            "--adapter=jax",
+            "--specs",
+            str(specdir.path),
+            f"--results={out}",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out.exists() and '"demo.first"' in out.read_text()):
         time.sleep(0.2)

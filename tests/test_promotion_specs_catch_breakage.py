@@ -19,10 +19,14 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[harness.Breakage, harness.BreakageRun]:
     """Every break's run, side by side."""
-    return harness.run_all(PROMOTION.breakages, PROMOTION.spec_dirs, tmp_path_factory.mktemp("promotion-breakage"))
+    return harness.run_all(
+        PROMOTION.breakages, PROMOTION.spec_dirs, tmp_path_factory.mktemp("promotion-breakage")
+    )
 
 
 @pytest.mark.parametrize("brk", PROMOTION.breakages, ids=lambda b: b.adapter.rsplit(":", 1)[-1])
-def test_break_is_caught(brk: harness.Breakage, runs: dict[harness.Breakage, harness.BreakageRun]) -> None:
+def test_break_is_caught(
+    brk: harness.Breakage, runs: dict[harness.Breakage, harness.BreakageRun]
+) -> None:
     """The cases of the broken rule fail, naming case, mode, expected and actual; the control passes."""
     harness.check_caught(runs[brk])

@@ -27,7 +27,9 @@ from jax_conformance.records import ResultsWriter, harness_end, harness_header
 from packaging.version import Version
 
 ACCEPTS = "passed: dtype float32"
-RAISES = "failed: raised TypeError (Custom JVP rule must produce primal and tangent outputs with...)"
+RAISES = (
+    "failed: raised TypeError (Custom JVP rule must produce primal and tangent outputs with...)"
+)
 
 
 def releases(n: int) -> list[str]:
@@ -37,15 +39,22 @@ def releases(n: int) -> list[str]:
 class FakeReleases:
     """Release -> behaviour, computed; records each release observed and the cases asked."""
 
-    def __init__(self, names: Sequence[str], behave: Callable[[int, str], str], cases: Sequence[str],
-                 unavailable: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        names: Sequence[str],
+        behave: Callable[[int, str], str],
+        cases: Sequence[str],
+        unavailable: Mapping[str, str] | None = None,
+    ) -> None:
         self.names = list(names)
         self.behave = behave
         self.cases = list(cases)
         self.unavailable = dict(unavailable or {})
         self.calls: list[tuple[str, list[str] | None]] = []
 
-    def observe(self, probes: Mapping[str, Sequence[str] | None]) -> dict[str, Observations | Unavailable]:
+    def observe(
+        self, probes: Mapping[str, Sequence[str] | None]
+    ) -> dict[str, Observations | Unavailable]:
         out: dict[str, Observations | Unavailable] = {}
         for release, cases in probes.items():
             self.calls.append((release, None if cases is None else list(cases)))
@@ -53,14 +62,18 @@ class FakeReleases:
                 out[release] = Unavailable(self.unavailable[release])
                 continue
             i = self.names.index(release)
-            out[release] = {c: {"off-warn": self.behave(i, c), "on": self.behave(i, c)}
-                            for c in (self.cases if cases is None else cases)}
+            out[release] = {
+                c: {"off-warn": self.behave(i, c), "on": self.behave(i, c)}
+                for c in (self.cases if cases is None else cases)
+            }
         return out
 
 
 def planted(k: int) -> Callable[[int, str], str]:
     """custom_jvp.float0 accepts an int tangent before release k and raises from k on; the rest never change."""
-    return lambda i, case: (RAISES if i >= k else ACCEPTS) if case == "custom_jvp.float0" else ACCEPTS
+    return lambda i, case: (
+        (RAISES if i >= k else ACCEPTS) if case == "custom_jvp.float0" else ACCEPTS
+    )
 
 
 CASES = ["custom_jvp.float0", "x64.defaults.arange-int", "x64.defaults.zeros"]
@@ -72,16 +85,23 @@ def test_a_planted_change_is_found_at_its_release_in_the_fewest_runs(n: int) -> 
     for k in range(1, n):
         fake = FakeReleases(names, planted(k), CASES)
         search = bisect(names, fake)
-        assert [(f.case, f.release, f.previous) for f in search.changes] == [("custom_jvp.float0", names[k], names[k - 1])]
+        assert [(f.case, f.release, f.previous) for f in search.changes] == [
+            ("custom_jvp.float0", names[k], names[k - 1])
+        ]
         found = search.changes[0]
         assert found.before == {"off-warn": ACCEPTS, "on": ACCEPTS} and found.after["on"] == RAISES
         # the two ends in full, then one release per step of a binary search over the n - 1 gaps
         assert search.runs() == len(fake.calls) <= 2 + math.ceil(math.log2(n - 1))
         assert [c for _, c in fake.calls[:2]] == [None, None]
-        assert all(c == ["custom_jvp.float0"] for _, c in fake.calls[2:])  # only the differing case in between
+        assert all(
+            c == ["custom_jvp.float0"] for _, c in fake.calls[2:]
+        )  # only the differing case in between
     if (n - 1) & (n - 2) == 0:  # n - 1 a power of two: every k costs exactly log2(n - 1) probes
-        assert all(bisect(names, FakeReleases(names, planted(k), CASES)).runs() == 2 + int(math.log2(n - 1))
-                   for k in range(1, n))
+        assert all(
+            bisect(names, FakeReleases(names, planted(k), CASES)).runs()
+            == 2 + int(math.log2(n - 1))
+            for k in range(1, n)
+        )
 
 
 def test_a_behaviour_that_changes_twice_gets_each_change() -> None:
@@ -90,19 +110,32 @@ def test_a_behaviour_that_changes_twice_gets_each_change() -> None:
     def behave(i: int, case: str) -> str:
         if case != "x64.defaults.zeros":
             return ACCEPTS
-        return "passed: dtype float32" if i < 3 else "passed: dtype float64" if i < 8 else "failed: raised ValueError"
+        return (
+            "passed: dtype float32"
+            if i < 3
+            else "passed: dtype float64"
+            if i < 8
+            else "failed: raised ValueError"
+        )
 
     search = bisect(names, FakeReleases(names, behave, CASES))
-    assert [(f.case, f.release) for f in search.changes] == [("x64.defaults.zeros", names[3]),
-                                                            ("x64.defaults.zeros", names[8])]
+    assert [(f.case, f.release) for f in search.changes] == [
+        ("x64.defaults.zeros", names[3]),
+        ("x64.defaults.zeros", names[8]),
+    ]
     assert search.changes[1].before["off-warn"] == "passed: dtype float64"
 
 
 def test_several_cases_share_each_probe() -> None:
     names = releases(9)
-    fake = FakeReleases(names, lambda i, c: ACCEPTS if i < (2 if c == CASES[0] else 6) else RAISES, CASES[:2])
+    fake = FakeReleases(
+        names, lambda i, c: ACCEPTS if i < (2 if c == CASES[0] else 6) else RAISES, CASES[:2]
+    )
     search = bisect(names, fake)
-    assert {(f.case, f.release) for f in search.changes} == {(CASES[0], names[2]), (CASES[1], names[6])}
+    assert {(f.case, f.release) for f in search.changes} == {
+        (CASES[0], names[2]),
+        (CASES[1], names[6]),
+    }
     # the first probe (the middle) is shared; each release is asked at most once per step
     assert len(fake.calls) == len({(r, tuple(c or ())) for r, c in fake.calls})
     assert search.runs() <= 2 + 2 * math.ceil(math.log2(8))
@@ -111,7 +144,9 @@ def test_several_cases_share_each_probe() -> None:
 def test_an_unavailable_release_is_stepped_around_and_recorded() -> None:
     names = releases(9)
     k = 4
-    fake = FakeReleases(names, planted(k), CASES, unavailable={names[4]: "no jaxlib wheel for cp311"})
+    fake = FakeReleases(
+        names, planted(k), CASES, unavailable={names[4]: "no jaxlib wheel for cp311"}
+    )
     search = bisect(names, fake)
     assert search.unavailable == {names[4]: "no jaxlib wheel for cp311"}
     # the change can only be placed after the last release that ran before it
@@ -136,18 +171,41 @@ def test_no_difference_between_the_ends_costs_two_runs() -> None:
 # ---------------------------------------------------------------- the store: results as files, reused
 
 
-def _write_run(path: Path, release: str, mode: dict[str, object], cases: Mapping[str, str],
-               flags: Sequence[dict[str, object]] = (), ended: bool = True) -> None:
+def _write_run(
+    path: Path,
+    release: str,
+    mode: dict[str, object],
+    cases: Mapping[str, str],
+    flags: Sequence[dict[str, object]] = (),
+    ended: bool = True,
+) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     writer = ResultsWriter(path)
-    header = harness_header("jax", mode, run_id=f"r-{release}-{path.stem}", implementation_version=release)  # type: ignore[arg-type]
+    header = harness_header(
+        "jax", mode, run_id=f"r-{release}-{path.stem}", implementation_version=release
+    )  # type: ignore[arg-type]
     header["flags"] = list(flags)  # type: ignore[typeddict-item]
     writer.write(header)
     for case, dtype in cases.items():
-        writer.write({"record": "case", "run_id": header["run_id"], "case": case, "spec_file": "specs/x.yaml", "line": 1,
-                      "adapter": "jax", "implementation_version": release, "backend": "cpu", "mode": mode,
-                      "outcome": "passed", "message": "", "expected": None, "topic": case.rsplit(".", 1)[0],
-                      "actual": {"dtype": dtype, "shape": [3]}, "duration_s": 0.0})
+        writer.write(
+            {
+                "record": "case",
+                "run_id": header["run_id"],
+                "case": case,
+                "spec_file": "specs/x.yaml",
+                "line": 1,
+                "adapter": "jax",
+                "implementation_version": release,
+                "backend": "cpu",
+                "mode": mode,
+                "outcome": "passed",
+                "message": "",
+                "expected": None,
+                "topic": case.rsplit(".", 1)[0],
+                "actual": {"dtype": dtype, "shape": [3]},
+                "duration_s": 0.0,
+            }
+        )
     if ended:
         writer.write(harness_end(header["run_id"], "", interrupted=False))
     writer.close()
@@ -158,32 +216,67 @@ OFF = {"x64": False, "explicit_x64_dtypes": "warn"}
 
 def test_the_store_reads_signatures_flags_and_what_was_asked(tmp_path: Path) -> None:
     store = Store(tmp_path)
-    flag = {"name": "jax_custom_vjp3", "default": False, "value": False, "upgrade": True, "help": ""}
-    _write_run(store.result_path("0.4.30", "off-warn", None), "0.4.30", OFF, {"a.b": "float32", "a.c": "int32"})
-    _write_run(store.result_path("0.5.3", "off-warn", None), "0.5.3", OFF, {"a.b": "float32"}, [flag])
+    flag = {
+        "name": "jax_custom_vjp3",
+        "default": False,
+        "value": False,
+        "upgrade": True,
+        "help": "",
+    }
+    _write_run(
+        store.result_path("0.4.30", "off-warn", None),
+        "0.4.30",
+        OFF,
+        {"a.b": "float32", "a.c": "int32"},
+    )
+    _write_run(
+        store.result_path("0.5.3", "off-warn", None), "0.5.3", OFF, {"a.b": "float32"}, [flag]
+    )
     asked = ["a.b", "a.gone"]
     store.note_cases("0.5.0", "off-warn", asked)
     _write_run(store.result_path("0.5.0", "off-warn", asked), "0.5.0", OFF, {"a.b": "float64"})
-    _write_run(store.result_path("0.5.1", "off-warn", None), "0.5.1", OFF, {"a.b": "int8"}, ended=False)
+    _write_run(
+        store.result_path("0.5.1", "off-warn", None), "0.5.1", OFF, {"a.b": "int8"}, ended=False
+    )
     obs, full = store.observations("0.4.30", ["off-warn"])
     assert full == {"off-warn"} and obs["a.b"] == {"off-warn": "passed: dtype float32"}
-    assert obs[FLAG + "jax_custom_vjp3"] == {"*": ABSENT}  # another release has it; this one does not
-    assert store.observations("0.5.3", ["off-warn"])[0][FLAG + "jax_custom_vjp3"] == {"*": "default false"}
+    assert obs[FLAG + "jax_custom_vjp3"] == {
+        "*": ABSENT
+    }  # another release has it; this one does not
+    assert store.observations("0.5.3", ["off-warn"])[0][FLAG + "jax_custom_vjp3"] == {
+        "*": "default false"
+    }
     obs, full = store.observations("0.5.0", ["off-warn"])
-    assert not full and obs["a.b"]["off-warn"] == "passed: dtype float64" and obs["a.gone"] == {"off-warn": MISSING}
+    assert (
+        not full
+        and obs["a.b"]["off-warn"] == "passed: dtype float64"
+        and obs["a.gone"] == {"off-warn": MISSING}
+    )
     assert store.has("0.5.0", ["off-warn"], asked) and not store.has("0.5.0", ["off-warn"], None)
     assert not store.has("0.5.0", ["off-warn", "on"], asked)
-    assert not store.has("0.5.1", ["off-warn"], ["a.b"])  # an interrupted run is not reused: it runs again
+    assert not store.has(
+        "0.5.1", ["off-warn"], ["a.b"]
+    )  # an interrupted run is not reused: it runs again
     store.mark_unavailable("0.4.32", "no wheel")
     assert store.unavailable("0.4.32") == "no wheel" and store.unavailable("0.4.33") is None
 
 
 def test_discovery_asks_each_interpreter_and_keeps_the_range() -> None:
-    listed = {"py311": ["0.10.2", "0.5.3", "0.4.38", "0.4.30", "0.4.29", "0.4.1"],
-              "py312": ["0.12.0.1", "0.11.0", "0.10.2", "0.5.3", "0.6.0rc1"]}
-    found, problems = discover({"3.11": "py311", "3.12": "py312"}, *parse_range("all"), lister=lambda p: listed[p])
-    assert [(r.version, r.minor) for r in found] == [("0.4.30", "3.11"), ("0.4.38", "3.11"), ("0.5.3", "3.11"),
-                                                     ("0.10.2", "3.11"), ("0.11.0", "3.12"), ("0.12.0.1", "3.12")]
+    listed = {
+        "py311": ["0.10.2", "0.5.3", "0.4.38", "0.4.30", "0.4.29", "0.4.1"],
+        "py312": ["0.12.0.1", "0.11.0", "0.10.2", "0.5.3", "0.6.0rc1"],
+    }
+    found, problems = discover(
+        {"3.11": "py311", "3.12": "py312"}, *parse_range("all"), lister=lambda p: listed[p]
+    )
+    assert [(r.version, r.minor) for r in found] == [
+        ("0.4.30", "3.11"),
+        ("0.4.38", "3.11"),
+        ("0.5.3", "3.11"),
+        ("0.10.2", "3.11"),
+        ("0.11.0", "3.12"),
+        ("0.12.0.1", "3.12"),
+    ]
     assert not problems
     assert parse_range("0.4.30..0.5.3") == (Version("0.4.30"), Version("0.5.3"))
     assert parse_range("0.10.2..") == (Version("0.10.2"), None)
@@ -207,11 +300,23 @@ def test_changes_text_groups_by_release(tmp_path: Path) -> None:
 def _bisected_store(tmp_path: Path) -> Store:
     """Full runs at the ends, the one differing case at the releases a search probed."""
     store = Store(tmp_path / "store")
-    _write_run(store.result_path("0.4.30", "off-warn", None), "0.4.30", OFF, {"a.float0": "float32", "a.same": "int32"})
-    _write_run(store.result_path("0.5.3", "off-warn", None), "0.5.3", OFF, {"a.float0": "float0", "a.same": "int32"})
+    _write_run(
+        store.result_path("0.4.30", "off-warn", None),
+        "0.4.30",
+        OFF,
+        {"a.float0": "float32", "a.same": "int32"},
+    )
+    _write_run(
+        store.result_path("0.5.3", "off-warn", None),
+        "0.5.3",
+        OFF,
+        {"a.float0": "float0", "a.same": "int32"},
+    )
     for release, dtype in (("0.4.34", "float0"), ("0.4.33", "float32")):
         store.note_cases(release, "off-warn", ["a.float0"])
-        _write_run(store.result_path(release, "off-warn", ["a.float0"]), release, OFF, {"a.float0": dtype})
+        _write_run(
+            store.result_path(release, "off-warn", ["a.float0"]), release, OFF, {"a.float0": dtype}
+        )
     return store
 
 
@@ -227,15 +332,21 @@ def test_the_table_and_the_report_show_each_change_at_its_release(tmp_path: Path
     table = build_table(load_runs([merged]), ["0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.5.3"])
     timeline = table.timeline()
     assert [(v, [(row.case, what) for row, what in items]) for v, items in timeline] == [
-        ("0.4.34", [("a.float0", "off-warn: dtype float32 \u2192 dtype float0")])]
+        ("0.4.34", [("a.float0", "off-warn: dtype float32 \u2192 dtype float0")])
+    ]
     index, _ = build_site([merged], tmp_path / "report")
     assert index is not None
     page = index.read_text()
-    assert 'id="timeline"' in page and "Changes by release" in page and "0.4.34</strong>: 1 change" in page
+    assert (
+        'id="timeline"' in page
+        and "Changes by release" in page
+        and "0.4.34</strong>: 1 change" in page
+    )
 
 
-def test_upgrade_answers_from_a_cached_search_without_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_upgrade_answers_from_a_cached_search_without_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import argparse
 
     from jax_conformance.commands import upgrade
@@ -243,9 +354,19 @@ def test_upgrade_answers_from_a_cached_search_without_running(tmp_path: Path, mo
     names = releases(12)
     root = drive.store_root(tmp_path / "cache", names[-1])
     search = bisect(names, FakeReleases(names, planted(5), CASES))
-    data = {"releases": names, "changes": [{**f.to_json(), "topic": "custom_jvp", "claim": "float0 tangents",
-                                            "basis": "tested", "source": {"jax_test": "CustomJVPTest.test_float0"}}
-                                           for f in search.changes]}
+    data = {
+        "releases": names,
+        "changes": [
+            {
+                **f.to_json(),
+                "topic": "custom_jvp",
+                "claim": "float0 tangents",
+                "basis": "tested",
+                "source": {"jax_test": "CustomJVPTest.test_float0"},
+            }
+            for f in search.changes
+        ],
+    }
     drive.save_search(root, data)
 
     def no_search(*args: object, **kwargs: object) -> None:
@@ -255,11 +376,24 @@ def test_upgrade_answers_from_a_cached_search_without_running(tmp_path: Path, mo
     parser = argparse.ArgumentParser()
     upgrade.add_arguments(parser)
     for a, b, found in ((names[3], names[7], 1), (names[6], names[9], 0)):
-        args = parser.parse_args(["--from", a, "--to", b, "--cache-dir", str(tmp_path / "cache"),
-                                  "--out", str(tmp_path / "out")])
+        args = parser.parse_args(
+            [
+                "--from",
+                a,
+                "--to",
+                b,
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
         assert upgrade.main(args) == 0
         text = capsys.readouterr().out
-        assert f"Upgrading JAX {a} -> {b}: {found} behaviour change(s)" in text and "nothing installed or run" in text
+        assert (
+            f"Upgrading JAX {a} -> {b}: {found} behaviour change(s)" in text
+            and "nothing installed or run" in text
+        )
         if found:
             assert f"custom_jvp.float0  changed in {names[5]} (after {names[4]}; tested)" in text
             assert f"off-warn, on: {ACCEPTS} -> {RAISES}" in text
@@ -272,8 +406,14 @@ def test_a_release_the_store_holds_is_not_run_again(tmp_path: Path) -> None:
 
     store = _bisected_store(tmp_path)
     said: list[str] = []
-    observer = RealObserver(store, [Mode.from_slug("off-warn")], tmp_path / "cache", {}, tmp_path / "specs",
-                            say=said.append)
+    observer = RealObserver(
+        store,
+        [Mode.from_slug("off-warn")],
+        tmp_path / "cache",
+        {},
+        tmp_path / "specs",
+        say=said.append,
+    )
 
     def no_run(todo: object) -> None:
         raise AssertionError(f"ran {todo}")
@@ -282,8 +422,11 @@ def test_a_release_the_store_holds_is_not_run_again(tmp_path: Path) -> None:
     got = observer.observe({"0.4.30": None, "0.4.34": ["a.float0"], "0.4.33": ["a.float0"]})
     assert got["0.4.34"] == {"a.float0": {"off-warn": "passed: dtype float0"}}
     assert got["0.4.30"]["a.same"] == {"off-warn": "passed: dtype int32"}  # type: ignore[index]
-    assert said == ["jax 0.4.30: every case from the store", "jax 0.4.34: 1 cases from the store",
-                    "jax 0.4.33: 1 cases from the store"]
+    assert said == [
+        "jax 0.4.30: every case from the store",
+        "jax 0.4.34: 1 cases from the store",
+        "jax 0.4.33: 1 cases from the store",
+    ]
 
 
 def test_a_harness_error_is_no_change() -> None:
@@ -293,7 +436,10 @@ def test_a_harness_error_is_no_change() -> None:
     assert record_signature(rec) == HARNESS  # type: ignore[arg-type]
     assert not differs({"on": HARNESS, "off-warn": ACCEPTS}, {"on": RAISES, "off-warn": ACCEPTS})
     assert differs({"on": HARNESS, "off-warn": ACCEPTS}, {"on": RAISES, "off-warn": RAISES})
-    assert record_signature({"outcome": "xfailed", "actual": {"dtype": "int32"}}) == "failed: dtype int32"  # type: ignore[arg-type]
+    assert (
+        record_signature({"outcome": "xfailed", "actual": {"dtype": "int32"}})
+        == "failed: dtype int32"
+    )  # type: ignore[arg-type]
 
 
 def test_the_cache_budget_removes_the_least_recently_used(tmp_path: Path) -> None:
@@ -308,15 +454,23 @@ def test_the_cache_budget_removes_the_least_recently_used(tmp_path: Path) -> Non
         (path / envs.LAST_USED).touch()
         os.utime(path / envs.LAST_USED, (1000 + i, 1000 + i))
     # a hardlinked file (uv's cache) is counted once
-    os.link(tmp_path / "envs" / "jax-0.4.33-c" / "blob", tmp_path / "envs" / "jax-0.4.31-b" / "shared")
+    os.link(
+        tmp_path / "envs" / "jax-0.4.33-c" / "blob", tmp_path / "envs" / "jax-0.4.31-b" / "shared"
+    )
     size = envs.disk_bytes(tmp_path / "envs" / "jax-0.4.33-c")
-    report = envs.enforce_budget(tmp_path, int(size * 2.5), keep=[tmp_path / "envs" / "jax-0.4.30-a"])
+    report = envs.enforce_budget(
+        tmp_path, int(size * 2.5), keep=[tmp_path / "envs" / "jax-0.4.30-a"]
+    )
     # the oldest is this run's (kept); the next oldest goes
     assert [p.name for p, _ in report.removed] == ["jax-0.4.31-b"]
     assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == ["jax-0.4.30-a", "jax-0.4.33-c"]
     assert "removed 1 least recently used" in report.describe()
     assert envs.enforce_budget(tmp_path, 0).removed == []  # no budget: nothing removed
-    assert envs.parse_size("20G") == 20 << 30 and envs.parse_size("500M") == 500 << 20 and envs.parse_size("0") == 0
+    assert (
+        envs.parse_size("20G") == 20 << 30
+        and envs.parse_size("500M") == 500 << 20
+        and envs.parse_size("0") == 0
+    )
     with pytest.raises(ValueError):
         envs.parse_size("lots")
 
@@ -333,7 +487,9 @@ def test_a_probe_runs_only_the_modes_where_the_case_differed() -> None:
     fake = ModeAware(names, behave, CASES)
     fake.modes_for = {}
 
-    def observe(probes: Mapping[str, Sequence[str] | None]) -> dict[str, Observations | Unavailable]:
+    def observe(
+        probes: Mapping[str, Sequence[str] | None],
+    ) -> dict[str, Observations | Unavailable]:
         got = FakeReleases.observe(fake, probes)
         for obs in got.values():  # only "on" differs: off-warn keeps accepting
             if not isinstance(obs, Unavailable) and CASES[0] in obs:
@@ -349,5 +505,9 @@ def test_a_probe_runs_only_the_modes_where_the_case_differed() -> None:
 def test_the_keyword_selects_each_case_and_parses() -> None:
     from jax_conformance.compat.observer import keyword
 
-    assert keyword(["x64.defaults.arange-int", "promotion.table.add[int8|float32]", "promotion.table.*x"]) == \
-        "x64.defaults.arange-int or promotion.table.add[int8 or promotion.table."
+    assert (
+        keyword(
+            ["x64.defaults.arange-int", "promotion.table.add[int8|float32]", "promotion.table.*x"]
+        )
+        == "x64.defaults.arange-int or promotion.table.add[int8 or promotion.table."
+    )

@@ -39,13 +39,34 @@ def env(**extra: str) -> dict[str, str]:
 def suite_cmd(specs: list[Path], results: Path, *args: str) -> list[str]:
     """`pytest conformance/` over these spec directories in one mode, writing `results`."""
     spec_args = [a for d in specs for a in ("--specs", str(d))]
-    return [sys.executable, "-m", "pytest", "conformance/", "--adapter=jax", *MODE, "-p", "no:cacheprovider",
-            "-q", *spec_args, "--results", str(results), *args]
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "conformance/",
+        "--adapter=jax",
+        *MODE,
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        *spec_args,
+        "--results",
+        str(results),
+        *args,
+    ]
 
 
-def run_suite(specs: list[Path], results: Path, *args: str, timeout: float = 600, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(suite_cmd(specs, results, *args), cwd=REPO, env=env(**extra), capture_output=True,
-                          text=True, timeout=timeout)
+def run_suite(
+    specs: list[Path], results: Path, *args: str, timeout: float = 600, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        suite_cmd(specs, results, *args),
+        cwd=REPO,
+        env=env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def strict_lines(path: Path) -> list[dict[str, Any]]:
@@ -82,7 +103,8 @@ def run_line(spec: Path, case_id: str) -> int:
 def test_broken_spec_is_one_collection_error_and_every_other_case_runs(tmp_path: Path) -> None:
     specs = tmp_path / "specs"
     specs.mkdir()
-    (specs / "good.yaml").write_text(textwrap.dedent("""\
+    (specs / "good.yaml").write_text(
+        textwrap.dedent("""\
         topic: good
         source: {observed: tests/test_reliability.py}
         cases:
@@ -94,8 +116,11 @@ def test_broken_spec_is_one_collection_error_and_every_other_case_runs(tmp_path:
             claim: zeros gives float32 with x64 off
             run: jnp.zeros(2)
             expect: [{dtype: float32}]
-        """), encoding="utf-8")
-    (specs / "broken.yaml").write_text(textwrap.dedent("""\
+        """),
+        encoding="utf-8",
+    )
+    (specs / "broken.yaml").write_text(
+        textwrap.dedent("""\
         topic: broken
         source: {observed: tests/test_reliability.py}
         cases:
@@ -108,7 +133,9 @@ def test_broken_spec_is_one_collection_error_and_every_other_case_runs(tmp_path:
             claim: never collected, the file is broken
             run: jnp.arange(3)
             expect: [{dtype: int32}]
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     results = tmp_path / "results.jsonl"
     proc = run_suite([specs], results)
     out = proc.stdout
@@ -116,7 +143,10 @@ def test_broken_spec_is_one_collection_error_and_every_other_case_runs(tmp_path:
     assert "broken.yaml:8: REGEX-INVALID" in out
     assert "2 passed, 1 error" in out.splitlines()[-1], out[-2000:]
     records = outcomes(results)
-    assert {k: r["outcome"] for k, r in records.items() if k.startswith("good.")} == {"good.one": "passed", "good.two": "passed"}
+    assert {k: r["outcome"] for k, r in records.items() if k.startswith("good.")} == {
+        "good.one": "passed",
+        "good.two": "passed",
+    }
     [error] = [r for r in records.values() if r["case"].startswith("<")]
     assert (error["outcome"], error["line"]) == ("error", 8) and "REGEX-INVALID" in error["message"]
 
@@ -124,12 +154,25 @@ def test_broken_spec_is_one_collection_error_and_every_other_case_runs(tmp_path:
 # ---------------------------------------------------------------- crashes
 
 
-def check_crashes(rec: dict[str, dict[str, Any]], spec: Path = FIXTURES / "crash" / "crashes.yaml") -> None:
+def check_crashes(
+    rec: dict[str, dict[str, Any]], spec: Path = FIXTURES / "crash" / "crashes.yaml"
+) -> None:
     """The crash fixture's records: five kinds of crash recorded with what is known, every canary passed."""
     by = {k.rsplit(".", 1)[1]: r for k, r in rec.items() if k.startswith("reliability.crash.")}
     assert len(by) == 9, sorted(by)
-    assert {k for k, r in by.items() if r["outcome"] == "passed"} == {"canary-1", "canary-2", "canary-3", "canary-4"}
-    assert {k for k, r in by.items() if r["outcome"] == "crashed"} == {"os-exit", "segfault", "abort", "out-of-memory", "system-exit"}
+    assert {k for k, r in by.items() if r["outcome"] == "passed"} == {
+        "canary-1",
+        "canary-2",
+        "canary-3",
+        "canary-4",
+    }
+    assert {k for k, r in by.items() if r["outcome"] == "crashed"} == {
+        "os-exit",
+        "segfault",
+        "abort",
+        "out-of-memory",
+        "system-exit",
+    }
     assert by["os-exit"]["actual"]["crash"]["exit_status"] == 3
     assert "exited with status 3" in by["os-exit"]["message"]
     for name, sig in (("segfault", "SIGSEGV"), ("abort", "SIGABRT")):
@@ -137,20 +180,37 @@ def check_crashes(rec: dict[str, dict[str, Any]], spec: Path = FIXTURES / "crash
         assert crash["signal"] == sig
         # faulthandler's stack names the spec line the case died on.
         line = run_line(spec, f"reliability.crash.{name}")
-        assert f'crashes.yaml", line {line} in <module>' in crash["stderr_tail"], crash["stderr_tail"]
+        assert f'crashes.yaml", line {line} in <module>' in crash["stderr_tail"], crash[
+            "stderr_tail"
+        ]
     oom = by["out-of-memory"]
-    assert oom["actual"]["crash"] == {"out_of_memory": True, "memory_limit_mb": int(MEMORY_LIMIT_MB)}
+    assert oom["actual"]["crash"] == {
+        "out_of_memory": True,
+        "memory_limit_mb": int(MEMORY_LIMIT_MB),
+    }
     assert "ran out of memory" in oom["message"] and "MemoryError" in oom["message"]
     assert "SystemExit" in by["system-exit"]["message"]
 
 
-def check_hangs(rec: dict[str, dict[str, Any]], spec: Path = FIXTURES / "hang" / "hangs.yaml") -> None:
+def check_hangs(
+    rec: dict[str, dict[str, Any]], spec: Path = FIXTURES / "hang" / "hangs.yaml"
+) -> None:
     """The hang fixture's records: each hang cut at its own limit (2 s) or the run's (3 s), with its stack."""
     by = {k.rsplit(".", 1)[1]: r for k, r in rec.items() if k.startswith("reliability.hang.")}
     assert {k: r["outcome"] for k, r in by.items()} == {
-        "canary-1": "passed", "sleep": "timeout", "busy-loop": "timeout", "blocked-thread": "timeout",
-        "default-limit": "timeout", "canary-2": "passed"}
-    for name, limit in (("sleep", 2), ("busy-loop", 2), ("blocked-thread", 2), ("default-limit", 3)):
+        "canary-1": "passed",
+        "sleep": "timeout",
+        "busy-loop": "timeout",
+        "blocked-thread": "timeout",
+        "default-limit": "timeout",
+        "canary-2": "passed",
+    }
+    for name, limit in (
+        ("sleep", 2),
+        ("busy-loop", 2),
+        ("blocked-thread", 2),
+        ("default-limit", 3),
+    ):
         r = by[name]
         assert r["actual"]["timeout"]["timeout_s"] == limit
         assert f"no answer within {limit} s" in r["message"]
@@ -158,7 +218,9 @@ def check_hangs(rec: dict[str, dict[str, Any]], spec: Path = FIXTURES / "hang" /
         # The worker's stack at the deadline says where the case was stuck.
         line = run_line(spec, f"reliability.hang.{name}")
         lines = range(line, line + 4)  # a multi-line `run` hangs on one of its lines
-        assert any(f'hangs.yaml", line {n} in <module>' in r["message"] for n in lines), r["message"]
+        assert any(f'hangs.yaml", line {n} in <module>' in r["message"] for n in lines), r[
+            "message"
+        ]
 
 
 def test_crashing_cases_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -179,8 +241,15 @@ def test_hanging_cases_are_cut_at_their_limit_and_the_run_goes_on(tmp_path: Path
 
 def test_crashes_and_hangs_under_xdist(tmp_path: Path) -> None:
     results = tmp_path / "results.jsonl"
-    proc = run_suite([FIXTURES / "crash", FIXTURES / "hang"], results, "--case-timeout", "3", "-n", "2",
-                     JAX_CONFORMANCE_MEMORY_LIMIT_MB=MEMORY_LIMIT_MB)
+    proc = run_suite(
+        [FIXTURES / "crash", FIXTURES / "hang"],
+        results,
+        "--case-timeout",
+        "3",
+        "-n",
+        "2",
+        JAX_CONFORMANCE_MEMORY_LIMIT_MB=MEMORY_LIMIT_MB,
+    )
     assert "INTERNALERROR" not in proc.stdout + proc.stderr, proc.stdout[-3000:]
     rec = outcomes(results)
     assert len(rec) == 15
@@ -206,8 +275,14 @@ def test_isolated_crashes_and_hangs_in_forked_workers_are_recorded_alike(tmp_pat
     crash = isolated_copy(FIXTURES / "crash" / "crashes.yaml", tmp_path / "crash")
     hang = isolated_copy(FIXTURES / "hang" / "hangs.yaml", tmp_path / "hang")
     results = tmp_path / "results.jsonl"
-    proc = run_suite([crash.parent, hang.parent], results, "--case-timeout", "3", f"--isolation={isolation}",
-                     JAX_CONFORMANCE_MEMORY_LIMIT_MB=MEMORY_LIMIT_MB)
+    proc = run_suite(
+        [crash.parent, hang.parent],
+        results,
+        "--case-timeout",
+        "3",
+        f"--isolation={isolation}",
+        JAX_CONFORMANCE_MEMORY_LIMIT_MB=MEMORY_LIMIT_MB,
+    )
     assert "INTERNALERROR" not in proc.stdout + proc.stderr, proc.stdout[-3000:]
     rec = outcomes(results)
     assert len(rec) == 15
@@ -226,22 +301,31 @@ def test_a_leaking_case_is_an_error_and_later_cases_never_see_its_change(tmp_pat
     results = tmp_path / "results.jsonl"
     run_suite([FIXTURES / "leak"], results)
     by = {k.rsplit(".", 1)[1]: r for k, r in outcomes(results).items()}
-    for name, what in (("x64-on", "jax_enable_x64"), ("environ", "JAX_CONFORMANCE_CANARY"), ("chdir", "cwd")):
+    for name, what in (
+        ("x64-on", "jax_enable_x64"),
+        ("environ", "JAX_CONFORMANCE_CANARY"),
+        ("chdir", "cwd"),
+    ):
         assert by[name]["outcome"] == "error", by[name]
         assert "without `isolate: process`" in by[name]["message"] and what in by[name]["message"]
-    assert {k for k, r in by.items() if r["outcome"] == "passed"} == {"canary-x64", "canary-environ", "canary-cwd", "canary-float"}
+    assert {k for k, r in by.items() if r["outcome"] == "passed"} == {
+        "canary-x64",
+        "canary-environ",
+        "canary-cwd",
+        "canary-float",
+    }
 
 
 # The spec files the ordering test runs: every kind of case whose outcome could depend on what
 # ran before it in the same worker, and none more (the whole suite, five times over, was the
 # slowest test of all). Each file is here for a reason:
 ORDER_SPECS = (
-    "x64/context.yaml",        # jax.enable_x64 blocks and global config updates in threads; an isolated fork-full case
-    "x64/defaults.yaml",       # defaults read from the flag; isolated cases with JAX_ENABLE_X64 set or removed (fork-light)
-    "x64/enable_x64.yaml",     # x64 switched inside a case: jit, scan, custom_jvp/custom_vjp traced in both modes
-    "x64/trace_caches.yaml",   # trace caches that must key on x64; an isolated config.update case
-    "x64/explicit.yaml",       # explicit 64-bit requests: warnings that must be seen each time (Hypothesis `given:` cases)
-    "x64/warnings.yaml",       # one warning per function, and the cases that must see none
+    "x64/context.yaml",  # jax.enable_x64 blocks and global config updates in threads; an isolated fork-full case
+    "x64/defaults.yaml",  # defaults read from the flag; isolated cases with JAX_ENABLE_X64 set or removed (fork-light)
+    "x64/enable_x64.yaml",  # x64 switched inside a case: jit, scan, custom_jvp/custom_vjp traced in both modes
+    "x64/trace_caches.yaml",  # trace caches that must key on x64; an isolated config.update case
+    "x64/explicit.yaml",  # explicit 64-bit requests: warnings that must be seen each time (Hypothesis `given:` cases)
+    "x64/warnings.yaml",  # one warning per function, and the cases that must see none
     "custom_vjp/nondiff_argnums.yaml",  # the largest custom-derivative file: jit/vmap/grad caches of fresh functions, a `given:` case
 )
 
@@ -283,14 +367,27 @@ def test_outcomes_are_identical_in_two_random_orders_and_with_xdist(tmp_path: Pa
         seen[name] = {(r["case"], r["backend"] or ""): r["outcome"] for r in run.cases}
         orders[name] = [r["case"] for r in run.cases]
         if name == "collection order":
-            isolation = {str(r.get("isolation")) for r in run.cases if r.get("isolate") == "process"}
+            isolation = {
+                str(r.get("isolation")) for r in run.cases if r.get("isolate") == "process"
+            }
     base = seen["collection order"]
     assert len(base) > 100 and "passed" in base.values()
     # Every leaking case was caught and every canary passed, in this schedule too.
-    leaks = {k[0].rsplit(".", 1)[1]: o for k, o in base.items() if k[0].startswith("reliability.leak.")}
-    assert leaks == {"x64-on": "error", "environ": "error", "chdir": "error", "canary-x64": "passed",
-                     "canary-environ": "passed", "canary-cwd": "passed", "canary-float": "passed"}, leaks
-    assert {"fork-full", "fork-light"} <= isolation, f"the subset lost isolated cases of a kind: {isolation}"
+    leaks = {
+        k[0].rsplit(".", 1)[1]: o for k, o in base.items() if k[0].startswith("reliability.leak.")
+    }
+    assert leaks == {
+        "x64-on": "error",
+        "environ": "error",
+        "chdir": "error",
+        "canary-x64": "passed",
+        "canary-environ": "passed",
+        "canary-cwd": "passed",
+        "canary-float": "passed",
+    }, leaks
+    assert {"fork-full", "fork-light"} <= isolation, (
+        f"the subset lost isolated cases of a kind: {isolation}"
+    )
     assert seen["-n 2"] == base
     shuffled = [n for n in runs if n.startswith("seed")]
     for name in shuffled:
@@ -328,24 +425,40 @@ def _case_records(path: Path) -> int:
         return 0
 
 
-@pytest.mark.parametrize(("sig", "after"), [
-    pytest.param(signal.SIGINT, 3, id="SIGINT-after-3"),
-    pytest.param(signal.SIGTERM, 8, id="SIGTERM-after-8"),
-    pytest.param(signal.SIGKILL, 5, id="SIGKILL-after-5"),
-    pytest.param(signal.SIGKILL, 0, id="SIGKILL-before-any-case"),
-])
-def test_killed_run_leaves_whole_records_and_reads_as_interrupted(tmp_path: Path, sig: signal.Signals, after: int) -> None:
+@pytest.mark.parametrize(
+    ("sig", "after"),
+    [
+        pytest.param(signal.SIGINT, 3, id="SIGINT-after-3"),
+        pytest.param(signal.SIGTERM, 8, id="SIGTERM-after-8"),
+        pytest.param(signal.SIGKILL, 5, id="SIGKILL-after-5"),
+        pytest.param(signal.SIGKILL, 0, id="SIGKILL-before-any-case"),
+    ],
+)
+def test_killed_run_leaves_whole_records_and_reads_as_interrupted(
+    tmp_path: Path, sig: signal.Signals, after: int
+) -> None:
     results = tmp_path / "results.jsonl"
-    proc = subprocess.Popen(suite_cmd([FIXTURES / "slow"], results), cwd=REPO, env=env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        suite_cmd([FIXTURES / "slow"], results),
+        cwd=REPO,
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 240
-        while _case_records(results) < after or (after == 0 and b'"record":"collected"' not in (results.read_bytes() if results.exists() else b"")):
+        while _case_records(results) < after or (
+            after == 0
+            and b'"record":"collected"' not in (results.read_bytes() if results.exists() else b"")
+        ):
             assert proc.poll() is None, "the run ended before it could be interrupted"
             assert time.monotonic() < deadline, "the run made no progress"
             time.sleep(0.05)
         workers = _workers_of(proc.pid)
-        os.killpg(proc.pid, sig)  # the whole process group, as a terminal's Ctrl-C or a job runner would
+        os.killpg(
+            proc.pid, sig
+        )  # the whole process group, as a terminal's Ctrl-C or a job runner would
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
@@ -369,8 +482,14 @@ def test_killed_run_leaves_whole_records_and_reads_as_interrupted(tmp_path: Path
         time.sleep(0.1)
     assert not [w for w in workers if _alive(w)], "orphaned worker processes"
     site = tmp_path / "site"
-    report = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "report", str(results), "--out", str(site)],
-                            cwd=REPO, env=env(), capture_output=True, text=True, timeout=300)
+    report = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "report", str(results), "--out", str(site)],
+        cwd=REPO,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert report.returncode == 0, report.stdout + report.stderr
     assert "1 interrupted" in report.stdout
     assert "interrupted" in (site / "index.html").read_text(encoding="utf-8")
@@ -401,7 +520,8 @@ def test_python_object_tag_is_rejected_before_anything_runs(tmp_path: Path) -> N
             expect: [{{value: null}}]
         """)
     (specs / "hostile.yaml").write_text(payload, encoding="utf-8")
-    (specs / "good.yaml").write_text(textwrap.dedent("""\
+    (specs / "good.yaml").write_text(
+        textwrap.dedent("""\
         topic: fine
         source: {observed: tests/test_reliability.py}
         cases:
@@ -409,14 +529,22 @@ def test_python_object_tag_is_rejected_before_anything_runs(tmp_path: Path) -> N
             claim: runs next to the hostile file
             run: jnp.arange(3)
             expect: [{dtype: int32}]
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     # The payload is live: an unsafe loader does run it (on another path).
     control = tmp_path / "control"
     yaml.unsafe_load(payload.replace(str(target), str(control)))
     assert control.is_dir()
 
-    lint = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "lint", str(specs)], cwd=REPO, env=env(),
-                          capture_output=True, text=True, timeout=120)
+    lint = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "lint", str(specs)],
+        cwd=REPO,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert f"{specs / 'hostile.yaml'}:6: YAML-UNSAFE-TAG" in lint.stdout and lint.returncode == 1
     results = tmp_path / "results.jsonl"
     proc = run_suite([specs], results)
@@ -451,11 +579,20 @@ def test_yaml_alias_bomb_is_bounded(tmp_path: Path) -> None:
     levels = ['&a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     levels += [f"&a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
     bomb = tmp_path / "bomb.yaml"
-    bomb.write_text("topic: bomb\nsource: {observed: x}\ncases:\n  - id: bomb.case\n    claim: x\n    run: '1'\n"
-                    f"    expect: [{{note: x, value: [{', '.join(levels)}]}}]\n", encoding="utf-8")
+    bomb.write_text(
+        "topic: bomb\nsource: {observed: x}\ncases:\n  - id: bomb.case\n    claim: x\n    run: '1'\n"
+        f"    expect: [{{note: x, value: [{', '.join(levels)}]}}]\n",
+        encoding="utf-8",
+    )
     assert bomb.stat().st_size < 1000
-    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "lint", str(bomb)], cwd=REPO, env=env(),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "lint", str(bomb)],
+        cwd=REPO,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
     assert "bomb.yaml:1: YAML-TOO-LARGE with its aliases expanded the document has" in proc.stdout
 
@@ -466,9 +603,26 @@ def test_yaml_alias_bomb_is_bounded(tmp_path: Path) -> None:
 def test_jax_conformance_run_survives_crashes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", "run", "--modes", "off-warn", "--specs", str(FIXTURES / "crash"),
-         "--out", str(out), "--no-report", "--progress", "plain"],
-        cwd=REPO, env=env(JAX_CONFORMANCE_MEMORY_LIMIT_MB=MEMORY_LIMIT_MB), capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "run",
+            "--modes",
+            "off-warn",
+            "--specs",
+            str(FIXTURES / "crash"),
+            "--out",
+            str(out),
+            "--no-report",
+            "--progress",
+            "plain",
+        ],
+        cwd=REPO,
+        env=env(JAX_CONFORMANCE_MEMORY_LIMIT_MB=MEMORY_LIMIT_MB),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     strict_lines(out / "results.jsonl")

@@ -74,12 +74,33 @@ def write_specs(root: Path, text: str = DEMO_SPEC) -> Path:
     return specs
 
 
-def run_suite(specs: Path, results: Path, *args: str, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+def run_suite(
+    specs: Path, results: Path, *args: str, python: str = sys.executable
+) -> subprocess.CompletedProcess[str]:
     """A real run of the suite on these specs, in a subprocess, writing a results file."""
-    return subprocess.run([python, "-m", "pytest", str(PACKAGE_DIR), "--adapter=jax", "--specs", str(specs),
-                           "--results", str(results), "-p", "no:cacheprovider", "-q", "--x64=off",
-                           "--explicit-x64-dtypes=warn", *args],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [
+            python,
+            "-m",
+            "pytest",
+            str(PACKAGE_DIR),
+            "--adapter=jax",
+            "--specs",
+            str(specs),
+            "--results",
+            str(results),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--x64=off",
+            "--explicit-x64-dtypes=warn",
+            *args,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -94,25 +115,66 @@ def real_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # ---------------------------------------------------------------- synthetic records
 
 
-def run_file(path: Path, cases: dict[str, str], *, version: str = "0.10.2", mode: tuple[bool, str] = (False, "warn"),
-             backend: str = "cpu", adapter: str = "jax", end: bool = True, run_id: str | None = None,
-             extra: dict[str, dict[str, Any]] | None = None, collected: int | None = None) -> Path:
+def run_file(
+    path: Path,
+    cases: dict[str, str],
+    *,
+    version: str = "0.10.2",
+    mode: tuple[bool, str] = (False, "warn"),
+    backend: str = "cpu",
+    adapter: str = "jax",
+    end: bool = True,
+    run_id: str | None = None,
+    extra: dict[str, dict[str, Any]] | None = None,
+    collected: int | None = None,
+) -> Path:
     """A results file as the plugin writes it: header, collected, one record per case, end."""
     rid = run_id or f"{adapter}-{version}-{backend}-{mode[0]}-{mode[1]}"
     m = {"x64": mode[0], "explicit_x64_dtypes": mode[1]}
     lines: list[dict[str, Any]] = [
-        {"record": "run", "run_id": rid, "adapter": adapter, "implementation_version": version, "behaviour_version": version,
-         "mode": m, "backends": [backend], "environment": {"python": "3.11", "platform": "test"}, "started": "2026-01-01T00:00:00"},
-        {"record": "collected", "run_id": rid, "count": len(cases) if collected is None else collected},
+        {
+            "record": "run",
+            "run_id": rid,
+            "adapter": adapter,
+            "implementation_version": version,
+            "behaviour_version": version,
+            "mode": m,
+            "backends": [backend],
+            "environment": {"python": "3.11", "platform": "test"},
+            "started": "2026-01-01T00:00:00",
+        },
+        {
+            "record": "collected",
+            "run_id": rid,
+            "count": len(cases) if collected is None else collected,
+        },
     ]
     for case, outcome in cases.items():
-        lines.append({"record": "case", "run_id": rid, "case": case, "topic": case.rpartition(".")[0], "claim": f"claim of {case}",
-                      "spec_file": "specs/t.yaml", "line": 1, "adapter": adapter, "implementation_version": version,
-                      "backend": backend, "mode": m, "outcome": outcome, "message": f"{case} {outcome}",
-                      "expected": {"dtype": "int32"}, "actual": {"dtype": "int32"}, "duration_s": 0.01,
-                      **(extra or {}).get(case, {})})
+        lines.append(
+            {
+                "record": "case",
+                "run_id": rid,
+                "case": case,
+                "topic": case.rpartition(".")[0],
+                "claim": f"claim of {case}",
+                "spec_file": "specs/t.yaml",
+                "line": 1,
+                "adapter": adapter,
+                "implementation_version": version,
+                "backend": backend,
+                "mode": m,
+                "outcome": outcome,
+                "message": f"{case} {outcome}",
+                "expected": {"dtype": "int32"},
+                "actual": {"dtype": "int32"},
+                "duration_s": 0.01,
+                **(extra or {}).get(case, {}),
+            }
+        )
     if end:
-        lines.append({"record": "end", "run_id": rid, "exitstatus": 0, "interrupted": False, "counts": {}})
+        lines.append(
+            {"record": "end", "run_id": rid, "exitstatus": 0, "interrupted": False, "counts": {}}
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in lines)
@@ -133,11 +195,18 @@ def test_summary_counts_from_a_real_run(real_results: Path) -> None:
     assert col.applicable == 3
     assert col.compliance == pytest.approx(100 / 3)
     assert not col.interrupted
-    wrong = model.cells[(next(c.index for c in model.cases if c.id == "demo.report.wrong-dtype"), 0)]
+    wrong = model.cells[
+        (next(c.index for c in model.cases if c.id == "demo.report.wrong-dtype"), 0)
+    ]
     assert wrong["expected"]["dtype"] == "float16" and wrong["actual"]["dtype"] == "int32"
     [diff] = model.docs_vs_code
-    assert diff.case.id == "demo.report.holds" and diff.case.documented["says"] == "the docs say one thing"
-    assert [(a, v, [c.mode for c, _ in seen]) for a, v, seen in diff.releases] == [("jax", col.version, ["off-warn"])]
+    assert (
+        diff.case.id == "demo.report.holds"
+        and diff.case.documented["says"] == "the docs say one thing"
+    )
+    assert [(a, v, [c.mode for c, _ in seen]) for a, v, seen in diff.releases] == [
+        ("jax", col.version, ["off-warn"])
+    ]
     assert "dtype=int32, but should be int64" in diff.releases[0][2][0][1]
     assert col.docs_vs_code == 1
 
@@ -160,15 +229,38 @@ def test_markup_in_results_is_text_in_the_page(real_results: Path, tmp_path: Pat
 
 
 def test_two_releases_give_a_release_table_and_a_comparison(tmp_path: Path) -> None:
-    old = run_file(tmp_path / "old.jsonl", {"t.same": "passed", "t.fixed": "failed", "t.broke": "passed",
-                                            "t.gone": "passed", "t.na": "not_applicable"}, version="0.4.30")
-    new = run_file(tmp_path / "new.jsonl", {"t.same": "passed", "t.fixed": "passed", "t.broke": "failed",
-                                            "t.new": "passed", "t.na": "passed"}, version="0.10.2")
+    old = run_file(
+        tmp_path / "old.jsonl",
+        {
+            "t.same": "passed",
+            "t.fixed": "failed",
+            "t.broke": "passed",
+            "t.gone": "passed",
+            "t.na": "not_applicable",
+        },
+        version="0.4.30",
+    )
+    new = run_file(
+        tmp_path / "new.jsonl",
+        {
+            "t.same": "passed",
+            "t.fixed": "passed",
+            "t.broke": "failed",
+            "t.new": "passed",
+            "t.na": "passed",
+        },
+        version="0.10.2",
+    )
     model = build_model([new, old])
-    assert [c.version for c in model.columns] == ["0.4.30", "0.10.2"]  # release order, not text order
+    assert [c.version for c in model.columns] == [
+        "0.4.30",
+        "0.10.2",
+    ]  # release order, not text order
     [table] = model.compat
     assert table.versions == ["0.4.30", "0.10.2"]
-    page = compat_json(table, model)  # per row: case index, a letter per release, the first release it holds
+    page = compat_json(
+        table, model
+    )  # per row: case index, a letter per release, the first release it holds
     rows = {model.cases[ci].id: (statuses, first) for ci, statuses, first in page["rows"]}
     assert rows["t.fixed"] == ("FH", "0.10.2")
     assert rows["t.broke"] == ("HF", "0.4.30")
@@ -198,14 +290,29 @@ def test_case_status_over_modes() -> None:
 
 
 def test_modes_with_flags_sort_after_their_base_mode() -> None:
-    slugs = ["on+jax_remat3", "off-warn+jax_scan3+jax_remat3", "on", "off-warn+jax_scan3", "off-error", "off-warn"]
-    assert sorted(slugs, key=mode_key) == ["off-warn", "off-warn+jax_scan3", "off-warn+jax_scan3+jax_remat3",
-                                           "off-error", "on", "on+jax_remat3"]
+    slugs = [
+        "on+jax_remat3",
+        "off-warn+jax_scan3+jax_remat3",
+        "on",
+        "off-warn+jax_scan3",
+        "off-error",
+        "off-warn",
+    ]
+    assert sorted(slugs, key=mode_key) == [
+        "off-warn",
+        "off-warn+jax_scan3",
+        "off-warn+jax_scan3+jax_remat3",
+        "off-error",
+        "on",
+        "on+jax_remat3",
+    ]
 
 
 def test_a_run_without_end_record_is_interrupted_and_says_so(tmp_path: Path) -> None:
     done = run_file(tmp_path / "a.jsonl", {"t.a": "passed", "t.b": "passed"})
-    cut = run_file(tmp_path / "b.jsonl", {"t.a": "passed"}, mode=(False, "error"), end=False, collected=2)
+    cut = run_file(
+        tmp_path / "b.jsonl", {"t.a": "passed"}, mode=(False, "error"), end=False, collected=2
+    )
     with open(cut, "a") as f:
         f.write('{"record":"case","case":"t.b","outc')  # killed mid-write
     index, model = build_site([done, cut], tmp_path / "site")
@@ -221,8 +328,18 @@ def test_a_run_without_end_record_is_interrupted_and_says_so(tmp_path: Path) -> 
 def test_an_end_record_marked_interrupted_counts_too(tmp_path: Path) -> None:
     path = run_file(tmp_path / "a.jsonl", {"t.a": "passed"}, end=False)
     with open(path, "a") as f:
-        f.write(json.dumps({"record": "end", "run_id": "jax-0.10.2-cpu-False-warn", "interrupted": True,
-                            "exitstatus": 2, "reason": "the mode's pytest process killed by SIGKILL"}) + "\n")
+        f.write(
+            json.dumps(
+                {
+                    "record": "end",
+                    "run_id": "jax-0.10.2-cpu-False-warn",
+                    "interrupted": True,
+                    "exitstatus": 2,
+                    "reason": "the mode's pytest process killed by SIGKILL",
+                }
+            )
+            + "\n"
+        )
     [col] = build_model([path]).columns
     assert col.interrupted and "killed by SIGKILL" in col.interruption
 
@@ -233,11 +350,32 @@ def test_a_release_that_could_not_run_shows_why(tmp_path: Path) -> None:
     gone = tmp_path / "gone.jsonl"
     reason = "pip install jax[cpu]==0.0.1 failed: no matching distribution"
     gone.write_text(
-        json.dumps({"record": "run", "run_id": "gone", "adapter": "jax", "implementation_version": "0.0.1",
-                    "mode": {"x64": False, "explicit_x64_dtypes": "warn"}, "backends": [], "status": "unavailable",
-                    "reason": reason}) + "\n"
-        + json.dumps({"record": "end", "run_id": "gone", "exitstatus": None, "interrupted": False, "counts": {},
-                      "status": "unavailable", "reason": reason}) + "\n")
+        json.dumps(
+            {
+                "record": "run",
+                "run_id": "gone",
+                "adapter": "jax",
+                "implementation_version": "0.0.1",
+                "mode": {"x64": False, "explicit_x64_dtypes": "warn"},
+                "backends": [],
+                "status": "unavailable",
+                "reason": reason,
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "record": "end",
+                "run_id": "gone",
+                "exitstatus": None,
+                "interrupted": False,
+                "counts": {},
+                "status": "unavailable",
+                "reason": reason,
+            }
+        )
+        + "\n"
+    )
     index, model = build_site([ok, gone], tmp_path / "site")
     [col] = [c for c in model.columns if c.version == "0.0.1"]
     assert col.status_text == f"unavailable: {reason}"
@@ -245,7 +383,9 @@ def test_a_release_that_could_not_run_shows_why(tmp_path: Path) -> None:
 
 
 def test_the_same_run_read_twice_is_counted_once(tmp_path: Path) -> None:
-    per_mode = run_file(tmp_path / "modes" / "jax-off-warn.jsonl", {"t.a": "passed", "t.b": "failed"})
+    per_mode = run_file(
+        tmp_path / "modes" / "jax-off-warn.jsonl", {"t.a": "passed", "t.b": "failed"}
+    )
     merged = tmp_path / "results.jsonl"
     merged.write_bytes(per_mode.read_bytes())
     model = build_model([tmp_path])  # a directory: every *.jsonl under it
@@ -260,18 +400,34 @@ def test_several_backends_of_one_run_are_separate_columns(tmp_path: Path) -> Non
     gpu = dict(records[2], backend="gpu", outcome="failed")
     path.write_text("".join(json.dumps(r) + "\n" for r in [*records[:3], gpu, records[3]]))
     model = build_model([path])
-    assert [(c.backend, c.counts["passed"], c.counts["failed"]) for c in model.columns] == [("cpu", 1, 0), ("gpu", 0, 1)]
+    assert [(c.backend, c.counts["passed"], c.counts["failed"]) for c in model.columns] == [
+        ("cpu", 1, 0),
+        ("gpu", 0, 1),
+    ]
 
 
 def test_mutation_results_are_read_tolerantly(tmp_path: Path) -> None:
     path = tmp_path / "mutation.json"
-    path.write_text(json.dumps({"score": "1/3", "mutants": [
-        {"name": "m-killed", "rule": "truncate", "killed": True, "killed_by": ["t.a"]},
-        {"name": "m-survivor", "rule": "drop-warning", "killed": False, "killed_by": [], "explanation": "<i>no case covers it</i>"},
-        {"name": "m-bare"},
-        {"name": "m-unknown", "killed_by": "t.b"},
-        "not a mutant",
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "score": "1/3",
+                "mutants": [
+                    {"name": "m-killed", "rule": "truncate", "killed": True, "killed_by": ["t.a"]},
+                    {
+                        "name": "m-survivor",
+                        "rule": "drop-warning",
+                        "killed": False,
+                        "killed_by": [],
+                        "explanation": "<i>no case covers it</i>",
+                    },
+                    {"name": "m-bare"},
+                    {"name": "m-unknown", "killed_by": "t.b"},
+                    "not a mutant",
+                ],
+            }
+        )
+    )
     mu = load_mutation(path)
     assert mu is not None and mu["score"] == "1/3"
     # survivors first; a mutant without `killed` is shown as unknown, not as killed
@@ -311,31 +467,80 @@ def test_rendering_replaces_the_site_whole_and_leaves_other_files(tmp_path: Path
 
 
 def test_report_command(real_results: Path, tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "report", str(real_results), "--out", str(tmp_path / "site")],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "report",
+            str(real_results),
+            "--out",
+            str(tmp_path / "site"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert re.search(r"report: .*index\.html \(1 columns, 4 cases, 4 records; first page [0-9.]+ MB", proc.stdout)
+    assert re.search(
+        r"report: .*index\.html \(1 columns, 4 cases, 4 records; first page [0-9.]+ MB", proc.stdout
+    )
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "report", str(empty), "--out", str(tmp_path / "none")],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "report",
+            str(empty),
+            "--out",
+            str(tmp_path / "none"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "no runs found" in proc.stderr
     assert not (tmp_path / "none" / "index.html").exists()
 
 
-def synthetic_merge(root: Path, cases: int, versions: int, backends: tuple[str, ...] = ("cpu", "gpu")) -> list[Path]:
+def synthetic_merge(
+    root: Path, cases: int, versions: int, backends: tuple[str, ...] = ("cpu", "gpu")
+) -> list[Path]:
     """cases x versions x backends x 4 modes records, outcomes varied, as separate result files."""
-    outcomes = ["passed"] * 12 + ["failed", "not_applicable", "not_applicable", "xfailed", "crashed", "timeout"]
+    outcomes = ["passed"] * 12 + [
+        "failed",
+        "not_applicable",
+        "not_applicable",
+        "xfailed",
+        "crashed",
+        "timeout",
+    ]
     paths = []
     modes = [(False, "warn"), (False, "error"), (False, "allow"), (True, "warn")]
     for v in range(versions):
         for backend in backends:
             for m, mode in enumerate(modes):
                 path = root / f"r-{v}-{backend}-{m}.jsonl"
-                picks = {f"topic{c % 40}.case-{c:05d}": outcomes[(c * 7 + v * 3 + m) % len(outcomes)] for c in range(cases)}
-                extra = {k: {"message": "x" * 200 if o != "passed" else "", "claim": f"claim {k} " + "word " * 15}
-                         for k, o in picks.items()}
-                paths.append(run_file(path, picks, version=f"0.{v + 4}.0", mode=mode, backend=backend, extra=extra))
+                picks = {
+                    f"topic{c % 40}.case-{c:05d}": outcomes[(c * 7 + v * 3 + m) % len(outcomes)]
+                    for c in range(cases)
+                }
+                extra = {
+                    k: {
+                        "message": "x" * 200 if o != "passed" else "",
+                        "claim": f"claim {k} " + "word " * 15,
+                    }
+                    for k, o in picks.items()
+                }
+                paths.append(
+                    run_file(
+                        path, picks, version=f"0.{v + 4}.0", mode=mode, backend=backend, extra=extra
+                    )
+                )
     return paths
 
 
@@ -358,10 +563,25 @@ def test_a_100000_record_merge_keeps_the_first_page_light(tmp_path: Path) -> Non
 def test_compliance_counts_documented_and_tested_only(tmp_path: Path) -> None:
     # observed cases are shown beside compliance, unsupported ones never count; a legacy record
     # without `basis` counts as before.
-    extra = {"t.doc": {"basis": "documented"}, "t.test": {"basis": "tested"}, "t.obs": {"basis": "observed"},
-             "t.gone": {"basis": "unsupported"}, "t.obs-fails": {"basis": "observed"}}
-    path = run_file(tmp_path / "r.jsonl", {"t.doc": "passed", "t.test": "failed", "t.obs": "passed",
-                                           "t.obs-fails": "failed", "t.gone": "passed", "t.legacy": "passed"}, extra=extra)
+    extra = {
+        "t.doc": {"basis": "documented"},
+        "t.test": {"basis": "tested"},
+        "t.obs": {"basis": "observed"},
+        "t.gone": {"basis": "unsupported"},
+        "t.obs-fails": {"basis": "observed"},
+    }
+    path = run_file(
+        tmp_path / "r.jsonl",
+        {
+            "t.doc": "passed",
+            "t.test": "failed",
+            "t.obs": "passed",
+            "t.obs-fails": "failed",
+            "t.gone": "passed",
+            "t.legacy": "passed",
+        },
+        extra=extra,
+    )
     [col] = build_model([path]).columns
     assert col.compliance == pytest.approx(100 * 2 / 3)  # t.doc and t.legacy hold, t.test fails
     assert col.observed == (1, 2)
@@ -372,14 +592,37 @@ def test_docs_vs_code_is_computed_per_release_with_its_since(tmp_path: Path) -> 
     # The docs' expectation holds at 0.4.30 and fails at 0.8.0 and 0.10.2 while the code's holds:
     # the case is listed for 0.8.0 and 0.10.2 only, since 0.8.0 (the docs held in 0.4.30).
     def documented(holds: bool) -> dict[str, Any]:
-        return {"t.ctx": {"basis": "documented", "documented": {"holds": holds, "line": 9, "message": "" if holds else "did not raise",
-                                                                 "says": "no block-level switch", "source": [{"doc": "docs/d.md"}]}},
-                "t.fails": {"documented": {"holds": False, "line": 3, "message": "x", "says": "s", "source": []}}}
+        return {
+            "t.ctx": {
+                "basis": "documented",
+                "documented": {
+                    "holds": holds,
+                    "line": 9,
+                    "message": "" if holds else "did not raise",
+                    "says": "no block-level switch",
+                    "source": [{"doc": "docs/d.md"}],
+                },
+            },
+            "t.fails": {
+                "documented": {"holds": False, "line": 3, "message": "x", "says": "s", "source": []}
+            },
+        }
+
     for version, holds in (("0.4.30", True), ("0.8.0", False), ("0.10.2", False)):
-        run_file(tmp_path / f"{version}.jsonl", {"t.ctx": "passed", "t.fails": "failed"}, version=version, extra=documented(holds))
+        run_file(
+            tmp_path / f"{version}.jsonl",
+            {"t.ctx": "passed", "t.fails": "failed"},
+            version=version,
+            extra=documented(holds),
+        )
     model = build_model([tmp_path])
-    [diff] = model.docs_vs_code  # t.fails: the code's expectation failed too, so it is no docs-vs-code difference
-    assert diff.case.id == "t.ctx" and diff.case.documented == {"says": "no block-level switch", "source": [{"doc": "docs/d.md"}]}
+    [diff] = (
+        model.docs_vs_code
+    )  # t.fails: the code's expectation failed too, so it is no docs-vs-code difference
+    assert diff.case.id == "t.ctx" and diff.case.documented == {
+        "says": "no block-level switch",
+        "source": [{"doc": "docs/d.md"}],
+    }
     assert [(a, v) for a, v, _ in diff.releases] == [("jax", "0.8.0"), ("jax", "0.10.2")]
     assert diff.since == {"jax": ("0.8.0", "0.4.30")}
     # Only the newest release merged: the difference is "0.10.2 or earlier".
@@ -388,6 +631,9 @@ def test_docs_vs_code_is_computed_per_release_with_its_since(tmp_path: Path) -> 
 
 
 def test_xpassed_is_counted_and_unexpected(tmp_path: Path) -> None:
-    path = run_file(tmp_path / "r.jsonl", {"t.listed-but-holds": "xpassed", "t.known": "xfailed", "t.ok": "passed"})
+    path = run_file(
+        tmp_path / "r.jsonl",
+        {"t.listed-but-holds": "xpassed", "t.known": "xfailed", "t.ok": "passed"},
+    )
     [col] = build_model([path]).columns
     assert (col.counts["xpassed"], col.counts["xfailed"], col.unexpected) == (1, 1, 1)

@@ -20,7 +20,9 @@ from tests.test_report import SCRIPT, run_file, run_suite, write_specs
 CHROMIUM = shutil.which("chromium")
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="no `chromium` on PATH (Debian: apt-get install chromium)"),
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no `chromium` on PATH (Debian: apt-get install chromium)"
+    ),
 ]
 
 
@@ -39,9 +41,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+    )
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
         yield b
         b.close()
 
@@ -67,7 +74,10 @@ def page(browser: Any, site: Path) -> Iterator[Any]:
 
 
 def summary_cell(page: Any, mode: str, outcome: str) -> str:
-    row = page.locator("table.summary tbody tr", has=page.locator("td:nth-child(4)", has_text=re.compile(f"^{mode}$")))
+    row = page.locator(
+        "table.summary tbody tr",
+        has=page.locator("td:nth-child(4)", has_text=re.compile(f"^{mode}$")),
+    )
     return str(row.locator(f'td[data-outcome="{outcome}"]').inner_text()).strip()
 
 
@@ -102,19 +112,29 @@ def test_a_failing_cell_opens_its_detail(page: Any) -> None:
 
 
 def test_markup_in_a_message_shows_as_text(page: Any) -> None:
-    page.locator('#matrix-table tr[data-case="demo.report.markup-message"] a.cell[data-outcome="failed"]').click()
+    page.locator(
+        '#matrix-table tr[data-case="demo.report.markup-message"] a.cell[data-outcome="failed"]'
+    ).click()
     page.wait_for_selector("#detail pre.message")
     message = page.locator("#detail pre.message").inner_text()
     assert SCRIPT in message and "<b>bold</b>" in message
     assert page.locator("#detail b").count() == 0
-    assert SCRIPT in page.locator('#matrix-table tr[data-case="demo.report.markup-message"] .claim').inner_text()
+    assert (
+        SCRIPT
+        in page.locator(
+            '#matrix-table tr[data-case="demo.report.markup-message"] .claim'
+        ).inner_text()
+    )
 
 
 def test_filters_narrow_the_matrix(page: Any) -> None:
     rows = page.locator("#matrix-table tbody tr[data-case]")
     assert rows.count() == 4
     page.select_option("#f-outcome", "failed")
-    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == ["demo.report.markup-message", "demo.report.wrong-dtype"]
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == [
+        "demo.report.markup-message",
+        "demo.report.wrong-dtype",
+    ]
     assert page.locator("#f-count").inner_text().startswith("2 of 4 cases")
     page.select_option("#f-outcome", "")
     page.select_option("#f-mode", "on")
@@ -137,12 +157,16 @@ def test_a_link_to_a_case_opens_it(page: Any, site: Path) -> None:
 
 def test_release_filter_and_table_on_a_two_release_merge(browser: Any, tmp_path: Path) -> None:
     files = []
-    for version, outcomes in (("0.4.30", {"t.changed": "failed", "t.same": "passed"}),
-                              ("0.10.2", {"t.changed": "passed", "t.same": "passed"})):
+    for version, outcomes in (
+        ("0.4.30", {"t.changed": "failed", "t.same": "passed"}),
+        ("0.10.2", {"t.changed": "passed", "t.same": "passed"}),
+    ):
         for mode in ((False, "warn"), (True, "warn")):
             # t.same differs between modes, never between releases
             picks = {**outcomes, "t.same": "passed" if mode[0] else "not_applicable"}
-            files.append(run_file(tmp_path / f"{version}-{mode[0]}.jsonl", picks, version=version, mode=mode))
+            files.append(
+                run_file(tmp_path / f"{version}-{mode[0]}.jsonl", picks, version=version, mode=mode)
+            )
     index, _ = build_site(files, tmp_path / "site")
     page = browser.new_page()
     errors: list[str] = []
@@ -156,7 +180,9 @@ def test_release_filter_and_table_on_a_two_release_merge(browser: Any, tmp_path:
     compat = page.locator("table.compat tbody tr")
     assert compat.count() == 1
     assert compat.first.locator("td").all_inner_texts() == ["✗", "✓", "0.10.2"]
-    assert "0 regressed · 2 fixed" in page.locator("#comparison").inner_text()  # t.changed in both modes
+    assert (
+        "0 regressed · 2 fixed" in page.locator("#comparison").inner_text()
+    )  # t.changed in both modes
     assert errors == []
     page.close()
 
@@ -164,10 +190,24 @@ def test_release_filter_and_table_on_a_two_release_merge(browser: Any, tmp_path:
 def test_xpassed_and_the_basis_of_each_case_are_shown(browser: Any, tmp_path: Path) -> None:
     # A listed divergence that now holds is xpassed: counted in the summary and unexpected in the matrix;
     # compliance counts documented and tested cases only, the basis filter narrows the matrix to each kind.
-    extra = {"t.stale-entry": {"basis": "documented"}, "t.doc": {"basis": "documented"}, "t.test": {"basis": "tested"},
-             "t.obs": {"basis": "observed"}, "t.gone": {"basis": "unsupported"}}
-    path = run_file(tmp_path / "r.jsonl", {"t.stale-entry": "xpassed", "t.doc": "failed", "t.test": "passed",
-                                           "t.obs": "failed", "t.gone": "passed"}, extra=extra)
+    extra = {
+        "t.stale-entry": {"basis": "documented"},
+        "t.doc": {"basis": "documented"},
+        "t.test": {"basis": "tested"},
+        "t.obs": {"basis": "observed"},
+        "t.gone": {"basis": "unsupported"},
+    }
+    path = run_file(
+        tmp_path / "r.jsonl",
+        {
+            "t.stale-entry": "xpassed",
+            "t.doc": "failed",
+            "t.test": "passed",
+            "t.obs": "failed",
+            "t.gone": "passed",
+        },
+        extra=extra,
+    )
     index, _ = build_site([path], tmp_path / "site")
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
@@ -176,18 +216,30 @@ def test_xpassed_and_the_basis_of_each_case_are_shown(browser: Any, tmp_path: Pa
     page.wait_for_selector("#matrix-table tbody tr[data-case]")
     assert summary_cell(page, "off-warn", "xpassed") == "1"
     row = page.locator("table.summary tbody tr").first
-    assert row.locator("td.compliance").inner_text().strip() == "66.7%"  # 2 of 3 documented/tested hold
+    assert (
+        row.locator("td.compliance").inner_text().strip() == "66.7%"
+    )  # 2 of 3 documented/tested hold
     assert row.locator("td.basis-observed").inner_text().strip() == "0/1"
     assert row.locator("td.basis-unsupported").inner_text().strip() == "1/1"
     verdict = page.locator("#verdict p.verdict").inner_text()
-    assert verdict.startswith("jax 0.10.2: 2 of 3 applicable cells conform (66.7%) · 3 unexpected"), verdict  # t.obs counts here
+    assert verdict.startswith(
+        "jax 0.10.2: 2 of 3 applicable cells conform (66.7%) · 3 unexpected"
+    ), verdict  # t.obs counts here
     assert verdict.endswith("not counted: 1 observed-only, 1 unsupported cells)"), verdict
     rows = page.locator("#matrix-table tbody tr[data-case]")
     page.select_option("#f-outcome", "unexpected")
-    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == ["t.doc", "t.obs", "t.stale-entry"]
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == [
+        "t.doc",
+        "t.obs",
+        "t.stale-entry",
+    ]
     page.select_option("#f-outcome", "")
     page.select_option("#f-basis", "counted")
-    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == ["t.doc", "t.stale-entry", "t.test"]
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.case)")) == [
+        "t.doc",
+        "t.stale-entry",
+        "t.test",
+    ]
     page.select_option("#f-basis", "unsupported")
     assert rows.evaluate_all("rs => rs.map(r => r.dataset.case)") == ["t.gone"]
     page.goto(index.as_uri() + "#case=t.stale-entry")
@@ -240,7 +292,9 @@ def rich_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = root / "rich.jsonl"
     proc = run_suite(specs, results)
     assert results.is_file(), proc.stdout + proc.stderr
-    stopped = run_file(root / "stopped.jsonl", {"t.first": "passed"}, version="0.4.30", end=False, collected=2)
+    stopped = run_file(
+        root / "stopped.jsonl", {"t.first": "passed"}, version="0.4.30", end=False, collected=2
+    )
     index, _ = build_site([results, stopped], root / "site")
     return index
 
@@ -259,14 +313,19 @@ def test_the_verdict_line_comes_first_per_implementation_and_release(page: Any, 
     assert first.get_attribute("id") == "verdict"
     [line] = page.locator("#verdict p.verdict").all_inner_texts()
     assert line.startswith("jax 0.10.2: 2 of 4 applicable cells conform (50.0%)"), line
-    assert "· 2 unexpected · 0 known divergences · 1 docs-vs-code difference · all 2 runs complete (cpu; off-warn, on)" in line
+    assert (
+        "· 2 unexpected · 0 known divergences · 1 docs-vs-code difference · all 2 runs complete (cpu; off-warn, on)"
+        in line
+    )
     assert page.locator("#verdict p.verdict.bad").count() == 1
     assert page.locator("#verdict a.v-docs").get_attribute("href") == "#drift"
     # two releases, one of them interrupted: a line each, oldest first, the incomplete run named
     lines = rich.locator("#verdict p.verdict").all_inner_texts()
     assert [v.split(":")[0] for v in lines] == ["jax 0.4.30", "jax 0.10.2"]
     assert "1 of 1 run incomplete" in lines[0] and "1 of 1 applicable cells conform" in lines[0]
-    assert lines[1].startswith("jax 0.10.2: 0 of 3 applicable cells conform (0.0%) · 3 unexpected"), lines[1]
+    assert lines[1].startswith(
+        "jax 0.10.2: 0 of 3 applicable cells conform (0.0%) · 3 unexpected"
+    ), lines[1]
     assert rich.locator("#verdict a.v-incomplete").get_attribute("href") == "#interrupted"
 
 
@@ -279,28 +338,52 @@ def open_cell(page: Any, case: str) -> Any:
 def test_a_failing_cell_starts_with_the_verdict_and_the_differing_field(rich: Any) -> None:
     detail = open_cell(rich, "demo.rich.wrong-dtype")
     # right under the case id: the verdict sentence, then the expectation that failed, field by field
-    order = detail.locator("#detail-body > *").evaluate_all("es => es.map(e => e.className || e.tagName)")
+    order = detail.locator("#detail-body > *").evaluate_all(
+        "es => es.map(e => e.className || e.tagName)"
+    )
     assert order[:4] == ["detail-id", "verdict-sentence", "H4", "failed-expectation"], order
-    assert detail.locator(".verdict-sentence").inner_text() == "jax 0.10.2 cpu off-warn: failed: result.dtype=int32, but should be int64"
-    assert "report.yaml:10)" in detail.locator("h4").first.inner_text()  # where the failed expect block is
+    assert (
+        detail.locator(".verdict-sentence").inner_text()
+        == "jax 0.10.2 cpu off-warn: failed: result.dtype=int32, but should be int64"
+    )
+    assert (
+        "report.yaml:10)" in detail.locator("h4").first.inner_text()
+    )  # where the failed expect block is
     table = detail.locator("table.failed-expectation")
-    assert table.locator("tr.differs").evaluate_all("rs => rs.map(r => r.dataset.field)") == ["dtype"]
-    assert table.locator("tr.same").evaluate_all("rs => rs.map(r => r.dataset.field)") == ["value", "warns"]
+    assert table.locator("tr.differs").evaluate_all("rs => rs.map(r => r.dataset.field)") == [
+        "dtype"
+    ]
+    assert table.locator("tr.same").evaluate_all("rs => rs.map(r => r.dataset.field)") == [
+        "value",
+        "warns",
+    ]
     assert table.locator('tr[data-field="dtype"] td').all_inner_texts() == ['"int64"', '"int32"']
     # ...before the full expected and actual
     text = detail.inner_text()
-    assert text.index("but should be int64") < text.index("the expectation that failed") < text.index("\nexpected\n")
+    assert (
+        text.index("but should be int64")
+        < text.index("the expectation that failed")
+        < text.index("\nexpected\n")
+    )
 
 
 def test_long_values_and_stderr_keep_their_line_breaks(rich: Any) -> None:
     detail = open_cell(rich, "demo.rich.multiline-error")
-    assert detail.locator("tr.differs").evaluate_all("rs => rs.map(r => r.dataset.field)") == ["raises"]
+    assert detail.locator("tr.differs").evaluate_all("rs => rs.map(r => r.dataset.field)") == [
+        "raises"
+    ]
     actual = detail.locator("pre").nth(1).inner_text()
-    assert "first line of the message\n    second line\n        indented third line" in actual, actual
+    assert "first line of the message\n    second line\n        indented third line" in actual, (
+        actual
+    )
     assert "\\n" not in actual  # no escaped line breaks
     rich.keyboard.press("Escape")
     detail = open_cell(rich, "demo.rich.crash")
-    assert detail.locator(".verdict-sentence").inner_text().endswith("crashed: the worker process exited with status 3")
+    assert (
+        detail.locator(".verdict-sentence")
+        .inner_text()
+        .endswith("crashed: the worker process exited with status 3")
+    )
     assert "stderr line one\n    stderr line two" in detail.locator("pre").nth(1).inner_text()
     assert "stderr line one\nstderr line two" in detail.locator("pre.message").inner_text()
 
@@ -313,11 +396,15 @@ def test_escape_closes_the_detail_panel(rich: Any) -> None:
     assert "#case=" not in rich.url  # closed for good: reloading does not bring it back
 
 
-def test_the_matrix_uses_the_page_width_and_the_page_scrolls_it(browser: Any, tmp_path: Path) -> None:
+def test_the_matrix_uses_the_page_width_and_the_page_scrolls_it(
+    browser: Any, tmp_path: Path
+) -> None:
     # 300 cases x 4 modes: one table as wide as the page, every row on it, no scroll box, no pager
     cases = {f"t.case-{i:03d}": "passed" for i in range(300)}
-    files = [run_file(tmp_path / f"{m[0]}-{m[1]}.jsonl", cases, mode=m)
-             for m in ((False, "warn"), (False, "error"), (False, "allow"), (True, "warn"))]
+    files = [
+        run_file(tmp_path / f"{m[0]}-{m[1]}.jsonl", cases, mode=m)
+        for m in ((False, "warn"), (False, "error"), (False, "allow"), (True, "warn"))
+    ]
     index, _ = build_site(files, tmp_path / "site")
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(index.as_uri())
@@ -331,8 +418,10 @@ def test_the_matrix_uses_the_page_width_and_the_page_scrolls_it(browser: Any, tm
         .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowY) && e.scrollHeight > e.clientHeight)
         .map(e => e.id || e.className)""")
     assert boxes == [], f"scroll boxes inside the matrix: {boxes}"
-    assert [t.strip() for t in page.locator("#matrix-table thead th.col div:nth-child(3)").all_inner_texts()] == [
-        "off-warn", "off-error", "off-allow", "on"]  # the mode names of the CLI
+    assert [
+        t.strip()
+        for t in page.locator("#matrix-table thead th.col div:nth-child(3)").all_inner_texts()
+    ] == ["off-warn", "off-error", "off-allow", "on"]  # the mode names of the CLI
     page.close()
 
 
@@ -352,14 +441,24 @@ def test_the_upcoming_defaults_section_is_shown_and_readable(browser: Any, tmp_p
     assert row.is_visible()
     cells = [t.strip() for t in row.locator("td").all_inner_texts()]
     assert cells[3] == "not applicable" and cells[4].startswith("passes"), cells
-    assert section.locator('li[data-group="jax_custom_vjp3"]').inner_text().startswith("jax_custom_vjp3: 2 cases")
+    assert (
+        section.locator('li[data-group="jax_custom_vjp3"]')
+        .inner_text()
+        .startswith("jax_custom_vjp3: 2 cases")
+    )
     # readable: the tables fit the page width, and the claim text is not squeezed to nothing
-    right = page.evaluate("Math.max(...[...document.querySelectorAll('#upcoming table')].map(t => t.getBoundingClientRect().right))")
+    right = page.evaluate(
+        "Math.max(...[...document.querySelectorAll('#upcoming table')].map(t => t.getBoundingClientRect().right))"
+    )
     assert right <= 1400, right
     assert row.locator("td.claim").bounding_box()["width"] > 150
     # the flagged column's matrix header names its flag on a line of its own, and its detail lists it
-    assert page.locator("#matrix-table thead th.col .flag").all_inner_texts() == ["+jax_custom_vjp3"]
-    page.locator('#matrix-table tr[data-case="demo.upcoming.only-under-the-flag"] a.cell[data-outcome="passed"]').click()
+    assert page.locator("#matrix-table thead th.col .flag").all_inner_texts() == [
+        "+jax_custom_vjp3"
+    ]
+    page.locator(
+        '#matrix-table tr[data-case="demo.upcoming.only-under-the-flag"] a.cell[data-outcome="passed"]'
+    ).click()
     page.wait_for_selector("#detail h2.detail-id")
     assert "jax_custom_vjp3=true" in page.locator("#detail").inner_text()
     assert errors == [], f"console errors: {errors}"

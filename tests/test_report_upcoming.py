@@ -34,8 +34,21 @@ RUNS: dict[str, tuple[str, ...]] = {"base": (), "vjp3": (VJP3,), "bwd": (BWD,), 
 
 
 def suite_command(results: Path, flags: tuple[str, ...]) -> list[str]:
-    return [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--adapter=jax", "-k", SELECT, "--results", str(results),
-            "-p", "no:cacheprovider", "-q", *(f"--flag={f}=true" for f in flags)]
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(PACKAGE_DIR),
+        "--adapter=jax",
+        "-k",
+        SELECT,
+        "--results",
+        str(results),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        *(f"--flag={f}=true" for f in flags),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +56,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The four real runs, started together (each is its own process, as `jax-conformance run` starts modes)."""
     root = tmp_path_factory.mktemp("upcoming")
     paths = {name: root / f"{name}.jsonl" for name in RUNS}
-    procs = {name: subprocess.Popen(suite_command(paths[name], flags), cwd=REPO, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True) for name, flags in RUNS.items()}
+    procs = {
+        name: subprocess.Popen(
+            suite_command(paths[name], flags),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name, flags in RUNS.items()
+    }
     for name, proc in procs.items():
         out, _ = proc.communicate(timeout=600)
         assert paths[name].is_file(), out
@@ -57,7 +78,11 @@ def model(runs: dict[str, Path]) -> ReportModel:
 
 
 def records(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["case"]: r for r in map(json.loads, path.read_text().splitlines()) if r.get("record") == "case"}
+    return {
+        r["case"]: r
+        for r in map(json.loads, path.read_text().splitlines())
+        if r.get("record") == "case"
+    }
 
 
 def section(model: ReportModel) -> UpcomingSection:
@@ -66,13 +91,25 @@ def section(model: ReportModel) -> UpcomingSection:
 
 
 def test_the_runs_are_the_modes_asked_for(runs: dict[str, Path], model: ReportModel) -> None:
-    assert [c.mode for c in model.columns] == [BASE, f"{BASE}+{VJP3}", f"{BASE}+{BWD}", ALL]  # each after its base
-    assert [c.flags for c in model.columns] == [{}, {VJP3: True}, {BWD: True}, {VJP3: True, BWD: True}]
+    assert [c.mode for c in model.columns] == [
+        BASE,
+        f"{BASE}+{VJP3}",
+        f"{BASE}+{BWD}",
+        ALL,
+    ]  # each after its base
+    assert [c.flags for c in model.columns] == [
+        {},
+        {VJP3: True},
+        {BWD: True},
+        {VJP3: True, BWD: True},
+    ]
     for path in runs.values():
         assert len(records(path)) > 20
 
 
-def test_changes_are_attributed_to_the_flag_whose_alone_run_does_them(runs: dict[str, Path], model: ReportModel) -> None:
+def test_changes_are_attributed_to_the_flag_whose_alone_run_does_them(
+    runs: dict[str, Path], model: ReportModel
+) -> None:
     sec = section(model)
     assert (sec.base, sec.upcoming) == (BASE, ALL)
     assert sec.alone == {VJP3: f"{BASE}+{VJP3}", BWD: f"{BASE}+{BWD}"}
@@ -87,25 +124,38 @@ def test_changes_are_attributed_to_the_flag_whose_alone_run_does_them(runs: dict
     assert wrong.due_to == [BWD] and wrong.group == BWD
     assert wrong in groups[BWD].cases and wrong not in groups[VJP3].cases
     second = flips["custom_vjp.rule_outputs.bwd-wrong-shape-second-argument"]
-    assert second.due_to == [BWD] and second.upcoming is not None and second.upcoming.did.startswith("raised TypeError")
+    assert (
+        second.due_to == [BWD]
+        and second.upcoming is not None
+        and second.upcoming.did.startswith("raised TypeError")
+    )
 
     # jax_custom_vjp3: a custom_vjp function closing over a jit Tracer is an UnexpectedTracerError.
     primal = flips["custom_vjp.closures.jit-tracer-primal"]
     assert primal.today.did.startswith("dtype float32"), primal.today
     assert primal.upcoming is not None and "UnexpectedTracerError" in primal.upcoming.did
     assert primal.due_to == [VJP3] and primal in groups[VJP3].cases and BWD not in primal.alone
-    assert primal.today.block != primal.upcoming.block or primal.today.outcome != primal.upcoming.outcome
+    assert (
+        primal.today.block != primal.upcoming.block
+        or primal.today.outcome != primal.upcoming.outcome
+    )
 
     # Every case is listed or counted unchanged, once.
     base = records(runs["base"])
     assert len(sec.cases) + sec.unchanged == len(base)
     assert COMBINATION not in groups  # no case changes only with both flags set
     # The counts per flag are the changes each alone-run makes.
-    assert groups[VJP3].changed_alone == sum(VJP3 in c.alone for c in sec.cases) >= len(groups[VJP3].cases)
+    assert (
+        groups[VJP3].changed_alone
+        == sum(VJP3 in c.alone for c in sec.cases)
+        >= len(groups[VJP3].cases)
+    )
     assert groups[BWD].changed_alone == sum(BWD in c.alone for c in sec.cases) >= 2
 
 
-def test_changed_means_another_outcome_block_or_observed_behaviour(runs: dict[str, Path], model: ReportModel) -> None:
+def test_changed_means_another_outcome_block_or_observed_behaviour(
+    runs: dict[str, Path], model: ReportModel
+) -> None:
     """Checked against the raw records: every case whose outcome or chosen expect block differs
     under a flag is listed, and every listed case differs from today in some field of its records."""
     sec = section(model)
@@ -117,11 +167,20 @@ def test_changed_means_another_outcome_block_or_observed_behaviour(runs: dict[st
         if any((r["outcome"], r.get("expect_line")) != key for r in others):
             assert case in listed, case
         if case in listed:
-            assert any((r["outcome"], r.get("expect_line"), r.get("actual")) != (*key, today.get("actual")) for r in others), case
-    changed_by_vjp3 = {c for c, r in raw["vjp3"].items()
-                       if (r["outcome"], r.get("expect_line")) != (raw["base"][c]["outcome"], raw["base"][c].get("expect_line"))}
+            assert any(
+                (r["outcome"], r.get("expect_line"), r.get("actual")) != (*key, today.get("actual"))
+                for r in others
+            ), case
+    changed_by_vjp3 = {
+        c
+        for c, r in raw["vjp3"].items()
+        if (r["outcome"], r.get("expect_line"))
+        != (raw["base"][c]["outcome"], raw["base"][c].get("expect_line"))
+    }
     assert changed_by_vjp3 <= {c.id for c in sec.cases if VJP3 in c.alone}
-    assert len(changed_by_vjp3) >= 10  # the closures and rule_outputs cases research found (docs/research/upcoming-flags.md)
+    assert (
+        len(changed_by_vjp3) >= 10
+    )  # the closures and rule_outputs cases research found (docs/research/upcoming-flags.md)
 
 
 def test_the_page_lists_them_under_their_flag(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -129,31 +188,65 @@ def test_the_page_lists_them_under_their_flag(runs: dict[str, Path], tmp_path: P
     html = index.read_text()
     assert '<a href="#upcoming">' in html and "When JAX flips its upcoming defaults" in html
     # each flag's table is collapsed under its sentence (issue 28)
-    groups = dict(re.findall(r'<details class="flip-group" data-group="([^"]+)">(.*?)</details>', html, re.S))
+    groups = dict(
+        re.findall(r'<details class="flip-group" data-group="([^"]+)">(.*?)</details>', html, re.S)
+    )
     assert 'data-case="custom_vjp.rule_outputs.bwd-wrong-shape"' in groups[BWD]
     assert 'data-case="custom_vjp.rule_outputs.bwd-wrong-shape"' not in groups[VJP3]
     assert 'data-case="custom_vjp.closures.jit-tracer-primal"' in groups[VJP3]
     sec = section(model)
-    counts = {name: "0" if n == "no" else n for name, n in re.findall(r'<li data-group="([^"]+)"[^>]*>[^:<]+: (\d+|no) case', html)}
+    counts = {
+        name: "0" if n == "no" else n
+        for name, n in re.findall(r'<li data-group="([^"]+)"[^>]*>[^:<]+: (\d+|no) case', html)
+    }
     assert counts == {g.name: str(len(g.cases)) for g in sec.groups}
     for g in sec.groups:  # a sentence each, from the section's data
-        assert g.sentence.startswith(f"{g.name}: ") and g.sentence.endswith(".") and html.count(g.sentence.split(" (")[0]) >= 1
+        assert (
+            g.sentence.startswith(f"{g.name}: ")
+            and g.sentence.endswith(".")
+            and html.count(g.sentence.split(" (")[0]) >= 1
+        )
     assert f"<strong>unchanged</strong>: {sec.unchanged} case" in html
     # The flags of each mode: what it sets, and the upgrade flags in effect.
     rows = dict(re.findall(r'<tr data-flag="([^"]+)">(.*?)</tr>', html, re.S))
-    cells = re.findall(r'<td class="flag-value ([a-z ]*)" data-mode="([^"]+)">([^<]*)</td>', rows[VJP3])
+    cells = re.findall(
+        r'<td class="flag-value ([a-z ]*)" data-mode="([^"]+)">([^<]*)</td>', rows[VJP3]
+    )
     assert [(kind.strip(), mode, text) for kind, mode, text in cells] == [
-        ("", BASE, "false"), ("set", f"{BASE}+{VJP3}", "true"), ("", f"{BASE}+{BWD}", "false"), ("set", ALL, "true")]
+        ("", BASE, "false"),
+        ("set", f"{BASE}+{VJP3}", "true"),
+        ("", f"{BASE}+{BWD}", "false"),
+        ("set", ALL, "true"),
+    ]
     assert "jax_remat3" in rows and "jax_enable_x64" not in rows  # upgrade flags only
 
 
-def test_the_report_command_prints_a_line_per_base_mode(runs: dict[str, Path], tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "jax_conformance.cli", "report", *map(str, runs.values()), "--out", str(tmp_path / "site")],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+def test_the_report_command_prints_a_line_per_base_mode(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "report",
+            *map(str, runs.values()),
+            "--out",
+            str(tmp_path / "site"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("upcoming defaults")]
     assert line.startswith("upcoming defaults (jax ") and "today off-warn" in line
-    assert re.search(rf"\b{BWD} 2\b", line) and re.search(rf"\b{VJP3} \d+", line) and line.endswith("unchanged"), line
+    assert (
+        re.search(rf"\b{BWD} 2\b", line)
+        and re.search(rf"\b{VJP3} \d+", line)
+        and line.endswith("unchanged")
+    ), line
 
 
 def strip_flags(src: Path, dst: Path) -> Path:
@@ -169,20 +262,26 @@ def strip_flags(src: Path, dst: Path) -> Path:
     return dst
 
 
-def test_old_results_without_flags_still_load_and_merge(runs: dict[str, Path], tmp_path: Path) -> None:
+def test_old_results_without_flags_still_load_and_merge(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
     old = strip_flags(runs["base"], tmp_path / "old.jsonl")
     assert '"flags"' not in old.read_text()
     # alone: a plain report with no flag sections
     index, alone = build_site([old], tmp_path / "alone")
-    assert [c.mode for c in alone.columns] == [BASE] and alone.upcoming == [] and alone.flags is None
+    assert (
+        [c.mode for c in alone.columns] == [BASE] and alone.upcoming == [] and alone.flags is None
+    )
     assert 'id="upcoming"' not in index.read_text() and 'id="flags"' not in index.read_text()
     assert alone.columns[0].counts == build_model([runs["base"]]).columns[0].counts
     # merged with today's flagged run: the old run is the base mode; its flag values are unknown (?)
     index, merged = build_site([old, runs["bwd"]], tmp_path / "merged")
     sec = section(merged)
     assert (sec.base, sec.upcoming) == (BASE, f"{BASE}+{BWD}")
-    assert {c.id for c in sec.cases if c.group == BWD} >= {"custom_vjp.rule_outputs.bwd-wrong-shape",
-                                                           "custom_vjp.rule_outputs.bwd-wrong-shape-second-argument"}
+    assert {c.id for c in sec.cases if c.group == BWD} >= {
+        "custom_vjp.rule_outputs.bwd-wrong-shape",
+        "custom_vjp.rule_outputs.bwd-wrong-shape-second-argument",
+    }
     assert merged.flags is not None
     old_mode = next(m for m in merged.flags.modes if m.mode == BASE)
     assert not old_mode.listed and merged.flags.cell(old_mode, VJP3) == ("?", "")
@@ -236,19 +335,30 @@ def test_another_expect_block_and_applicability_count_as_changes(tmp_path: Path)
     sec = section(model)
     assert (sec.base, sec.upcoming, sec.alone) == (BASE, f"{BASE}+{VJP3}", {VJP3: f"{BASE}+{VJP3}"})
     flips = {c.id: c for c in sec.cases}
-    assert set(flips) == {"demo.upcoming.block-only", "demo.upcoming.only-under-the-flag"} and sec.unchanged == 1
+    assert (
+        set(flips) == {"demo.upcoming.block-only", "demo.upcoming.only-under-the-flag"}
+        and sec.unchanged == 1
+    )
     block = flips["demo.upcoming.block-only"]
     assert block.upcoming is not None
-    assert (block.today.outcome, block.upcoming.outcome) == ("passed", "passed")  # the outcome alone would miss it
+    assert (block.today.outcome, block.upcoming.outcome) == (
+        "passed",
+        "passed",
+    )  # the outcome alone would miss it
     assert block.today.did == block.upcoming.did == "dtype int32"
     assert block.today.block != block.upcoming.block and "another expect block" in block.how
     assert block.due_to == [VJP3]
     na = flips["demo.upcoming.only-under-the-flag"]
-    assert na.upcoming is not None and (na.today.outcome, na.upcoming.outcome) == ("not_applicable", "passed")
+    assert na.upcoming is not None and (na.today.outcome, na.upcoming.outcome) == (
+        "not_applicable",
+        "passed",
+    )
     assert na.how.startswith("not applicable today, passes under the flags"), na.how
 
 
-def test_the_verdict_counts_the_modes_without_flags_and_names_the_others(runs: dict[str, Path], model: ReportModel) -> None:
+def test_the_verdict_counts_the_modes_without_flags_and_names_the_others(
+    runs: dict[str, Path], model: ReportModel
+) -> None:
     """A preview of JAX's upcoming defaults is not today's JAX: beside a base mode, flagged modes are
     left out of the conformance verdict (and said to be); a run of a flagged mode alone is counted."""
     from jax_conformance.report.model import COUNTED_BASES

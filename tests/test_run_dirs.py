@@ -76,12 +76,27 @@ def specs(root: Path, text: str = SPEC) -> Path:
 
 
 def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jax_conformance.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return cli("run", "--adapter", "reference", "--progress", "plain", "--specs", str(cwd / "specs"), *args, cwd=cwd)
+    return cli(
+        "run",
+        "--adapter",
+        "reference",
+        "--progress",
+        "plain",
+        "--specs",
+        str(cwd / "specs"),
+        *args,
+        cwd=cwd,
+    )
 
 
 def records(path: Path) -> list[Record]:
@@ -103,10 +118,19 @@ def test_each_run_gets_its_own_directory_and_latest_points_at_the_newest(tmp_pat
     assert f"latest: reports/latest -> {two.name}" in second.stdout
     # never mixed: each directory holds its own run's files only
     assert sorted(p.name for p in (one / "modes").iterdir()) == [
-        "reference-off-warn.jsonl", "reference-off-warn.log", "reference-on.jsonl", "reference-on.log"]
-    assert sorted(p.name for p in (two / "modes").iterdir()) == ["reference-on.jsonl", "reference-on.log"]
+        "reference-off-warn.jsonl",
+        "reference-off-warn.log",
+        "reference-on.jsonl",
+        "reference-on.log",
+    ]
+    assert sorted(p.name for p in (two / "modes").iterdir()) == [
+        "reference-on.jsonl",
+        "reference-on.log",
+    ]
     assert (one / "index.html").is_file() and (two / "index.html").is_file()
-    assert {r["run_id"] for r in records(one / "results.jsonl")}.isdisjoint(r["run_id"] for r in records(two / "results.jsonl"))
+    assert {r["run_id"] for r in records(one / "results.jsonl")}.isdisjoint(
+        r["run_id"] for r in records(two / "results.jsonl")
+    )
 
 
 @pytest.mark.slow
@@ -116,12 +140,17 @@ def test_out_over_a_finished_run_needs_force_which_clears_it_first(tmp_path: Pat
     assert run("--modes", "off-warn,on", "--out", str(out), cwd=tmp_path).returncode == 0
     again = run("--modes", "on", "--out", str(out), cwd=tmp_path)
     assert again.returncode == 2 and again.stdout == ""
-    assert again.stderr.strip() == (f"jax-conformance run: --out {out} already holds a run (results.jsonl, modes, index.html, assets); "
-                                    "pass --force to replace it, or leave out --out to keep each run in reports/runs/")
+    assert again.stderr.strip() == (
+        f"jax-conformance run: --out {out} already holds a run (results.jsonl, modes, index.html, assets); "
+        "pass --force to replace it, or leave out --out to keep each run in reports/runs/"
+    )
     assert (out / "modes" / "reference-off-warn.jsonl").is_file()  # untouched
     forced = run("--modes", "on", "--out", str(out), "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stdout + forced.stderr
-    assert sorted(p.name for p in (out / "modes").iterdir()) == ["reference-on.jsonl", "reference-on.log"]
+    assert sorted(p.name for p in (out / "modes").iterdir()) == [
+        "reference-on.jsonl",
+        "reference-on.log",
+    ]
     modes = {r["mode"]["x64"] for r in records(out / "results.jsonl") if r["record"] == "run"}
     assert modes == {True}
     assert not (tmp_path / "reports").exists()  # --out leaves reports/latest alone
@@ -136,13 +165,19 @@ def test_report_never_writes_over_an_earlier_site(tmp_path: Path) -> None:
     made = cli("report", str(out), cwd=tmp_path)
     assert made.returncode == 0, made.stdout + made.stderr
     sites = list((tmp_path / "reports" / "runs").iterdir())
-    assert len(sites) == 1 and sites[0].name.endswith("-report") and (sites[0] / "index.html").is_file()
+    assert (
+        len(sites) == 1
+        and sites[0].name.endswith("-report")
+        and (sites[0] / "index.html").is_file()
+    )
     assert (out / "index.html").read_text() == page
     refused = cli("report", str(out), "--out", str(out), cwd=tmp_path)
     assert refused.returncode == 2 and "pass --force" in refused.stderr
     forced = cli("report", str(out), "--out", str(out), "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stdout + forced.stderr
-    assert (out / "results.jsonl").is_file() and (out / "modes" / "reference-off-warn.jsonl").is_file()  # its inputs stay
+    assert (out / "results.jsonl").is_file() and (
+        out / "modes" / "reference-off-warn.jsonl"
+    ).is_file()  # its inputs stay
 
 
 @pytest.mark.slow
@@ -165,14 +200,37 @@ def test_a_mode_has_one_name_in_the_cli_summary_results_report_and_test_ids(tmp_
 def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path) -> None:
     specs(tmp_path, SLOW)
     out = tmp_path / "out"
-    runner = subprocess.Popen([sys.executable, "-m", "jax_conformance.cli", "run", "--adapter", "reference", "--progress", "plain",
-                               "--specs", str(tmp_path / "specs"), "--modes", "off-warn,off-error,off-allow", "--jobs", "1",
-                               "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    runner = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "run",
+            "--adapter",
+            "reference",
+            "--progress",
+            "plain",
+            "--specs",
+            str(tmp_path / "specs"),
+            "--modes",
+            "off-warn,off-error,off-allow",
+            "--jobs",
+            "1",
+            "--out",
+            str(out),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         mode_file = out / "modes" / "reference-off-warn.jsonl"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # the quick case recorded: the slow one is running
-            if mode_file.is_file() and any(r.get("case") == "demo.stop.first" for r in records(mode_file)):
+            if mode_file.is_file() and any(
+                r.get("case") == "demo.stop.first" for r in records(mode_file)
+            ):
                 break
             time.sleep(0.2)
         else:
@@ -199,8 +257,14 @@ def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path)
 
     model = build_model([out / "results.jsonl"])
     assert [(c.mode, c.backend, c.interrupted) for c in model.columns] == [
-        ("off-warn", "cpu", True), ("off-error", "cpu", True), ("off-allow", "cpu", True)]
+        ("off-warn", "cpu", True),
+        ("off-error", "cpu", True),
+        ("off-allow", "cpu", True),
+    ]
     assert "stopped by Ctrl-C" in model.columns[0].interruption
     assert all("not started" in c.interruption for c in model.columns[1:])
     page = (out / "index.html").read_text()
-    assert "3 of 3 runs incomplete" in page and page.count("not started: the run was stopped before this mode") == 2
+    assert (
+        "3 of 3 runs incomplete" in page
+        and page.count("not started: the run was stopped before this mode") == 2
+    )

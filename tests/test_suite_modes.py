@@ -21,11 +21,16 @@ def test_suite_passes_against_jax(mode: Mode, tmp_path) -> None:
     # One mode under xdist (the whole suite split over two workers), the others serial: -n 2 costs
     # about 20% more CPU than a serial run, and `./dev test` already keeps both cores busy.
     xdist = ["-n", "2"] if mode == DEFAULT_MODES[0] else []
-    argv = pytest_command("jax", mode, out, extra=[*xdist, *pytest_options(expectations=[EXPECTATIONS])])
+    argv = pytest_command(
+        "jax", mode, out, extra=[*xdist, *pytest_options(expectations=[EXPECTATIONS])]
+    )
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900)
     records = [r for r in read_results(out) if r["record"] == "case"]
-    bad = [f"{r['case']}: {r['outcome']}: {r['message'][:500]}" for r in records
-           if r["outcome"] not in ("passed", "not_applicable", "xfailed")]
+    bad = [
+        f"{r['case']}: {r['outcome']}: {r['message'][:500]}"
+        for r in records
+        if r["outcome"] not in ("passed", "not_applicable", "xfailed")
+    ]
     assert proc.returncode == 0, proc.stdout[-4000:] + "\n".join(bad)
     assert not bad
     executed = [r for r in records if r["outcome"] == "passed"]

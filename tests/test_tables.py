@@ -20,11 +20,18 @@ cases:
     run: np.int32(a + b)
 """
 
-CELLS = {"generated_by": "specs/none.py", "cells": [
-    {"id": "1|2", "bind": "a = 1; b = 2", "expect": [{"dtype": "int32", "value": 3}]},
-    {"id": "2|2", "bind": "a = 2; b = 2", "expect": [{"dtype": "int32", "value": 5}]},
-    {"id": "on-only", "bind": "a = 0; b = 0", "expect": [{"when": {"x64": True}, "dtype": "int32"}]},
-]}
+CELLS = {
+    "generated_by": "specs/none.py",
+    "cells": [
+        {"id": "1|2", "bind": "a = 1; b = 2", "expect": [{"dtype": "int32", "value": 3}]},
+        {"id": "2|2", "bind": "a = 2; b = 2", "expect": [{"dtype": "int32", "value": 5}]},
+        {
+            "id": "on-only",
+            "bind": "a = 0; b = 0",
+            "expect": [{"when": {"x64": True}, "dtype": "int32"}],
+        },
+    ],
+}
 
 
 def test_each_cell_is_its_own_item_and_record(specdir: SpecDir, tmp_path) -> None:
@@ -34,5 +41,8 @@ def test_each_cell_is_its_own_item_and_record(specdir: SpecDir, tmp_path) -> Non
     result = specdir.run("--x64=off", f"--results={out}", adapter="reference")
     result.stdout.fnmatch_lines(["*demo.table.sum[[]2|2[]] FAILED*", "*result=4, but should be 5*"])
     outcomes = {r["case"]: r["outcome"] for r in read_results(out) if r["record"] == "case"}
-    assert outcomes == {"demo.table.sum[1|2]": "passed", "demo.table.sum[2|2]": "failed",
-                        "demo.table.sum[on-only]": "not_applicable"}
+    assert outcomes == {
+        "demo.table.sum[1|2]": "passed",
+        "demo.table.sum[2|2]": "failed",
+        "demo.table.sum[on-only]": "not_applicable",
+    }

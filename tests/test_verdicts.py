@@ -54,18 +54,38 @@ def test_a_listed_case_that_conforms_is_xpassed(specdir: SpecDir, tmp_path: Path
     expectations = tmp_path / "reference.yaml"
     expectations.write_text(EXPECTATIONS, encoding="utf-8")
     results = tmp_path / "r.jsonl"
-    result = specdir.run("--x64=off", "--expectations", str(expectations), "--results", str(results), adapter="reference")
+    result = specdir.run(
+        "--x64=off",
+        "--expectations",
+        str(expectations),
+        "--results",
+        str(results),
+        adapter="reference",
+    )
     assert result.ret == 1  # a stale entry must be removed: the run is not clean
-    result.stdout.fnmatch_lines(["*demo.holds*xpassed: listed as a known divergence in *reference.yaml (pretend the model diverges here)*remove the entry*",
-                                 "*conformance [[]x64=off*]: *1 xpassed*1 xfailed*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*demo.holds*xpassed: listed as a known divergence in *reference.yaml (pretend the model diverges here)*remove the entry*",
+            "*conformance [[]x64=off*]: *1 xpassed*1 xfailed*",
+        ]
+    )
     records = {r["case"]: r for r in read_results(results) if r.get("record") == "case"}
-    assert (records["demo.holds"]["outcome"], records["demo.diverges"]["outcome"]) == ("xpassed", "xfailed")
+    assert (records["demo.holds"]["outcome"], records["demo.diverges"]["outcome"]) == (
+        "xpassed",
+        "xfailed",
+    )
     [end] = [r for r in read_results(results) if r.get("record") == "end"]
     assert end["counts"] == {"xpassed": 1, "xfailed": 1}
 
 
 def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jax_conformance.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_run_counts_xpassed_and_the_ratchet_removes_the_entry(tmp_path: Path) -> None:
@@ -74,20 +94,45 @@ def test_run_counts_xpassed_and_the_ratchet_removes_the_entry(tmp_path: Path) ->
     (specs / "demo.yaml").write_text(textwrap.dedent(SPEC).lstrip(), encoding="utf-8")
     expectations = tmp_path / "reference.yaml"
     expectations.write_text(EXPECTATIONS, encoding="utf-8")
-    common = ["run", "--adapter", "reference", "--specs", str(specs), "--expectations", str(expectations),
-              "--progress", "plain", "--no-report"]
+    common = [
+        "run",
+        "--adapter",
+        "reference",
+        "--specs",
+        str(specs),
+        "--expectations",
+        str(expectations),
+        "--progress",
+        "plain",
+        "--no-report",
+    ]
     proc = _run(*common, "--out", str(tmp_path / "out1"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "outside the cases" not in proc.stdout
-    [row] = [line.split() for line in proc.stdout.splitlines() if line.startswith("reference ") and " off-warn " in line]
+    [row] = [
+        line.split()
+        for line in proc.stdout.splitlines()
+        if line.startswith("reference ") and " off-warn " in line
+    ]
     header = next(line.split() for line in proc.stdout.splitlines() if line.startswith("adapter "))
     cells = dict(zip(header, row, strict=False))
-    assert (cells["passed"], cells["xfailed"], cells["xpassed"], cells["status"]) == ("0", "1", "1", "done"), proc.stdout
+    assert (cells["passed"], cells["xfailed"], cells["xpassed"], cells["status"]) == (
+        "0",
+        "1",
+        "1",
+        "done",
+    ), proc.stdout
 
     proc = _run(*common, "--out", str(tmp_path / "out2"), "--update-expectations")
     assert "expectations rewritten" in proc.stdout, proc.stdout + proc.stderr
-    listed = [c if isinstance(c, str) else c["case"] for e in yaml.safe_load(expectations.read_text())["entries"] for c in e["cases"]]
-    assert set(listed) == {"demo.diverges"}  # the case that conforms is gone, the real divergence stays
+    listed = [
+        c if isinstance(c, str) else c["case"]
+        for e in yaml.safe_load(expectations.read_text())["entries"]
+        for c in e["cases"]
+    ]
+    assert set(listed) == {
+        "demo.diverges"
+    }  # the case that conforms is gone, the real divergence stays
     proc = _run(*common, "--out", str(tmp_path / "out3"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -123,17 +168,34 @@ cases:
 """
 
 
-def test_a_typo_in_spec_code_is_a_spec_error_and_lint_finds_it(specdir: SpecDir, tmp_path: Path) -> None:
+def test_a_typo_in_spec_code_is_a_spec_error_and_lint_finds_it(
+    specdir: SpecDir, tmp_path: Path
+) -> None:
     path = specdir.write("demo.yaml", TYPOS)
     results = tmp_path / "r.jsonl"
     result = specdir.run("--x64=off", "--results", str(results), adapter="reference")
     records = {r["case"]: r for r in read_results(results) if r.get("record") == "case"}
-    assert records["demo.typo-in-run"]["outcome"] == "error" and records["demo.typo-in-run"]["spec_error"] is True
-    assert f"{path}:7: the spec's code raised NameError: name 'jnpp' is not defined" in records["demo.typo-in-run"]["message"]
-    assert "a bug in the spec, not a verdict on the implementation" in records["demo.typo-in-run"]["message"]
-    assert records["demo.typo-in-setup"]["outcome"] == "error" and f"{path}:14:" in records["demo.typo-in-setup"]["message"]
+    assert (
+        records["demo.typo-in-run"]["outcome"] == "error"
+        and records["demo.typo-in-run"]["spec_error"] is True
+    )
+    assert (
+        f"{path}:7: the spec's code raised NameError: name 'jnpp' is not defined"
+        in records["demo.typo-in-run"]["message"]
+    )
+    assert (
+        "a bug in the spec, not a verdict on the implementation"
+        in records["demo.typo-in-run"]["message"]
+    )
+    assert (
+        records["demo.typo-in-setup"]["outcome"] == "error"
+        and f"{path}:14:" in records["demo.typo-in-setup"]["message"]
+    )
     assert records["demo.expects-name-error"]["outcome"] == "passed"
-    assert records["demo.implementation-error"]["outcome"] == "failed" and "spec_error" not in records["demo.implementation-error"]
+    assert (
+        records["demo.implementation-error"]["outcome"] == "failed"
+        and "spec_error" not in records["demo.implementation-error"]
+    )
     result.stdout.fnmatch_lines(["*demo.typo-in-run* ERROR*"])
 
     lint = _run("lint", str(specdir.path))
@@ -141,7 +203,9 @@ def test_a_typo_in_spec_code_is_a_spec_error_and_lint_finds_it(specdir: SpecDir,
     found = {line.split(": ", 1)[0] for line in lint.stdout.splitlines() if " CODE-NAMES " in line}
     assert found == {f"{path}:7", f"{path}:14", f"{path}:20"}, lint.stdout
     assert "undefined name 'jnpp'" in lint.stdout and "undefined name 'xss'" in lint.stdout
-    assert "undefined_on_purpose" in lint.stdout  # lint is strict: an intended NameError is still an undefined name
+    assert (
+        "undefined_on_purpose" in lint.stdout
+    )  # lint is strict: an intended NameError is still an undefined name
 
 
 CANNOT_FAIL = """
@@ -169,14 +233,34 @@ def test_no_case_passes_against_a_hollow_implementation(specdir: SpecDir, tmp_pa
     passed: dict[str, list[str]] = {}
     for mode in (["--x64=off", "--explicit-x64-dtypes=warn"], ["--x64=on"]):
         results = tmp_path / f"{mode[0][2:]}.jsonl"
-        subprocess.run([sys.executable, "-m", "pytest", str(PACKAGE_DIR), f"--adapter={hollow}", *mode, "-p", "no:cacheprovider",
-                        "-q", "--results", str(results)], cwd=REPO, capture_output=True, text=True, timeout=900)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                str(PACKAGE_DIR),
+                f"--adapter={hollow}",
+                *mode,
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--results",
+                str(results),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         records = [r for r in read_results(results) if r.get("record") == "case"]
         assert len(records) > 200
         for r in records:
             if r["outcome"] in ("passed", "xpassed"):
                 passed.setdefault(r["case"], []).append(mode[0])
-    assert passed == {}, "cases that pass against an implementation with nothing in it cannot fail:\n" + json.dumps(passed, indent=1)
+    assert passed == {}, (
+        "cases that pass against an implementation with nothing in it cannot fail:\n"
+        + json.dumps(passed, indent=1)
+    )
 
 
 def test_every_case_of_the_suite_says_what_kind_of_requirement_it_is() -> None:
@@ -184,14 +268,22 @@ def test_every_case_of_the_suite_says_what_kind_of_requirement_it_is() -> None:
     from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
     from jax_conformance.spec.model import BASES
 
-    cases = {c.id: c for p in spec_files([SPECS_DIR]) if is_spec_file(p) for c in load_spec(p).cases}
+    cases = {
+        c.id: c for p in spec_files([SPECS_DIR]) if is_spec_file(p) for c in load_spec(p).cases
+    }
     assert {c.basis for c in cases.values()} <= set(BASES)
     assert [i for i, c in cases.items() if c.basis is None] == []
     # JAX's own tests of these are skipped as "no longer supported": reported, never counted.
-    for disowned in ("custom_jvp.nondiff_argnums.tracer-under-jit-primal", "custom_jvp.nondiff_argnums.tracer-under-jit-grad",
-                     "custom_vjp.closures.jit-tracer-primal", "custom_vjp.closures.jit-tracer-rule-used"):
+    for disowned in (
+        "custom_jvp.nondiff_argnums.tracer-under-jit-primal",
+        "custom_jvp.nondiff_argnums.tracer-under-jit-grad",
+        "custom_vjp.closures.jit-tracer-primal",
+        "custom_vjp.closures.jit-tracer-rule-used",
+    ):
         assert cases[disowned].basis == "unsupported", disowned
-    assert "x64.context.no-config-use" not in cases  # true of every JAX ever released: it could not fail
+    assert (
+        "x64.context.no-config-use" not in cases
+    )  # true of every JAX ever released: it could not fail
 
 
 def test_a_divergence_known_only_in_some_releases_is_left_alone_elsewhere(tmp_path: Path) -> None:
@@ -201,7 +293,8 @@ def test_a_divergence_known_only_in_some_releases_is_left_alone_elsewhere(tmp_pa
     specs.mkdir()
     (specs / "demo.yaml").write_text(textwrap.dedent(SPEC).lstrip(), encoding="utf-8")
     expectations = tmp_path / "reference.yaml"
-    expectations.write_text(textwrap.dedent("""
+    expectations.write_text(
+        textwrap.dedent("""
         adapter: reference
         entries:
           - reason: diverged in old releases only
@@ -209,8 +302,21 @@ def test_a_divergence_known_only_in_some_releases_is_left_alone_elsewhere(tmp_pa
             cases: [demo.holds]
           - reason: it really does diverge
             cases: [demo.diverges]
-    """).lstrip(), encoding="utf-8")
-    common = ["run", "--adapter", "reference", "--specs", str(specs), "--expectations", str(expectations), "--progress", "plain", "--no-report"]
+    """).lstrip(),
+        encoding="utf-8",
+    )
+    common = [
+        "run",
+        "--adapter",
+        "reference",
+        "--specs",
+        str(specs),
+        "--expectations",
+        str(expectations),
+        "--progress",
+        "plain",
+        "--no-report",
+    ]
     proc = _run(*common, "--out", str(tmp_path / "out1"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "matched no collected case" not in proc.stdout + proc.stderr
@@ -218,10 +324,14 @@ def test_a_divergence_known_only_in_some_releases_is_left_alone_elsewhere(tmp_pa
     groups = {g["reason"]: g for g in yaml.safe_load(expectations.read_text())["entries"]}
     assert groups["diverged in old releases only"]["version"] == "<0.10"
     assert groups["diverged in old releases only"]["cases"] == ["demo.holds"]
-    assert [c if isinstance(c, str) else c["case"] for c in groups["it really does diverge"]["cases"]] == ["demo.diverges"]
+    assert [
+        c if isinstance(c, str) else c["case"] for c in groups["it really does diverge"]["cases"]
+    ] == ["demo.diverges"]
 
 
-def test_given_examples_come_from_the_fixed_seed_not_the_judges_source(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_given_examples_come_from_the_fixed_seed_not_the_judges_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Hypothesis's `derandomize` seeds from the property function's source, so an edit to the judge
     would draw other examples for every `given` case and could flip outcomes; the judge fixes the seed,
     so a property of any source with that seed and the judge's settings draws the same examples."""
@@ -233,20 +343,39 @@ def test_given_examples_come_from_the_fixed_seed_not_the_judges_source(monkeypat
     drawn: list[int] = []
     observe = judge.observe
 
-    def spy(adapter: Any, payload: dict[str, Any], values: dict[str, Any] | None = None, base: Any = None) -> Any:
+    def spy(
+        adapter: Any,
+        payload: dict[str, Any],
+        values: dict[str, Any] | None = None,
+        base: Any = None,
+    ) -> Any:
         drawn.append((values or {})["n"])
         return observe(adapter, payload, values, base)
 
     monkeypatch.setattr(judge, "observe", spy)
-    payload = {"file": "<given>", "backend": "cpu", "setup": [], "run": {"text": "n", "line": 1},
-               "given": {"n": "st.integers(0, 10**9)"}, "max_examples": 8, "expect": {}, "expect_line": 1}
+    payload = {
+        "file": "<given>",
+        "backend": "cpu",
+        "setup": [],
+        "run": {"text": "n", "line": 1},
+        "given": {"n": "st.integers(0, 10**9)"},
+        "max_examples": 8,
+        "expect": {},
+        "expect_line": 1,
+    }
     verdict = judge.run_payload(ReferenceAdapter(), payload)
     assert verdict["outcome"] == "passed", verdict
 
     again: list[int] = []
 
-    @hypothesis.settings(max_examples=8, derandomize=True, database=None, deadline=None,
-                         suppress_health_check=list(hypothesis.HealthCheck), print_blob=False)
+    @hypothesis.settings(
+        max_examples=8,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        print_blob=False,
+    )
     @hypothesis.seed(judge.GIVEN_SEED)
     @hypothesis.given(n=st.integers(0, 10**9))
     def another_source(n: int) -> None:

@@ -28,7 +28,9 @@ from jax_conformance import CHECKOUT
 
 assert CHECKOUT is not None, "the tests run from a checkout"
 ROOT = CHECKOUT
-SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+    "setuptools"
+]
 # The modes of one process, and the cases it runs: the smoke run of the common brief.
 MODE, TOPIC = "off-warn", "x64.defaults"
 
@@ -40,7 +42,10 @@ def folder_packages() -> set[str]:
     for name, folder in SETUPTOOLS["package-dir"].items():
         base = ROOT / folder
         found.add(name)
-        found.update(".".join((name, *init.parent.relative_to(base).parts)) for init in base.rglob("*/__init__.py"))
+        found.update(
+            ".".join((name, *init.parent.relative_to(base).parts))
+            for init in base.rglob("*/__init__.py")
+        )
     return found
 
 
@@ -50,7 +55,9 @@ def test_pyproject_lists_every_package_the_folders_hold() -> None:
     listed = set(SETUPTOOLS["packages"])
     missing, stale = sorted(folder_packages() - listed), sorted(listed - folder_packages())
     assert not missing, f"add to [tool.setuptools] packages in pyproject.toml: {missing}"
-    assert not stale, f"remove from [tool.setuptools] packages in pyproject.toml (no such folder): {stale}"
+    assert not stale, (
+        f"remove from [tool.setuptools] packages in pyproject.toml (no such folder): {stale}"
+    )
 
 
 def bundled_data() -> list[str]:
@@ -58,8 +65,11 @@ def bundled_data() -> list[str]:
     mapped = {folder: name.replace(".", "/") for name, folder in SETUPTOOLS["package-dir"].items()}
     specs = [p for p in (ROOT / "specs").rglob("*") if p.suffix in (".yaml", ".json")]
     assets = [p for sub in ("templates", "static") for p in (ROOT / "reports" / sub).iterdir()]
-    return sorted(f"{mapped[p.relative_to(ROOT).parts[0]]}/{'/'.join(p.relative_to(ROOT).parts[1:])}"
-                  for p in specs + assets if p.is_file())
+    return sorted(
+        f"{mapped[p.relative_to(ROOT).parts[0]]}/{'/'.join(p.relative_to(ROOT).parts[1:])}"
+        for p in specs + assets
+        if p.is_file()
+    )
 
 
 def case_ids(spec: Path) -> list[str]:
@@ -75,16 +85,33 @@ class Installed:
         self.venv = base / "venv"
         self.cwd = base / "empty"
         self.cwd.mkdir()
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith(("JAX_", "PYTEST_"))}
-        self.env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PATH=f"{self.venv / 'bin'}{os.pathsep}{self.env['PATH']}",
-                        JAX_CONFORMANCE_CACHE=str(base / "cache"))  # the spec cache, out of the user's home
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")
+            and not k.startswith(("JAX_", "PYTEST_"))
+        }
+        self.env.update(
+            PIP_DISABLE_PIP_VERSION_CHECK="1",
+            PATH=f"{self.venv / 'bin'}{os.pathsep}{self.env['PATH']}",
+            JAX_CONFORMANCE_CACHE=str(base / "cache"),
+        )  # the spec cache, out of the user's home
 
-    def sh(self, *argv: str | Path, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([str(a) for a in argv], cwd=self.cwd, env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
+    def sh(
+        self, *argv: str | Path, timeout: float = 300, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [str(a) for a in argv],
+            cwd=self.cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check:
-            assert proc.returncode == 0, f"{argv} exited {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+            assert proc.returncode == 0, (
+                f"{argv} exited {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+            )
         return proc
 
     def build(self) -> tuple[Path, Path]:
@@ -95,7 +122,16 @@ class Installed:
 
     def install(self, wheel: Path) -> None:
         self.sh(sys.executable, "-m", "venv", self.venv)
-        self.sh(self.venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-compile", wheel, timeout=600)
+        self.sh(
+            self.venv / "bin" / "python",
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-compile",
+            wheel,
+            timeout=600,
+        )
 
     def bin(self, name: str) -> Path:
         return self.venv / "bin" / name
@@ -104,7 +140,9 @@ class Installed:
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Installed, Path, Path]:
     if importlib.util.find_spec("build") is None:
-        pytest.fail("`python -m build` makes the sdist and the wheel: ./dev setup installs it (the dev extras)")
+        pytest.fail(
+            "`python -m build` makes the sdist and the wheel: ./dev setup installs it (the dev extras)"
+        )
     inst = Installed(tmp_path_factory.mktemp("wheel"))
     assert ROOT not in inst.base.parents, "the venv must lie outside the checkout"
     sdist, wheel = inst.build()
@@ -117,50 +155,101 @@ def check_archives(sdist: Path, wheel: Path) -> None:
     data = bundled_data()
     assert len(data) > 30 and not [p for p in data if p not in names], sorted(set(data) - names)
     tops = {n.split("/")[0] for n in names}
-    assert tops == {"jax_conformance", "jax_conformance-0.1.0.dist-info"}, tops  # no `conformance`, `adapters`
+    assert tops == {"jax_conformance", "jax_conformance-0.1.0.dist-info"}, (
+        tops
+    )  # no `conformance`, `adapters`
     with tarfile.open(sdist) as tar:
         inside = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
-    for path in ("pyproject.toml", "README.md", "specs/schema.json", "specs/tags.yaml", "reports/templates/index.html.j2"):
+    for path in (
+        "pyproject.toml",
+        "README.md",
+        "specs/schema.json",
+        "specs/tags.yaml",
+        "reports/templates/index.html.j2",
+    ):
         assert path in inside, f"the sdist lacks {path}"
 
 
 def check_pip_show(inst: Installed) -> None:
     out = inst.sh(inst.bin("pip"), "show", "-f", "jax-conformance").stdout
-    files = {line.strip() for line in out.splitlines()[out.splitlines().index("Files:") + 1:]}
+    files = {line.strip() for line in out.splitlines()[out.splitlines().index("Files:") + 1 :]}
     assert not [p for p in bundled_data() if p not in files], sorted(set(bundled_data()) - files)
-    assert not [f for f in files if f.startswith(("conformance/", "adapters/"))], "a generic top-level package"
-    package_dir, checkout = inst.sh(inst.bin("python"), "-c", "import jax_conformance as j; print(j.PACKAGE_DIR, j.CHECKOUT)").stdout.split()
+    assert not [f for f in files if f.startswith(("conformance/", "adapters/"))], (
+        "a generic top-level package"
+    )
+    package_dir, checkout = inst.sh(
+        inst.bin("python"), "-c", "import jax_conformance as j; print(j.PACKAGE_DIR, j.CHECKOUT)"
+    ).stdout.split()
     assert checkout == "None", "installed from a wheel, the package has no checkout"
     site_packages = Path(package_dir).parent
-    assert not (site_packages / "conformance").exists() and not (site_packages / "adapters").exists()
+    assert (
+        not (site_packages / "conformance").exists() and not (site_packages / "adapters").exists()
+    )
 
 
 def records(results: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line)
+        for line in results.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def check_lint_and_run(inst: Installed) -> None:
-    spec_count = sum(1 for p in (ROOT / "specs").rglob("*.yaml") if p.name != "tags.yaml" and "expectations" not in p.parts)
+    spec_count = sum(
+        1
+        for p in (ROOT / "specs").rglob("*.yaml")
+        if p.name != "tags.yaml" and "expectations" not in p.parts
+    )
     lint = inst.sh(inst.bin("jax-conformance"), "lint")
-    assert f"{spec_count} spec file(s) checked, 0 error(s)" in lint.stderr, lint.stdout + lint.stderr  # the tally goes to stderr
+    assert f"{spec_count} spec file(s) checked, 0 error(s)" in lint.stderr, (
+        lint.stdout + lint.stderr
+    )  # the tally goes to stderr
 
     ids = case_ids(ROOT / "specs" / "x64" / "defaults.yaml")
     out_dir = inst.base / "out"
-    inst.sh(inst.bin("jax-conformance"), "run", "--adapter", "reference", "--modes", MODE, "-k", TOPIC,
-            "--out", out_dir, "--progress", "plain")
+    inst.sh(
+        inst.bin("jax-conformance"),
+        "run",
+        "--adapter",
+        "reference",
+        "--modes",
+        MODE,
+        "-k",
+        TOPIC,
+        "--out",
+        out_dir,
+        "--progress",
+        "plain",
+    )
     cases = [r for r in records(out_dir / "results.jsonl") if r["record"] == "case"]
-    assert sorted(r["case"] for r in cases) == sorted(ids) and {r["outcome"] for r in cases} == {"passed"}, cases
+    assert sorted(r["case"] for r in cases) == sorted(ids) and {r["outcome"] for r in cases} == {
+        "passed"
+    }, cases
     # The bundled file is named as in a checkout, whatever directory the run started in (compat's
     # table and the report read spec_file relative to SPECS_DIR.parent).
-    assert {r["spec_file"] for r in cases} == {"specs/x64/defaults.yaml"}, {r["spec_file"] for r in cases}
+    assert {r["spec_file"] for r in cases} == {"specs/x64/defaults.yaml"}, {
+        r["spec_file"] for r in cases
+    }
     assert (out_dir / "index.html").is_file() and any((out_dir / "assets").rglob("report.css"))
 
 
 def check_pytest(inst: Installed) -> None:
     """The plugin form the README gives for an installed package: pytest --pyargs jax_conformance."""
     ids = case_ids(ROOT / "specs" / "x64" / "defaults.yaml")
-    out = inst.sh(inst.bin("python"), "-m", "pytest", "--pyargs", "jax_conformance", "--adapter=reference", "-q",
-                  "-k", TOPIC, "-p", "no:cacheprovider").stdout
+    out = inst.sh(
+        inst.bin("python"),
+        "-m",
+        "pytest",
+        "--pyargs",
+        "jax_conformance",
+        "--adapter=reference",
+        "-q",
+        "-k",
+        TOPIC,
+        "-p",
+        "no:cacheprovider",
+    ).stdout
     assert re.search(rf"^{len(ids)} passed, \d+ deselected", out, re.M), out
 
 
@@ -168,7 +257,8 @@ def check_own_specs(inst: Installed) -> None:
     """--specs DIR replaces the bundled specs; given twice, with the bundled directory, it adds."""
     mine = inst.base / "myspecs" / "mine"
     mine.mkdir(parents=True)
-    (mine / "one.yaml").write_text(textwrap.dedent("""\
+    (mine / "one.yaml").write_text(
+        textwrap.dedent("""\
         topic: x64.mine
         title: The wheel test's own spec
         source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
@@ -181,22 +271,56 @@ def check_own_specs(inst: Installed) -> None:
             expect:
               - {when: {x64: false}, dtype: int32, value: [0, 1, 2]}
               - {when: {x64: true}, dtype: int64, value: [0, 1, 2]}
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     out_dir = inst.base / "out-mine"
-    inst.sh(inst.bin("jax-conformance"), "run", "--adapter", "reference", "--modes", MODE, "--specs", mine.parent,
-            "--out", out_dir, "--progress", "plain")
+    inst.sh(
+        inst.bin("jax-conformance"),
+        "run",
+        "--adapter",
+        "reference",
+        "--modes",
+        MODE,
+        "--specs",
+        mine.parent,
+        "--out",
+        out_dir,
+        "--progress",
+        "plain",
+    )
     cases = [r for r in records(out_dir / "results.jsonl") if r["record"] == "case"]
     assert [(r["case"], r["outcome"]) for r in cases] == [("x64.mine.arange", "passed")], cases
 
-    bundled = inst.sh(inst.bin("python"), "-c", "import jax_conformance as j; print(j.SPECS_DIR)").stdout.strip()
-    out = inst.sh(inst.bin("python"), "-m", "pytest", "--pyargs", "jax_conformance", "--adapter=reference", "-q",
-                  "-p", "no:cacheprovider", "--specs", mine.parent, "--specs", bundled,
-                  "-k", f"x64.mine or {TOPIC}").stdout
-    assert re.search(rf"^{len(case_ids(ROOT / 'specs' / 'x64' / 'defaults.yaml')) + 1} passed", out, re.M), out
+    bundled = inst.sh(
+        inst.bin("python"), "-c", "import jax_conformance as j; print(j.SPECS_DIR)"
+    ).stdout.strip()
+    out = inst.sh(
+        inst.bin("python"),
+        "-m",
+        "pytest",
+        "--pyargs",
+        "jax_conformance",
+        "--adapter=reference",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--specs",
+        mine.parent,
+        "--specs",
+        bundled,
+        "-k",
+        f"x64.mine or {TOPIC}",
+    ).stdout
+    assert re.search(
+        rf"^{len(case_ids(ROOT / 'specs' / 'x64' / 'defaults.yaml')) + 1} passed", out, re.M
+    ), out
 
 
 @pytest.mark.slow
-def test_the_wheel_installs_and_runs_outside_the_checkout(installed: tuple[Installed, Path, Path]) -> None:
+def test_the_wheel_installs_and_runs_outside_the_checkout(
+    installed: tuple[Installed, Path, Path],
+) -> None:
     """One test, so that `-n 2` builds and installs once; each step asserts on what it printed or wrote."""
     inst, sdist, wheel = installed
     check_archives(sdist, wheel)

@@ -22,6 +22,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[harness.Breakage, har
 
 
 @pytest.mark.parametrize("breakage", X64.breakages, ids=lambda b: b.name)
-def test_breakage_is_caught(runs: dict[harness.Breakage, harness.BreakageRun], breakage: harness.Breakage) -> None:
+def test_breakage_is_caught(
+    runs: dict[harness.Breakage, harness.BreakageRun], breakage: harness.Breakage
+) -> None:
     """The cases for the broken rule fail, readably; the control cases still pass."""
     harness.check_caught(runs[breakage])

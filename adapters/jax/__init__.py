@@ -31,9 +31,13 @@ class JaxAdapter(Adapter):
         ns = self.namespace()
         jax = ns["jax"]
         if bool(jax.config.x64_enabled) != mode.x64:
-            raise AdapterStartError(f"JAX started with x64_enabled={jax.config.x64_enabled}, expected {mode.x64}")
+            raise AdapterStartError(
+                f"JAX started with x64_enabled={jax.config.x64_enabled}, expected {mode.x64}"
+            )
         if not hasattr(jax.config, "jax_explicit_x64_dtypes"):
-            self.notes.append("jax_explicit_x64_dtypes does not exist in this release; JAX_EXPLICIT_X64_DTYPES is ignored")
+            self.notes.append(
+                "jax_explicit_x64_dtypes does not exist in this release; JAX_EXPLICIT_X64_DTYPES is ignored"
+            )
 
     def namespace(self) -> dict[str, Any]:
         if self._ns is None:
@@ -65,7 +69,9 @@ class JaxAdapter(Adapter):
                 "machine": platform.machine(),
                 "devices": [str(d) for d in devices],
                 "x64_enabled": bool(jax.config.x64_enabled),
-                "explicit_x64_dtypes": _policy_name(getattr(jax.config, "jax_explicit_x64_dtypes", None)),
+                "explicit_x64_dtypes": _policy_name(
+                    getattr(jax.config, "jax_explicit_x64_dtypes", None)
+                ),
                 "notes": self.notes,
             },
             "flags": self.flags(),
@@ -94,13 +100,24 @@ class JaxAdapter(Adapter):
                 value = _flag_json(holder.value)
             except Exception as exc:  # a holder that cannot be read here (a lazily checked option)
                 value = f"<unreadable: {type(exc).__name__}>"
-            help_text = str((meta.get(name, (None, [], {}))[2] or {}).get("help", "")) if name in meta else ""
+            help_text = (
+                str((meta.get(name, (None, [], {}))[2] or {}).get("help", ""))
+                if name in meta
+                else ""
+            )
             upgrade = bool(upgrade_text) and upgrade_text in help_text
             if upgrade_text:
                 help_text = help_text.replace(upgrade_text, "")
             set_by_env = name.upper() in os.environ
-            table.append({"name": name, "default": None if set_by_env else value, "value": value,
-                          "upgrade": upgrade, "help": " ".join(help_text.split())[:300]})
+            table.append(
+                {
+                    "name": name,
+                    "default": None if set_by_env else value,
+                    "value": value,
+                    "upgrade": upgrade,
+                    "help": " ".join(help_text.split())[:300],
+                }
+            )
         return table
 
     def backend(self, name: str) -> contextlib.AbstractContextManager[Any]:

@@ -58,40 +58,105 @@ def build_jax_module() -> types.ModuleType:
     jax = types.ModuleType("jax", "The reference model of JAX (no JAX inside).")
     dtypes_mod = types.ModuleType("jax.dtypes")
     dtypes_mod.__dict__.update(
-        canonicalize_dtype=dtypes.canonicalize_dtype, float0=dtypes.float0, issubdtype=dtypes.issubdtype,
-        result_type=numpy_api.result_type, dtype=lambda x: dtypes.dtype_of_input(x)[0] if not hasattr(x, "dtype") else x.dtype,
+        canonicalize_dtype=dtypes.canonicalize_dtype,
+        float0=dtypes.float0,
+        issubdtype=dtypes.issubdtype,
+        result_type=numpy_api.result_type,
+        dtype=lambda x: dtypes.dtype_of_input(x)[0] if not hasattr(x, "dtype") else x.dtype,
     )
     if dtypes.bfloat16 is not None:
         dtypes_mod.bfloat16 = dtypes.bfloat16  # type: ignore[attr-defined]
     jnp = types.ModuleType("jax.numpy")
     jnp.__dict__.update({k: getattr(numpy_api, k) for k in numpy_api.__all__})
     lax_mod = types.ModuleType("jax.lax")
-    for part in (lax, lax_indexing, lax_control):  # public functions and rule tables; not primitives, not imports
-        lax_mod.__dict__.update({k: v for k, v in vars(part).items() if not k.startswith("_") and not k.endswith("_p") and k not in (
-            "annotations", "np", "Any", "Callable", "Array", "Primitive", "bind", "get_aval", "contextlib")})
+    for part in (
+        lax,
+        lax_indexing,
+        lax_control,
+    ):  # public functions and rule tables; not primitives, not imports
+        lax_mod.__dict__.update(
+            {
+                k: v
+                for k, v in vars(part).items()
+                if not k.startswith("_")
+                and not k.endswith("_p")
+                and k
+                not in (
+                    "annotations",
+                    "np",
+                    "Any",
+                    "Callable",
+                    "Array",
+                    "Primitive",
+                    "bind",
+                    "get_aval",
+                    "contextlib",
+                )
+            }
+        )
     tu = types.ModuleType("jax.tree_util")
-    tu.__dict__.update(tree_map=tree_util.tree_map, tree_flatten=tree_util.tree_flatten, tree_unflatten=tree_util.tree_unflatten,
-                       tree_leaves=tree_util.tree_leaves, tree_structure=tree_util.tree_structure, PyTreeDef=tree_util.PyTreeDef)
+    tu.__dict__.update(
+        tree_map=tree_util.tree_map,
+        tree_flatten=tree_util.tree_flatten,
+        tree_unflatten=tree_util.tree_unflatten,
+        tree_leaves=tree_util.tree_leaves,
+        tree_structure=tree_util.tree_structure,
+        PyTreeDef=tree_util.PyTreeDef,
+    )
     cd = types.ModuleType("jax.custom_derivatives")
-    cd.__dict__.update(custom_jvp=custom.custom_jvp, custom_vjp=custom.custom_vjp, closure_convert=custom.closure_convert,
-                       SymbolicZero=custom.SymbolicZero, CustomVJPPrimal=custom.CustomVJPPrimal,
-                       zero_from_primal=custom.zero_from_primal)
-    experimental = types.ModuleType("jax.experimental", "Empty: enable_x64/disable_x64 were removed in JAX 0.9.0.")
+    cd.__dict__.update(
+        custom_jvp=custom.custom_jvp,
+        custom_vjp=custom.custom_vjp,
+        closure_convert=custom.closure_convert,
+        SymbolicZero=custom.SymbolicZero,
+        CustomVJPPrimal=custom.CustomVJPPrimal,
+        zero_from_primal=custom.zero_from_primal,
+    )
+    experimental = types.ModuleType(
+        "jax.experimental", "Empty: enable_x64/disable_x64 were removed in JAX 0.9.0."
+    )
     err = types.ModuleType("jax.errors")
     err.__dict__.update({k: getattr(errors, k) for k in errors.__all__})
     jax.__dict__.update(
-        __version__=BEHAVIOUR_VERSION, config=config, enable_x64=enable_x64,
-        numpy=jnp, lax=lax_mod, dtypes=dtypes_mod, errors=err, tree_util=tu, tree=tree_util.build_tree_module(), custom_derivatives=cd, experimental=experimental,
-        tree_map=tree_util.tree_map, tree_leaves=tree_util.tree_leaves, tree_structure=tree_util.tree_structure,
-        jit=jit.jit, disable_jit=jit.disable_jit, ShapeDtypeStruct=jit.ShapeDtypeStruct, make_jaxpr=jit.make_jaxpr, vmap=vmap.vmap, jvp=ad.jvp, vjp=ad.vjp, grad=ad.grad,
-        value_and_grad=ad.value_and_grad, custom_jvp=custom.custom_jvp, custom_vjp=custom.custom_vjp,
-        closure_convert=custom.closure_convert, Array=numpy_api.ndarray,
-        devices=lambda backend=None: ["CpuDevice(id=0)"], default_backend=lambda: "cpu",
+        __version__=BEHAVIOUR_VERSION,
+        config=config,
+        enable_x64=enable_x64,
+        numpy=jnp,
+        lax=lax_mod,
+        dtypes=dtypes_mod,
+        errors=err,
+        tree_util=tu,
+        tree=tree_util.build_tree_module(),
+        custom_derivatives=cd,
+        experimental=experimental,
+        tree_map=tree_util.tree_map,
+        tree_leaves=tree_util.tree_leaves,
+        tree_structure=tree_util.tree_structure,
+        jit=jit.jit,
+        disable_jit=jit.disable_jit,
+        ShapeDtypeStruct=jit.ShapeDtypeStruct,
+        make_jaxpr=jit.make_jaxpr,
+        vmap=vmap.vmap,
+        jvp=ad.jvp,
+        vjp=ad.vjp,
+        grad=ad.grad,
+        value_and_grad=ad.value_and_grad,
+        custom_jvp=custom.custom_jvp,
+        custom_vjp=custom.custom_vjp,
+        closure_convert=custom.closure_convert,
+        Array=numpy_api.ndarray,
+        devices=lambda backend=None: ["CpuDevice(id=0)"],
+        default_backend=lambda: "cpu",
         device_put=lambda x, device=None: tree_util.tree_map(numpy_api.asarray, x),
         block_until_ready=lambda x: x,
-        checkpoint=custom.checkpoint, remat=custom.checkpoint, jacfwd=ad.jacfwd,
+        checkpoint=custom.checkpoint,
+        remat=custom.checkpoint,
+        jacfwd=ad.jacfwd,
         # eval_shape: the model runs the function and keeps only the shapes and dtypes of what it returns
-        eval_shape=lambda fun, *a, **k: tree_util.tree_map(lambda x: jit.ShapeDtypeStruct(numpy_api.asarray(x).shape, numpy_api.asarray(x).dtype), fun(*a, **k)),
+        eval_shape=lambda fun, *a, **k: tree_util.tree_map(
+            lambda x: jit.ShapeDtypeStruct(numpy_api.asarray(x).shape, numpy_api.asarray(x).dtype),
+            fun(*a, **k),
+        ),
         # Python values stay concrete while the reference's jit traces, so the block needs no switch of its own
         ensure_compile_time_eval=contextlib.nullcontext,
     )
@@ -109,12 +174,21 @@ class ReferenceAdapter(Adapter):
         jax = self.namespace()["jax"]
         edm = jax.config.jax_explicit_x64_dtypes.name.lower()
         if (jax.config.x64_enabled, edm) != (mode.x64, mode.explicit_x64_dtypes):
-            raise AdapterStartError(f"the reference started with x64={jax.config.x64_enabled}, explicit_x64_dtypes={edm}; expected {mode.label}")
+            raise AdapterStartError(
+                f"the reference started with x64={jax.config.x64_enabled}, explicit_x64_dtypes={edm}; expected {mode.label}"
+            )
 
     def namespace(self) -> dict[str, Any]:
         if self._ns is None:
             jax = build_jax_module()
-            self._ns = {"jax": jax, "jnp": jax.numpy, "np": np, "lax": jax.lax, "os": os, "sys": sys}
+            self._ns = {
+                "jax": jax,
+                "jnp": jax.numpy,
+                "np": np,
+                "lax": jax.lax,
+                "os": os,
+                "sys": sys,
+            }
         return self._ns
 
     def info(self) -> AdapterInfo:

@@ -59,13 +59,25 @@ class Flag(NamedTuple):
 # is JAX's incoming behaviour (docs/research/upcoming-flags.md).
 FLAGS: dict[str, Flag] = {
     "jax_enable_x64": Flag(False, False, "Enable 64-bit types to be used (dtypes.py)."),
-    "jax_explicit_x64_dtypes": Flag("warn", False, "What an explicit 64-bit dtype request does while x64 is off: "
-                                    "warn and truncate, error, or allow (dtypes.check_user_dtype)."),
-    "jax_custom_vjp3": Flag(False, True, "custom_vjp's new implementation, chosen when custom_vjp(...) is created "
-                            "(custom_vjp3.py: closed-over Tracers and unhashable nondiff arguments rejected, new rule "
-                            "output checks)."),
-    "jax_disable_bwd_checks": Flag(False, True, "Turns off the shape checks of a custom_vjp bwd rule's output "
-                                   "(custom_vjp._leaf_cotangent, custom_vjp3.cotangents_from_bwd3)."),
+    "jax_explicit_x64_dtypes": Flag(
+        "warn",
+        False,
+        "What an explicit 64-bit dtype request does while x64 is off: "
+        "warn and truncate, error, or allow (dtypes.check_user_dtype).",
+    ),
+    "jax_custom_vjp3": Flag(
+        False,
+        True,
+        "custom_vjp's new implementation, chosen when custom_vjp(...) is created "
+        "(custom_vjp3.py: closed-over Tracers and unhashable nondiff arguments rejected, new rule "
+        "output checks).",
+    ),
+    "jax_disable_bwd_checks": Flag(
+        False,
+        True,
+        "Turns off the shape checks of a custom_vjp bwd rule's output "
+        "(custom_vjp._leaf_cotangent, custom_vjp3.cotangents_from_bwd3).",
+    ),
 }
 _BOOL_FLAGS = ("jax_custom_vjp3", "jax_disable_bwd_checks")
 
@@ -74,8 +86,11 @@ class Config:
     """The process-wide flags (`jax.config`); `x64_enabled` is read-only."""
 
     def __init__(self) -> None:
-        self._values: dict[str, Any] = {"jax_enable_x64": False, "jax_explicit_x64_dtypes": ExplicitX64Mode.WARN,
-                                        **{name: FLAGS[name].default for name in _BOOL_FLAGS}}
+        self._values: dict[str, Any] = {
+            "jax_enable_x64": False,
+            "jax_explicit_x64_dtypes": ExplicitX64Mode.WARN,
+            **{name: FLAGS[name].default for name in _BOOL_FLAGS},
+        }
         self._local = threading.local()  # `with enable_x64(...)` is per thread
 
     def load_from_environ(self) -> None:
@@ -87,11 +102,15 @@ class Config:
         try:
             mode = ExplicitX64Mode(edm)
         except ValueError:
-            raise ValueError(f'Invalid value "{edm}" for JAX flag jax_explicit_x64_dtypes') from None
+            raise ValueError(
+                f'Invalid value "{edm}" for JAX flag jax_explicit_x64_dtypes'
+            ) from None
         self._values = {"jax_enable_x64": x64, "jax_explicit_x64_dtypes": mode}
         for name in _BOOL_FLAGS:
             var = name.upper()
-            self._values[name] = parse_env_bool(var, os.environ[var]) if var in os.environ else FLAGS[name].default
+            self._values[name] = (
+                parse_env_bool(var, os.environ[var]) if var in os.environ else FLAGS[name].default
+            )
 
     def update(self, name: str, value: Any) -> None:
         """`jax.config.update(name, value)`: set a flag for the whole process."""
@@ -148,8 +167,15 @@ class Config:
         for name, flag in sorted(FLAGS.items()):
             value = self.read(name)
             value = value.name.lower() if isinstance(value, ExplicitX64Mode) else value
-            table.append({"name": name, "default": None if name.upper() in os.environ else flag.default,
-                          "value": value, "upgrade": flag.upgrade, "help": flag.help})
+            table.append(
+                {
+                    "name": name,
+                    "default": None if name.upper() in os.environ else flag.default,
+                    "value": value,
+                    "upgrade": flag.upgrade,
+                    "help": flag.help,
+                }
+            )
         return table
 
     def __repr__(self) -> str:
@@ -161,7 +187,9 @@ def _explicit_mode(value: Any) -> ExplicitX64Mode:
         return value
     if isinstance(value, str):
         return ExplicitX64Mode(value)  # ValueError "'bogus' is not a valid ExplicitX64Mode"
-    raise TypeError(f"new enum value must be an instance of {ExplicitX64Mode}, got {value!r} of type {type(value)}.")
+    raise TypeError(
+        f"new enum value must be an instance of {ExplicitX64Mode}, got {value!r} of type {type(value)}."
+    )
 
 
 config = Config()

@@ -68,38 +68,102 @@ class ArrayOps:
 
         return numpy_api
 
-    def __add__(self, o: Any) -> Any: return self._np().add(self, o)
-    def __radd__(self, o: Any) -> Any: return self._np().add(o, self)
-    def __sub__(self, o: Any) -> Any: return self._np().subtract(self, o)
-    def __rsub__(self, o: Any) -> Any: return self._np().subtract(o, self)
-    def __mul__(self, o: Any) -> Any: return self._np().multiply(self, o)
-    def __rmul__(self, o: Any) -> Any: return self._np().multiply(o, self)
-    def __truediv__(self, o: Any) -> Any: return self._np().divide(self, o)
-    def __rtruediv__(self, o: Any) -> Any: return self._np().divide(o, self)
-    def __pow__(self, o: Any) -> Any: return self._np().power(self, o)
-    def __rpow__(self, o: Any) -> Any: return self._np().power(o, self)
-    def __floordiv__(self, o: Any) -> Any: return self._np().floor_divide(self, o)
-    def __rfloordiv__(self, o: Any) -> Any: return self._np().floor_divide(o, self)
-    def __mod__(self, o: Any) -> Any: return self._np().remainder(self, o)
-    def __rmod__(self, o: Any) -> Any: return self._np().remainder(o, self)
-    def __and__(self, o: Any) -> Any: return self._np().bitwise_and(self, o)
-    def __rand__(self, o: Any) -> Any: return self._np().bitwise_and(o, self)
-    def __or__(self, o: Any) -> Any: return self._np().bitwise_or(self, o)
-    def __ror__(self, o: Any) -> Any: return self._np().bitwise_or(o, self)
-    def __xor__(self, o: Any) -> Any: return self._np().bitwise_xor(self, o)
-    def __rxor__(self, o: Any) -> Any: return self._np().bitwise_xor(o, self)
-    def __matmul__(self, o: Any) -> Any: return self._np().matmul(self, o)
-    def __rmatmul__(self, o: Any) -> Any: return self._np().matmul(o, self)
-    def __neg__(self) -> Any: return self._np().negative(self)
-    def __pos__(self) -> Any: return self
-    def __abs__(self) -> Any: return self._np().abs(self)
-    def __gt__(self, o: Any) -> Any: return self._np().greater(self, o)
-    def __lt__(self, o: Any) -> Any: return self._np().less(self, o)
-    def __ge__(self, o: Any) -> Any: return self._np().greater_equal(self, o)
-    def __le__(self, o: Any) -> Any: return self._np().less_equal(self, o)
-    def __eq__(self, o: Any) -> Any: return self._np().equal(self, o)
-    def __ne__(self, o: Any) -> Any: return self._np().not_equal(self, o)
-    def __getitem__(self, idx: Any) -> Any: return self._np().getitem(self, idx)
+    def __add__(self, o: Any) -> Any:
+        return self._np().add(self, o)
+
+    def __radd__(self, o: Any) -> Any:
+        return self._np().add(o, self)
+
+    def __sub__(self, o: Any) -> Any:
+        return self._np().subtract(self, o)
+
+    def __rsub__(self, o: Any) -> Any:
+        return self._np().subtract(o, self)
+
+    def __mul__(self, o: Any) -> Any:
+        return self._np().multiply(self, o)
+
+    def __rmul__(self, o: Any) -> Any:
+        return self._np().multiply(o, self)
+
+    def __truediv__(self, o: Any) -> Any:
+        return self._np().divide(self, o)
+
+    def __rtruediv__(self, o: Any) -> Any:
+        return self._np().divide(o, self)
+
+    def __pow__(self, o: Any) -> Any:
+        return self._np().power(self, o)
+
+    def __rpow__(self, o: Any) -> Any:
+        return self._np().power(o, self)
+
+    def __floordiv__(self, o: Any) -> Any:
+        return self._np().floor_divide(self, o)
+
+    def __rfloordiv__(self, o: Any) -> Any:
+        return self._np().floor_divide(o, self)
+
+    def __mod__(self, o: Any) -> Any:
+        return self._np().remainder(self, o)
+
+    def __rmod__(self, o: Any) -> Any:
+        return self._np().remainder(o, self)
+
+    def __and__(self, o: Any) -> Any:
+        return self._np().bitwise_and(self, o)
+
+    def __rand__(self, o: Any) -> Any:
+        return self._np().bitwise_and(o, self)
+
+    def __or__(self, o: Any) -> Any:
+        return self._np().bitwise_or(self, o)
+
+    def __ror__(self, o: Any) -> Any:
+        return self._np().bitwise_or(o, self)
+
+    def __xor__(self, o: Any) -> Any:
+        return self._np().bitwise_xor(self, o)
+
+    def __rxor__(self, o: Any) -> Any:
+        return self._np().bitwise_xor(o, self)
+
+    def __matmul__(self, o: Any) -> Any:
+        return self._np().matmul(self, o)
+
+    def __rmatmul__(self, o: Any) -> Any:
+        return self._np().matmul(o, self)
+
+    def __neg__(self) -> Any:
+        return self._np().negative(self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __abs__(self) -> Any:
+        return self._np().abs(self)
+
+    def __gt__(self, o: Any) -> Any:
+        return self._np().greater(self, o)
+
+    def __lt__(self, o: Any) -> Any:
+        return self._np().less(self, o)
+
+    def __ge__(self, o: Any) -> Any:
+        return self._np().greater_equal(self, o)
+
+    def __le__(self, o: Any) -> Any:
+        return self._np().less_equal(self, o)
+
+    def __eq__(self, o: Any) -> Any:
+        return self._np().equal(self, o)
+
+    def __ne__(self, o: Any) -> Any:
+        return self._np().not_equal(self, o)
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self._np().getitem(self, idx)
+
     __hash__ = None  # type: ignore[assignment]
 
     def astype(self, dtype: Any) -> Any:
@@ -118,7 +182,9 @@ class ArrayOps:
         return self._np().min(self, axis=axis, keepdims=keepdims)
 
     def reshape(self, *shape: Any) -> Any:
-        return self._np().reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+        return self._np().reshape(
+            self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        )
 
     @property
     def T(self) -> Any:  # noqa: N802 - NumPy's name
@@ -187,7 +253,11 @@ class Array(ArrayOps):
 
     def __repr__(self) -> str:
         name = "float0" if self.dtype.names else self.dtype.name
-        body = np.array2string(self._value, separator=", ") if self.dtype.names is None else f"zeros{self.shape}"
+        body = (
+            np.array2string(self._value, separator=", ")
+            if self.dtype.names is None
+            else f"zeros{self.shape}"
+        )
         return f"Array({body}, dtype={name}{', weak_type=True' if self.weak_type else ''})"
 
     def __str__(self) -> str:
@@ -227,13 +297,17 @@ class Tracer(ArrayOps):
         try:
             return bool(self.concrete())
         except errors.ConcretizationTypeError:
-            raise errors.TracerBoolConversionError(f"Attempted boolean conversion of traced array with shape {self.aval}.") from None
+            raise errors.TracerBoolConversionError(
+                f"Attempted boolean conversion of traced array with shape {self.aval}."
+            ) from None
 
     def __int__(self) -> int:
         try:
             return int(self.concrete())
         except errors.ConcretizationTypeError:
-            raise errors.TracerIntegerConversionError(f"The __index__() method was called on traced array with shape {self.aval}.") from None
+            raise errors.TracerIntegerConversionError(
+                f"The __index__() method was called on traced array with shape {self.aval}."
+            ) from None
 
     __index__ = __int__
 
@@ -241,7 +315,9 @@ class Tracer(ArrayOps):
         return float(self.concrete())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        raise errors.TracerArrayConversionError(f"The numpy.ndarray conversion method __array__() was called on traced array with shape {self.aval}.")
+        raise errors.TracerArrayConversionError(
+            f"The numpy.ndarray conversion method __array__() was called on traced array with shape {self.aval}."
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.aval})"
@@ -256,7 +332,9 @@ class Primitive:
 
     name: str
     impl: Callable[..., np.ndarray]
-    weak: Callable[[list[ShapedArray], dict[str, Any]], bool] | None = None  # default: all inputs weak
+    weak: Callable[[list[ShapedArray], dict[str, Any]], bool] | None = (
+        None  # default: all inputs weak
+    )
 
     def __repr__(self) -> str:
         return self.name
@@ -315,7 +393,10 @@ class EvalTrace(Trace):
 
     def process_primitive(self, prim: Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
         values = [t._value if isinstance(t, Array) else np.asarray(t) for t in tracers]
-        avals = [t.aval if isinstance(t, Array) else ShapedArray(np.shape(t), np.asarray(t).dtype) for t in tracers]
+        avals = [
+            t.aval if isinstance(t, Array) else ShapedArray(np.shape(t), np.asarray(t).dtype)
+            for t in tracers
+        ]
         with np.errstate(all="ignore"):
             out = np.asarray(prim.impl(*values, **params))
         return Array(out, prim.out_weak(avals, params))
@@ -363,7 +444,9 @@ def full_raise(trace: Trace, val: Any) -> Any:
         return val
     if val._trace.main.level < trace.main.level:
         return trace.lift(val)
-    raise AssertionError(f"cannot lift a level-{val._trace.main.level} tracer into level {trace.main.level}")
+    raise AssertionError(
+        f"cannot lift a level-{val._trace.main.level} tracer into level {trace.main.level}"
+    )
 
 
 def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
@@ -393,14 +476,18 @@ def _bind_custom(kind: str, call: Any, leaves: list[Any]) -> list[Any]:
         main = max(vmaps, key=lambda m: m.level)
         trace = main.trace_type(main)
     tracers = [full_raise(trace, x) for x in leaves]
-    with sealed(trace.main.level, kind):  # the rule may not reach this or any inner autodiff by closure
+    with sealed(
+        trace.main.level, kind
+    ):  # the rule may not reach this or any inner autodiff by closure
         out: list[Any] = getattr(trace, f"process_custom_{kind}_call")(call, tracers)
     return out
 
 
 # ---------------------------------------------------------------- the closure check
 
-_sealed: list[tuple[MainTrace, str]] = []  # (transformation, "jvp" | "vjp": the kind of custom function)
+_sealed: list[
+    tuple[MainTrace, str]
+] = []  # (transformation, "jvp" | "vjp": the kind of custom function)
 _inline_jit: list[int] = []  # stack depth at each jit call made inside another transformation
 
 
@@ -412,10 +499,12 @@ def sealed(level: int, kind: str) -> Iterator[None]:
     try:
         yield
     finally:
-        del _sealed[len(_sealed) - len(mains):]
+        del _sealed[len(_sealed) - len(mains) :]
 
 
-_staged_args: list[set[int]] = []  # per inline jit: the ids of its arguments (JAX sees each as a jit Tracer)
+_staged_args: list[
+    set[int]
+] = []  # per inline jit: the ids of its arguments (JAX sees each as a jit Tracer)
 
 
 @contextlib.contextmanager
@@ -424,7 +513,9 @@ def inline_jit(*args: Any) -> Iterator[None]:
     from jax_conformance.adapters.reference.tree_util import tree_leaves
 
     _inline_jit.append(len(trace_stack))
-    _staged_args.append({id(x) for x in tree_leaves(args) if not isinstance(x, Tracer)})  # plain values: jit Tracers only
+    _staged_args.append(
+        {id(x) for x in tree_leaves(args) if not isinstance(x, Tracer)}
+    )  # plain values: jit Tracers only
     try:
         yield
     finally:
@@ -434,7 +525,9 @@ def inline_jit(*args: Any) -> Iterator[None]:
 
 def staged_values(level: int) -> set[int]:
     """The ids of the arguments of every jit staged inside the transformation at `level` (now running)."""
-    return set().union(*[ids for depth, ids in zip(_inline_jit, _staged_args, strict=True) if depth > level])
+    return set().union(
+        *[ids for depth, ids in zip(_inline_jit, _staged_args, strict=True) if depth > level]
+    )
 
 
 def closed_over(fn: Any, depth: int = 2) -> list[Any]:
@@ -471,7 +564,8 @@ def check_sealed(trace: Trace, args: Any) -> None:
             raise errors.CustomVJPException(
                 "Detected differentiation of a custom_vjp function with respect to a closed-over value. That isn't "
                 "supported because the custom VJP rule only specifies how to differentiate the custom_vjp function "
-                "with respect to explicit input parameters.")
+                "with respect to explicit input parameters."
+            )
         raise TypeError(f"No constant handler for type: {type(leaked)}")
     raise errors.UnexpectedTracerError(_leak_message(leaked))
 

@@ -41,28 +41,44 @@ from jax_conformance.adapters.reference.custom_vjp import CustomVJPPrimal, check
 from jax_conformance.adapters.reference.mutants import mutant
 from jax_conformance.adapters.reference.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["CustomVJPPrimal", "SymbolicZero", "checkpoint", "closure_convert", "custom_jvp", "custom_vjp", "zero_from_primal"]
+__all__ = [
+    "CustomVJPPrimal",
+    "SymbolicZero",
+    "checkpoint",
+    "closure_convert",
+    "custom_jvp",
+    "custom_vjp",
+    "zero_from_primal",
+]
 
 
-def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable[..., Any], list[Any]]:
+def closure_convert(
+    fun: Callable[..., Any], *example_args: Any
+) -> tuple[Callable[..., Any], list[Any]]:
     """`jax.closure_convert`: fun with its closed-over Tracers hoisted into extra trailing arguments."""
     from jax_conformance.adapters.reference.jit import eval_ir, trace_to_ir
 
     leaves, in_tree = tree_flatten(example_args)
-    ir, out_tree = trace_to_ir(lambda *flat: fun(*tree_unflatten(in_tree, list(flat))), [get_aval(x) for x in leaves])
+    ir, out_tree = trace_to_ir(
+        lambda *flat: fun(*tree_unflatten(in_tree, list(flat))), [get_aval(x) for x in leaves]
+    )
     hoist = [i for i, c in enumerate(ir.consts) if isinstance(c, Tracer) and is_float(get_aval(c))]
 
     def converted(*args: Any) -> Any:
-        n = len(args) - len(hoist)  # the hoisted values come last; the rest must look like the example arguments
+        n = len(args) - len(
+            hoist
+        )  # the hoisted values come last; the rest must look like the example arguments
         consts = list(ir.consts)
         for i, value in zip(hoist, args[n:], strict=True):
             consts[i] = value
         flat, tree = tree_flatten(tuple(args[:n]))
         if tree != in_tree:
             if not mutant("closure-convert-structure-unchecked"):
-                raise TypeError("The inputs to the closure produced by closure_convert must have the same Pytree structure as the "
-                                f"example arguments passed when closure_convert was called. Expected {in_tree}, but got {tree}")
-            flat = flat[:in_tree.num_leaves]
+                raise TypeError(
+                    "The inputs to the closure produced by closure_convert must have the same Pytree structure as the "
+                    f"example arguments passed when closure_convert was called. Expected {in_tree}, but got {tree}"
+                )
+            flat = flat[: in_tree.num_leaves]
         return tree_unflatten(out_tree, eval_ir(ir, consts, flat))
 
     return converted, [ir.consts[i] for i in hoist]

@@ -27,7 +27,10 @@ from jax_conformance.adapters.reference.tree_util import (
 )
 
 # The names JAX gives the reference's classes in its messages.
-_JAX_CLASS = {"Array": "jaxlib._jax.ArrayImpl", "CustomVJPPrimal": "jax._src.custom_derivatives.CustomVJPPrimal"}
+_JAX_CLASS = {
+    "Array": "jaxlib._jax.ArrayImpl",
+    "CustomVJPPrimal": "jax._src.custom_derivatives.CustomVJPPrimal",
+}
 
 
 def jax_class(x: Any) -> str:
@@ -42,17 +45,21 @@ def check_for_tracers(x: Any) -> None:
         return
     for leaf in tree_leaves(x):
         if isinstance(leaf, Tracer):
-            msg = ("Found a JAX Tracer object passed as an argument to a custom_vjp function in a position indicated "
-                   "by nondiff_argnums as non-differentiable. Tracers cannot be passed as non-differentiable arguments "
-                   "to custom_vjp functions; instead, nondiff_argnums should only be used for arguments that can't be "
-                   "or contain JAX tracers, e.g. function-valued arguments. In particular, array-valued arguments "
-                   "should typically not be indicated as nondiff_argnums.")
+            msg = (
+                "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position indicated "
+                "by nondiff_argnums as non-differentiable. Tracers cannot be passed as non-differentiable arguments "
+                "to custom_vjp functions; instead, nondiff_argnums should only be used for arguments that can't be "
+                "or contain JAX tracers, e.g. function-valued arguments. In particular, array-valued arguments "
+                "should typically not be indicated as nondiff_argnums."
+            )
             if mutant("vjp-nondiff-wrong-error"):
                 raise ValueError(msg)
             raise errors.UnexpectedTracerError(msg)
 
 
-def nondiff_positions(fun: Callable[..., Any], nums: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
+def nondiff_positions(
+    fun: Callable[..., Any], nums: Sequence[int], names: Sequence[str]
+) -> tuple[int, ...]:
     out = set(nums)
     if names:
         params = list(inspect.signature(fun).parameters)
@@ -60,14 +67,18 @@ def nondiff_positions(fun: Callable[..., Any], nums: Sequence[int], names: Seque
     return tuple(sorted(out))
 
 
-def resolve_args(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], kind: str = "custom_jvp") -> list[Any]:
+def resolve_args(
+    fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], kind: str = "custom_jvp"
+) -> list[Any]:
     """Keyword and default arguments, mapped to positions by the function's signature (as the rules see them).
 
     As JAX's api_util.resolve_kwargs: a functools.partial has an opaque signature; an argument that does not bind,
     or a keyword that cannot be given a position (keyword-only), is a TypeError naming the decorated function."""
     sig_fun = (lambda *a, **k: None) if isinstance(fun, functools.partial) else fun
-    prefix = (f"The input arguments to the {kind}-decorated function {getattr(fun, '__name__', str(fun))} could not be "
-              "resolved to positional-only arguments. Binding failed with the error:\n")
+    prefix = (
+        f"The input arguments to the {kind}-decorated function {getattr(fun, '__name__', str(fun))} could not be "
+        "resolved to positional-only arguments. Binding failed with the error:\n"
+    )
     try:
         bound = inspect.signature(sig_fun).bind(*args, **kwargs)
     except ValueError:  # no signature (a builtin): positions only
@@ -78,14 +89,21 @@ def resolve_args(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
         bound.apply_defaults()
     passed = [k for k in bound.kwargs if k in kwargs]
     if passed:
-        raise TypeError(f"{prefix}The following keyword arguments could not be resolved to positions: {', '.join(passed)}")
+        raise TypeError(
+            f"{prefix}The following keyword arguments could not be resolved to positions: {', '.join(passed)}"
+        )
     return list(bound.args)
 
 
 class CustomFunction:
     """What custom_jvp and custom_vjp have in common: the wrapped function and its nondiff positions."""
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ) -> None:
         functools.update_wrapper(self, fun)  # type: ignore[arg-type]  # custom_jvp and custom_vjp define __call__
         self.fun = fun
         self.nondiff_argnums = nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
@@ -95,7 +113,9 @@ class CustomFunction:
 class CustomCall:
     """One application of a custom function: its static (nondiff) and dynamic arguments."""
 
-    def __init__(self, fun: Callable[..., Any], static_nums: tuple[int, ...], args: list[Any]) -> None:
+    def __init__(
+        self, fun: Callable[..., Any], static_nums: tuple[int, ...], args: list[Any]
+    ) -> None:
         self.fun, self.static_nums, self.nargs = fun, static_nums, len(args)
         self.static = [args[i] for i in static_nums]
         dyn = tuple(a for i, a in enumerate(args) if i not in static_nums)
@@ -126,9 +146,13 @@ class CustomCall:
 
         f = getattr(self, "f", None)
         rules = [self.fun, *(getattr(f, name, None) for name in ("jvp", "fwd", "bwd"))]
-        return [v._trace.main for r in rules if r is not None for v in core.closed_over(r)
-                if isinstance(v, BatchTracer) and v._trace.main.alive]
-
+        return [
+            v._trace.main
+            for r in rules
+            if r is not None
+            for v in core.closed_over(r)
+            if isinstance(v, BatchTracer) and v._trace.main.alive
+        ]
 
 
 class SymbolicZero:
@@ -150,7 +174,9 @@ def tangent_aval(a: ShapedArray) -> ShapedArray:
     return ShapedArray(a.shape, a.dtype if is_float(a) else float0)
 
 
-def staged_output_type(fun: Callable[..., Any], leaves: Sequence[Any]) -> tuple[PyTreeDef, list[ShapedArray]] | None:
+def staged_output_type(
+    fun: Callable[..., Any], leaves: Sequence[Any]
+) -> tuple[PyTreeDef, list[ShapedArray]] | None:
     """Where JAX stages the function before running its rule (under jit or scan inside a transformation), its output type.
 
     Outside staging JAX runs the rule without the function, and checks nothing against it: None.
@@ -163,8 +189,15 @@ def staged_output_type(fun: Callable[..., Any], leaves: Sequence[Any]) -> tuple[
     return out_tree, [strong(v.aval) for v in ir.outvars]
 
 
-def check_primal_type(what: str, rule_name: str, f_name: str, kind: str, staged: tuple[PyTreeDef, list[ShapedArray]],
-                       out_tree: PyTreeDef, out_leaves: Sequence[Any]) -> None:
+def check_primal_type(
+    what: str,
+    rule_name: str,
+    f_name: str,
+    kind: str,
+    staged: tuple[PyTreeDef, list[ShapedArray]],
+    out_tree: PyTreeDef,
+    out_leaves: Sequence[Any],
+) -> None:
     """The rule's primal output has the function's pytree structure, shapes and dtypes (checked where JAX staged the function)."""
     if mutant("rule-primal-type-unchecked"):
         return
@@ -173,26 +206,38 @@ def check_primal_type(what: str, rule_name: str, f_name: str, kind: str, staged:
     ty = str(tree_unflatten(out_tree, [a.str_short() for a in avals])).replace("'", "")
     ty_ = str(tree_unflatten(tree_, [a.str_short() for a in avals_])).replace("'", "")
     if kind == "custom_jvp":
-        head = (f"Custom JVP rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
-                f"first element represents the primal output (equal in value to the output of the custom_jvp-decorated function {f_name}, ")
-        same_tree, same_types = "and in particular of the same container/pytree structure), but ", "and in particular with leaves of the same shape/dtype), but "
+        head = (
+            f"Custom JVP rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
+            f"first element represents the primal output (equal in value to the output of the custom_jvp-decorated function {f_name}, "
+        )
+        same_tree, same_types = (
+            "and in particular of the same container/pytree structure), but ",
+            "and in particular with leaves of the same shape/dtype), but ",
+        )
         whose = "the JVP rule output's first element"
     else:
-        head = (f"Custom VJP fwd rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
-                f"first element represents the primal output (equal to the output of the custom_vjp-decorated function {f_name}) and the "
-                "second element represents residuals (i.e. values stored from the forward pass for use on the backward pass), ")
+        head = (
+            f"Custom VJP fwd rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
+            f"first element represents the primal output (equal to the output of the custom_vjp-decorated function {f_name}) and the "
+            "second element represents residuals (i.e. values stored from the forward pass for use on the backward pass), "
+        )
         same_tree = same_types = "but "
         whose = "the fwd rule output's first element"
     if tree_ != out_tree:
-        raise TypeError(f"{head}{same_tree}instead {whose} had container/pytree structure:\n    {ty}\n"
-                        f"while the {kind}-decorated function {f_name} had output container/pytree structure:\n    {ty_}.")
+        raise TypeError(
+            f"{head}{same_tree}instead {whose} had container/pytree structure:\n    {ty}\n"
+            f"while the {kind}-decorated function {f_name} had output container/pytree structure:\n    {ty_}."
+        )
     if avals != avals_:
-        raise TypeError(f"{head}{same_types}instead {whose} had shapes/dtypes of:\n    {ty}\n"
-                        f"while the {kind}-decorated function {f_name} had output shapes/dtypes of:\n    {ty_}")
+        raise TypeError(
+            f"{head}{same_types}instead {whose} had shapes/dtypes of:\n    {ty}\n"
+            f"while the {kind}-decorated function {f_name} had output shapes/dtypes of:\n    {ty_}"
+        )
 
 
 def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
     """`jax.custom_derivatives.zero_from_primal`: the zero tangent of each leaf (float0 for integer leaves)."""
+
     def zero(x: Any) -> Any:
         aval = strong(get_aval(x))
         if symbolic_zeros:
@@ -200,6 +245,7 @@ def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
         if mutant("zero-from-primal-not-float0"):
             return core.Array(np.zeros(aval.shape, aval.dtype))
         return zeros_like_aval(aval)
+
     return tree_map(zero, val)
 
 
@@ -228,13 +274,23 @@ class BatchedCall:
     def out_avals(self) -> list[ShapedArray]:
         return self.call.out_avals
 
-    def fwd_flat(self, leaves: Sequence[Any], perturbed: Sequence[bool] | None = None) -> tuple[list[Any], Any]:
+    def fwd_flat(
+        self, leaves: Sequence[Any], perturbed: Sequence[bool] | None = None
+    ) -> tuple[list[Any], Any]:
         # jax_custom_vjp3 batches the function and fwd apart: fwd may not batch an output the function does not
-        fun_batched = self._batched(self.call.fun_flat(self._wrap(leaves))) if getattr(self.call, "checks_batching", False) else None
+        fun_batched = (
+            self._batched(self.call.fun_flat(self._wrap(leaves)))
+            if getattr(self.call, "checks_batching", False)
+            else None
+        )
         outs, res = self.call.fwd_flat(self._wrap(leaves), perturbed)
-        for i, (batched, fun_batched_i) in enumerate(zip(self._batched(outs), fun_batched or [], strict=False)):
+        for i, (batched, fun_batched_i) in enumerate(
+            zip(self._batched(outs), fun_batched or [], strict=False)
+        ):
             if batched and not fun_batched_i:
-                raise ValueError(f"at vmap out_axes[{i}], got axis spec None but output was batched on axis 0")
+                raise ValueError(
+                    f"at vmap out_axes[{i}], got axis spec None but output was batched on axis 0"
+                )
         return self.trace.unwrap(outs), self.trace.unwrap(res)
 
     def _batched(self, outs: Sequence[Any]) -> list[bool]:
@@ -251,7 +307,9 @@ class BatchedCall:
             res = tree_map(lambda x: BatchTracer(trace, x, 0) if _is_array(x) else x, res)
             return trace.unwrap(self.call.bwd_flat(res, self._wrap(ct_leaves, trace)))
 
-    def jvp_flat(self, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    def jvp_flat(
+        self, primals: Sequence[Any], tangents: Sequence[Any]
+    ) -> tuple[list[Any], list[Any]]:
         outs, touts = self.call.jvp_flat(self._wrap(primals), self._wrap(tangents))
         return self.trace.unwrap(outs), self.trace.unwrap(touts)
 

@@ -117,7 +117,8 @@ def check_user_dtype(dtype: Any, fun_name: str) -> np.dtype | None:
             f"and will be truncated to dtype {truncated}. To enable more dtypes, set the "
             "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
             f"variable. See {_GOTCHAS} for more.",
-            category, stacklevel=_user_stacklevel(),
+            category,
+            stacklevel=_user_stacklevel(),
         )
     return requested if mutant("warn-without-truncating") else truncated
 
@@ -125,7 +126,10 @@ def check_user_dtype(dtype: Any, fun_name: str) -> np.dtype | None:
 def _user_stacklevel() -> int:
     """Point the warning at the first frame outside the reference package (the user's call)."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
+    while (
+        frame is not None
+        and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR
+    ):
         frame, level = frame.f_back, level + 1  # type: ignore[assignment]
     return level
 
@@ -165,9 +169,14 @@ def result_type(a: tuple[np.dtype, bool], b: tuple[np.dtype, bool]) -> tuple[np.
     (da, wa), (db, wb) = a, b
     ra, rb = _KIND_RANK[da.kind], _KIND_RANK[db.kind]
     if wa and wb:
-        if ra == rb:  # the wider: weak values of one kind differ only when one was made inside enable_x64
+        if (
+            ra == rb
+        ):  # the wider: weak values of one kind differ only when one was made inside enable_x64
             return (da if da.itemsize >= db.itemsize else db), True
-        if {ra, rb} == {2, 3}:  # a weak float64 (made inside enable_x64) with a Python complex: complex128
+        if {ra, rb} == {
+            2,
+            3,
+        }:  # a weak float64 (made inside enable_x64) with a Python complex: complex128
             (c, f) = (da, db) if ra == 3 else (db, da)
             return (c if c.itemsize >= 2 * f.itemsize else _complex_for(f)), True
         return (da if ra > rb else db), True
@@ -175,7 +184,9 @@ def result_type(a: tuple[np.dtype, bool], b: tuple[np.dtype, bool]) -> tuple[np.
         (strong, rs), (rw, dw) = ((db, rb), (ra, da)) if wa else ((da, ra), (rb, db))
         if rw <= rs:
             return strong, False  # a Python scalar never widens an array: f32 * 2.0 is f32
-        if rw == 3 and rs == 2:  # a Python complex meeting a float array: the complex of its width, strong
+        if (
+            rw == 3 and rs == 2
+        ):  # a Python complex meeting a float array: the complex of its width, strong
             return _complex_for(strong), False
         return _kind_default(rw) if dw.kind != "V" else dw, True
     if {ra, rb} == {2, 3}:  # complex64 with float64 is complex128, as in JAX's lattice
@@ -184,10 +195,15 @@ def result_type(a: tuple[np.dtype, bool], b: tuple[np.dtype, bool]) -> tuple[np.
     if ra != rb:  # int * float16 is float16 in JAX, not float64 as in NumPy
         return (da if ra > rb else db), False
     if bfloat16 is not None and {da, db} == {bfloat16, np.dtype("float16")}:
-        return np.dtype("float32"), False  # the two 16-bit floats meet in float32 (NumPy cannot promote them)
+        return np.dtype(
+            "float32"
+        ), False  # the two 16-bit floats meet in float32 (NumPy cannot promote them)
     out = np.promote_types(da, db)
     if out.kind == "f" and da.kind in "iu" and db.kind in "iu":
-        return default_float(), True  # a signed int with uint64: no int holds both; JAX's weak float
+        return (
+            default_float(),
+            True,
+        )  # a signed int with uint64: no int holds both; JAX's weak float
     if out.itemsize == 8 and da.itemsize < 8 and db.itemsize < 8 and out.kind in "iu":
         out = canonicalize_dtype(out)  # uint32 + int32: int64 only with x64 on
     return out, False
@@ -197,6 +213,11 @@ def issubdtype(a: Any, b: Any) -> bool:
     """`jax.dtypes.issubdtype` for the dtypes the reference knows."""
     if to_dtype(a) == float0:
         return b is float0 or (isinstance(b, np.dtype) and b == float0)
-    if bfloat16 is not None and to_dtype(a) == bfloat16 and isinstance(b, type) and b in (np.floating, np.inexact, np.number, np.generic):
+    if (
+        bfloat16 is not None
+        and to_dtype(a) == bfloat16
+        and isinstance(b, type)
+        and b in (np.floating, np.inexact, np.number, np.generic)
+    ):
         return True  # ml_dtypes' bfloat16 is not a NumPy floating type, but JAX counts it as one
     return bool(np.issubdtype(to_dtype(a), b if isinstance(b, type) else to_dtype(b)))

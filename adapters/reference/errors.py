@@ -45,6 +45,11 @@ class JaxRuntimeError(RuntimeError):
 
 
 __all__ = [
-    "ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
-    "TracerArrayConversionError", "UnexpectedTracerError", "KeyReuseError", "JaxRuntimeError",
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "UnexpectedTracerError",
+    "KeyReuseError",
+    "JaxRuntimeError",
 ]

@@ -65,10 +65,14 @@ class IR:
         def decl(v: Var) -> str:
             return f"{n(v)}:{v.aval}"
 
-        lines = [f"{{ lambda {' '.join(decl(v) for v in self.constvars)} ; {' '.join(decl(v) for v in self.invars)}. let"]
+        lines = [
+            f"{{ lambda {' '.join(decl(v) for v in self.constvars)} ; {' '.join(decl(v) for v in self.invars)}. let"
+        ]
         for e in self.eqns:
             params = " ".join(f"{k}={v}" for k, v in e.params.items())
-            lines.append(f"    {decl(e.out)} = {e.prim.name}{'[' + params + ']' if params else ''} {' '.join(n(v) for v in e.inputs)}")
+            lines.append(
+                f"    {decl(e.out)} = {e.prim.name}{'[' + params + ']' if params else ''} {' '.join(n(v) for v in e.inputs)}"
+            )
         lines.append(f"  in ({', '.join(n(v) for v in self.outvars)}) }}")
         return "\n".join(lines)
 
@@ -106,7 +110,9 @@ class JitTrace(Trace):
         self.ir.consts.append(val)
         return JitTracer(self, var.aval, var)
 
-    def process_primitive(self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
+    def process_primitive(
+        self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]
+    ) -> Any:
         aval = prim.abstract_eval([t.aval for t in tracers], params)
         out = Var(aval)
         self.ir.eqns.append(Eqn(prim, [t.var for t in tracers], params, out))
@@ -149,7 +155,9 @@ def _as_array(x: Any) -> Any:
     return Array(np.asarray(x, aval.dtype), aval.weak_type)
 
 
-def cache_key(in_tree: PyTreeDef, avals: Sequence[ShapedArray], static: tuple[Any, ...]) -> tuple[Any, ...]:
+def cache_key(
+    in_tree: PyTreeDef, avals: Sequence[ShapedArray], static: tuple[Any, ...]
+) -> tuple[Any, ...]:
     """What a staged function depends on: argument types, static arguments, and the dtype config."""
     x64 = None if mutant("jit-cache-ignores-x64") else config.x64_enabled
     explicit = None if mutant("jit-cache-ignores-explicit-mode") else config.jax_explicit_x64_dtypes
@@ -158,10 +166,12 @@ def cache_key(in_tree: PyTreeDef, avals: Sequence[ShapedArray], static: tuple[An
 
 def _check_arg(fun: Callable[..., Any], x: Any) -> None:
     if not isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)):
-        raise TypeError(f"Error interpreting argument to {fun} as an abstract array. The problematic value is of type "
-                        f"{type(x)} and was passed to the function at path args. This typically means that a jit-wrapped "
-                        "function was called with a non-array argument, and this argument was not marked as static using "
-                        "the static_argnums or static_argnames parameters of jax.jit.")
+        raise TypeError(
+            f"Error interpreting argument to {fun} as an abstract array. The problematic value is of type "
+            f"{type(x)} and was passed to the function at path args. This typically means that a jit-wrapped "
+            "function was called with a non-array argument, and this argument was not marked as static using "
+            "the static_argnums or static_argnames parameters of jax.jit."
+        )
 
 
 _disabled = threading.local()
@@ -178,11 +188,18 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         _disabled.value = previous
 
 
-def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), **_ignored: Any) -> Any:
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    **_ignored: Any,
+) -> Any:
     """`jax.jit`: a staged, cached version of fun (static arguments are part of the cache key)."""
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
+        return functools.partial(
+            jit, static_argnums=static_argnums, static_argnames=static_argnames
+        )
     nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
     names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
     try:
@@ -199,7 +216,9 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
         if len(core.trace_stack) > 1:
             with core.inline_jit(args, kwargs):  # inside another transformation: jit is transparent
                 return fun(*args, **kwargs)
-        static = tuple((i, args[i]) for i in sorted(nums) if i < len(args)) + tuple(sorted((k, v) for k, v in kwargs.items() if k in names))
+        static = tuple((i, args[i]) for i in sorted(nums) if i < len(args)) + tuple(
+            sorted((k, v) for k, v in kwargs.items() if k in names)
+        )
         dyn_args = [a for i, a in enumerate(args) if i not in nums]
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in names}
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
@@ -208,14 +227,19 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
         avals = [get_aval(x) for x in leaves]
         key = cache_key(in_tree, avals, static)
         if key not in cache:
+
             def flat_fun(*flat: Any) -> Any:
                 d_args, d_kwargs = tree_unflatten(in_tree, list(flat))
                 it = iter(d_args)
                 full = [args[i] if i in nums else next(it) for i in range(len(args))]
                 return fun(*full, **d_kwargs, **{k: v for k, v in kwargs.items() if k in names})
+
             cache[key] = trace_to_ir(flat_fun, avals)
         ir, out_tree = cache[key]
-        ins = [Array(np.asarray(x, a.dtype), a.weak_type) if not isinstance(x, Array) else x for x, a in zip(leaves, avals, strict=True)]
+        ins = [
+            Array(np.asarray(x, a.dtype), a.weak_type) if not isinstance(x, Array) else x
+            for x, a in zip(leaves, avals, strict=True)
+        ]
         return tree_unflatten(out_tree, eval_ir(ir, ir.consts, ins))
 
     wrapped.lower = lambda *a, **k: Lowered(wrapped, a, k)  # type: ignore[attr-defined]
@@ -248,9 +272,14 @@ def _spec_aval(x: Any) -> ShapedArray:
 class Lowered:
     """`jax.jit(f).lower(*args)`: the argument types it was lowered for; `compile()` makes it callable."""
 
-    def __init__(self, jitted: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self, jitted: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
         self._jitted = jitted
-        self.in_avals = (tuple(_spec_aval(a) for a in args), {k: _spec_aval(v) for k, v in kwargs.items()})
+        self.in_avals = (
+            tuple(_spec_aval(a) for a in args),
+            {k: _spec_aval(v) for k, v in kwargs.items()},
+        )
 
     def compile(self) -> Compiled:
         return Compiled(self._jitted, self.in_avals)
@@ -266,7 +295,9 @@ class Compiled:
         got = tuple(get_aval(a) for a in args)
         want = self.in_avals[0]
         if [(a.shape, a.dtype) for a in got] != [(a.shape, a.dtype) for a in want]:
-            raise TypeError(f"Argument types differ from the types for which this computation was compiled: {got} vs {want}")
+            raise TypeError(
+                f"Argument types differ from the types for which this computation was compiled: {got} vs {want}"
+            )
         return self._jitted(*args, **kwargs)
 
 
@@ -284,8 +315,12 @@ class ClosedIR:
 
 def make_jaxpr(fun: Callable[..., Any]) -> Callable[..., ClosedIR]:
     """`jax.make_jaxpr`: the IR the reference stages for fun at these arguments."""
+
     def wrapped(*args: Any) -> ClosedIR:
         leaves, in_tree = tree_flatten(args)
-        ir, _ = trace_to_ir(lambda *flat: fun(*tree_unflatten(in_tree, list(flat))), [get_aval(x) for x in leaves])
+        ir, _ = trace_to_ir(
+            lambda *flat: fun(*tree_unflatten(in_tree, list(flat))), [get_aval(x) for x in leaves]
+        )
         return ClosedIR(ir)
+
     return wrapped

@@ -47,32 +47,48 @@ def _t_map(t: Any, f: Callable[[Any], Any]) -> Any:
 def _elementwise_batch(prim: Primitive) -> Callable[..., Any]:
     def rule(vals: list[Any], dims: list[Any], **params: Any) -> tuple[Any, Any]:
         size = next(v.shape[0] for v, d in zip(vals, dims, strict=True) if d is not None)
-        vals = [v if d is not None else broadcast_to(v, (size, *get_aval(v).shape)) for v, d in zip(vals, dims, strict=True)]
+        vals = [
+            v if d is not None else broadcast_to(v, (size, *get_aval(v).shape))
+            for v, d in zip(vals, dims, strict=True)
+        ]
         return bind(prim, *vals, **params), 0
+
     return rule
 
 
 # ---------------------------------------------------------------- elementwise arithmetic
 
+
 def _shapes_checked(name: str, fn: Any) -> Any:
     """A binary impl that, like lax, refuses operands whose shapes do not broadcast, with JAX's TypeError."""
+
     def impl(x: Any, y: Any) -> Any:
         try:
             return fn(x, y)
         except ValueError as exc:
             if "broadcast" not in str(exc):
                 raise
-            raise TypeError(f"{name} got incompatible shapes for broadcasting: {tuple(np.shape(x))}, {tuple(np.shape(y))}.") from None
+            raise TypeError(
+                f"{name} got incompatible shapes for broadcasting: {tuple(np.shape(x))}, {tuple(np.shape(y))}."
+            ) from None
+
     return impl
 
 
 add_p = Primitive("add", _shapes_checked("add", lambda x, y: np.add(x, y, dtype=x.dtype)))
 sub_p = Primitive("sub", _shapes_checked("sub", lambda x, y: np.subtract(x, y, dtype=x.dtype)))
 mul_p = Primitive("mul", _shapes_checked("mul", lambda x, y: np.multiply(x, y, dtype=x.dtype)))
-div_p = Primitive("div", lambda x, y: (np.floor_divide if x.dtype.kind in "iu" else np.true_divide)(x, y).astype(x.dtype))
+div_p = Primitive(
+    "div",
+    lambda x, y: (np.floor_divide if x.dtype.kind in "iu" else np.true_divide)(x, y).astype(
+        x.dtype
+    ),
+)
 neg_p = Primitive("neg", lambda x: np.negative(x))
 max_p = Primitive("max", lambda x, y: np.maximum(x, y))
 min_p = Primitive("min", lambda x, y: np.minimum(x, y))
+
+
 def _pow_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """x ** y. Integers by JAX's binary exponentiation (six bits of the exponent, shifted logically, so
     a negative exponent gives what JAX gives instead of NumPy's error); a complex zero to a power with
@@ -93,8 +109,17 @@ def _pow_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 # An integer power is strongly typed (JAX builds it from constants); a float one keeps weak operands weak.
-pow_p = Primitive("pow", _pow_impl, lambda avals, params: all(a.weak_type for a in avals) and avals[0].dtype.kind not in "biu")
-integer_pow_p = Primitive("integer_pow", lambda x, *, y: np.power(x, y).astype(x.dtype) if y >= 0 else (1 / np.power(x, -y)).astype(x.dtype))
+pow_p = Primitive(
+    "pow",
+    _pow_impl,
+    lambda avals, params: all(a.weak_type for a in avals) and avals[0].dtype.kind not in "biu",
+)
+integer_pow_p = Primitive(
+    "integer_pow",
+    lambda x, *, y: (
+        np.power(x, y).astype(x.dtype) if y >= 0 else (1 / np.power(x, -y)).astype(x.dtype)
+    ),
+)
 sin_p = Primitive("sin", np.sin)
 cos_p = Primitive("cos", np.cos)
 exp_p = Primitive("exp", np.exp)
@@ -104,48 +129,136 @@ sqrt_p = Primitive("sqrt", np.sqrt)
 sign_p = Primitive("sign", np.sign)
 
 
-def add(x: Any, y: Any) -> Any: return bind(add_p, x, y)
-def sub(x: Any, y: Any) -> Any: return bind(sub_p, x, y)
-def mul(x: Any, y: Any) -> Any: return bind(mul_p, x, y)
-def div(x: Any, y: Any) -> Any: return bind(div_p, x, y)
-def neg(x: Any) -> Any: return bind(neg_p, x)
-def max(x: Any, y: Any) -> Any: return bind(max_p, x, y)  # noqa: A001 - lax's name
-def min(x: Any, y: Any) -> Any: return bind(min_p, x, y)  # noqa: A001 - lax's name
-def pow(x: Any, y: Any) -> Any: return bind(pow_p, x, y)  # noqa: A001 - lax's name
-def integer_pow(x: Any, y: int) -> Any: return bind(integer_pow_p, x, y=int(y))
-def sin(x: Any) -> Any: return bind(sin_p, x)
-def cos(x: Any) -> Any: return bind(cos_p, x)
-def exp(x: Any) -> Any: return bind(exp_p, x)
-def log(x: Any) -> Any: return bind(log_p, x)
-def tanh(x: Any) -> Any: return bind(tanh_p, x)
-def sqrt(x: Any) -> Any: return bind(sqrt_p, x)
-def sign(x: Any) -> Any: return bind(sign_p, x)
+def add(x: Any, y: Any) -> Any:
+    return bind(add_p, x, y)
+
+
+def sub(x: Any, y: Any) -> Any:
+    return bind(sub_p, x, y)
+
+
+def mul(x: Any, y: Any) -> Any:
+    return bind(mul_p, x, y)
+
+
+def div(x: Any, y: Any) -> Any:
+    return bind(div_p, x, y)
+
+
+def neg(x: Any) -> Any:
+    return bind(neg_p, x)
+
+
+def max(x: Any, y: Any) -> Any:
+    return bind(max_p, x, y)  # noqa: A001 - lax's name
+
+
+def min(x: Any, y: Any) -> Any:
+    return bind(min_p, x, y)  # noqa: A001 - lax's name
+
+
+def pow(x: Any, y: Any) -> Any:
+    return bind(pow_p, x, y)  # noqa: A001 - lax's name
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    return bind(integer_pow_p, x, y=int(y))
+
+
+def sin(x: Any) -> Any:
+    return bind(sin_p, x)
+
+
+def cos(x: Any) -> Any:
+    return bind(cos_p, x)
+
+
+def exp(x: Any) -> Any:
+    return bind(exp_p, x)
+
+
+def log(x: Any) -> Any:
+    return bind(log_p, x)
+
+
+def tanh(x: Any) -> Any:
+    return bind(tanh_p, x)
+
+
+def sqrt(x: Any) -> Any:
+    return bind(sqrt_p, x)
+
+
+def sign(x: Any) -> Any:
+    return bind(sign_p, x)
 
 
 jvp_rules[add_p] = lambda p, t: (add(*p), _t_sum(*t))
 jvp_rules[sub_p] = lambda p, t: (sub(*p), _t_sum(t[0], _t_map(t[1], neg)))
-jvp_rules[mul_p] = lambda p, t: (mul(*p), _t_sum(_t_map(t[0], lambda a: mul(a, p[1])), _t_map(t[1], lambda b: mul(p[0], b))))
-jvp_rules[div_p] = lambda p, t: (div(*p), _t_sum(_t_map(t[0], lambda a: div(a, p[1])), _t_map(t[1], lambda b: neg(mul(b, div(p[0], mul(p[1], p[1])))))))
+jvp_rules[mul_p] = lambda p, t: (
+    mul(*p),
+    _t_sum(_t_map(t[0], lambda a: mul(a, p[1])), _t_map(t[1], lambda b: mul(p[0], b))),
+)
+jvp_rules[div_p] = lambda p, t: (
+    div(*p),
+    _t_sum(
+        _t_map(t[0], lambda a: div(a, p[1])),
+        _t_map(t[1], lambda b: neg(mul(b, div(p[0], mul(p[1], p[1]))))),
+    ),
+)
 jvp_rules[neg_p] = lambda p, t: (neg(p[0]), _t_map(t[0], neg))
 jvp_rules[sin_p] = lambda p, t: (sin(p[0]), _t_map(t[0], lambda a: mul(a, cos(p[0]))))
 jvp_rules[cos_p] = lambda p, t: (cos(p[0]), _t_map(t[0], lambda a: neg(mul(a, sin(p[0])))))
 jvp_rules[exp_p] = lambda p, t: (exp(p[0]), _t_map(t[0], lambda a: mul(a, exp(p[0]))))
 jvp_rules[log_p] = lambda p, t: (log(p[0]), _t_map(t[0], lambda a: div(a, p[0])))
-jvp_rules[tanh_p] = lambda p, t: (tanh(p[0]), _t_map(t[0], lambda a: mul(a, sub(_one(p[0]), mul(tanh(p[0]), tanh(p[0]))))))
-jvp_rules[sqrt_p] = lambda p, t: (sqrt(p[0]), _t_map(t[0], lambda a: div(a, mul(_full_like(p[0], 2), sqrt(p[0])))))
+jvp_rules[tanh_p] = lambda p, t: (
+    tanh(p[0]),
+    _t_map(t[0], lambda a: mul(a, sub(_one(p[0]), mul(tanh(p[0]), tanh(p[0]))))),
+)
+jvp_rules[sqrt_p] = lambda p, t: (
+    sqrt(p[0]),
+    _t_map(t[0], lambda a: div(a, mul(_full_like(p[0], 2), sqrt(p[0])))),
+)
 jvp_rules[sign_p] = lambda p, t: (sign(p[0]), None)
-jvp_rules[integer_pow_p] = lambda p, t, *, y: (integer_pow(p[0], y), _t_map(t[0], lambda a: mul(a, mul(_full_like(p[0], y), integer_pow(p[0], y - 1))) if y != 0 else None))
-jvp_rules[pow_p] = lambda p, t: (pow(*p), _t_sum(
-    _t_map(t[0], lambda a: mul(a, mul(p[1], pow(p[0], sub(p[1], _one(p[1])))))),
-    _t_map(t[1], lambda b: mul(b, mul(log(p[0]), pow(*p)))),
-))
-jvp_rules[max_p] = lambda p, t: (max(*p), _t_sum(_t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], gt))), _t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], gt)))))
-jvp_rules[min_p] = lambda p, t: (min(*p), _t_sum(_t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], lt))), _t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], lt)))))
+jvp_rules[integer_pow_p] = lambda p, t, *, y: (
+    integer_pow(p[0], y),
+    _t_map(
+        t[0],
+        lambda a: mul(a, mul(_full_like(p[0], y), integer_pow(p[0], y - 1))) if y != 0 else None,
+    ),
+)
+jvp_rules[pow_p] = lambda p, t: (
+    pow(*p),
+    _t_sum(
+        _t_map(t[0], lambda a: mul(a, mul(p[1], pow(p[0], sub(p[1], _one(p[1])))))),
+        _t_map(t[1], lambda b: mul(b, mul(log(p[0]), pow(*p)))),
+    ),
+)
+jvp_rules[max_p] = lambda p, t: (
+    max(*p),
+    _t_sum(
+        _t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], gt))),
+        _t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], gt))),
+    ),
+)
+jvp_rules[min_p] = lambda p, t: (
+    min(*p),
+    _t_sum(
+        _t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], lt))),
+        _t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], lt))),
+    ),
+)
 
 vjp_rules[add_p] = lambda x, y: (add(x, y), lambda ct: (ct, ct))
 vjp_rules[sub_p] = lambda x, y: (sub(x, y), lambda ct: (ct, neg(ct)))
-vjp_rules[mul_p] = lambda x, y: (mul(x, y), lambda ct: (mul(y, ct), mul(x, ct)))  # JAX's operand order (its errors name it)
-vjp_rules[div_p] = lambda x, y: (div(x, y), lambda ct: (div(ct, y), neg(mul(ct, div(x, mul(y, y))))))
+vjp_rules[mul_p] = lambda x, y: (
+    mul(x, y),
+    lambda ct: (mul(y, ct), mul(x, ct)),
+)  # JAX's operand order (its errors name it)
+vjp_rules[div_p] = lambda x, y: (
+    div(x, y),
+    lambda ct: (div(ct, y), neg(mul(ct, div(x, mul(y, y))))),
+)
 vjp_rules[neg_p] = lambda x: (neg(x), lambda ct: (neg(ct),))
 vjp_rules[sin_p] = lambda x: (sin(x), lambda ct: (mul(ct, cos(x)),))
 vjp_rules[cos_p] = lambda x: (cos(x), lambda ct: (neg(mul(ct, sin(x))),))
@@ -154,10 +267,26 @@ vjp_rules[log_p] = lambda x: (log(x), lambda ct: (div(ct, x),))
 vjp_rules[tanh_p] = lambda x: (tanh(x), lambda ct: (mul(ct, sub(_one(x), mul(tanh(x), tanh(x)))),))
 vjp_rules[sqrt_p] = lambda x: (sqrt(x), lambda ct: (div(ct, mul(_full_like(x, 2), sqrt(x))),))
 vjp_rules[sign_p] = lambda x: (sign(x), lambda ct: (mul(ct, _full_like(x, 0)),))
-vjp_rules[integer_pow_p] = lambda x, *, y: (integer_pow(x, y), lambda ct: (mul(ct, mul(_full_like(x, y), integer_pow(x, y - 1))) if y != 0 else mul(ct, _full_like(x, 0)),))
-vjp_rules[pow_p] = lambda x, y: (pow(x, y), lambda ct: (mul(ct, mul(y, pow(x, sub(y, _one(y))))), mul(ct, mul(log(x), pow(x, y)))))
-vjp_rules[max_p] = lambda x, y: (max(x, y), lambda ct: (mul(ct, _pick(x, y, gt)), mul(ct, _pick(y, x, gt))))
-vjp_rules[min_p] = lambda x, y: (min(x, y), lambda ct: (mul(ct, _pick(x, y, lt)), mul(ct, _pick(y, x, lt))))
+vjp_rules[integer_pow_p] = lambda x, *, y: (
+    integer_pow(x, y),
+    lambda ct: (
+        mul(ct, mul(_full_like(x, y), integer_pow(x, y - 1)))
+        if y != 0
+        else mul(ct, _full_like(x, 0)),
+    ),
+)
+vjp_rules[pow_p] = lambda x, y: (
+    pow(x, y),
+    lambda ct: (mul(ct, mul(y, pow(x, sub(y, _one(y))))), mul(ct, mul(log(x), pow(x, y)))),
+)
+vjp_rules[max_p] = lambda x, y: (
+    max(x, y),
+    lambda ct: (mul(ct, _pick(x, y, gt)), mul(ct, _pick(y, x, gt))),
+)
+vjp_rules[min_p] = lambda x, y: (
+    min(x, y),
+    lambda ct: (mul(ct, _pick(x, y, lt)), mul(ct, _pick(y, x, lt))),
+)
 
 
 def _full_like(x: Any, value: Any) -> Array:
@@ -185,32 +314,92 @@ ge_p = Primitive("ge", np.greater_equal)
 le_p = Primitive("le", np.less_equal)
 eq_p = Primitive("eq", np.equal)
 ne_p = Primitive("ne", np.not_equal)
-select_p = Primitive("select", lambda c, x, y: np.asarray(np.where(c, x, y)), lambda avals, params: avals[1].weak_type and avals[2].weak_type)
+select_p = Primitive(
+    "select",
+    lambda c, x, y: np.asarray(np.where(c, x, y)),
+    lambda avals, params: avals[1].weak_type and avals[2].weak_type,
+)
 
 
-def gt(x: Any, y: Any) -> Any: return bind(gt_p, x, y)
-def lt(x: Any, y: Any) -> Any: return bind(lt_p, x, y)
-def ge(x: Any, y: Any) -> Any: return bind(ge_p, x, y)
-def le(x: Any, y: Any) -> Any: return bind(le_p, x, y)
-def eq(x: Any, y: Any) -> Any: return bind(eq_p, x, y)
-def ne(x: Any, y: Any) -> Any: return bind(ne_p, x, y)
-def select(pred: Any, on_true: Any, on_false: Any) -> Any: return bind(select_p, pred, on_true, on_false)
+def gt(x: Any, y: Any) -> Any:
+    return bind(gt_p, x, y)
+
+
+def lt(x: Any, y: Any) -> Any:
+    return bind(lt_p, x, y)
+
+
+def ge(x: Any, y: Any) -> Any:
+    return bind(ge_p, x, y)
+
+
+def le(x: Any, y: Any) -> Any:
+    return bind(le_p, x, y)
+
+
+def eq(x: Any, y: Any) -> Any:
+    return bind(eq_p, x, y)
+
+
+def ne(x: Any, y: Any) -> Any:
+    return bind(ne_p, x, y)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    return bind(select_p, pred, on_true, on_false)
 
 
 for _p in (gt_p, lt_p, ge_p, le_p, eq_p, ne_p):
     jvp_rules[_p] = (lambda prim: lambda p, t: (bind(prim, *p), None))(_p)
     vjp_rules[_p] = (lambda prim: lambda x, y: (bind(prim, x, y), lambda ct: (None, None)))(_p)
+
+
 def _zero_tangent(x: Any) -> Array:
     """The zero tangent of x: x's dtype, shape and weak type (JAX instantiates it from x's aval)."""
     a = get_aval(x)
     return Array(np.zeros(a.shape, a.dtype), a.weak_type)
 
 
-jvp_rules[select_p] = lambda p, t: (select(*p), None if t[1] is None and t[2] is None else select(p[0], t[1] if t[1] is not None else _zero_tangent(p[1]), t[2] if t[2] is not None else _zero_tangent(p[2])))
-vjp_rules[select_p] = lambda c, x, y: (select(c, x, y), lambda ct: (None, select(c, ct, _full_like(ct, 0)), select(c, _full_like(ct, 0), ct)))
+jvp_rules[select_p] = lambda p, t: (
+    select(*p),
+    None
+    if t[1] is None and t[2] is None
+    else select(
+        p[0],
+        t[1] if t[1] is not None else _zero_tangent(p[1]),
+        t[2] if t[2] is not None else _zero_tangent(p[2]),
+    ),
+)
+vjp_rules[select_p] = lambda c, x, y: (
+    select(c, x, y),
+    lambda ct: (None, select(c, ct, _full_like(ct, 0)), select(c, _full_like(ct, 0), ct)),
+)
 
-for _p in (add_p, sub_p, mul_p, div_p, neg_p, max_p, min_p, pow_p, integer_pow_p, sin_p, cos_p, exp_p,
-           log_p, tanh_p, sqrt_p, sign_p, gt_p, lt_p, ge_p, le_p, eq_p, ne_p, select_p):
+for _p in (
+    add_p,
+    sub_p,
+    mul_p,
+    div_p,
+    neg_p,
+    max_p,
+    min_p,
+    pow_p,
+    integer_pow_p,
+    sin_p,
+    cos_p,
+    exp_p,
+    log_p,
+    tanh_p,
+    sqrt_p,
+    sign_p,
+    gt_p,
+    lt_p,
+    ge_p,
+    le_p,
+    eq_p,
+    ne_p,
+    select_p,
+):
     batch_rules[_p] = _elementwise_batch(_p)
 
 
@@ -254,7 +443,11 @@ jvp_rules[convert_element_type_p] = lambda p, t, *, new_dtype, weak_type: (
 )
 vjp_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type: (
     _convert(x, new_dtype, weak_type),
-    lambda ct: (_convert(ct, get_aval(x).dtype, get_aval(x).weak_type) if _is_float(get_aval(x).dtype) else None,),
+    lambda ct: (
+        _convert(ct, get_aval(x).dtype, get_aval(x).weak_type)
+        if _is_float(get_aval(x).dtype)
+        else None,
+    ),
 )
 batch_rules[convert_element_type_p] = _elementwise_batch(convert_element_type_p)
 
@@ -291,19 +484,41 @@ def _unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
     """Sum a cotangent back down to the shape the operand had before broadcasting."""
     ct_shape = get_aval(ct).shape
     lead = len(ct_shape) - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and ct_shape[lead + i] != 1)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and ct_shape[lead + i] != 1
+    )
     return reshape(reduce_sum(ct, axes), shape) if axes else ct
 
 
-jvp_rules[broadcast_to_p] = lambda p, t, *, shape: (broadcast_to(p[0], shape), _t_map(t[0], lambda a: broadcast_to(a, shape)))
-vjp_rules[broadcast_to_p] = lambda x, *, shape: (broadcast_to(x, shape), lambda ct: (_unbroadcast(ct, get_aval(x).shape),))
-jvp_rules[reshape_p] = lambda p, t, *, new_shape: (reshape(p[0], new_shape), _t_map(t[0], lambda a: reshape(a, new_shape)))
-vjp_rules[reshape_p] = lambda x, *, new_shape: (reshape(x, new_shape), lambda ct: (reshape(ct, get_aval(x).shape),))
-jvp_rules[transpose_p] = lambda p, t, *, permutation: (transpose(p[0], permutation), _t_map(t[0], lambda a: transpose(a, permutation)))
-vjp_rules[transpose_p] = lambda x, *, permutation: (transpose(x, permutation), lambda ct: (transpose(ct, tuple(np.argsort(permutation))),))
+jvp_rules[broadcast_to_p] = lambda p, t, *, shape: (
+    broadcast_to(p[0], shape),
+    _t_map(t[0], lambda a: broadcast_to(a, shape)),
+)
+vjp_rules[broadcast_to_p] = lambda x, *, shape: (
+    broadcast_to(x, shape),
+    lambda ct: (_unbroadcast(ct, get_aval(x).shape),),
+)
+jvp_rules[reshape_p] = lambda p, t, *, new_shape: (
+    reshape(p[0], new_shape),
+    _t_map(t[0], lambda a: reshape(a, new_shape)),
+)
+vjp_rules[reshape_p] = lambda x, *, new_shape: (
+    reshape(x, new_shape),
+    lambda ct: (reshape(ct, get_aval(x).shape),),
+)
+jvp_rules[transpose_p] = lambda p, t, *, permutation: (
+    transpose(p[0], permutation),
+    _t_map(t[0], lambda a: transpose(a, permutation)),
+)
+vjp_rules[transpose_p] = lambda x, *, permutation: (
+    transpose(x, permutation),
+    lambda ct: (transpose(ct, tuple(np.argsort(permutation))),),
+)
 
 
-def _broadcast_batch(vals: list[Any], dims: list[Any], *, shape: tuple[int, ...]) -> tuple[Any, Any]:
+def _broadcast_batch(
+    vals: list[Any], dims: list[Any], *, shape: tuple[int, ...]
+) -> tuple[Any, Any]:
     x = vals[0]
     size, inner = get_aval(x).shape[0], get_aval(x).shape[1:]
     x = reshape(x, (size,) + (1,) * (len(shape) - len(inner)) + inner)
@@ -311,14 +526,22 @@ def _broadcast_batch(vals: list[Any], dims: list[Any], *, shape: tuple[int, ...]
 
 
 batch_rules[broadcast_to_p] = _broadcast_batch
-batch_rules[reshape_p] = lambda vals, dims, *, new_shape: (reshape(vals[0], (get_aval(vals[0]).shape[0], *new_shape)), 0)
-batch_rules[transpose_p] = lambda vals, dims, *, permutation: (transpose(vals[0], (0, *(p + 1 for p in permutation))), 0)
+batch_rules[reshape_p] = lambda vals, dims, *, new_shape: (
+    reshape(vals[0], (get_aval(vals[0]).shape[0], *new_shape)),
+    0,
+)
+batch_rules[transpose_p] = lambda vals, dims, *, permutation: (
+    transpose(vals[0], (0, *(p + 1 for p in permutation))),
+    0,
+)
 
 
 # ---------------------------------------------------------------- reductions
 
 # A reduction's result is strongly typed (jnp.sum(2.0) is a plain float32), as JAX's is.
-reduce_sum_p = Primitive("reduce_sum", lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype), _never_weak)
+reduce_sum_p = Primitive(
+    "reduce_sum", lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype), _never_weak
+)
 reduce_max_p = Primitive("reduce_max", lambda x, *, axes: np.max(x, axis=axes), _never_weak)
 reduce_min_p = Primitive("reduce_min", lambda x, *, axes: np.min(x, axis=axes), _never_weak)
 
@@ -347,10 +570,41 @@ def _argmax_mask(x: Any, out: Any, axes: tuple[int, ...]) -> Any:
     return div(hit, _expand_back(reduce_sum(hit, axes), shape, axes))
 
 
-jvp_rules[reduce_sum_p] = lambda p, t, *, axes: (reduce_sum(p[0], axes), _t_map(t[0], lambda a: reduce_sum(a, axes)))
-vjp_rules[reduce_sum_p] = lambda x, *, axes: (reduce_sum(x, axes), lambda ct: (_expand_back(ct, get_aval(x).shape, axes),))
+jvp_rules[reduce_sum_p] = lambda p, t, *, axes: (
+    reduce_sum(p[0], axes),
+    _t_map(t[0], lambda a: reduce_sum(a, axes)),
+)
+vjp_rules[reduce_sum_p] = lambda x, *, axes: (
+    reduce_sum(x, axes),
+    lambda ct: (_expand_back(ct, get_aval(x).shape, axes),),
+)
 for _p, _f in ((reduce_max_p, reduce_max), (reduce_min_p, reduce_min)):
-    jvp_rules[_p] = (lambda f: lambda p, t, *, axes: (f(p[0], axes), _t_map(t[0], lambda a: reduce_sum(mul(a, _argmax_mask(p[0], f(p[0], axes), axes)), axes))))(_f)
-    vjp_rules[_p] = (lambda f: lambda x, *, axes: (f(x, axes), lambda ct: (mul(_expand_back(ct, get_aval(x).shape, axes), _argmax_mask(x, f(x, axes), axes)),)))(_f)
+    jvp_rules[_p] = (
+        lambda f: (
+            lambda p, t, *, axes: (
+                f(p[0], axes),
+                _t_map(
+                    t[0],
+                    lambda a: reduce_sum(mul(a, _argmax_mask(p[0], f(p[0], axes), axes)), axes),
+                ),
+            )
+        )
+    )(_f)
+    vjp_rules[_p] = (
+        lambda f: (
+            lambda x, *, axes: (
+                f(x, axes),
+                lambda ct: (
+                    mul(
+                        _expand_back(ct, get_aval(x).shape, axes), _argmax_mask(x, f(x, axes), axes)
+                    ),
+                ),
+            )
+        )
+    )(_f)
 for _p in (reduce_sum_p, reduce_max_p, reduce_min_p):
-    batch_rules[_p] = (lambda prim: lambda vals, dims, *, axes: (bind(prim, vals[0], axes=tuple(a + 1 for a in axes)), 0))(_p)
+    batch_rules[_p] = (
+        lambda prim: (
+            lambda vals, dims, *, axes: (bind(prim, vals[0], axes=tuple(a + 1 for a in axes)), 0)
+        )
+    )(_p)

@@ -15,6 +15,7 @@ from jax_conformance.adapters.reference.lax_indexing import scatter_add
 
 # ---------------------------------------------------------------- public lax helpers
 
+
 def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 - lax's argument names
     """`lax.clamp(min, x, max)`."""
     from jax_conformance.adapters.reference import numpy_api
@@ -33,7 +34,14 @@ def stop_gradient(x: Any) -> Any:
 # ---------------------------------------------------------------- control flow (custom-rule specs use them)
 
 
-def scan(f: Callable[..., Any], init: Any, xs: Any = None, length: int | None = None, reverse: bool = False, unroll: int = 1) -> Any:
+def scan(
+    f: Callable[..., Any],
+    init: Any,
+    xs: Any = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int = 1,
+) -> Any:
     """`lax.scan`, unrolled. JAX stages the body before running it, so inside another
     transformation each step runs as under an inner jit (`core.inline_jit`): custom rules see
     their function staged first. The `y`s are stacked along a new leading axis."""
@@ -45,7 +53,7 @@ def scan(f: Callable[..., Any], init: Any, xs: Any = None, length: int | None = 
     carry = tree_map(_as_value, init)
     ys = []
     with core.inline_jit() if len(core.trace_stack) > 1 else contextlib.nullcontext():
-        for i in (reversed(range(n)) if reverse else range(n)):
+        for i in reversed(range(n)) if reverse else range(n):
             x = tree_unflatten(x_tree, [leaf[i] for leaf in x_leaves]) if xs is not None else None
             carry, y = f(carry, x)
             ys.append(y)
@@ -65,7 +73,9 @@ def _stack(steps: Any) -> Any:
     return out
 
 
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
+def cond(
+    pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any
+) -> Any:
     """`lax.cond`: both branches are traced (run), as in JAX; the predicate picks the result."""
     from jax_conformance.adapters.reference.core import Tracer
     from jax_conformance.adapters.reference.tree_util import tree_map
@@ -73,10 +83,16 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     on_true, on_false = true_fun(*operands), false_fun(*operands)
     if not isinstance(pred, Tracer):
         return on_true if bool(pred) else on_false
-    return tree_map(lambda a, b: select(broadcast_to(ne(pred, _full_like(pred, 0)), get_aval(a).shape), a, b), on_true, on_false)
+    return tree_map(
+        lambda a, b: select(broadcast_to(ne(pred, _full_like(pred, 0)), get_aval(a).shape), a, b),
+        on_true,
+        on_false,
+    )
 
 
-def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
+def while_loop(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
     """`lax.while_loop`: a Python loop on concrete values (not reverse-differentiable in JAX either);
     while jit traces (the bound may be a tracer) the loop is staged as one primitive (`staged.py`)."""
     from jax_conformance.adapters.reference import core

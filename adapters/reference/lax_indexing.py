@@ -43,16 +43,36 @@ def _batched_idx(idx: Any) -> Any:
     return (slice(None), *(idx if isinstance(idx, tuple) else (idx,)))
 
 
-jvp_rules[getitem_p] = lambda p, t, *, idx: (getitem(p[0], idx), _t_map(t[0], lambda a: getitem(a, idx)))
-vjp_rules[getitem_p] = lambda x, *, idx: (getitem(x, idx), lambda ct: (scatter_add(_full_like(x, 0), ct, idx),))
-jvp_rules[scatter_add_p] = lambda p, t, *, idx: (scatter_add(p[0], p[1], idx), None if t[0] is None and t[1] is None else scatter_add(
-    t[0] if t[0] is not None else _full_like(p[0], 0), t[1] if t[1] is not None else _full_like(p[1], 0), idx))
-vjp_rules[scatter_add_p] = lambda x, u, *, idx: (scatter_add(x, u, idx), lambda ct: (ct, getitem(ct, idx)))
+jvp_rules[getitem_p] = lambda p, t, *, idx: (
+    getitem(p[0], idx),
+    _t_map(t[0], lambda a: getitem(a, idx)),
+)
+vjp_rules[getitem_p] = lambda x, *, idx: (
+    getitem(x, idx),
+    lambda ct: (scatter_add(_full_like(x, 0), ct, idx),),
+)
+jvp_rules[scatter_add_p] = lambda p, t, *, idx: (
+    scatter_add(p[0], p[1], idx),
+    None
+    if t[0] is None and t[1] is None
+    else scatter_add(
+        t[0] if t[0] is not None else _full_like(p[0], 0),
+        t[1] if t[1] is not None else _full_like(p[1], 0),
+        idx,
+    ),
+)
+vjp_rules[scatter_add_p] = lambda x, u, *, idx: (
+    scatter_add(x, u, idx),
+    lambda ct: (ct, getitem(ct, idx)),
+)
 batch_rules[getitem_p] = lambda vals, dims, *, idx: (getitem(vals[0], _batched_idx(idx)), 0)
 
 
 def _scatter_batch(vals: list[Any], dims: list[Any], *, idx: Any) -> tuple[Any, Any]:
-    (x, u), size = vals, next(get_aval(v).shape[0] for v, d in zip(vals, dims, strict=True) if d is not None)
+    (x, u), size = (
+        vals,
+        next(get_aval(v).shape[0] for v, d in zip(vals, dims, strict=True) if d is not None),
+    )
     x = x if dims[0] is not None else broadcast_to(x, (size, *get_aval(x).shape))
     u = u if dims[1] is not None else broadcast_to(u, (size, *get_aval(u).shape))
     return scatter_add(x, u, _batched_idx(idx)), 0
@@ -92,19 +112,45 @@ def index_update(x: Any, i: Any, u: Any, mode: str = "set", nbatch: int = 0) -> 
     return bind(index_update_p, x, i, u, nbatch=nbatch, mode=mode)
 
 
-jvp_rules[dynamic_index_p] = lambda p, t, *, nbatch: (dynamic_index(p[0], p[1], nbatch), _t_map(t[0], lambda a: dynamic_index(a, p[1], nbatch)))
-vjp_rules[dynamic_index_p] = lambda x, i, *, nbatch: (dynamic_index(x, i, nbatch), lambda ct: (index_update(_full_like(x, 0), i, ct, "add", nbatch), None))
-jvp_rules[index_update_p] = lambda p, t, *, nbatch, mode: (index_update(p[0], p[1], p[2], mode, nbatch), None if t[0] is None and t[2] is None else index_update(
-    t[0] if t[0] is not None else _full_like(p[0], 0), p[1], t[2] if t[2] is not None else _full_like(p[2], 0), mode, nbatch))
-vjp_rules[index_update_p] = lambda x, i, u, *, nbatch, mode: (index_update(x, i, u, mode, nbatch), lambda ct: (
-    ct if mode == "add" else index_update(ct, i, _full_like(u, 0), "set", nbatch), None, dynamic_index(ct, i, nbatch)))
+jvp_rules[dynamic_index_p] = lambda p, t, *, nbatch: (
+    dynamic_index(p[0], p[1], nbatch),
+    _t_map(t[0], lambda a: dynamic_index(a, p[1], nbatch)),
+)
+vjp_rules[dynamic_index_p] = lambda x, i, *, nbatch: (
+    dynamic_index(x, i, nbatch),
+    lambda ct: (index_update(_full_like(x, 0), i, ct, "add", nbatch), None),
+)
+jvp_rules[index_update_p] = lambda p, t, *, nbatch, mode: (
+    index_update(p[0], p[1], p[2], mode, nbatch),
+    None
+    if t[0] is None and t[2] is None
+    else index_update(
+        t[0] if t[0] is not None else _full_like(p[0], 0),
+        p[1],
+        t[2] if t[2] is not None else _full_like(p[2], 0),
+        mode,
+        nbatch,
+    ),
+)
+vjp_rules[index_update_p] = lambda x, i, u, *, nbatch, mode: (
+    index_update(x, i, u, mode, nbatch),
+    lambda ct: (
+        ct if mode == "add" else index_update(ct, i, _full_like(u, 0), "set", nbatch),
+        None,
+        dynamic_index(ct, i, nbatch),
+    ),
+)
 
 
 def _rows_batch(prim: Primitive) -> Callable[..., Any]:
     def rule(vals: list[Any], dims: list[Any], **params: Any) -> tuple[Any, Any]:
         size = next(get_aval(v).shape[0] for v, d in zip(vals, dims, strict=True) if d is not None)
-        vals = [v if d is not None else broadcast_to(v, (size, *get_aval(v).shape)) for v, d in zip(vals, dims, strict=True)]
+        vals = [
+            v if d is not None else broadcast_to(v, (size, *get_aval(v).shape))
+            for v, d in zip(vals, dims, strict=True)
+        ]
         return bind(prim, *vals, **{**params, "nbatch": params["nbatch"] + 1}), 0
+
     return rule
 
 

@@ -79,7 +79,9 @@ def load_from_environ() -> None:
     global _active
     name = os.environ.get(ENV_VAR) or None
     if name is not None and name not in MUTANTS:
-        raise UnknownMutant(f"{ENV_VAR}={name!r} names no mutant; known: {', '.join(sorted(MUTANTS))}")
+        raise UnknownMutant(
+            f"{ENV_VAR}={name!r} names no mutant; known: {', '.join(sorted(MUTANTS))}"
+        )
     _active = name
 
 
@@ -95,6 +97,11 @@ def active() -> str | None:
 
 
 # A mutant the suite cannot kill, with the reason (shown by `jax-conformance mutate` and the report).
-_FLAG_ONLY = ("lives only under jax_custom_vjp3: killed in a mode that sets it "
-              "(`jax-conformance mutate --modes off-warn+jax_custom_vjp3`), never in the four default modes")
-EXPLAINED: dict[str, str] = {"vjp3-closure-allowed": _FLAG_ONLY, "vjp3-nondiff-unhashable-accepted": _FLAG_ONLY}
+_FLAG_ONLY = (
+    "lives only under jax_custom_vjp3: killed in a mode that sets it "
+    "(`jax-conformance mutate --modes off-warn+jax_custom_vjp3`), never in the four default modes"
+)
+EXPLAINED: dict[str, str] = {
+    "vjp3-closure-allowed": _FLAG_ONLY,
+    "vjp3-nondiff-unhashable-accepted": _FLAG_ONLY,
+}

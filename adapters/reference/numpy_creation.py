@@ -30,7 +30,11 @@ from jax_conformance.adapters.reference.numpy_dtypes import (
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
-    return (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(operator.index(s) for s in shape)
+    return (
+        (operator.index(shape),)
+        if not isinstance(shape, (tuple, list))
+        else tuple(operator.index(s) for s in shape)
+    )
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:  # noqa: A002 - NumPy's name
@@ -38,15 +42,24 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:  # noqa: A0
     a weakly typed array) unless a dtype is given; lists and NumPy values give strong arrays."""
     dt = check_user_dtype(dtype, "array")
     if isinstance(object, Tracer):
-        return convert(object, dt if dt is not None else object.dtype, dt is None and object.aval.weak_type)
+        return convert(
+            object, dt if dt is not None else object.dtype, dt is None and object.aval.weak_type
+        )
     if isinstance(object, Array):
-        return Array(object._value.astype(dt) if dt is not None else object._value.copy(), dt is None and object.weak_type)
+        return Array(
+            object._value.astype(dt) if dt is not None else object._value.copy(),
+            dt is None and object.weak_type,
+        )
     if dt is None and _python_number(object):
         return lift(object)
     if dt is None:
         dt = _infer_dtype(object)
-    elif isinstance(object, (int, float)) and not isinstance(object, builtins.bool) and dt.kind in "iu" and (
-            not np.iinfo(dt).min <= int(object) <= np.iinfo(dt).max):
+    elif (
+        isinstance(object, (int, float))
+        and not isinstance(object, builtins.bool)
+        and dt.kind in "iu"
+        and (not np.iinfo(dt).min <= int(object) <= np.iinfo(dt).max)
+    ):
         raise OverflowError(f"Python integer {int(object)} out of bounds for {dt.name}")
     elif isinstance(object, (float, complex)):
         # JAX 0.10.2 canonicalizes a Python scalar first: in allow mode float64 holds float32's rounding.
@@ -80,7 +93,9 @@ def _infer_dtype(obj: Any) -> np.dtype:
     raw = np.asarray(obj)
     if isinstance(obj, (list, tuple)) and raw.dtype.kind in "iufc" and raw.dtype.itemsize == 8:
         # a list of Python numbers: the default of its kind
-        return {"i": default_int, "u": default_int, "f": default_float, "c": default_complex}[raw.dtype.kind]()
+        return {"i": default_int, "u": default_int, "f": default_float, "c": default_complex}[
+            raw.dtype.kind
+        ]()
     return dtype_of_input(raw)[0]
 
 
@@ -121,8 +136,14 @@ def empty(shape: Any, dtype: Any = None) -> Array:
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     dt = check_user_dtype(dtype, "full")
     if dt is None:
-        dt = get_aval(fill_value).dtype if isinstance(fill_value, (Array, Tracer)) else _infer_dtype(fill_value)
-    weak = dtype is None and get_aval(lift(fill_value)).weak_type  # a weak fill without dtype= stays weak
+        dt = (
+            get_aval(fill_value).dtype
+            if isinstance(fill_value, (Array, Tracer))
+            else _infer_dtype(fill_value)
+        )
+    weak = (
+        dtype is None and get_aval(lift(fill_value)).weak_type
+    )  # a weak fill without dtype= stays weak
     if isinstance(fill_value, Tracer):
         return lax.broadcast_to(convert(fill_value, dt, weak), _shape(shape))
     return Array(np.full(_shape(shape), np.asarray(fill_value), dt), weak)
@@ -130,7 +151,9 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
 
 def _like(x: Any, dtype: Any, fun_name: str) -> np.dtype:
     if isinstance(x, (list, tuple)):  # JAX's check_arraylike: a list is not an array
-        raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got {type(x)} at position 0.")
+        raise TypeError(
+            f"{fun_name} requires ndarray or scalar arguments, got {type(x)} at position 0."
+        )
     return check_user_dtype(dtype, fun_name) or get_aval(lift(x)).dtype
 
 
@@ -140,20 +163,29 @@ def _like_weak(a: Any, dtype: Any) -> bool:
 
 
 def zeros_like(a: Any, dtype: Any = None) -> Array:
-    return Array(np.zeros(get_aval(lift(a)).shape, _like(a, dtype, "zeros_like")), _like_weak(a, dtype))
+    return Array(
+        np.zeros(get_aval(lift(a)).shape, _like(a, dtype, "zeros_like")), _like_weak(a, dtype)
+    )
 
 
 def ones_like(a: Any, dtype: Any = None) -> Array:
-    return Array(np.ones(get_aval(lift(a)).shape, _like(a, dtype, "ones_like")), _like_weak(a, dtype))
+    return Array(
+        np.ones(get_aval(lift(a)).shape, _like(a, dtype, "ones_like")), _like_weak(a, dtype)
+    )
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Array:
-    return Array(np.full(get_aval(lift(a)).shape, fill_value, _like(a, dtype, "full_like")), _like_weak(a, dtype))
+    return Array(
+        np.full(get_aval(lift(a)).shape, fill_value, _like(a, dtype, "full_like")),
+        _like_weak(a, dtype),
+    )
 
 
 def empty_like(a: Any, dtype: Any = None) -> Array:
     """Zeros, as in JAX before 0.11.0; JAX 0.6.0-0.10.2 check the dtype under the name ones_like."""
-    return Array(np.zeros(get_aval(lift(a)).shape, _like(a, dtype, "ones_like")), _like_weak(a, dtype))
+    return Array(
+        np.zeros(get_aval(lift(a)).shape, _like(a, dtype, "ones_like")), _like_weak(a, dtype)
+    )
 
 
 def identity(n: int, dtype: Any = None) -> Array:
@@ -185,7 +217,9 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     """`jnp.arange`: the default int for integer arguments, the default float otherwise."""
     dt = check_user_dtype(dtype, "arange")
     if dt is not None and dt.kind == "b":  # JAX builds arange from iota, which has no boolean form
-        raise TypeError("iota does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, complexfloating.")
+        raise TypeError(
+            "iota does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, complexfloating."
+        )
     args = [a for a in (start, stop, step) if a is not None]
     if dt is None:
         kinds = [to_dtype(get_aval(a).dtype).kind for a in args]
@@ -196,10 +230,26 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return Array(wide.astype(dt))
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype: Any = None) -> Any:
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+) -> Any:
     dt = check_user_dtype(dtype, "linspace") or default_float()
     out = Array(np.linspace(float(start), float(stop), num, endpoint=endpoint).astype(dt))
-    return (out, Array(np.asarray((float(stop) - float(start)) / builtins.max(num - int(endpoint), 1), dt))) if retstep else out
+    return (
+        (
+            out,
+            Array(
+                np.asarray((float(stop) - float(start)) / builtins.max(num - int(endpoint), 1), dt)
+            ),
+        )
+        if retstep
+        else out
+    )
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:  # noqa: N803 - NumPy's names

@@ -34,7 +34,9 @@ class _ScalarMeta(type):
         return asarray(x, dtype=cls.dtype)
 
     def __eq__(cls, other: Any) -> bool:
-        return cls is other or cls.dtype.type is other or cls.dtype == getattr(other, "dtype", other)
+        return (
+            cls is other or cls.dtype.type is other or cls.dtype == getattr(other, "dtype", other)
+        )
 
     def __hash__(cls) -> int:
         return hash(cls.dtype.type)
@@ -49,9 +51,15 @@ def _scalar_type(name: str, dt: np.dtype) -> type:
 
 bool_ = _scalar_type("bool_", np.dtype(bool))
 globals()["bool"] = bool_  # jnp.bool (NumPy 2 name), without shadowing the builtin here
-int8, int16, int32, int64 = (_scalar_type(n, np.dtype(n)) for n in ("int8", "int16", "int32", "int64"))
-uint8, uint16, uint32, uint64 = (_scalar_type(n, np.dtype(n)) for n in ("uint8", "uint16", "uint32", "uint64"))
-float16, float32, float64 = (_scalar_type(n, np.dtype(n)) for n in ("float16", "float32", "float64"))
+int8, int16, int32, int64 = (
+    _scalar_type(n, np.dtype(n)) for n in ("int8", "int16", "int32", "int64")
+)
+uint8, uint16, uint32, uint64 = (
+    _scalar_type(n, np.dtype(n)) for n in ("uint8", "uint16", "uint32", "uint64")
+)
+float16, float32, float64 = (
+    _scalar_type(n, np.dtype(n)) for n in ("float16", "float32", "float64")
+)
 complex64, complex128 = (_scalar_type(n, np.dtype(n)) for n in ("complex64", "complex128"))
 if bfloat16 is not None:
     globals()["bfloat16"] = _scalar_type("bfloat16", bfloat16)
@@ -94,8 +102,10 @@ def promote(*args: Any, name: str = "op") -> list[Any]:
     try:
         shape = np.broadcast_shapes(*[a.shape for a in avals])
     except ValueError:  # JAX says so with a TypeError naming the operation
-        raise TypeError(f"{name} got incompatible shapes for broadcasting: "
-                        f"{', '.join(str(tuple(a.shape)) for a in avals)}.") from None
+        raise TypeError(
+            f"{name} got incompatible shapes for broadcasting: "
+            f"{', '.join(str(tuple(a.shape)) for a in avals)}."
+        ) from None
     return [lax.broadcast_to(convert(x, out[0], out[1]), shape) for x in xs]
 
 
@@ -107,9 +117,15 @@ def _x64_leftover(out: tuple[np.dtype, bool], avals: list[Any]) -> tuple[np.dtyp
     from jax_conformance.adapters.reference.config import config
     from jax_conformance.adapters.reference.dtypes import TRUNCATE_64
 
-    if config.x64_enabled or out[0] not in TRUNCATE_64 or not any(a.dtype in TRUNCATE_64 for a in avals):
+    if (
+        config.x64_enabled
+        or out[0] not in TRUNCATE_64
+        or not any(a.dtype in TRUNCATE_64 for a in avals)
+    ):
         return out
-    if len({a.dtype for a in avals}) == 1 and not out[1]:  # one dtype, a strong result: nothing computed
+    if (
+        len({a.dtype for a in avals}) == 1 and not out[1]
+    ):  # one dtype, a strong result: nothing computed
         return out
     checked = check_user_dtype(out[0], "dtype")
     assert checked is not None  # out[0] is a dtype, never None
@@ -134,9 +150,13 @@ def _operand(x: Any) -> Any:
         from jax_conformance.adapters.reference.dtypes import canonicalize_dtype
 
         return types.SimpleNamespace(dtype=canonicalize_dtype(x.dtype), weak_type=False)
-    if isinstance(x, (str, np.dtype)) or (isinstance(x, type) and (
-            x in (int, float, complex, builtins.bool) or issubclass(x, np.generic))):
-        return types.SimpleNamespace(dtype=check_user_dtype(x, "dtype"), weak_type=any(x is t for t in (int, float, complex)))
+    if isinstance(x, (str, np.dtype)) or (
+        isinstance(x, type)
+        and (x in (int, float, complex, builtins.bool) or issubclass(x, np.generic))
+    ):
+        return types.SimpleNamespace(
+            dtype=check_user_dtype(x, "dtype"), weak_type=any(x is t for t in (int, float, complex))
+        )
     return get_aval(lift(x))
 
 
@@ -145,6 +165,7 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     float64 even with x64 off). Python's int/float/complex are weak: they give way to an array dtype of
     their kind or above, and otherwise become np.dtype(int/float/complex) (a weak complex meeting a
     float takes the float's width)."""
+
     def node(x: Any) -> tuple[np.dtype, bool]:
         if any(x is t for t in (int, float, complex)):  # by identity: jnp.int64 == int holds
             return np.dtype(x), True
@@ -161,12 +182,18 @@ def promote_types(a: Any, b: Any) -> np.dtype:
         if weak.kind == "c" and rank[strong.kind] == 2:
             return np.dtype("complex128" if strong.itemsize == 8 else "complex64")
         return weak
-    if da.kind in "iu" and db.kind in "iu" and _result_type((da, False), (db, False))[0].kind == "f":
+    if (
+        da.kind in "iu"
+        and db.kind in "iu"
+        and _result_type((da, False), (db, False))[0].kind == "f"
+    ):
         return np.dtype("float64")  # uint64 with a signed int: JAX's weak float, as np.dtype(float)
     return _result_type((da, False), (db, False))[0]
 
 
-def can_cast(from_: Any, to: Any, casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "safe") -> bool:
+def can_cast(
+    from_: Any, to: Any, casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "safe"
+) -> bool:
     """`jnp.can_cast`: NumPy's rule on the two dtypes (never canonicalized, no dtype warning)."""
     return builtins.bool(np.can_cast(to_dtype(from_), to_dtype(to), casting))
 

@@ -25,13 +25,19 @@ from jax_conformance.adapters.reference.numpy_dtypes import convert, lift, promo
 def _binary(prim_fun: Any) -> Any:
     def f(x: Any, y: Any) -> Any:
         return prim_fun(*promote(x, y, name=prim_fun.__name__))
+
     f.__name__ = f.__qualname__ = prim_fun.__name__
     return f
 
 
 add, subtract, multiply = _binary(lax.add), _binary(lax.sub), _binary(lax.mul)
 maximum, minimum = _binary(lax.max), _binary(lax.min)
-greater, less, greater_equal, less_equal = _binary(lax.gt), _binary(lax.lt), _binary(lax.ge), _binary(lax.le)
+greater, less, greater_equal, less_equal = (
+    _binary(lax.gt),
+    _binary(lax.lt),
+    _binary(lax.ge),
+    _binary(lax.le),
+)
 equal, not_equal = _binary(lax.eq), _binary(lax.ne)
 
 
@@ -50,13 +56,19 @@ true_divide = divide
 
 
 def power(x: Any, y: Any) -> Any:
-    if get_aval(lift(x)).dtype.kind == "b":  # booleans are raised as int32, as in JAX (whatever the x64 flag)
+    if (
+        get_aval(lift(x)).dtype.kind == "b"
+    ):  # booleans are raised as int32, as in JAX (whatever the x64 flag)
         x = convert(lift(x), np.dtype("int32"))
     if isinstance(y, Array) and y.ndim == 0 and y.dtype.kind in "iu":
-        y = int(y)  # a concrete integer scalar exponent: integer_pow, as JAX does (x keeps its dtype and weak type)
+        y = int(
+            y
+        )  # a concrete integer scalar exponent: integer_pow, as JAX does (x keeps its dtype and weak type)
     if isinstance(y, int) and not isinstance(y, bool):
         if y < 0 and get_aval(lift(x)).dtype.kind in "biu":
-            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({get_aval(lift(x)).dtype.name}[], {y})")
+            raise TypeError(
+                f"Integers cannot be raised to negative powers, got integer_pow({get_aval(lift(x)).dtype.name}[], {y})"
+            )
         return lax.integer_pow(lift(x), y)
     return lax.pow(*promote(x, y))
 
@@ -72,12 +84,18 @@ def _floor_div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 _floor_divide_p = Primitive("floor_divide", _floor_div_impl)
 _remainder_p = Primitive("rem", lambda x, y: np.remainder(x, y).astype(x.dtype))
 lax.jvp_rules[_floor_divide_p] = lambda p, t: (bind(_floor_divide_p, *p), None)
-lax.vjp_rules[_floor_divide_p] = lambda x, y: (bind(_floor_divide_p, x, y), lambda ct: (
-    lax.mul(ct, lax._full_like(ct, 0)), lax.mul(ct, lax._full_like(ct, 0))))
-lax.vjp_rules[_remainder_p] = lambda x, y: (bind(_remainder_p, x, y), lambda ct: (
-    ct, lax.neg(lax.mul(ct, bind(_floor_divide_p, x, y)))))
-lax.jvp_rules[_remainder_p] = lambda p, t: (bind(_remainder_p, *p), lax._t_sum(
-    t[0], lax._t_map(t[1], lambda b: lax.neg(lax.mul(b, bind(_floor_divide_p, *p))))))
+lax.vjp_rules[_floor_divide_p] = lambda x, y: (
+    bind(_floor_divide_p, x, y),
+    lambda ct: (lax.mul(ct, lax._full_like(ct, 0)), lax.mul(ct, lax._full_like(ct, 0))),
+)
+lax.vjp_rules[_remainder_p] = lambda x, y: (
+    bind(_remainder_p, x, y),
+    lambda ct: (ct, lax.neg(lax.mul(ct, bind(_floor_divide_p, x, y)))),
+)
+lax.jvp_rules[_remainder_p] = lambda p, t: (
+    bind(_remainder_p, *p),
+    lax._t_sum(t[0], lax._t_map(t[1], lambda b: lax.neg(lax.mul(b, bind(_floor_divide_p, *p))))),
+)
 
 
 def _bitwise(name: str, impl: Any) -> Any:
@@ -87,9 +105,12 @@ def _bitwise(name: str, impl: Any) -> Any:
         x, y = promote(x, y)
         for i, v in enumerate((x, y)):
             if get_aval(v).dtype.kind not in "biu":
-                raise TypeError(f"{name} does not accept dtype {get_aval(v).dtype.name} at position {i}. "
-                                "Accepted dtypes at position {i} are subtypes of integer, bool.")
+                raise TypeError(
+                    f"{name} does not accept dtype {get_aval(v).dtype.name} at position {i}. "
+                    "Accepted dtypes at position {i} are subtypes of integer, bool."
+                )
         return bind(prim, x, y)
+
     lax.batch_rules[prim] = lax._elementwise_batch(prim)
     f.__name__ = f"bitwise_{name}"
     return f
@@ -107,26 +128,37 @@ def remainder(x: Any, y: Any) -> Any:
 
 
 mod = remainder
-bitwise_and, bitwise_or, bitwise_xor = _bitwise("and", np.bitwise_and), _bitwise("or", np.bitwise_or), _bitwise("xor", np.bitwise_xor)
+bitwise_and, bitwise_or, bitwise_xor = (
+    _bitwise("and", np.bitwise_and),
+    _bitwise("or", np.bitwise_or),
+    _bitwise("xor", np.bitwise_xor),
+)
 for _p in (_floor_divide_p, _remainder_p):
     lax.batch_rules[_p] = lax._elementwise_batch(_p)
 
 
 def _unary(prim_fun: Any, floating_only: bool = True) -> Any:
     def f(x: Any) -> Any:
-        if not isinstance(x, (Array, Tracer)) and np.asarray(x).dtype == object:  # as JAX's jitted jnp functions
-            raise TypeError(f"Error interpreting argument to {f!r} as an abstract array. The problematic value is of type "
-                            f"{type(x)} and was passed to the function at path x.")
+        if (
+            not isinstance(x, (Array, Tracer)) and np.asarray(x).dtype == object
+        ):  # as JAX's jitted jnp functions
+            raise TypeError(
+                f"Error interpreting argument to {f!r} as an abstract array. The problematic value is of type "
+                f"{type(x)} and was passed to the function at path x."
+            )
         x = lift(x)
         a = get_aval(x)
         if floating_only and a.dtype.kind in "biu":
             x = convert(x, to_inexact(a.dtype), a.weak_type)
         return prim_fun(x)
+
     f.__name__ = f.__qualname__ = prim_fun.__name__
     return f
 
 
-sin, cos, exp, log, tanh, sqrt = (_unary(f) for f in (lax.sin, lax.cos, lax.exp, lax.log, lax.tanh, lax.sqrt))
+sin, cos, exp, log, tanh, sqrt = (
+    _unary(f) for f in (lax.sin, lax.cos, lax.exp, lax.log, lax.tanh, lax.sqrt)
+)
 negative, sign = _unary(lax.neg, False), _unary(lax.sign, False)
 
 
@@ -144,10 +176,14 @@ def where(condition: Any, x: Any, y: Any) -> Any:
         c = lax.ne(c, lax._full_like(c, 0))
     x, y = promote(x, y)
     shape = np.broadcast_shapes(get_aval(c).shape, get_aval(x).shape)
-    return lax.select(lax.broadcast_to(c, shape), lax.broadcast_to(x, shape), lax.broadcast_to(y, shape))
+    return lax.select(
+        lax.broadcast_to(c, shape), lax.broadcast_to(x, shape), lax.broadcast_to(y, shape)
+    )
 
 
-def clip(arr: Any, min: Any = None, max: Any = None, *, a_min: Any = None, a_max: Any = None) -> Any:  # noqa: A002
+def clip(
+    arr: Any, min: Any = None, max: Any = None, *, a_min: Any = None, a_max: Any = None
+) -> Any:  # noqa: A002
     """`jnp.clip(x, min, max)`: max(x, min), then min(., max)."""
     lo, hi = (min if min is not None else a_min), (max if max is not None else a_max)
     out = lift(arr)
@@ -175,11 +211,16 @@ def _keep(out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return lax.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(get_aval(x).shape)))
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
+def sum(
+    a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, initial: Any = None
+) -> Any:  # noqa: A001
     x = lift(a)
     dt = check_user_dtype(dtype, "sum")
     av = get_aval(x)
-    if dt is None and (av.dtype.kind == "b" or (av.dtype.kind == "i" and av.dtype.itemsize < default_int().itemsize)):
+    if dt is None and (
+        av.dtype.kind == "b"
+        or (av.dtype.kind == "i" and av.dtype.itemsize < default_int().itemsize)
+    ):
         dt = default_int()
     if dt is not None:
         x = convert(x, dt)
@@ -204,14 +245,26 @@ def max(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -
     axes = _axes(x, axis)
     out = _keep(lax.reduce_max(x, axes), x, axes, keepdims)
     # initial= takes the operand's dtype (an int64 array stays int64 with a Python int initial).
-    return out if initial is None else lax.max(out, lax.broadcast_to(convert(lift(initial), get_aval(out).dtype), get_aval(out).shape))
+    return (
+        out
+        if initial is None
+        else lax.max(
+            out, lax.broadcast_to(convert(lift(initial), get_aval(out).dtype), get_aval(out).shape)
+        )
+    )
 
 
 def min(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
     x = lift(a)
     axes = _axes(x, axis)
     out = _keep(lax.reduce_min(x, axes), x, axes, keepdims)
-    return out if initial is None else lax.min(out, lax.broadcast_to(convert(lift(initial), get_aval(out).dtype), get_aval(out).shape))
+    return (
+        out
+        if initial is None
+        else lax.min(
+            out, lax.broadcast_to(convert(lift(initial), get_aval(out).dtype), get_aval(out).shape)
+        )
+    )
 
 
 def reshape(a: Any, shape: Any) -> Any:
@@ -241,7 +294,9 @@ def getitem(a: Any, idx: Any) -> Any:
     if isinstance(idx, Tracer) and get_aval(idx).shape == () and get_aval(idx).dtype.kind in "iu":
         return lax_indexing.dynamic_index(x, idx)
     if any(isinstance(p, Tracer) for p in parts):
-        raise NotImplementedError("the reference models indexing with one traced integer scalar only")
+        raise NotImplementedError(
+            "the reference models indexing with one traced integer scalar only"
+        )
     static = tuple(np.asarray(p) if isinstance(p, Array) else p for p in parts)
     return lax_indexing.getitem(x, static if isinstance(idx, tuple) else static[0])
 
@@ -259,7 +314,9 @@ class _IndexUpdateRef:
         x = lift(self.x)
         v = convert(lift(v), get_aval(x).dtype)
         if isinstance(self.idx, Tracer):
-            return lax_indexing.index_update(x, self.idx, lax.broadcast_to(v, get_aval(x).shape[1:]), mode)
+            return lax_indexing.index_update(
+                x, self.idx, lax.broadcast_to(v, get_aval(x).shape[1:]), mode
+            )
         idx = np.asarray(self.idx) if isinstance(self.idx, Array) else self.idx
         part = lax_indexing.getitem(x, idx)
         delta = lax.broadcast_to(v, get_aval(part).shape)

@@ -30,7 +30,9 @@ class PyTreeDef:
         if self.kind == "list":
             return "[" + ", ".join(inner) + "]"
         if self.kind == "dict":
-            return "{" + ", ".join(f"{k!r}: {t}" for k, t in zip(self.meta, inner, strict=True)) + "}"
+            return (
+                "{" + ", ".join(f"{k!r}: {t}" for k, t in zip(self.meta, inner, strict=True)) + "}"
+            )
         return f"CustomNode(namedtuple[{self.meta.__name__}], [{', '.join(inner)}])"
 
     def __repr__(self) -> str:
@@ -40,7 +42,9 @@ class PyTreeDef:
 LEAF = PyTreeDef("leaf")
 
 
-def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], PyTreeDef]:
+def tree_flatten(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[Any], PyTreeDef]:
     """(leaves, treedef); None is an empty subtree, as in JAX."""
     leaves: list[Any] = []
     return leaves, _flatten(tree, leaves, is_leaf)
@@ -55,7 +59,11 @@ def _flatten(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None) -
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return PyTreeDef("namedtuple", type(x), tuple(_flatten(c, leaves, is_leaf) for c in x))
     if isinstance(x, (tuple, list)):
-        return PyTreeDef(type(x).__name__ if type(x) in (tuple, list) else "tuple", None, tuple(_flatten(c, leaves, is_leaf) for c in x))
+        return PyTreeDef(
+            type(x).__name__ if type(x) in (tuple, list) else "tuple",
+            None,
+            tuple(_flatten(c, leaves, is_leaf) for c in x),
+        )
     if isinstance(x, dict):
         keys = tuple(sorted(x))
         return PyTreeDef("dict", keys, tuple(_flatten(x[k], leaves, is_leaf) for k in keys))
@@ -93,7 +101,9 @@ def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> P
     return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+def tree_map(
+    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
     """f over the leaves of `tree` (and the same-structured `rest`)."""
     leaves, treedef = tree_flatten(tree, is_leaf)
     others = [treedef_leaves_like(treedef, r) for r in rest]
@@ -112,6 +122,11 @@ def build_tree_module() -> Any:
     import types
 
     tree = types.ModuleType("jax.tree", "jax.tree: map, leaves, structure, flatten, unflatten.")
-    tree.__dict__.update(map=tree_map, leaves=tree_leaves, structure=tree_structure, flatten=tree_flatten,
-                         unflatten=tree_unflatten)
+    tree.__dict__.update(
+        map=tree_map,
+        leaves=tree_leaves,
+        structure=tree_structure,
+        flatten=tree_flatten,
+        unflatten=tree_unflatten,
+    )
     return tree

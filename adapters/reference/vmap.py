@@ -32,13 +32,17 @@ class BatchTrace(Trace):
         return self.main.global_data
 
     def pure(self, val: Any) -> BatchTracer:
-        if not isinstance(val, (core.Array, Tracer)):  # a Python or NumPy scalar: canonical dtype, weak as in JAX
+        if not isinstance(
+            val, (core.Array, Tracer)
+        ):  # a Python or NumPy scalar: canonical dtype, weak as in JAX
             from jax_conformance.adapters.reference.numpy_dtypes import lift
 
             val = lift(val)
         return BatchTracer(self, val, None)
 
-    def process_primitive(self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]) -> Any:
+    def process_primitive(
+        self, prim: core.Primitive, tracers: list[Any], params: dict[str, Any]
+    ) -> Any:
         vals = [t.val for t in tracers]
         dims = [t.bdim for t in tracers]
         if all(d is None for d in dims):
@@ -48,18 +52,26 @@ class BatchTrace(Trace):
 
     def batched(self, t: BatchTracer) -> Any:
         """The value with a leading batch axis, broadcast if it had none."""
-        return t.val if t.bdim is not None else lax.broadcast_to(t.val, (self.axis_size, *get_aval(t.val).shape))
+        return (
+            t.val
+            if t.bdim is not None
+            else lax.broadcast_to(t.val, (self.axis_size, *get_aval(t.val).shape))
+        )
 
     def wrap(self, f: Callable[..., Any]) -> Callable[..., Any]:
         """f over batched values, as a function of the values with their batch axes in front."""
+
         def g(*leaves: Any) -> Any:
             out = f(*[BatchTracer(self, x, 0) for x in leaves])
             return self.unwrap(out)
+
         return g
 
     def unwrap(self, tree: Any) -> Any:
         leaves, treedef = tree_flatten(tree)
-        return tree_unflatten(treedef, [self.batched(core.full_raise(self, x)) if _is_array(x) else x for x in leaves])
+        return tree_unflatten(
+            treedef, [self.batched(core.full_raise(self, x)) if _is_array(x) else x for x in leaves]
+        )
 
     def process_custom_jvp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
         batched_call = call.batched(self)
@@ -76,12 +88,17 @@ def _is_array(x: Any) -> bool:
     return isinstance(x, (core.Array, Tracer, np.ndarray, np.generic, int, float, complex))
 
 
-def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None) -> Callable[..., Any]:
+def vmap(
+    fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
+) -> Callable[..., Any]:
     """`jax.vmap`: fun mapped over an axis of its arguments (in_axes: an int, None, or one per argument)."""
+
     def wrapped(*args: Any) -> Any:
         axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
         if len(axes) != len(args):
-            raise ValueError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional arguments passed to the function, but got len(in_axes)={len(axes)}, len(args)={len(args)}")
+            raise ValueError(
+                f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional arguments passed to the function, but got len(in_axes)={len(axes)}, len(args)={len(args)}"
+            )
         flat: list[tuple[Any, int | None]] = []
         structure = []
         for arg, ax in zip(args, axes, strict=True):
@@ -92,19 +109,30 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         if axis_size is not None:
             sizes.add(axis_size)
         if len(sizes) != 1:
-            raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped: {sorted(sizes)}" if sizes
-                             else "vmap must have at least one non-None value in in_axes")
+            raise ValueError(
+                f"vmap got inconsistent sizes for array axes to be mapped: {sorted(sizes)}"
+                if sizes
+                else "vmap must have at least one non-None value in in_axes"
+            )
         size = sizes.pop()
         with new_main(BatchTrace, size) as main:
             trace = BatchTrace(main)
             # an unmapped non-array (a function, a string) passes through untouched
-            tracers = [x if ax is None and not _is_array(x) else BatchTracer(trace, _front(x, ax), None if ax is None else 0) for x, ax in flat]
+            tracers = [
+                x
+                if ax is None and not _is_array(x)
+                else BatchTracer(trace, _front(x, ax), None if ax is None else 0)
+                for x, ax in flat
+            ]
             it = iter(tracers)
-            rebuilt = [tree_unflatten(t, [next(it) for _ in range(t.num_leaves)]) for t in structure]
+            rebuilt = [
+                tree_unflatten(t, [next(it) for _ in range(t.num_leaves)]) for t in structure
+            ]
             out = fun(*rebuilt)
             o_leaves, o_tree = tree_flatten(out)
             outs = [_out(trace, core.full_raise(trace, o), out_axes) for o in o_leaves]
         return tree_unflatten(o_tree, outs)
+
     return wrapped
 
 
@@ -124,4 +152,3 @@ def _out(trace: BatchTrace, t: BatchTracer, out_axes: Any) -> Any:
         return t.val
     v = trace.batched(t)
     return v if out_axes == 0 else numpy_api.moveaxis(v, 0, out_axes)
-

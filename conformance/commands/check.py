@@ -21,23 +21,57 @@ from jax_conformance.mode import Mode
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", nargs="?", help="the function, MODULE:FUNCTION (e.g. mylib.ops:clipped_sqrt)")
-    parser.add_argument("--args", action="append", default=[], metavar="EXPR",
-                        help="one positional example argument, a Python expression evaluated in each mode with jax, "
-                             "jnp, np and lax in scope (repeat for more)")
-    parser.add_argument("--kwargs", metavar="EXPR", help="a Python expression giving a dict of keyword arguments")
-    parser.add_argument("--nondiff", action="append", type=int, default=[], metavar="N",
-                        help="hold positional argument N constant (the rule's own nondiff_argnums are read from it)")
-    parser.add_argument("--modes", action="append", metavar="MODES",
-                        help="comma-separated modes (default: off-warn,off-error,off-allow,on); +upcoming adds JAX's "
-                             "upgrade flags, together and each alone")
-    parser.add_argument("--skip", action="append", default=[], metavar="ITEM",
-                        help="an item not to judge, e.g. derivatives.finite-differences for a rule that is "
-                             "deliberately not the derivative (gradient scaling or clipping); repeat for more")
-    parser.add_argument("-j", "--jobs", type=int, default=2, help="mode processes at a time (default 2)")
-    parser.add_argument("--timeout", type=float, default=900, help="seconds per mode process (default 900)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON instead of the table")
-    parser.add_argument("--items", action="store_true", help="list the contract's items and their spec cases, and exit")
+    parser.add_argument(
+        "target", nargs="?", help="the function, MODULE:FUNCTION (e.g. mylib.ops:clipped_sqrt)"
+    )
+    parser.add_argument(
+        "--args",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="one positional example argument, a Python expression evaluated in each mode with jax, "
+        "jnp, np and lax in scope (repeat for more)",
+    )
+    parser.add_argument(
+        "--kwargs", metavar="EXPR", help="a Python expression giving a dict of keyword arguments"
+    )
+    parser.add_argument(
+        "--nondiff",
+        action="append",
+        type=int,
+        default=[],
+        metavar="N",
+        help="hold positional argument N constant (the rule's own nondiff_argnums are read from it)",
+    )
+    parser.add_argument(
+        "--modes",
+        action="append",
+        metavar="MODES",
+        help="comma-separated modes (default: off-warn,off-error,off-allow,on); +upcoming adds JAX's "
+        "upgrade flags, together and each alone",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="ITEM",
+        help="an item not to judge, e.g. derivatives.finite-differences for a rule that is "
+        "deliberately not the derivative (gradient scaling or clipping); repeat for more",
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=2, help="mode processes at a time (default 2)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=900, help="seconds per mode process (default 900)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the result as JSON instead of the table"
+    )
+    parser.add_argument(
+        "--items",
+        action="store_true",
+        help="list the contract's items and their spec cases, and exit",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -46,24 +80,40 @@ def main(args: argparse.Namespace) -> int:
             print(f"{item.id}: {item.statement}\n    from {', '.join(item.specs)}")
         return 0
     if not args.target:
-        raise UsageError("name the function to check, MODULE:FUNCTION (e.g. mylib.ops:clipped_sqrt)")
+        raise UsageError(
+            "name the function to check, MODULE:FUNCTION (e.g. mylib.ops:clipped_sqrt)"
+        )
     if ":" not in args.target:
-        raise UsageError(f"target {args.target!r}: write MODULE:FUNCTION, e.g. mylib.ops:clipped_sqrt")
+        raise UsageError(
+            f"target {args.target!r}: write MODULE:FUNCTION, e.g. mylib.ops:clipped_sqrt"
+        )
     modes = contract_modes(args.modes)
     unknown = sorted(set(args.skip) - {item.id for item in ITEMS})
     if unknown:
-        raise UsageError(f"--skip {', '.join(unknown)}: no such item; the items are {', '.join(i.id for i in ITEMS)}")
-    target = Target(args.target, tuple(Expr(a) for a in args.args), nondiff=tuple(args.nondiff), kwargs_expr=args.kwargs,
-                    skip=tuple(args.skip))
+        raise UsageError(
+            f"--skip {', '.join(unknown)}: no such item; the items are {', '.join(i.id for i in ITEMS)}"
+        )
+    target = Target(
+        args.target,
+        tuple(Expr(a) for a in args.args),
+        nondiff=tuple(args.nondiff),
+        kwargs_expr=args.kwargs,
+        skip=tuple(args.skip),
+    )
     start = time.monotonic()
-    print(f"jax-conformance check {args.target}: {len(modes)} mode processes ({', '.join(m.slug for m in modes)}), "
-          f"{args.jobs} at a time", file=sys.stderr)
+    print(
+        f"jax-conformance check {args.target}: {len(modes)} mode processes ({', '.join(m.slug for m in modes)}), "
+        f"{args.jobs} at a time",
+        file=sys.stderr,
+    )
 
     def done(mode: Mode, data: dict[str, Any]) -> None:
         what = data.get("error", "done")
         print(f"[{time.monotonic() - start:6.1f}s] {mode.slug}: {what}", file=sys.stderr)
 
-    result = run_contract([target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=[_cwd()], on_mode=done)
+    result = run_contract(
+        [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=[_cwd()], on_mode=done
+    )
     if args.json:
         import dataclasses
         import json
@@ -82,8 +132,10 @@ def main(args: argparse.Namespace) -> int:
         for line in lines:
             print(line)
     held = sum(1 for t in result.targets for o in t.outcomes.values() if o.status == "pass")
-    print(f"\n{'every item holds in every mode' if result.ok else f'{len(lines)} failure(s)'} "
-          f"({held} item x mode cells pass; {time.monotonic() - start:.1f}s)")
+    print(
+        f"\n{'every item holds in every mode' if result.ok else f'{len(lines)} failure(s)'} "
+        f"({held} item x mode cells pass; {time.monotonic() - start:.1f}s)"
+    )
     return 0 if result.ok else 1
 
 

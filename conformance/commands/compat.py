@@ -68,49 +68,127 @@ DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per compat r
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--versions", type=_versions_arg, default=list(DEFAULT_VERSIONS), metavar="V1,V2,...",
-                        help=f"JAX releases to run (default: {','.join(DEFAULT_VERSIONS)})")
-    parser.add_argument("--releases", default=None, metavar="all|A..B",
-                        help="every release the package index offers in a range (asked of pip: `all` is 0.4.30 on, "
-                             "`0.4.30..0.5.3`, `0.10.2..`), run in full at the ends and bisected in between: each "
-                             "case that differs is run only in the releases the search needs, and each change is "
-                             "attributed to the release that made it (results kept under the cache directory)")
-    parser.add_argument("--modes", type=_modes_arg, default=list(DEFAULT_MODES), metavar="M1,M2,...",
-                        help="modes to run in each release (default: off-warn,off-error,off-allow,on); a mode may set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is unavailable there)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)")
-    parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help=f"where environments are cached (default: $JAX_CONFORMANCE_CACHE, else {DEFAULT_CACHE}; "
-                             "delete that directory to clear them)")
-    parser.add_argument("--python", default=sys.executable,
-                        help="interpreter the environments are created from (default: this one)")
-    parser.add_argument("--interpreter", action="append", default=[], metavar="MINOR=PATH",
-                        help="the interpreter for releases that need another Python, e.g. 3.12=/usr/bin/python3.12 "
-                             "(default: found on PATH or under pyenv)")
-    parser.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1,
-                        help="pytest processes at once (default: the core count)")
-    parser.add_argument("--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)")
-    parser.add_argument("--install-timeout", type=positive_float, default=900.0, help="seconds to build one environment")
-    parser.add_argument("--run-timeout", type=positive_float, default=1200.0, help="seconds for one mode's pytest run")
-    parser.add_argument("--pin", type=_pin_arg, action="append", default=[], metavar="RELEASES:REQ",
-                        help="an extra requirement for some releases, e.g. '<0.5:numpy<2.1' or '0.7.2:numpy<2.4' "
-                             "(repeatable; added to the built-in table, and part of the cache key)")
-    parser.add_argument("--rebuild", action="store_true", help="rebuild the environments even when cached")
-    parser.add_argument("--prune", action="store_true",
-                        help="afterwards, delete cached environments this run did not use")
-    parser.add_argument("--env", action="append", default=[], metavar="VERSION=PATH",
-                        help="use an existing environment for a release instead of building one (repeatable)")
-    parser.add_argument("--live-specs", action="store_true",
-                        help="run specs/ as it is when each run starts (default: a snapshot taken once, "
-                             "so every release runs the same cases)")
-    parser.add_argument("--from-results", type=Path, metavar="MERGED",
-                        help="build no environment and run nothing: the table, summary and report from a merged file")
-    parser.add_argument("--changes-only", action="store_true", help="print only the rows that differ")
+    parser.add_argument(
+        "--versions",
+        type=_versions_arg,
+        default=list(DEFAULT_VERSIONS),
+        metavar="V1,V2,...",
+        help=f"JAX releases to run (default: {','.join(DEFAULT_VERSIONS)})",
+    )
+    parser.add_argument(
+        "--releases",
+        default=None,
+        metavar="all|A..B",
+        help="every release the package index offers in a range (asked of pip: `all` is 0.4.30 on, "
+        "`0.4.30..0.5.3`, `0.10.2..`), run in full at the ends and bisected in between: each "
+        "case that differs is run only in the releases the search needs, and each change is "
+        "attributed to the release that made it (results kept under the cache directory)",
+    )
+    parser.add_argument(
+        "--modes",
+        type=_modes_arg,
+        default=list(DEFAULT_MODES),
+        metavar="M1,M2,...",
+        help="modes to run in each release (default: off-warn,off-error,off-allow,on); a mode may set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is unavailable there)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="let --out replace the run a directory already holds"
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help=f"where environments are cached (default: $JAX_CONFORMANCE_CACHE, else {DEFAULT_CACHE}; "
+        "delete that directory to clear them)",
+    )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter the environments are created from (default: this one)",
+    )
+    parser.add_argument(
+        "--interpreter",
+        action="append",
+        default=[],
+        metavar="MINOR=PATH",
+        help="the interpreter for releases that need another Python, e.g. 3.12=/usr/bin/python3.12 "
+        "(default: found on PATH or under pyenv)",
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="pytest processes at once (default: the core count)",
+    )
+    parser.add_argument(
+        "--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)"
+    )
+    parser.add_argument(
+        "--install-timeout",
+        type=positive_float,
+        default=900.0,
+        help="seconds to build one environment",
+    )
+    parser.add_argument(
+        "--run-timeout",
+        type=positive_float,
+        default=1200.0,
+        help="seconds for one mode's pytest run",
+    )
+    parser.add_argument(
+        "--pin",
+        type=_pin_arg,
+        action="append",
+        default=[],
+        metavar="RELEASES:REQ",
+        help="an extra requirement for some releases, e.g. '<0.5:numpy<2.1' or '0.7.2:numpy<2.4' "
+        "(repeatable; added to the built-in table, and part of the cache key)",
+    )
+    parser.add_argument(
+        "--rebuild", action="store_true", help="rebuild the environments even when cached"
+    )
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="afterwards, delete cached environments this run did not use",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="VERSION=PATH",
+        help="use an existing environment for a release instead of building one (repeatable)",
+    )
+    parser.add_argument(
+        "--live-specs",
+        action="store_true",
+        help="run specs/ as it is when each run starts (default: a snapshot taken once, "
+        "so every release runs the same cases)",
+    )
+    parser.add_argument(
+        "--from-results",
+        type=Path,
+        metavar="MERGED",
+        help="build no environment and run nothing: the table, summary and report from a merged file",
+    )
+    parser.add_argument(
+        "--changes-only", action="store_true", help="print only the rows that differ"
+    )
     parser.add_argument("--no-report", action="store_true", help="do not build the HTML report")
     add_radar_arguments(parser)
-    parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
-                        help="passed to each pytest run (after --), e.g. -- -k defaults")
+    parser.add_argument(
+        "pytest_args",
+        nargs="*",
+        metavar="-- PYTEST_ARGS",
+        help="passed to each pytest run (after --), e.g. -- -k defaults",
+    )
 
 
 def _given_envs(items: Sequence[str]) -> dict[str, Path]:
@@ -128,12 +206,16 @@ def _interpreters(items: Sequence[str]) -> dict[str, str]:
     for item in items:
         minor, sep, path = item.partition("=")
         if not sep or not path:
-            raise UsageError(f"--interpreter {item!r}: use MINOR=PATH, e.g. 3.12=/usr/bin/python3.12")
+            raise UsageError(
+                f"--interpreter {item!r}: use MINOR=PATH, e.g. 3.12=/usr/bin/python3.12"
+            )
         out[minor] = path
     return out
 
 
-def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> tuple[list[Environment], list[ModeRun], list[Path]]:
+def run_compat(
+    args: argparse.Namespace, say: Callable[[str], None] = print
+) -> tuple[list[Environment], list[ModeRun], list[Path]]:
     """Build (or reuse) each release's environment and run every mode in it, in parallel."""
     cache = (args.cache_dir or default_cache_dir()).resolve()
     out_dir = (args.out / "compat").resolve()
@@ -152,9 +234,14 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
     def finished(run: ModeRun) -> None:
         run.reason = failure(run)
         mode_runs.append(run)
-        counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1]))
+        counts = ", ".join(
+            f"{n} {k.replace('_', ' ')}"
+            for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1])
+        )
         note = f"; {run.reason}" if run.reason else ""
-        say(f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}")
+        say(
+            f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}"
+        )
 
     # The environments are built in threads; each mode's run is queued as its environment is ready.
     runs = Scheduler[ModeRun](args.jobs, timeout=args.run_timeout, on_finish=finished)
@@ -173,14 +260,26 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
             if version in given:
                 env = _existing_env(version, given[version])
             elif python is None:
-                env = Environment(version, cache, [], reason=f"jax {version} needs Python {minor}, and no python{minor} "
-                                  f"was found (pass --interpreter {minor}=PATH)")
+                env = Environment(
+                    version,
+                    cache,
+                    [],
+                    reason=f"jax {version} needs Python {minor}, and no python{minor} "
+                    f"was found (pass --interpreter {minor}=PATH)",
+                )
             else:
                 with lock:
                     if python not in tags:
                         tags[python] = python_tag(python)
-                env = ensure_env(version, cache, python, tags[python], args.install_timeout, args.rebuild,
-                                 (*RELEASE_PINS, *args.pin))
+                env = ensure_env(
+                    version,
+                    cache,
+                    python,
+                    tags[python],
+                    args.install_timeout,
+                    args.rebuild,
+                    (*RELEASE_PINS, *args.pin),
+                )
             return env
 
         def _queue(env: Environment) -> Environment:
@@ -189,8 +288,10 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
                 envs.append(env)
                 if env.ok:
                     how = "cached" if env.cached else f"built in {env.seconds:.0f} s"
-                    say(f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
-                        f"numpy {env.versions.get('numpy', '?')}): {env.path}")
+                    say(
+                        f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
+                        f"numpy {env.versions.get('numpy', '?')}): {env.path}"
+                    )
                     for mode in args.modes:
                         run = mode_run(env, mode, out_dir, extra)
                         runs.add(run)
@@ -199,14 +300,20 @@ def run_compat(args: argparse.Namespace, say: Callable[[str], None] = print) -> 
                     say(f"jax {version}: UNAVAILABLE: {env.reason}")
                     path = out_dir / f"{version}-unavailable.jsonl"
                     writer = ResultsWriter(path)
-                    for record in (r for m in args.modes for r in unavailable("jax", version, m.to_json(), env.reason)):
+                    for record in (
+                        r
+                        for m in args.modes
+                        for r in unavailable("jax", version, m.to_json(), env.reason)
+                    ):
                         writer.write(record)
                     writer.close()
                     files.append(path)
             return env
 
         futures = [builds.submit(prepare, v) for v in args.versions]
-        if run_modes([], args.jobs, more=lambda: not all(f.done() for f in futures), scheduler=runs):
+        if run_modes(
+            [], args.jobs, more=lambda: not all(f.done() for f in futures), scheduler=runs
+        ):
             builds.shutdown(wait=False, cancel_futures=True)
             raise KeyboardInterrupt  # the runs are stopped; compat ends as an interrupted command (exit 130)
         for f in futures:
@@ -258,7 +365,11 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"--from-results {args.from_results}: no such file")
     prepared = _given_envs(args.env)
     _interpreters(args.interpreter)
-    if args.from_results is None and CHECKOUT is None and any(v not in prepared for v in args.versions):
+    if (
+        args.from_results is None
+        and CHECKOUT is None
+        and any(v not in prepared for v in args.versions)
+    ):
         raise UsageError(NEEDS_CHECKOUT)
     if args.out is None:
         args.out = rundir.new_run_dir("compat")
@@ -271,12 +382,18 @@ def main(args: argparse.Namespace) -> int:
     if args.from_results is not None:
         # only the table, the summary and the report, from an earlier run's merged file
         merged = args.from_results
-        lines = sum(1 for line in merged.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip())
+        lines = sum(
+            1
+            for line in merged.read_text(encoding="utf-8", errors="replace").splitlines()
+            if line.strip()
+        )
         versions: list[str] = []
     else:
         envs, mode_runs, files = run_compat(args)
         merged = args.out / "compat-results.jsonl"
-        lines = merge(files, merged, {r.results: closing_records(r, version=r.version) for r in mode_runs})
+        lines = merge(
+            files, merged, {r.results: closing_records(r, version=r.version) for r in mode_runs}
+        )
         versions = args.versions
     table = build_table(load_runs([merged]), versions)
     print()
@@ -287,12 +404,21 @@ def main(args: argparse.Namespace) -> int:
         print(changes)
     data = summary(table)
     snapshot = args.out / "compat" / "specs"
-    data["specs"] = {"digest": specs_digest(snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR),
-                     "snapshot": not args.live_specs, **suite_info()}
-    data["timing"] = {"wall_s": round(time.monotonic() - start, 1),
-                      "environments": {e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
-                                       for e in envs},
-                      "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs}}
+    data["specs"] = {
+        "digest": specs_digest(
+            snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR
+        ),
+        "snapshot": not args.live_specs,
+        **suite_info(),
+    }
+    data["timing"] = {
+        "wall_s": round(time.monotonic() - start, 1),
+        "environments": {
+            e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
+            for e in envs
+        },
+        "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs},
+    }
     summary_path = args.out / "compat-summary.json"
     summary_path.parent.mkdir(parents=True, exist_ok=True)
     if args.from_results is not None:
@@ -305,8 +431,10 @@ def main(args: argparse.Namespace) -> int:
     print(f"\nresults: {merged} ({lines} records)\nsummary: {summary_path}")
     if not args.no_report:
         print(render_report(merged, args.out / "compat-report"))
-    print(f"compat: {len(table.versions)} releases, {len(table.rows)} cases, {data['changed']} differ; "
-          f"{time.monotonic() - start:.0f} s")
+    print(
+        f"compat: {len(table.versions)} releases, {len(table.rows)} cases, {data['changed']} differ; "
+        f"{time.monotonic() - start:.0f} s"
+    )
     if args.from_results is not None:
         return 0 if table.rows else 1
     ran = [e for e in envs if e.ok]
@@ -330,16 +458,24 @@ def radar_main(args: argparse.Namespace, start: float) -> int:
     print(f"\nchanges, each at the first release that shows it ({len(data['changes'])}):")
     print(text or "(none)")
     for flag, history in data["flags"].items():
-        print(f"upgrade flag {flag}: " + "; ".join(f"{h['before']} -> {h['after']} in {h['release']}" for h in history))
+        print(
+            f"upgrade flag {flag}: "
+            + "; ".join(f"{h['before']} -> {h['after']} in {h['release']}" for h in history)
+        )
     built = {r: e for r, e in data["environments"].items() if not e["cached"] and not e["reason"]}
     if built:
-        print("environments built: " + ", ".join(f"{r} {e['build_s']} s ({e['installer']})" for r, e in built.items()))
+        print(
+            "environments built: "
+            + ", ".join(f"{r} {e['build_s']} s ({e['installer']})" for r, e in built.items())
+        )
     for release, reason in run.search.unavailable.items():
         print(f"unavailable: jax {release}: {reason}")
     print(f"\nresults: {merged} ({lines} records)\nradar: {args.out / 'radar.json'}")
     if not args.no_report:
         print(render_report(merged, args.out / "compat-report"))
-    print(f"compat --releases {args.releases}: {len(run.search.releases)} releases, {run.search.runs()} release runs "
-          f"({sum(1 for _, n in run.search.probes if n is None)} in full), {len(data['changes'])} changes; "
-          f"{time.monotonic() - start:.0f} s")
+    print(
+        f"compat --releases {args.releases}: {len(run.search.releases)} releases, {run.search.runs()} release runs "
+        f"({sum(1 for _, n in run.search.probes if n is None)} in full), {len(data['changes'])} changes; "
+        f"{time.monotonic() - start:.0f} s"
+    )
     return 0

@@ -61,8 +61,10 @@ class Seen(TypedDict):
 
 
 # The program a class is shown with: shrunk (from the first program seen), or that first one.
-Shown = TypedDict("Shown", {"program": str, "a": ProgramObservation, "b": ProgramObservation,
-                            "shrunk": bool, "from": str})
+Shown = TypedDict(
+    "Shown",
+    {"program": str, "a": ProgramObservation, "b": ProgramObservation, "shrunk": bool, "from": str},
+)
 
 
 class ClassInfo(Shown):
@@ -84,25 +86,71 @@ class StatsJSON(TypedDict):
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from jax_conformance.usage import positive_float, positive_int
 
-    p.add_argument("--adapters", default="jax,reference", metavar="A,B",
-                   help="the two implementations (default: jax,reference); one name with --backends")
-    p.add_argument("--backends", default=None, metavar="X,Y",
-                   help="compare two backends of one adapter instead (e.g. cpu,gpu)")
-    p.add_argument("--modes", action="append", default=None,
-                   help="modes to run, comma-separated (default: off-warn, off-error, off-allow, on)")
-    p.add_argument("--seed", type=int, default=0, help="Hypothesis seed: the same seed gives the same programs (default 0)")
-    p.add_argument("--budget", type=positive_int, default=DEFAULT_BUDGET, help=f"programs per mode (default {DEFAULT_BUDGET})")
-    p.add_argument("--areas", default=None, help="comma-separated areas of the grammar (default: all)")
-    p.add_argument("--shrink", type=int, default=3, metavar="K",
-                   help="shrink the K most frequent disagreement classes of each mode (default 3; 0: none)")
-    p.add_argument("--shrink-runs", type=positive_int, default=150, metavar="N",
-                   help="at most N new program runs while shrinking one class (default 150)")
+    p.add_argument(
+        "--adapters",
+        default="jax,reference",
+        metavar="A,B",
+        help="the two implementations (default: jax,reference); one name with --backends",
+    )
+    p.add_argument(
+        "--backends",
+        default=None,
+        metavar="X,Y",
+        help="compare two backends of one adapter instead (e.g. cpu,gpu)",
+    )
+    p.add_argument(
+        "--modes",
+        action="append",
+        default=None,
+        help="modes to run, comma-separated (default: off-warn, off-error, off-allow, on)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="Hypothesis seed: the same seed gives the same programs (default 0)",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_int,
+        default=DEFAULT_BUDGET,
+        help=f"programs per mode (default {DEFAULT_BUDGET})",
+    )
+    p.add_argument(
+        "--areas", default=None, help="comma-separated areas of the grammar (default: all)"
+    )
+    p.add_argument(
+        "--shrink",
+        type=int,
+        default=3,
+        metavar="K",
+        help="shrink the K most frequent disagreement classes of each mode (default 3; 0: none)",
+    )
+    p.add_argument(
+        "--shrink-runs",
+        type=positive_int,
+        default=150,
+        metavar="N",
+        help="at most N new program runs while shrinking one class (default 150)",
+    )
     p.add_argument("--top", type=int, default=8, help="disagreement classes to print (default 8)")
-    p.add_argument("--timeout", type=positive_float, default=60.0, help="seconds one program may run (default 60)")
-    p.add_argument("--out", type=Path, default=None,
-                   help="JSON lines file for the records (default reports/diff/diff-A-B-seedS-budgetN.jsonl)")
-    p.add_argument("--program", default=None,
-                   help="run this one program (its text, or @FILE) on both sides in each mode and print both observations")
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=60.0,
+        help="seconds one program may run (default 60)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="JSON lines file for the records (default reports/diff/diff-A-B-seedS-budgetN.jsonl)",
+    )
+    p.add_argument(
+        "--program",
+        default=None,
+        help="run this one program (its text, or @FILE) on both sides in each mode and print both observations",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -139,8 +187,13 @@ class Stats:
         return f"{100.0 * self.agree / self.compared:.1f}% ({self.agree}/{self.compared})"
 
     def to_json(self) -> StatsJSON:
-        return {"runs": self.runs, "agree": self.agree, "differ": self.differ, "not_expressible": self.na,
-                "agreement": round(self.agree / self.compared, 4) if self.compared else None}
+        return {
+            "runs": self.runs,
+            "agree": self.agree,
+            "differ": self.differ,
+            "not_expressible": self.na,
+            "agreement": round(self.agree / self.compared, 4) if self.compared else None,
+        }
 
 
 @dataclass
@@ -171,8 +224,10 @@ class Pair:
             have = [str(b) for b in runner.info.get("backends", [])]
             if side.backend not in have and not (side.backend == "cpu" and not have):
                 self.close()
-                raise UsageError(f"--backends: {side.adapter} has no backend {side.backend!r} in mode {mode.slug} "
-                                     f"(it has {', '.join(have) or 'none'})")
+                raise UsageError(
+                    f"--backends: {side.adapter} has no backend {side.backend!r} in mode {mode.slug} "
+                    f"(it has {', '.join(have) or 'none'})"
+                )
 
     def _one(self, i: int, text: str) -> ProgramObservation:
         return self.runners[i].observe(text, self.sides[i].backend, self.timeout)
@@ -190,7 +245,9 @@ class Pair:
                 r.close()
 
 
-def classify(area: str, a: ProgramObservation, b: ProgramObservation) -> tuple[str, list[str], str | None]:
+def classify(
+    area: str, a: ProgramObservation, b: ProgramObservation
+) -> tuple[str, list[str], str | None]:
     """(verdict, differing fields, class): verdict is agree, differ or n/a (a side lacks a name)."""
     if diffobs.missing(a) or diffobs.missing(b):
         return "n/a", [], None
@@ -210,8 +267,14 @@ def generate(seed: int, budget: int, areas: list[str] | None) -> list[tuple[Prog
     def draw_all(s: int) -> list[Program]:
         drawn: list[Program] = []
 
-        @settings(max_examples=budget, phases=[Phase.generate], database=None, deadline=None,
-                  suppress_health_check=list(HealthCheck), verbosity=hypothesis.Verbosity.quiet)
+        @settings(
+            max_examples=budget,
+            phases=[Phase.generate],
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            verbosity=hypothesis.Verbosity.quiet,
+        )
         @hypothesis.seed(s)
         @hypothesis.given(programs(areas))
         def collect(p: Program) -> None:
@@ -236,8 +299,16 @@ class _Disagrees(Exception):
     pass
 
 
-def shrink(sig: str, area: str, seed: int, budget: int, areas: list[str] | None,
-           run: Callable[[str], Observed], cache: dict[str, Observed], limit: int) -> str | None:
+def shrink(
+    sig: str,
+    area: str,
+    seed: int,
+    budget: int,
+    areas: list[str] | None,
+    run: Callable[[str], Observed],
+    cache: dict[str, Observed],
+    limit: int,
+) -> str | None:
     """The smallest program Hypothesis finds that still shows disagreement class `sig`.
 
     The same seed replays the generation (answered from `cache`, no program runs again) up to
@@ -250,9 +321,16 @@ def shrink(sig: str, area: str, seed: int, budget: int, areas: list[str] | None,
 
     runs = 0
 
-    @settings(max_examples=budget, phases=[Phase.generate, Phase.shrink], database=None, deadline=None,
-              suppress_health_check=list(HealthCheck), verbosity=hypothesis.Verbosity.quiet,
-              report_multiple_bugs=False, print_blob=False)
+    @settings(
+        max_examples=budget,
+        phases=[Phase.generate, Phase.shrink],
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=hypothesis.Verbosity.quiet,
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
     @hypothesis.seed(seed)
     @hypothesis.given(programs(areas))
     def prop(p: Program) -> None:
@@ -288,12 +366,17 @@ def reproduction(sides: list[Side], mode: Mode, text: str) -> str:
 
 
 def _adapters_arg(sides: list[Side]) -> str:
-    return sides[0].adapter if sides[0].adapter == sides[1].adapter else f"{sides[0].adapter},{sides[1].adapter}"
+    return (
+        sides[0].adapter
+        if sides[0].adapter == sides[1].adapter
+        else f"{sides[0].adapter},{sides[1].adapter}"
+    )
 
 
 def _sides(args: argparse.Namespace) -> list[Side]:
     from jax_conformance.errors import UsageError
     from jax_conformance.usage import check_adapter
+
     names = [n.strip() for n in str(args.adapters).split(",") if n.strip()]
     if args.backends is not None:
         backends = [b.strip() for b in str(args.backends).split(",") if b.strip()]
@@ -304,7 +387,9 @@ def _sides(args: argparse.Namespace) -> list[Side]:
         check_adapter(names[0], "--adapters")
         return [Side(names[0], b, f"{names[0]}@{b}") for b in backends]
     if len(names) != 2:
-        raise UsageError(f"--adapters {args.adapters}: name two adapters, e.g. jax,reference (or one with --backends)")
+        raise UsageError(
+            f"--adapters {args.adapters}: name two adapters, e.g. jax,reference (or one with --backends)"
+        )
     for n in names:
         check_adapter(n, "--adapters")
     return [Side(n, "cpu", n) for n in names]
@@ -319,8 +404,14 @@ def _log(args: argparse.Namespace, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def run_mode(sides: list[Side], mode: Mode, programs: list[tuple[Program, int]], args: argparse.Namespace,
-             areas: list[str] | None, write: Callable[[OutRecord], None]) -> ModeResult:
+def run_mode(
+    sides: list[Side],
+    mode: Mode,
+    programs: list[tuple[Program, int]],
+    args: argparse.Namespace,
+    areas: list[str] | None,
+    write: Callable[[OutRecord], None],
+) -> ModeResult:
     """Run every program on both sides in one mode, then shrink the most frequent disagreement classes."""
     result = ModeResult(mode)
     pair = Pair(sides, mode, args.timeout)
@@ -341,23 +432,46 @@ def run_mode(sides: list[Side], mode: Mode, programs: list[tuple[Program, int]],
             if cls is not None:
                 result.classes[cls].append({"program": program.text, "a": a, "b": b})
                 first.setdefault(cls, (program.area, seed))
-            write({"record": "run", "mode": mode.slug, "area": program.area, "seed": seed, "program": program.text,
-                   "verdict": verdict, "fields": fields, "class": cls, "a": a, "b": b})
+            write(
+                {
+                    "record": "run",
+                    "mode": mode.slug,
+                    "area": program.area,
+                    "seed": seed,
+                    "program": program.text,
+                    "verdict": verdict,
+                    "fields": fields,
+                    "class": cls,
+                    "a": a,
+                    "b": b,
+                }
+            )
             if i % 25 == 0 or i == len(programs):
-                _log(args, f"diff {mode.slug}: {i}/{len(programs)} programs, {result.total.cell()} agree "
-                           f"({time.monotonic() - start:.0f} s)")
+                _log(
+                    args,
+                    f"diff {mode.slug}: {i}/{len(programs)} programs, {result.total.cell()} agree "
+                    f"({time.monotonic() - start:.0f} s)",
+                )
         ranked = sorted(result.classes, key=lambda c: -len(result.classes[c]))
-        for cls in ranked[:max(0, args.shrink)]:
+        for cls in ranked[: max(0, args.shrink)]:
             area, seed = first[cls]
             t0 = time.monotonic()
             small = shrink(cls, area, seed, args.budget, areas, pair.run, cache, args.shrink_runs)
             example = result.classes[cls][0]
             text = small or example["program"]
             a, b = cache.get(text, (example["a"], example["b"]))
-            result.shrunk[cls] = {"program": text, "a": a, "b": b, "shrunk": small is not None,
-                                  "from": example["program"]}
-            _log(args, f"diff {mode.slug}: shrank {cls!r} from {len(example['program'])} to {len(text)} characters "
-                       f"({time.monotonic() - t0:.0f} s)")
+            result.shrunk[cls] = {
+                "program": text,
+                "a": a,
+                "b": b,
+                "shrunk": small is not None,
+                "from": example["program"],
+            }
+            _log(
+                args,
+                f"diff {mode.slug}: shrank {cls!r} from {len(example['program'])} to {len(text)} characters "
+                f"({time.monotonic() - t0:.0f} s)",
+            )
     finally:
         pair.close()
     return result
@@ -367,7 +481,9 @@ def _table(results: list[ModeResult], area_names: list[str]) -> str:
     header = ["area"] + [r.mode.slug for r in results]
     rows = [header]
     for name in area_names:
-        rows.append([name] + [r.by_area[name].cell() if name in r.by_area else "-" for r in results])
+        rows.append(
+            [name] + [r.by_area[name].cell() if name in r.by_area else "-" for r in results]
+        )
     rows.append(["all"] + [r.total.cell() for r in results])
     rows.append(["where the first side raises"] + [r.first_raises.cell() for r in results])
     rows.append(["not expressible (n/a)"] + [str(r.total.na) for r in results])
@@ -390,19 +506,26 @@ def main(args: argparse.Namespace) -> int:
     if areas is not None:
         unknown = [a for a in areas if a not in AREAS]
         if unknown or not areas:
-            raise UsageError(f"--areas {args.areas}: unknown area(s) {', '.join(unknown) or '(none named)'}; "
-                             f"the areas are {', '.join(AREAS)}")
+            raise UsageError(
+                f"--areas {args.areas}: unknown area(s) {', '.join(unknown) or '(none named)'}; "
+                f"the areas are {', '.join(AREAS)}"
+            )
     if args.program is not None:
         return _one_program(sides, modes, args)
 
     out = args.out or Path("reports") / "diff" / (
-        f"diff-{_safe(sides[0].label)}-{_safe(sides[1].label)}-seed{args.seed}-budget{args.budget}.jsonl")
+        f"diff-{_safe(sides[0].label)}-{_safe(sides[1].label)}-seed{args.seed}-budget{args.budget}.jsonl"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     programs = generate(args.seed, args.budget, areas)
-    _log(args, f"diff: {len(programs)} programs (seed {args.seed}) on {sides[0].label} and {sides[1].label}, "
-               f"modes {', '.join(m.slug for m in modes)}; records in {out}")
+    _log(
+        args,
+        f"diff: {len(programs)} programs (seed {args.seed}) on {sides[0].label} and {sides[1].label}, "
+        f"modes {', '.join(m.slug for m in modes)}; records in {out}",
+    )
     results: list[ModeResult] = []
     with open(out, "w", encoding="utf-8") as f:
+
         def write(record: OutRecord) -> None:
             f.write(json.dumps(record, default=repr) + "\n")
 
@@ -410,22 +533,52 @@ def main(args: argparse.Namespace) -> int:
             results.append(run_mode(sides, mode, programs, args, areas, write))
         classes = _merge_classes(results)
         for rank, (cls, info) in enumerate(classes, 1):
-            write({"record": "difference", "rank": rank, "class": cls, "count": info["count"], "modes": info["modes"],
-                   "program": info["program"], "shrunk": info["shrunk"], "from": info["from"], "mode": info["mode"],
-                   "a": info["a"], "b": info["b"], "sides": [s.label for s in sides],
-                   "reproduce": reproduction(sides, Mode.from_slug(info["mode"]), info["program"])})
+            write(
+                {
+                    "record": "difference",
+                    "rank": rank,
+                    "class": cls,
+                    "count": info["count"],
+                    "modes": info["modes"],
+                    "program": info["program"],
+                    "shrunk": info["shrunk"],
+                    "from": info["from"],
+                    "mode": info["mode"],
+                    "a": info["a"],
+                    "b": info["b"],
+                    "sides": [s.label for s in sides],
+                    "reproduce": reproduction(sides, Mode.from_slug(info["mode"]), info["program"]),
+                }
+            )
         area_names = list(areas or AREAS)
-        write({"record": "summary", "seed": args.seed, "budget": args.budget, "programs": len(programs),
-               "sides": [s.label for s in sides], "modes": {
-                   r.mode.slug: {"all": r.total.to_json(), "first_raises": r.first_raises.to_json(),
-                                 "areas": {n: r.by_area[n].to_json() for n in area_names if n in r.by_area},
-                                 "not_expressible": dict(r.missing.most_common(20))} for r in results}})
-    print(f"jax-conformance diff: {sides[0].label} vs {sides[1].label}, seed {args.seed}, "
-          f"{len(programs)} programs per mode")
+        write(
+            {
+                "record": "summary",
+                "seed": args.seed,
+                "budget": args.budget,
+                "programs": len(programs),
+                "sides": [s.label for s in sides],
+                "modes": {
+                    r.mode.slug: {
+                        "all": r.total.to_json(),
+                        "first_raises": r.first_raises.to_json(),
+                        "areas": {n: r.by_area[n].to_json() for n in area_names if n in r.by_area},
+                        "not_expressible": dict(r.missing.most_common(20)),
+                    }
+                    for r in results
+                },
+            }
+        )
+    print(
+        f"jax-conformance diff: {sides[0].label} vs {sides[1].label}, seed {args.seed}, "
+        f"{len(programs)} programs per mode"
+    )
     print(_table(results, area_names))
     if classes:
-        print(f"\n{len(classes)} disagreement classes; the {min(args.top, len(classes))} most frequent:")
-    for rank, (cls, info) in enumerate(classes[:max(0, args.top)], 1):
+        print(
+            f"\n{len(classes)} disagreement classes; the {min(args.top, len(classes))} most frequent:"
+        )
+    for rank, (cls, info) in enumerate(classes[: max(0, args.top)], 1):
         per_mode = ", ".join(f"{m} {n}" for m, n in info["modes"].items())
         print(f"\n{rank}. {cls}  [{per_mode}]")
         print(f"   program ({'shrunk' if info['shrunk'] else 'first seen'}, {info['mode']}):")
@@ -437,8 +590,10 @@ def main(args: argparse.Namespace) -> int:
     for r in results:
         missing.update(r.missing)
     if missing:
-        print("\nnot expressible on one side (excluded from agreement): "
-              + "; ".join(f"{m} ({n})" for m, n in missing.most_common(5)))
+        print(
+            "\nnot expressible on one side (excluded from agreement): "
+            + "; ".join(f"{m} ({n})" for m, n in missing.most_common(5))
+        )
     print(f"\nrecords: {out}")
     return 1 if any(r.total.differ for r in results) else 0
 
@@ -454,11 +609,18 @@ def _merge_classes(results: list[ModeResult]) -> list[tuple[str, ClassInfo]]:
             if info is None:
                 first = seen[0]
                 shown: Shown = shrunk or {**first, "shrunk": False, "from": first["program"]}
-                merged[cls] = {**shown, "count": len(seen), "modes": {r.mode.slug: len(seen)}, "mode": r.mode.slug}
+                merged[cls] = {
+                    **shown,
+                    "count": len(seen),
+                    "modes": {r.mode.slug: len(seen)},
+                    "mode": r.mode.slug,
+                }
                 continue
             info["count"] += len(seen)
             info["modes"][r.mode.slug] = len(seen)
-            if shrunk is not None and (not info["shrunk"] or len(shrunk["program"]) < len(info["program"])):
+            if shrunk is not None and (
+                not info["shrunk"] or len(shrunk["program"]) < len(info["program"])
+            ):
                 merged[cls] = {**info, **shrunk, "mode": r.mode.slug}
     return sorted(merged.items(), key=lambda kv: -kv[1]["count"])
 
@@ -466,7 +628,9 @@ def _merge_classes(results: list[ModeResult]) -> list[tuple[str, ClassInfo]]:
 def _one_program(sides: list[Side], modes: list[Mode], args: argparse.Namespace) -> int:
     """`--program`: run one program on both sides in each mode and print both observations."""
     text = str(args.program)
-    if text.startswith("@") and "\n" not in text and Path(text[1:]).is_file():  # @FILE (a decorator is code)
+    if (
+        text.startswith("@") and "\n" not in text and Path(text[1:]).is_file()
+    ):  # @FILE (a decorator is code)
         text = Path(text[1:]).read_text(encoding="utf-8")
     differ = False
     for mode in modes:

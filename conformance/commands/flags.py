@@ -22,11 +22,24 @@ from jax_conformance.usage import check_adapter
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--adapter", default="jax", metavar="NAME", help="implementation to ask (default: jax)")
-    parser.add_argument("--mode", default="off-warn", metavar="MODE", help="start it in this mode (default: off-warn)")
-    parser.add_argument("--upgrade", action="store_true", help="only the flags JAX marks as upgrades")
-    parser.add_argument("--upcoming", action="store_true", help="only the flags `run --modes +upcoming` sets")
-    parser.add_argument("--json", action="store_true", help="the table as JSON, one object per flag")
+    parser.add_argument(
+        "--adapter", default="jax", metavar="NAME", help="implementation to ask (default: jax)"
+    )
+    parser.add_argument(
+        "--mode",
+        default="off-warn",
+        metavar="MODE",
+        help="start it in this mode (default: off-warn)",
+    )
+    parser.add_argument(
+        "--upgrade", action="store_true", help="only the flags JAX marks as upgrades"
+    )
+    parser.add_argument(
+        "--upcoming", action="store_true", help="only the flags `run --modes +upcoming` sets"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="the table as JSON, one object per flag"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -48,14 +61,18 @@ def main(args: argparse.Namespace) -> int:
         for flag in table:
             print(json.dumps(flag))
         return 0
-    print(f"adapter {args.adapter} {info['implementation_version']} in mode {mode.slug}: "
-          f"{len(info.get('flags') or [])} flags, {sum(1 for f in info.get('flags') or [] if f.get('upgrade'))} marked as upgrades")
+    print(
+        f"adapter {args.adapter} {info['implementation_version']} in mode {mode.slug}: "
+        f"{len(info.get('flags') or [])} flags, {sum(1 for f in info.get('flags') or [] if f.get('upgrade'))} marked as upgrades"
+    )
     width = max((len(f["name"]) for f in table), default=4)
     for flag in table:
         mark = "upgrade" if flag.get("upgrade") else ""
         value = json.dumps(flag.get("value"))
         default = json.dumps(flag.get("default"))
-        print(f"  {flag['name']:<{width}}  {value:<7} default {default:<7} {mark:<7}  {flag.get('help', '')[:100]}")
+        print(
+            f"  {flag['name']:<{width}}  {value:<7} default {default:<7} {mark:<7}  {flag.get('help', '')[:100]}"
+        )
         if args.upcoming and flag["name"] in TOPIC_FLAGS:
             print(f"  {'':<{width}}  why: {TOPIC_FLAGS[flag['name']]}")
     return 0

@@ -31,9 +31,15 @@ from jax_conformance.usage import check_adapter, check_spec_paths
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `jax-conformance lint`."""
-    parser.add_argument("paths", nargs="*", type=Path, help=f"spec files or directories (default: {SPECS_DIR})")
-    parser.add_argument("--adapter", action="append", metavar="NAME",
-                        help="also check that exception names resolve in this adapter (starts it in a worker)")
+    parser.add_argument(
+        "paths", nargs="*", type=Path, help=f"spec files or directories (default: {SPECS_DIR})"
+    )
+    parser.add_argument(
+        "--adapter",
+        action="append",
+        metavar="NAME",
+        help="also check that exception names resolve in this adapter (starts it in a worker)",
+    )
     parser.add_argument("--rules", action="store_true", help="list the rules and exit")
 
 
@@ -115,11 +121,21 @@ def _lint_in_parallel(files: list[Path], cache: SpecCache | None, jobs: int) -> 
         cache.fingerprint()
     fast_validator()
     found: list[_Found] = []
-    with gc_paused(), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        found = list(pool.map(functools.partial(_check_file, cache=cache), files,
-                              chunksize=max(1, len(files) // (jobs * 32))))
+    with (
+        gc_paused(),
+        ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool,
+    ):
+        found = list(
+            pool.map(
+                functools.partial(_check_file, cache=cache),
+                files,
+                chunksize=max(1, len(files) // (jobs * 32)),
+            )
+        )
     errors = [SpecError(*e) for errs, _ in found for e in errs]
-    errors += duplicate_ids_in((path, ids) for path, (_, ids) in zip(files, found, strict=True) if ids is not None)
+    errors += duplicate_ids_in(
+        (path, ids) for path, (_, ids) in zip(files, found, strict=True) if ids is not None
+    )
     return errors
 
 
@@ -139,8 +155,13 @@ def _unresolved_in_adapter(specs: list[Spec], adapter: str) -> list[SpecError]:
         bad = runner.resolve(sorted(where))
     finally:
         runner.close()
-    return [SpecError(path, line, "EXC-UNRESOLVED", f"{name!r} does not resolve in adapter {adapter!r}: {why}")
-            for name, why in sorted(bad.items()) for path, line in where[name]]
+    return [
+        SpecError(
+            path, line, "EXC-UNRESOLVED", f"{name!r} does not resolve in adapter {adapter!r}: {why}"
+        )
+        for name, why in sorted(bad.items())
+        for path, line in where[name]
+    ]
 
 
 def one_line(error: SpecError, root: Path | None = None) -> str:

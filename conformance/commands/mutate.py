@@ -49,9 +49,13 @@ class MutantRun(ModeProcess):
     """The reference's mode process with one mutant switched on (None: the baseline, unmutated)."""
 
     mutant: str | None = None
-    failing: dict[str, str] = field(default_factory=dict)  # case id -> outcome and first message line
+    failing: dict[str, str] = field(
+        default_factory=dict
+    )  # case id -> outcome and first message line
     cases: int = 0
-    records: list[Any] = field(default_factory=list)  # the baseline's case records (for the message check)
+    records: list[Any] = field(
+        default_factory=list
+    )  # the baseline's case records (for the message check)
 
     def read(self) -> None:
         """The failing cases of the finished process, from the records it wrote."""
@@ -61,24 +65,58 @@ class MutantRun(ModeProcess):
                 self.records.append(rec)
             if rec["outcome"] in KILLING:
                 first = str(rec.get("message") or "").strip().splitlines()[:1]
-                self.failing[rec["case"]] = f"{rec['outcome']}: {cut(first[0], FIRST_LINE_CHARS, 'line') if first else ''}"
+                self.failing[rec["case"]] = (
+                    f"{rec['outcome']}: {cut(first[0], FIRST_LINE_CHARS, 'line') if first else ''}"
+                )
         if self.returncode not in (0, 1, 5) and not self.failing:
             # pytest itself failed (usage error, internal error, the worker never started): a kill, said plainly
             self.failing[f"<pytest exited {self.returncode}>"] = "no case records"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mutants", action="append", metavar="NAMES", help="mutants to run, comma-separated (default: all)")
-    parser.add_argument("--modes", action="append", metavar="MODES",
-                        help="modes, comma-separated: off-warn,off-error,off-allow,on (default: all four); each may set JAX flags "
-                             "the reference models, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming-defaults modes")
-    parser.add_argument("--jobs", "-j", type=positive_int, default=os.cpu_count() or 1, metavar="N", help="pytest processes at once (default: CPU count)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON summary (default: {DEFAULT_OUT})")
-    parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/)")
-    parser.add_argument("-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression")
-    parser.add_argument("--exhaustive", action="store_true", help="run every case in every mode and list every killer (slower)")
-    parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run (then every failure counts as a kill)")
-    parser.add_argument("--list", action="store_true", help="list the mutants and the rule each breaks, then exit")
+    parser.add_argument(
+        "--mutants",
+        action="append",
+        metavar="NAMES",
+        help="mutants to run, comma-separated (default: all)",
+    )
+    parser.add_argument(
+        "--modes",
+        action="append",
+        metavar="MODES",
+        help="modes, comma-separated: off-warn,off-error,off-allow,on (default: all four); each may set JAX flags "
+        "the reference models, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming-defaults modes",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="pytest processes at once (default: CPU count)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"JSON summary (default: {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--specs", action="append", metavar="DIR", help="spec directories (default: specs/)"
+    )
+    parser.add_argument(
+        "-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression"
+    )
+    parser.add_argument(
+        "--exhaustive",
+        action="store_true",
+        help="run every case in every mode and list every killer (slower)",
+    )
+    parser.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the unmutated run (then every failure counts as a kill)",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the mutants and the rule each breaks, then exit"
+    )
 
 
 def _mutant_table() -> tuple[dict[str, str], dict[str, str]]:
@@ -100,13 +138,22 @@ def _job(mutant: str | None, mode: Mode, tmp: Path, args: argparse.Namespace) ->
     if mutant is not None:
         env[ENV_VAR] = mutant
     name = f"{mutant or 'baseline'}-{mode.slug}"
-    extra = ["--no-header", *(["--maxfail=1"] if mutant is not None and not args.exhaustive else []),
-             *pytest_options(specs=args.specs or [], keyword=args.keyword)]
-    return MutantRun("reference", mode, tmp / f"{name}.jsonl", tmp / f"{name}.log", extra, env=env, mutant=mutant)
+    extra = [
+        "--no-header",
+        *(["--maxfail=1"] if mutant is not None and not args.exhaustive else []),
+        *pytest_options(specs=args.specs or [], keyword=args.keyword),
+    ]
+    return MutantRun(
+        "reference", mode, tmp / f"{name}.jsonl", tmp / f"{name}.log", extra, env=env, mutant=mutant
+    )
 
 
-def _run_all(jobs: list[MutantRun], args: argparse.Namespace, skip: Callable[[MutantRun], bool] | None = None,
-             done: Callable[[MutantRun], None] | None = None) -> None:
+def _run_all(
+    jobs: list[MutantRun],
+    args: argparse.Namespace,
+    skip: Callable[[MutantRun], bool] | None = None,
+    done: Callable[[MutantRun], None] | None = None,
+) -> None:
     """Run jobs, at most --jobs at once; `skip(job)` may drop a queued job, `done(job)` sees each finished one."""
 
     width = max([10, *(len(j.mode.slug) for j in jobs)])
@@ -115,8 +162,11 @@ def _run_all(jobs: list[MutantRun], args: argparse.Namespace, skip: Callable[[Mu
         job.read()
         if done is not None:
             done(job)
-        print(f"  {job.mutant or '(baseline)':36} {job.mode.slug:{width}} {len(job.failing):3} failing of {job.cases:3} cases  "
-              f"{job.elapsed:5.1f} s", flush=True)
+        print(
+            f"  {job.mutant or '(baseline)':36} {job.mode.slug:{width}} {len(job.failing):3} failing of {job.cases:3} cases  "
+            f"{job.elapsed:5.1f} s",
+            flush=True,
+        )
 
     if run_modes(jobs, args.jobs, skip=skip, on_finish=finished, interval=0.05):
         raise KeyboardInterrupt  # the processes are stopped; the command ends as an interrupted one (exit 130)
@@ -130,7 +180,9 @@ def main(args: argparse.Namespace) -> int:
         return 0
     check_spec_paths([Path(p) for p in args.specs or []])
     modes = _modes(args)
-    names = [n.strip() for group in args.mutants or [] for n in group.split(",") if n.strip()] or list(mutants)
+    names = [
+        n.strip() for group in args.mutants or [] for n in group.split(",") if n.strip()
+    ] or list(mutants)
     unknown = [n for n in names if n not in mutants]
     if unknown:
         raise UsageError(f"unknown mutant(s) {', '.join(unknown)}; see --list")
@@ -145,16 +197,24 @@ def main(args: argparse.Namespace) -> int:
         for job in base_jobs:
             baseline[job.mode.slug] = set(job.failing)
             if job.failing or job.returncode not in (0, 5):
-                print(f"baseline does not pass in {job.mode.slug} (pytest exit {job.returncode}): "
-                      f"{', '.join(sorted(job.failing)) or 'no case records'}", file=sys.stderr)
+                print(
+                    f"baseline does not pass in {job.mode.slug} (pytest exit {job.returncode}): "
+                    f"{', '.join(sorted(job.failing)) or 'no case records'}",
+                    file=sys.stderr,
+                )
         if any(baseline.values()) or any(j.returncode not in (0, 5) for j in base_jobs):
-            print("jax-conformance mutate: fix the reference (or the specs) first; a failing baseline makes kills meaningless", file=sys.stderr)
+            print(
+                "jax-conformance mutate: fix the reference (or the specs) first; a failing baseline makes kills meaningless",
+                file=sys.stderr,
+            )
             return 2
         # The message score: would each `match` of the baseline's raises/warns blocks still pass
         # if the reference's message meant something else (report/message_strength.py)?
         blocks = message_strength.check_records(r for job in base_jobs for r in job.records)
         messages = message_strength.summary(blocks)
-    print(f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at once{'' if args.exhaustive else ', stopping each mutant at its first kill'}")
+    print(
+        f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at once{'' if args.exhaustive else ', stopping each mutant at its first kill'}"
+    )
     # Mode-major order: jobs running side by side belong to different mutants, so a mutant killed
     # in its first mode never has a second mode already running (its later modes are skipped).
     jobs = [_job(n, m, tmp, args) for m in modes for n in names]
@@ -193,7 +253,9 @@ class MutantRow(TypedDict):
     first_message: str
     modes_run: list[str]
     seconds: float
-    explanation: str  # why a survivor is expected to survive (adapters/reference/mutants.py EXPLAINED)
+    explanation: (
+        str  # why a survivor is expected to survive (adapters/reference/mutants.py EXPLAINED)
+    )
 
 
 class MutationSummary(TypedDict):
@@ -212,24 +274,49 @@ class MutationSummary(TypedDict):
     messages: NotRequired[dict[str, Any]]
 
 
-def _summarize(names: list[str], mutants: dict[str, str], explained: dict[str, str], jobs: list[MutantRun],
-               baseline: dict[str, set[str]], modes: list[Mode]) -> MutationSummary:
+def _summarize(
+    names: list[str],
+    mutants: dict[str, str],
+    explained: dict[str, str],
+    jobs: list[MutantRun],
+    baseline: dict[str, set[str]],
+    modes: list[Mode],
+) -> MutationSummary:
     rows: list[MutantRow] = []
     for name in names:
         mine = [j for j in jobs if j.mutant == name and j.returncode is not None]
-        killers = sorted({f"{case}[{j.mode.slug}]" for j in mine for case in set(j.failing) - baseline[j.mode.slug]})
-        messages = {f"{case}[{j.mode.slug}]": j.failing[case] for j in mine for case in set(j.failing) - baseline[j.mode.slug]}
-        rows.append({
-            "name": name, "rule": mutants[name], "killed": bool(killers), "killed_by": killers,
-            "first_message": messages[killers[0]] if killers else "",
-            "modes_run": [j.mode.slug for j in mine], "seconds": round(sum(j.elapsed for j in mine), 1),
-            "explanation": "" if killers else explained.get(name, ""),
-        })
+        killers = sorted(
+            {
+                f"{case}[{j.mode.slug}]"
+                for j in mine
+                for case in set(j.failing) - baseline[j.mode.slug]
+            }
+        )
+        messages = {
+            f"{case}[{j.mode.slug}]": j.failing[case]
+            for j in mine
+            for case in set(j.failing) - baseline[j.mode.slug]
+        }
+        rows.append(
+            {
+                "name": name,
+                "rule": mutants[name],
+                "killed": bool(killers),
+                "killed_by": killers,
+                "first_message": messages[killers[0]] if killers else "",
+                "modes_run": [j.mode.slug for j in mine],
+                "seconds": round(sum(j.elapsed for j in mine), 1),
+                "explanation": "" if killers else explained.get(name, ""),
+            }
+        )
     killed = sum(1 for r in rows if r["killed"])
     return {
-        "score": f"{killed}/{len(rows)}", "killed": killed, "total": len(rows),
+        "score": f"{killed}/{len(rows)}",
+        "killed": killed,
+        "total": len(rows),
         "percent": round(100.0 * killed / len(rows), 1) if rows else 0.0,
-        "modes": ", ".join(m.slug for m in modes), "mutants": rows,
+        "modes": ", ".join(m.slug for m in modes),
+        "mutants": rows,
     }
 
 
@@ -241,4 +328,6 @@ def _print(summary: MutationSummary) -> None:
         first = row["killed_by"][0] if row["killed_by"] else row["explanation"][:70]
         more = f" (+{len(row['killed_by']) - 1})" if len(row["killed_by"]) > 1 else ""
         print(f"{row['name']:36} {result:9} {first}{more}")
-    print(f"\nmutation score: {summary['score']} killed ({summary['percent']}%) in {summary.get('seconds', '?')} s")
+    print(
+        f"\nmutation score: {summary['score']} killed ({summary['percent']}%) in {summary.get('seconds', '?')} s"
+    )

@@ -37,9 +37,21 @@ from jax_conformance.usage import (
 )
 
 EXPECTATIONS_DIR = SPECS_DIR / "expectations"
-DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # each run in a new directory there; reports/latest points at the newest
+DEFAULT_OUT = (
+    rundir.REPORTS / rundir.RUNS
+)  # each run in a new directory there; reports/latest points at the newest
 # Columns of the summary table, in the order a reader scans them.
-SUMMARY_OUTCOMES = ("passed", "failed", "not_applicable", "xfailed", "xpassed", "error", "crashed", "timeout", "skipped")
+SUMMARY_OUTCOMES = (
+    "passed",
+    "failed",
+    "not_applicable",
+    "xfailed",
+    "xpassed",
+    "error",
+    "crashed",
+    "timeout",
+    "skipped",
+)
 SHORT = {"not_applicable": "n/a"}
 HEARTBEAT = 30.0  # seconds between plain progress lines for a mode that is still running
 SHOWN_LINE_CHARS = 160  # of an unexpected case's first message line in the list after the table
@@ -47,30 +59,92 @@ STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--adapter", action="append", metavar="NAME", help="implementation under test (repeatable; default: jax)")
-    parser.add_argument("--modes", action="append", metavar="MODES",
-                        help=f"modes to run, comma-separated: {MODE_NAMES.replace(' ', '')} (default: all four); "
-                             "each may set JAX flags, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming "
-                             "defaults on the first mode: their upgrade flags together, and each alone")
-    parser.add_argument("--backend", action="append", metavar="PLATFORM", help="backend to run (repeatable; default: every backend the adapter reports)")
-    parser.add_argument("-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression")
-    parser.add_argument("-m", dest="markexpr", metavar="TAGS", help="only cases whose tags match this pytest -m expression")
-    parser.add_argument("--specs", action="append", metavar="DIR", help="spec directories (default: specs/)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"results and report directory (default: a new directory in {DEFAULT_OUT}/, "
-                             f"with {rundir.REPORTS / rundir.LATEST} pointing at it)")
-    parser.add_argument("--force", action="store_true", help="let --out replace the run a directory already holds")
-    parser.add_argument("--expectations", action="append", metavar="PATH",
-                        help="known-divergence file (repeatable; default: the adapter's files in specs/expectations/)")
-    parser.add_argument("--no-expectations", action="store_true", help="ignore known-divergence files: every divergence fails")
-    parser.add_argument("--update-expectations", action="store_true",
-                        help="rewrite each adapter's expectations file from this run (keeps reasons; new entries are marked for one)")
-    parser.add_argument("--baseline", action="append", default=[], metavar="RESULTS", help="results to compare against in the report")
-    parser.add_argument("--jobs", "-j", type=positive_int, default=os.cpu_count() or 1, metavar="N", help="mode processes at once (default: CPU count)")
-    parser.add_argument("--case-timeout", type=positive_float, metavar="SECONDS", help="time limit per case unless the spec sets one (above 0)")
+    parser.add_argument(
+        "--adapter",
+        action="append",
+        metavar="NAME",
+        help="implementation under test (repeatable; default: jax)",
+    )
+    parser.add_argument(
+        "--modes",
+        action="append",
+        metavar="MODES",
+        help=f"modes to run, comma-separated: {MODE_NAMES.replace(' ', '')} (default: all four); "
+        "each may set JAX flags, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming "
+        "defaults on the first mode: their upgrade flags together, and each alone",
+    )
+    parser.add_argument(
+        "--backend",
+        action="append",
+        metavar="PLATFORM",
+        help="backend to run (repeatable; default: every backend the adapter reports)",
+    )
+    parser.add_argument(
+        "-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression"
+    )
+    parser.add_argument(
+        "-m",
+        dest="markexpr",
+        metavar="TAGS",
+        help="only cases whose tags match this pytest -m expression",
+    )
+    parser.add_argument(
+        "--specs", action="append", metavar="DIR", help="spec directories (default: specs/)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"results and report directory (default: a new directory in {DEFAULT_OUT}/, "
+        f"with {rundir.REPORTS / rundir.LATEST} pointing at it)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="let --out replace the run a directory already holds"
+    )
+    parser.add_argument(
+        "--expectations",
+        action="append",
+        metavar="PATH",
+        help="known-divergence file (repeatable; default: the adapter's files in specs/expectations/)",
+    )
+    parser.add_argument(
+        "--no-expectations",
+        action="store_true",
+        help="ignore known-divergence files: every divergence fails",
+    )
+    parser.add_argument(
+        "--update-expectations",
+        action="store_true",
+        help="rewrite each adapter's expectations file from this run (keeps reasons; new entries are marked for one)",
+    )
+    parser.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="RESULTS",
+        help="results to compare against in the report",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="mode processes at once (default: CPU count)",
+    )
+    parser.add_argument(
+        "--case-timeout",
+        type=positive_float,
+        metavar="SECONDS",
+        help="time limit per case unless the spec sets one (above 0)",
+    )
     parser.add_argument("--no-report", action="store_true", help="write results only")
-    parser.add_argument("--progress", choices=("auto", "live", "plain"), default="auto",
-                        help="live redrawn lines on a terminal, plain lines otherwise (default: auto)")
+    parser.add_argument(
+        "--progress",
+        choices=("auto", "live", "plain"),
+        default="auto",
+        help="live redrawn lines on a terminal, plain lines otherwise (default: auto)",
+    )
 
 
 # ---------------------------------------------------------------- progress
@@ -90,7 +164,9 @@ class Progress:
 
     def line(self, job: ModeProcess) -> str:
         total = job.tail.total
-        done = job.tail.items_done  # a spec file that did not load is a record, not one of the `total` items
+        done = (
+            job.tail.items_done
+        )  # a spec file that did not load is a record, not one of the `total` items
         width = 24
         filled = min(width, int(width * done / total)) if total else 0
         bar = "#" * filled + "." * (width - filled)
@@ -120,15 +196,19 @@ class Progress:
             if job.proc is not None and (self.reported.get(job.name) != key or stale):
                 self.reported[job.name] = key
                 self.last_line[job.name] = time.monotonic()
-                self.stream.write(f"[{time.monotonic() - self.t0:7.1f}s] {self.line(job)}"
-                                  f"{f'  (pid {job.proc.pid})' if job.status() == 'running' and job.tail.done == 0 else ''}\n")
+                self.stream.write(
+                    f"[{time.monotonic() - self.t0:7.1f}s] {self.line(job)}"
+                    f"{f'  (pid {job.proc.pid})' if job.status() == 'running' and job.tail.done == 0 else ''}\n"
+                )
                 self.stream.flush()
 
 
 # ---------------------------------------------------------------- after the run
 
 
-SummaryRow = tuple[str, str, str, str, dict[str, int], str]  # adapter, version, backend, mode, counts, status
+SummaryRow = tuple[
+    str, str, str, str, dict[str, int], str
+]  # adapter, version, backend, mode, counts, status
 
 
 def summary_rows(jobs: list[ModeProcess]) -> list[SummaryRow]:
@@ -136,7 +216,9 @@ def summary_rows(jobs: list[ModeProcess]) -> list[SummaryRow]:
     rows = []
     for job in jobs:
         header = job.tail.header
-        per_backend = {str(b): dict.fromkeys(OUTCOMES, 0) for b in (header["backends"] if header else [])}
+        per_backend = {
+            str(b): dict.fromkeys(OUTCOMES, 0) for b in (header["backends"] if header else [])
+        }
         for r in job.tail.cases:
             backend = str(r.get("backend") or next(iter(per_backend), "?"))
             tally(per_backend.setdefault(backend, dict.fromkeys(OUTCOMES, 0)), r)
@@ -155,11 +237,28 @@ def in_report_order(rows: list[SummaryRow]) -> list[SummaryRow]:
 
 
 def summary_table(rows: list[SummaryRow]) -> str:
-    heads = ["adapter", "version", "backend", "mode", *(SHORT.get(o, o) for o in SUMMARY_OUTCOMES), "total", "status"]
-    body = [[a, v, b, m, *(str(c.get(o, 0)) for o in SUMMARY_OUTCOMES), str(sum(c.values())), s] for a, v, b, m, c, s in rows]
+    heads = [
+        "adapter",
+        "version",
+        "backend",
+        "mode",
+        *(SHORT.get(o, o) for o in SUMMARY_OUTCOMES),
+        "total",
+        "status",
+    ]
+    body = [
+        [a, v, b, m, *(str(c.get(o, 0)) for o in SUMMARY_OUTCOMES), str(sum(c.values())), s]
+        for a, v, b, m, c, s in rows
+    ]
     widths = [max(len(r[i]) for r in [heads, *body]) for i in range(len(heads))]
     numeric = range(4, 4 + len(SUMMARY_OUTCOMES) + 1)
-    fmt = lambda r: "  ".join(x.rjust(w) if i in numeric else x.ljust(w) for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip()  # noqa: E731
+
+    def fmt(r: list[str]) -> str:
+        return "  ".join(
+            x.rjust(w) if i in numeric else x.ljust(w)
+            for i, (x, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+
     return "\n".join([fmt(heads), "  ".join("-" * w for w in widths), *map(fmt, body)])
 
 
@@ -167,17 +266,27 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
-def unexpected_cases(jobs: list[ModeProcess], limit: int = 25, spec_errors: bool = False) -> list[str]:
+def unexpected_cases(
+    jobs: list[ModeProcess], limit: int = 25, spec_errors: bool = False
+) -> list[str]:
     """A line per record whose outcome is unexpected (`spec_errors`: per record whose spec is at
     fault instead, which the verdict does not count), the first `limit` of them."""
     out = []
     for job in jobs:
         for r in job.tail.cases:
             if r["outcome"] in UNEXPECTED and bool(r.get("spec_error")) == spec_errors:
-                first = cut((str(r.get("message") or "").strip().splitlines() or [""])[0], SHOWN_LINE_CHARS, "line")
-                where = " ".join(str(w) for w in (job.adapter, job.mode.slug, r.get("backend")) if w)  # no backend: a file
+                first = cut(
+                    (str(r.get("message") or "").strip().splitlines() or [""])[0],
+                    SHOWN_LINE_CHARS,
+                    "line",
+                )
+                where = " ".join(
+                    str(w) for w in (job.adapter, job.mode.slug, r.get("backend")) if w
+                )  # no backend: a file
                 out.append(f"{str(r['outcome']).upper():8} {r.get('case')} [{where}] {first}")
-    return out[:limit] + ([f"... and {len(out) - limit} more (see the report)"] if len(out) > limit else [])
+    return out[:limit] + (
+        [f"... and {len(out) - limit} more (see the report)"] if len(out) > limit else []
+    )
 
 
 def selection_note(collected: dict[tuple[str, str], int]) -> str:
@@ -190,7 +299,9 @@ def selection_note(collected: dict[tuple[str, str], int]) -> str:
     return "\n".join(
         f"note: {adapter} selected different cases in different modes ({', '.join(f'{m} {n}' for m, n in modes.items())}): "
         "their counts do not compare like for like"
-        for adapter, modes in per_adapter.items() if len(set(modes.values())) > 1)
+        for adapter, modes in per_adapter.items()
+        if len(set(modes.values())) > 1
+    )
 
 
 def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
@@ -213,7 +324,11 @@ def update_target(adapter: str, args: argparse.Namespace, files: list[Path]) -> 
     if files:
         return files[0]
     new = [Path(p).resolve() for p in args.expectations or [] if not Path(p).is_file()]
-    return new[0] if new and len(set(args.adapter or ["jax"])) == 1 else EXPECTATIONS_DIR / f"{adapter}.yaml"
+    return (
+        new[0]
+        if new and len(set(args.adapter or ["jax"])) == 1
+        else EXPECTATIONS_DIR / f"{adapter}.yaml"
+    )
 
 
 def update_expectations(adapter: str, jobs: list[ModeProcess], path: Path) -> Path:
@@ -228,7 +343,9 @@ def update_expectations(adapter: str, jobs: list[ModeProcess], path: Path) -> Pa
     for job in jobs:
         for r in job.tail.cases:
             if not r["case"].startswith("<"):
-                run_version = run_version or r.get("behaviour_version") or r.get("implementation_version")
+                run_version = (
+                    run_version or r.get("behaviour_version") or r.get("implementation_version")
+                )
                 ran.add((r["case"], job.mode.slug))
                 if r.get("outcome") in STILL_FAILING:
                     failing.setdefault(r["case"], set()).add(job.mode.slug)
@@ -266,7 +383,9 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
             have = list(read_adapter_info(adapter)["backends"])
             missing = [b for b in dict.fromkeys(args.backend) if b not in have]
             if missing:
-                raise UsageError(f"--backend {', '.join(missing)}: not available in adapter {adapter!r}; it has: {', '.join(have)}")
+                raise UsageError(
+                    f"--backend {', '.join(missing)}: not available in adapter {adapter!r}; it has: {', '.join(have)}"
+                )
     return modes, adapters
 
 
@@ -292,11 +411,15 @@ def check_selection(keyword: str | None, markexpr: str | None, paths: list[Path]
             return
         for case in spec.cases:
             total += 1
-            if (by_words is None or by_words([f"{case.id}[", case.claim, *case.tags])) and (by_tags is None or by_tags(case.tags)):
+            if (by_words is None or by_words([f"{case.id}[", case.claim, *case.tags])) and (
+                by_tags is None or by_tags(case.tags)
+            ):
                 return
     given = " and ".join(f"{o} {e!r}" for o, e in (("-k", keyword), ("-m", markexpr)) if e)
-    raise UsageError(f"{given} selects no case (of {total} in {', '.join(map(str, paths))}; -k matches a case's id, "
-                     "claim and tags, -m its tags)")
+    raise UsageError(
+        f"{given} selects no case (of {total} in {', '.join(map(str, paths))}; -k matches a case's id, "
+        "claim and tags, -m its tags)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -308,14 +431,31 @@ def main(args: argparse.Namespace) -> int:
         out = rundir.explicit_out(args.out, args.force)
         rundir.clear(out)
     (out / "modes").mkdir(parents=True, exist_ok=True)
-    jobs = [ModeProcess(a, m, out / "modes" / f"{a}-{m.slug}.jsonl", out / "modes" / f"{a}-{m.slug}.log",
-                        pytest_options(backends=args.backend or [], specs=args.specs or [], expectations=expectations[a],
-                                       keyword=args.keyword, markexpr=args.markexpr, case_timeout=args.case_timeout))
-            for a in adapters for m in modes[a]]
+    jobs = [
+        ModeProcess(
+            a,
+            m,
+            out / "modes" / f"{a}-{m.slug}.jsonl",
+            out / "modes" / f"{a}-{m.slug}.log",
+            pytest_options(
+                backends=args.backend or [],
+                specs=args.specs or [],
+                expectations=expectations[a],
+                keyword=args.keyword,
+                markexpr=args.markexpr,
+                case_timeout=args.case_timeout,
+            ),
+        )
+        for a in adapters
+        for m in modes[a]
+    ]
     live = args.progress == "live" or (args.progress == "auto" and sys.stdout.isatty())
     progress = Progress(jobs, sys.stdout, live)
-    print(f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "
-          f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time; results in {out}/", flush=True)
+    print(
+        f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "
+        f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time; results in {out}/",
+        flush=True,
+    )
     for a, files in expectations.items():
         for p in files:
             print(f"expectations for {a}: {p}")
@@ -331,23 +471,34 @@ def main(args: argparse.Namespace) -> int:
         print("\n".join(f"  {line}" for line in bad))
     spec_errors = sum(j.tail.spec_errors for j in jobs)
     if spec_errors:
-        print(f"{plural(spec_errors, 'spec error')}, not counted (a bug in a spec, not a verdict on the implementation; "
-              "the run still fails):")
+        print(
+            f"{plural(spec_errors, 'spec error')}, not counted (a bug in a spec, not a verdict on the implementation; "
+            "the run still fails):"
+        )
         print("\n".join(f"  {line}" for line in unexpected_cases(jobs, spec_errors=True)))
-    note = selection_note({(j.adapter, j.mode.slug): j.tail.total for j in jobs if j.tail.total is not None})
+    note = selection_note(
+        {(j.adapter, j.mode.slug): j.tail.total for j in jobs if j.tail.total is not None}
+    )
     if note:
         print(note)
     for job in jobs:
         if job.proc is None:
             print(f"mode {job.name}: not started")
         elif job.stopped:
-            print(f"mode {job.name}: stopped by {job.stopped} after {job.tail.done} case{'s' if job.tail.done != 1 else ''}; log {job.log}")
+            print(
+                f"mode {job.name}: stopped by {job.stopped} after {job.tail.done} case{'s' if job.tail.done != 1 else ''}; log {job.log}"
+            )
         elif not job.completed:
-            print(f"mode {job.name}: {job.status()}; log {job.log}" + "".join(f"\n    {t}" for t in job.log_tail(5)))
+            print(
+                f"mode {job.name}: {job.status()}; log {job.log}"
+                + "".join(f"\n    {t}" for t in job.log_tail(5))
+            )
     print(f"results: {merged} ({records} records; per mode in {out / 'modes'}/); {wall:.1f}s")
     if args.update_expectations and not interrupted:
         for a in adapters:
-            print(f"expectations rewritten: {update_expectations(a, [j for j in jobs if j.adapter == a], update_target(a, args, expectations[a]))}")
+            print(
+                f"expectations rewritten: {update_expectations(a, [j for j in jobs if j.adapter == a], update_target(a, args, expectations[a]))}"
+            )
     if not args.no_report:
         from jax_conformance.report import build_site
 

@@ -45,49 +45,119 @@ def _release(text: str) -> str:
     try:
         Version(text)
     except InvalidVersion:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a release number (e.g. 0.4.33)") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a release number (e.g. 0.4.33)"
+        ) from None
     return text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--from", dest="from_release", type=_release, required=True, metavar="A",
-                        help="the release upgraded from")
-    parser.add_argument("--to", dest="to_release", type=_release, required=True, metavar="B",
-                        help="the release upgraded to")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="where the page and the summary go (default: a new directory in reports/runs/)")
-    parser.add_argument("--fresh", action="store_true",
-                        help="search A..B itself even when a cached search over a wider range holds both")
-    parser.add_argument("--modes", type=_modes_arg, default=list(DEFAULT_MODES), metavar="M1,M2,...",
-                        help="modes run in each release (default: the four default modes)")
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help=f"environments and the radar's results (default: $JAX_CONFORMANCE_CACHE, else {DEFAULT_CACHE})")
-    parser.add_argument("--python", default=sys.executable, help="interpreter the environments are created from")
-    parser.add_argument("--interpreter", action="append", default=[], metavar="MINOR=PATH",
-                        help="the interpreter for releases that need another Python, e.g. 3.12=/usr/bin/python3.12")
-    parser.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1,
-                        help="pytest processes at once (default: the core count)")
-    parser.add_argument("--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)")
-    parser.add_argument("--install-timeout", type=positive_float, default=900.0, help="seconds to build one environment")
-    parser.add_argument("--run-timeout", type=positive_float, default=1200.0, help="seconds for one mode's pytest run")
-    parser.add_argument("--pin", type=_pin_arg, action="append", default=[], metavar="RELEASES:REQ",
-                        help="an extra requirement for some releases (as in compat)")
-    parser.add_argument("--rebuild", action="store_true", help="rebuild the environments even when cached")
+    parser.add_argument(
+        "--from",
+        dest="from_release",
+        type=_release,
+        required=True,
+        metavar="A",
+        help="the release upgraded from",
+    )
+    parser.add_argument(
+        "--to",
+        dest="to_release",
+        type=_release,
+        required=True,
+        metavar="B",
+        help="the release upgraded to",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where the page and the summary go (default: a new directory in reports/runs/)",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="search A..B itself even when a cached search over a wider range holds both",
+    )
+    parser.add_argument(
+        "--modes",
+        type=_modes_arg,
+        default=list(DEFAULT_MODES),
+        metavar="M1,M2,...",
+        help="modes run in each release (default: the four default modes)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help=f"environments and the radar's results (default: $JAX_CONFORMANCE_CACHE, else {DEFAULT_CACHE})",
+    )
+    parser.add_argument(
+        "--python", default=sys.executable, help="interpreter the environments are created from"
+    )
+    parser.add_argument(
+        "--interpreter",
+        action="append",
+        default=[],
+        metavar="MINOR=PATH",
+        help="the interpreter for releases that need another Python, e.g. 3.12=/usr/bin/python3.12",
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="pytest processes at once (default: the core count)",
+    )
+    parser.add_argument(
+        "--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)"
+    )
+    parser.add_argument(
+        "--install-timeout",
+        type=positive_float,
+        default=900.0,
+        help="seconds to build one environment",
+    )
+    parser.add_argument(
+        "--run-timeout",
+        type=positive_float,
+        default=1200.0,
+        help="seconds for one mode's pytest run",
+    )
+    parser.add_argument(
+        "--pin",
+        type=_pin_arg,
+        action="append",
+        default=[],
+        metavar="RELEASES:REQ",
+        help="an extra requirement for some releases (as in compat)",
+    )
+    parser.add_argument(
+        "--rebuild", action="store_true", help="rebuild the environments even when cached"
+    )
     add_radar_arguments(parser)
-    parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help="passed to each pytest run")
+    parser.add_argument(
+        "pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help="passed to each pytest run"
+    )
 
 
 def find_cached(cache: Path, a: str, b: str) -> dict[str, Any] | None:
     """A saved radar search holding both releases: of the current specs first, else of earlier ones (said)."""
     digest = specs_digest(SPECS_DIR)
-    roots = sorted((cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    roots = sorted(
+        (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-*"),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
     roots.sort(key=lambda p: not p.name.startswith(digest))  # stable: the current spec set's first
     for root in roots:
         data = cached_search(root, a, b)
         if data is not None:
             if not root.name.startswith(digest):
-                print(f"upgrade: specs/ changed since the radar searched {a}..{b}; answering from that search "
-                      f"({root.name}; --fresh to search again)")
+                print(
+                    f"upgrade: specs/ changed since the radar searched {a}..{b}; answering from that search "
+                    f"({root.name}; --fresh to search again)"
+                )
             return data
     return None
 
@@ -95,7 +165,11 @@ def find_cached(cache: Path, a: str, b: str) -> dict[str, Any] | None:
 def between(data: dict[str, Any], a: str, b: str) -> list[dict[str, Any]]:
     """The changes of a search that lie between A (exclusive) and B (inclusive)."""
     lo, hi = version_key(a), version_key(b)
-    return [c for c in data["changes"] if lo <= version_key(c["previous"]) and version_key(c["release"]) <= hi]
+    return [
+        c
+        for c in data["changes"]
+        if lo <= version_key(c["previous"]) and version_key(c["release"]) <= hi
+    ]
 
 
 PROMISED = ("documented", "tested")
@@ -105,8 +179,10 @@ def summary_text(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str
     cases = [c for c in changes if not c["case"].startswith("flag:")]
     flags = [c for c in changes if c["case"].startswith("flag:")]
     promised = sum(1 for c in cases if c.get("basis") in PROMISED)
-    lines = [f"Upgrading JAX {a} -> {b}: {len(cases)} behaviour change(s) ({promised} in documented or tested "
-             f"behaviour, {len(cases) - promised} observed-only), {len(flags)} flag change(s); {how}"]
+    lines = [
+        f"Upgrading JAX {a} -> {b}: {len(cases)} behaviour change(s) ({promised} in documented or tested "
+        f"behaviour, {len(cases) - promised} observed-only), {len(flags)} flag change(s); {how}"
+    ]
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for c in cases:
         by_topic.setdefault(c["topic"], []).append(c)
@@ -114,12 +190,16 @@ def summary_text(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str
         lines.append(f"\n[{topic}]")
         for c in sorted(by_topic[topic], key=lambda c: (version_key(c["release"]), c["case"])):
             basis = c.get("basis") or "?"
-            lines.append(f"  {c['case']}  changed in {c['release']} (after {c['previous']}; {basis})")
+            lines.append(
+                f"  {c['case']}  changed in {c['release']} (after {c['previous']}; {basis})"
+            )
             if c.get("claim"):
                 lines.append(f"    claim: {c['claim']}")
             pairs = dict.fromkeys((c["before"][m], c["after"][m]) for m in c["modes"])
             for before, after in pairs:
-                modes = [m for m in c["modes"] if (c["before"][m], c["after"][m]) == (before, after)]
+                modes = [
+                    m for m in c["modes"] if (c["before"][m], c["after"][m]) == (before, after)
+                ]
                 lines.append(f"    {', '.join(modes)}: {before} -> {after}")
             if c.get("source"):
                 lines.append(f"    source: {_source_text(c['source'])}")
@@ -128,8 +208,10 @@ def summary_text(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str
     if flags:
         lines.append("\n[upgrade flags]")
         for c in flags:
-            lines.append(f"  {c['case'][len('flag:'):]}: {c['before'].get('*', '')} -> {c['after'].get('*', '')} "
-                         f"in {c['release']}")
+            lines.append(
+                f"  {c['case'][len('flag:') :]}: {c['before'].get('*', '')} -> {c['after'].get('*', '')} "
+                f"in {c['release']}"
+            )
     return "\n".join(lines)
 
 
@@ -149,22 +231,30 @@ def page(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str:
         if c["case"].startswith("flag:"):
             continue
         pairs = dict.fromkeys((c["before"][m], c["after"][m]) for m in c["modes"])
-        what = "".join(f"<div><span class=modes>{esc(', '.join(m for m in c['modes'] if (c['before'][m], c['after'][m]) == p))}</span>: "
-                       f"<span class=before>{esc(p[0])}</span> &rarr; <span class=after>{esc(p[1])}</span></div>" for p in pairs)
+        what = "".join(
+            f"<div><span class=modes>{esc(', '.join(m for m in c['modes'] if (c['before'][m], c['after'][m]) == p))}</span>: "
+            f"<span class=before>{esc(p[0])}</span> &rarr; <span class=after>{esc(p[1])}</span></div>"
+            for p in pairs
+        )
         basis = c.get("basis") or "?"
-        rows.append(f"<tr class='basis-{esc(basis)}'><td>{esc(c['topic'])}</td><td><code>{esc(c['case'])}</code>"
-                    f"<div class=claim>{esc(c.get('claim') or '')}</div></td><td>{esc(c['release'])}</td>"
-                    f"<td>{what}</td><td>{esc(basis)}</td><td>{esc(_source_text(c.get('source') or ''))}</td></tr>")
-    flags = "".join(f"<li><code>{esc(c['case'][5:])}</code>: {esc(c['before'].get('*', ''))} &rarr; "
-                    f"{esc(c['after'].get('*', ''))} in {esc(c['release'])}</li>"
-                    for c in changes if c["case"].startswith("flag:"))
+        rows.append(
+            f"<tr class='basis-{esc(basis)}'><td>{esc(c['topic'])}</td><td><code>{esc(c['case'])}</code>"
+            f"<div class=claim>{esc(c.get('claim') or '')}</div></td><td>{esc(c['release'])}</td>"
+            f"<td>{what}</td><td>{esc(basis)}</td><td>{esc(_source_text(c.get('source') or ''))}</td></tr>"
+        )
+    flags = "".join(
+        f"<li><code>{esc(c['case'][5:])}</code>: {esc(c['before'].get('*', ''))} &rarr; "
+        f"{esc(c['after'].get('*', ''))} in {esc(c['release'])}</li>"
+        for c in changes
+        if c["case"].startswith("flag:")
+    )
     return f"""<!doctype html><html lang=en><head><meta charset=utf-8><title>Upgrading JAX {esc(a)} to {esc(b)}</title>
 <style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 6px;vertical-align:top}}
 .claim{{color:#555;font-size:90%}}.before{{color:#555}}.after{{font-weight:600}}.basis-observed td{{background:#fafafa}}</style></head>
 <body><h1>Upgrading JAX {esc(a)} &rarr; {esc(b)}</h1><p>{esc(how)}</p>
 <table><thead><tr><th>topic</th><th>case (claim)</th><th>changed in</th><th>before &rarr; after</th><th>basis</th><th>source</th></tr></thead>
-<tbody>{''.join(rows) or '<tr><td colspan=6>no behaviour of the suite changes</td></tr>'}</tbody></table>
-{f'<h2>Upgrade flags</h2><ul>{flags}</ul>' if flags else ''}</body></html>
+<tbody>{"".join(rows) or "<tr><td colspan=6>no behaviour of the suite changes</td></tr>"}</tbody></table>
+{f"<h2>Upgrade flags</h2><ul>{flags}</ul>" if flags else ""}</body></html>
 """
 
 
@@ -172,21 +262,27 @@ def main(args: argparse.Namespace) -> int:
     start = time.monotonic()
     a, b = args.from_release, args.to_release
     if Version(a) >= Version(b):
-        raise UsageError(f"--from {a} --to {b}: the release upgraded from must be older than the one upgraded to")
+        raise UsageError(
+            f"--from {a} --to {b}: the release upgraded from must be older than the one upgraded to"
+        )
     cache = (args.cache_dir or default_cache_dir()).resolve()
     data = None if args.fresh else find_cached(cache, a, b)
     if data is not None:
         rs = data["releases"]
-        how = (f"from the cached radar search {rs[0]}..{rs[-1]} ({len(rs)} releases; cases that differ between "
-               f"its ends, bisected); nothing installed or run")
+        how = (
+            f"from the cached radar search {rs[0]}..{rs[-1]} ({len(rs)} releases; cases that differ between "
+            f"its ends, bisected); nothing installed or run"
+        )
     else:
         run = search_range(args, f"{a}..{b}")
         data = changes_json(run)
         save_search(run.store.root, data)
         ran = sum(s.runs for s in run.observer.stats.values())
         built = sum(1 for s in run.observer.stats.values() if not s.cached and not s.reason)
-        how = (f"radar search {a}..{b}: {len(data['releases'])} releases, {run.search.runs()} release observations, "
-               f"{built} environments built, {ran} mode runs")
+        how = (
+            f"radar search {a}..{b}: {len(data['releases'])} releases, {run.search.runs()} release observations, "
+            f"{built} environments built, {ran} mode runs"
+        )
     changes = between(data, a, b)
     text = summary_text(a, b, changes, how)
     out = rundir.new_run_dir("upgrade") if args.out is None else args.out
@@ -195,6 +291,8 @@ def main(args: argparse.Namespace) -> int:
     (out / f"upgrade-{a}-{b}.html").write_text(page(a, b, changes, how))
     print_json({"from": a, "to": b, "how": how, "changes": changes}, out / f"upgrade-{a}-{b}.json")
     print(text)
-    print(f"\npage: {out / f'upgrade-{a}-{b}.html'}\nsummary: {out / f'upgrade-{a}-{b}.txt'}; "
-          f"{time.monotonic() - start:.1f} s")
+    print(
+        f"\npage: {out / f'upgrade-{a}-{b}.html'}\nsummary: {out / f'upgrade-{a}-{b}.txt'}; "
+        f"{time.monotonic() - start:.1f} s"
+    )
     return 0

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-OLDEST = "0.4.30"  # the first release the suite targets; `all` starts here unless a range says otherwise
+OLDEST = (
+    "0.4.30"  # the first release the suite targets; `all` starts here unless a range says otherwise
+)
 PACKAGE = "jax"
 
 
@@ -34,26 +36,42 @@ def parse_range(text: str) -> tuple[Version | None, Version | None]:
         return Version(OLDEST), None
     lo, sep, hi = text.partition("..")
     if not sep:
-        raise ValueError(f"{text!r}: use all, or a range like 0.4.30..0.5.3 (either end may be left out)")
+        raise ValueError(
+            f"{text!r}: use all, or a range like 0.4.30..0.5.3 (either end may be left out)"
+        )
     try:
-        return (Version(lo) if lo.strip() else Version(OLDEST)), (Version(hi) if hi.strip() else None)
+        return (Version(lo) if lo.strip() else Version(OLDEST)), (
+            Version(hi) if hi.strip() else None
+        )
     except InvalidVersion:
-        raise ValueError(f"{text!r}: the ends of a range are release numbers, e.g. 0.4.30..0.5.3") from None
+        raise ValueError(
+            f"{text!r}: the ends of a range are release numbers, e.g. 0.4.30..0.5.3"
+        ) from None
 
 
 def index_versions(python: str, package: str = PACKAGE, timeout: float = 180.0) -> list[str]:
     """The releases pip, run by `python`, finds for `package` (newest first, as pip lists them)."""
-    out = subprocess.run([python, "-m", "pip", "index", "versions", package], capture_output=True, text=True,
-                         timeout=timeout)
+    out = subprocess.run(
+        [python, "-m", "pip", "index", "versions", package],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     match = re.search(r"^Available versions:\s*(.+)$", out.stdout, re.MULTILINE)
     if not match:
-        raise RuntimeError(f"pip index versions {package} ({python}) listed nothing: "
-                           f"{(out.stderr.strip().splitlines() or ['no output'])[-1][:300]}")
+        raise RuntimeError(
+            f"pip index versions {package} ({python}) listed nothing: "
+            f"{(out.stderr.strip().splitlines() or ['no output'])[-1][:300]}"
+        )
     return [v.strip() for v in match.group(1).split(",") if v.strip()]
 
 
-def discover(interpreters: Mapping[str, str], lo: Version | None, hi: Version | None,
-             lister: Callable[[str], Sequence[str]] = index_versions) -> tuple[list[Release], dict[str, str]]:
+def discover(
+    interpreters: Mapping[str, str],
+    lo: Version | None,
+    hi: Version | None,
+    lister: Callable[[str], Sequence[str]] = index_versions,
+) -> tuple[list[Release], dict[str, str]]:
     """Every release in [lo, hi] some interpreter's pip lists, oldest first, each with the oldest
     interpreter that lists it; and per interpreter that could not be asked, why."""
     found: dict[Version, Release] = {}

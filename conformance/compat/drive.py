@@ -41,18 +41,34 @@ EXTRA_PYTHONS = ("3.12", "3.13")  # asked too, for the releases that need a newe
 
 
 def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--installer", choices=("auto", "uv", "pip"), default="auto",
-                        help="how environments are built: uv (a shared cache, files hardlinked: seconds a release), "
-                             "pip, or auto (uv when installed, else pip)")
-    parser.add_argument("--cache-budget", type=_size_arg, default=_size_arg(DEFAULT_BUDGET), metavar="SIZE",
-                        help=f"disk the cached environments may take, e.g. 20G (default {DEFAULT_BUDGET}; 0: no limit); "
-                             "beyond it the least recently used are removed after the run")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the last search of this range even if specs/ changed since (it keeps its own "
-                             "copy of the specs); without it a changed specs/ starts a new search")
-    parser.add_argument("--anchors", default="", metavar="V1,V2",
-                        help="releases run in full besides the ends of the range (a change and its undoing between "
-                             "two fully run releases cannot be seen by bisection)")
+    parser.add_argument(
+        "--installer",
+        choices=("auto", "uv", "pip"),
+        default="auto",
+        help="how environments are built: uv (a shared cache, files hardlinked: seconds a release), "
+        "pip, or auto (uv when installed, else pip)",
+    )
+    parser.add_argument(
+        "--cache-budget",
+        type=_size_arg,
+        default=_size_arg(DEFAULT_BUDGET),
+        metavar="SIZE",
+        help=f"disk the cached environments may take, e.g. 20G (default {DEFAULT_BUDGET}; 0: no limit); "
+        "beyond it the least recently used are removed after the run",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the last search of this range even if specs/ changed since (it keeps its own "
+        "copy of the specs); without it a changed specs/ starts a new search",
+    )
+    parser.add_argument(
+        "--anchors",
+        default="",
+        metavar="V1,V2",
+        help="releases run in full besides the ends of the range (a change and its undoing between "
+        "two fully run releases cannot be seen by bisection)",
+    )
 
 
 def specs_digest(root: Path) -> str:
@@ -76,8 +92,12 @@ def interpreters(args: argparse.Namespace) -> dict[str, str]:
     """Python minor -> interpreter: the one given (--python), and 3.12/3.13 where found."""
     import subprocess
 
-    minor = subprocess.run([args.python, "-c", "import sys;print('%d.%d' % sys.version_info[:2])"],
-                           capture_output=True, text=True, timeout=60).stdout.strip()
+    minor = subprocess.run(
+        [args.python, "-c", "import sys;print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
     out = {minor: args.python}
     given = {k: v for k, _, v in (i.partition("=") for i in args.interpreter)}
     for extra in EXTRA_PYTHONS:
@@ -99,8 +119,12 @@ class RadarRun:
     discovery_s: float
 
 
-def search_range(args: argparse.Namespace, text: str, say: Callable[[str], None] = print,
-                 store_dir: Path | None = None) -> RadarRun:
+def search_range(
+    args: argparse.Namespace,
+    text: str,
+    say: Callable[[str], None] = print,
+    store_dir: Path | None = None,
+) -> RadarRun:
     """Discover the releases of `text` (all, or A..B), bisect every change between them, keep the cache in budget."""
     start = time.monotonic()
     try:
@@ -114,34 +138,63 @@ def search_range(args: argparse.Namespace, text: str, say: Callable[[str], None]
         say(f"radar: Python {minor}: {why}")
     discovery_s = time.monotonic() - start
     if len(releases) < 2:
-        raise UsageError(f"{text}: the package index offers {len(releases)} release(s) in that range for Python "
-                         f"{', '.join(sorted(pythons))}; at least two are needed")
-    say(f"radar: {len(releases)} releases in {text} ({discovery_s:.1f} s to ask pip): "
-        + ", ".join(f"{r.version}" + (f" (py{r.minor})" if r.minor != min(pythons) else "") for r in releases))
+        raise UsageError(
+            f"{text}: the package index offers {len(releases)} release(s) in that range for Python "
+            f"{', '.join(sorted(pythons))}; at least two are needed"
+        )
+    say(
+        f"radar: {len(releases)} releases in {text} ({discovery_s:.1f} s to ask pip): "
+        + ", ".join(
+            f"{r.version}" + (f" (py{r.minor})" if r.minor != min(pythons) else "")
+            for r in releases
+        )
+    )
     as_of = releases[-1].version
     root = store_dir or store_root(cache, as_of)
     if store_dir is None and getattr(args, "resume", False) and not root.is_dir():
-        earlier = sorted((cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"), key=lambda p: p.stat().st_mtime)
+        earlier = sorted(
+            (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"),
+            key=lambda p: p.stat().st_mtime,
+        )
         if earlier:
             root = earlier[-1]
-            say(f"radar: resuming the search in {root.name} with its own copy of the specs (specs/ changed since)")
+            say(
+                f"radar: resuming the search in {root.name} with its own copy of the specs (specs/ changed since)"
+            )
     root.mkdir(parents=True, exist_ok=True)
     specs = root / "specs"
     if not specs.is_dir():
         shutil.copytree(SPECS_DIR, specs, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     store = Store(root)
-    say(f"radar: results kept in {root}; every release judged against the spec's blocks for {as_of}")
+    say(
+        f"radar: results kept in {root}; every release judged against the spec's blocks for {as_of}"
+    )
     anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
     modes: Sequence[Mode] = args.modes
-    observer = RealObserver(store, modes, cache, {r.version: r.python for r in releases}, specs, jobs=args.jobs,
-                            build_jobs=args.build_jobs, install_timeout=args.install_timeout,
-                            run_timeout=args.run_timeout, installer=args.installer, rebuild=args.rebuild,
-                            pins=list(args.pin), as_of=as_of, extra=[a for a in args.pytest_args if a != "--"], say=say)
+    observer = RealObserver(
+        store,
+        modes,
+        cache,
+        {r.version: r.python for r in releases},
+        specs,
+        jobs=args.jobs,
+        build_jobs=args.build_jobs,
+        install_timeout=args.install_timeout,
+        run_timeout=args.run_timeout,
+        installer=args.installer,
+        rebuild=args.rebuild,
+        pins=list(args.pin),
+        as_of=as_of,
+        extra=[a for a in args.pytest_args if a != "--"],
+        say=say,
+    )
     search = bisect([r.version for r in releases], observer, anchors, say=say)
     used = [e.path for e in observer.envs.values() if e.ok]
     budget = enforce_budget(cache, args.cache_budget, used)
     say(budget.describe())
-    return RadarRun(releases, search, observer, store, budget, time.monotonic() - start, discovery_s)
+    return RadarRun(
+        releases, search, observer, store, budget, time.monotonic() - start, discovery_s
+    )
 
 
 def merged_results(run: RadarRun, target: Path) -> int:
@@ -153,7 +206,11 @@ def merged_results(run: RadarRun, target: Path) -> int:
         for path in files:
             for record in read_records(path):
                 # the as-of adapter is JAX: its records are shown as jax's
-                writer.write({**record, "adapter": "jax"} if record.get("adapter") == AS_OF_ADAPTER else record)
+                writer.write(
+                    {**record, "adapter": "jax"}
+                    if record.get("adapter") == AS_OF_ADAPTER
+                    else record
+                )
                 count += 1
     finally:
         writer.close()
@@ -180,18 +237,44 @@ def changes_json(run: RadarRun) -> dict[str, Any]:
     changes = []
     for found in run.search.changes:
         rec: dict[str, Any] = dict(facts.get(found.case) or {})
-        changes.append({**found.to_json(), "topic": rec.get("topic") or found.case.rsplit(".", 1)[0],
-                        "claim": rec.get("claim", ""), "basis": rec.get("basis"), "source": rec.get("source"),
-                        "spec_file": rec.get("spec_file", "")})
-    return {"releases": run.search.releases, "anchors": run.search.anchors, "unavailable": run.search.unavailable,
-            "probes": [{"release": r, "cases": n} for r, n in run.search.probes],
-            "runs": run.search.runs(), "changes": changes, "flags": flag_history(run.search),
-            "environments": {s.release: {"build_s": round(s.build_s, 1), "cached": s.cached, "installer": s.installer,
-                                         "mode_runs": s.runs, "cases": s.cases, "run_s": round(s.run_s, 1),
-                                         "reason": s.reason} for s in run.observer.stats.values()},
-            "cache": {"bytes": run.budget.kept, "budget": run.budget.budget,
-                      "removed": [str(p) for p, _ in run.budget.removed]},
-            "seconds": round(run.seconds, 1), "discovery_s": round(run.discovery_s, 1)}
+        changes.append(
+            {
+                **found.to_json(),
+                "topic": rec.get("topic") or found.case.rsplit(".", 1)[0],
+                "claim": rec.get("claim", ""),
+                "basis": rec.get("basis"),
+                "source": rec.get("source"),
+                "spec_file": rec.get("spec_file", ""),
+            }
+        )
+    return {
+        "releases": run.search.releases,
+        "anchors": run.search.anchors,
+        "unavailable": run.search.unavailable,
+        "probes": [{"release": r, "cases": n} for r, n in run.search.probes],
+        "runs": run.search.runs(),
+        "changes": changes,
+        "flags": flag_history(run.search),
+        "environments": {
+            s.release: {
+                "build_s": round(s.build_s, 1),
+                "cached": s.cached,
+                "installer": s.installer,
+                "mode_runs": s.runs,
+                "cases": s.cases,
+                "run_s": round(s.run_s, 1),
+                "reason": s.reason,
+            }
+            for s in run.observer.stats.values()
+        },
+        "cache": {
+            "bytes": run.budget.kept,
+            "budget": run.budget.budget,
+            "removed": [str(p) for p, _ in run.budget.removed],
+        },
+        "seconds": round(run.seconds, 1),
+        "discovery_s": round(run.discovery_s, 1),
+    }
 
 
 def flag_history(search: Search) -> dict[str, list[dict[str, str]]]:
@@ -199,8 +282,13 @@ def flag_history(search: Search) -> dict[str, list[dict[str, str]]]:
     out: dict[str, list[dict[str, str]]] = {}
     for found in search.changes:
         if found.case.startswith(FLAG):
-            out.setdefault(found.case[len(FLAG):], []).append(
-                {"release": found.release, "before": found.before.get("*", ""), "after": found.after.get("*", "")})
+            out.setdefault(found.case[len(FLAG) :], []).append(
+                {
+                    "release": found.release,
+                    "before": found.before.get("*", ""),
+                    "after": found.after.get("*", ""),
+                }
+            )
     return out
 
 

@@ -32,15 +32,27 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 # Each environment installs the harness from this checkout (`pip install -e`); a wheel has none.
-NEEDS_CHECKOUT = ("compat installs this harness into each release's environment with `pip install -e` of a checkout, and "
-                  "this one is installed from a wheel: run it from a clone (pip install -e .), give every release "
-                  "an environment with --env VERSION=PATH, or use --from-results")
+NEEDS_CHECKOUT = (
+    "compat installs this harness into each release's environment with `pip install -e` of a checkout, and "
+    "this one is installed from a wheel: run it from a clone (pip install -e .), give every release "
+    "an environment with --env VERSION=PATH, or use --from-results"
+)
 # Environments are hundreds of MB each (about 600 MB for five releases): they go to the user's
 # cache directory (XDG: $XDG_CACHE_HOME/jax-conformance, else ~/.cache/jax-conformance on Linux;
 # ~/Library/Caches/jax-conformance on macOS), never into the checkout. $JAX_CONFORMANCE_CACHE overrides.
 # From the first release the suite targets to the newest one the index offered when this was
 # written; each has cp311 jaxlib wheels (checked with `pip index versions jaxlib`).
-DEFAULT_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.7.2", "0.8.0", "0.9.2", "0.10.2", "0.11.2", "0.12.0.1")
+DEFAULT_VERSIONS = (
+    "0.4.30",
+    "0.5.3",
+    "0.6.2",
+    "0.7.2",
+    "0.8.0",
+    "0.9.2",
+    "0.10.2",
+    "0.11.2",
+    "0.12.0.1",
+)
 
 # Releases that need a newer Python than the default interpreter: (specifier over the JAX
 # version, Python minor). jax 0.11.0 and later declare Requires-Python >=3.12.
@@ -57,8 +69,16 @@ RELEASE_PINS: tuple[tuple[str, tuple[str, ...]], ...] = ()
 # What the harness itself needs in every environment (the project is installed with --no-deps).
 # Not fastjsonschema: the loader uses it only as a fast path and checks ~15 files per mode
 # here, and adding it would change every environment's key (a rebuild of each cached one).
-HARNESS_DEPS = ("pyyaml", "jsonschema", "jinja2", "packaging", "pytest", "hypothesis", "pytest-xdist",
-                "setuptools>=68")
+HARNESS_DEPS = (
+    "pyyaml",
+    "jsonschema",
+    "jinja2",
+    "packaging",
+    "pytest",
+    "hypothesis",
+    "pytest-xdist",
+    "setuptools>=68",
+)
 # Bump when the way environments are built changes, so old cache entries are not reused.
 ENV_LAYOUT = 1
 MARKER = "conformance-env.json"
@@ -121,15 +141,30 @@ def requirements(version: str, pins: Sequence[str]) -> list[str]:
 
 def env_key(version: str, pins: Sequence[str], python: str) -> str:
     """A short hash of what decides an environment's contents: release, pins, deps, interpreter."""
-    blob = json.dumps({"layout": ENV_LAYOUT, "version": version, "requirements": requirements(version, pins),
-                       "python": python}, sort_keys=True)
+    blob = json.dumps(
+        {
+            "layout": ENV_LAYOUT,
+            "version": version,
+            "requirements": requirements(version, pins),
+            "python": python,
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 def python_tag(python: str) -> str:
     """`cpython-3.11.7` for an interpreter, the part of the cache key it decides."""
-    out = subprocess.run([python, "-c", "import sys,platform;print(f'{sys.implementation.name}-{platform.python_version()}')"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [
+            python,
+            "-c",
+            "import sys,platform;print(f'{sys.implementation.name}-{platform.python_version()}')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if out.returncode != 0:
         raise UsageError(f"{python} does not run: {out.stderr.strip()[-300:]}")
     return out.stdout.strip()
@@ -138,7 +173,9 @@ def python_tag(python: str) -> str:
 def python_needed(version: str, table: Iterable[tuple[str, str]] = PYTHON_NEEDED) -> str | None:
     """The Python minor version (e.g. "3.12") this release needs, if not any supported one."""
     v = Version(version)
-    return next((minor for spec, minor in table if SpecifierSet(spec).contains(v, prereleases=True)), None)
+    return next(
+        (minor for spec, minor in table if SpecifierSet(spec).contains(v, prereleases=True)), None
+    )
 
 
 def find_python(minor: str, overrides: dict[str, str] | None = None) -> str | None:
@@ -147,8 +184,10 @@ def find_python(minor: str, overrides: dict[str, str] | None = None) -> str | No
         return overrides[minor]
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
     candidates = [shutil.which(f"python{minor}")] + sorted(
-        (str(p) for p in pyenv.glob(f"{minor}.*/bin/python{minor}")), key=lambda p: version_key(Path(p).parent.parent.name),
-        reverse=True)
+        (str(p) for p in pyenv.glob(f"{minor}.*/bin/python{minor}")),
+        key=lambda p: version_key(Path(p).parent.parent.name),
+        reverse=True,
+    )
     for candidate in candidates:
         # a pyenv shim is on PATH even when its version is not selected: it must actually run
         if candidate and _runs(candidate, minor):
@@ -158,8 +197,12 @@ def find_python(minor: str, overrides: dict[str, str] | None = None) -> str | No
 
 def _runs(python: str, minor: str) -> bool:
     try:
-        out = subprocess.run([python, "-c", "import sys;print('%d.%d' % sys.version_info[:2])"], capture_output=True,
-                             text=True, timeout=60)
+        out = subprocess.run(
+            [python, "-c", "import sys;print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return out.returncode == 0 and out.stdout.strip() == minor
@@ -192,7 +235,9 @@ class Environment:
     reason: str = ""
     cached: bool = False
     seconds: float = 0.0
-    versions: dict[str, str | list[str]] = field(default_factory=dict)  # IMPORT_CHECK's report: jax, jaxlib, numpy, python, devices
+    versions: dict[str, str | list[str]] = field(
+        default_factory=dict
+    )  # IMPORT_CHECK's report: jax, jaxlib, numpy, python, devices
     installer: str = ""  # uv or pip, for one this call built
 
     @property
@@ -207,8 +252,11 @@ def _tail(text: str, lines: int = 1) -> str:
 
 def _pip_reason(output: str) -> str:
     """The line of pip's output that says why: its first telling ERROR line, else its last line."""
-    errors = [ln.strip() for ln in output.splitlines()
-              if ln.strip().startswith("ERROR:") and "Ignored the following" not in ln]
+    errors = [
+        ln.strip()
+        for ln in output.splitlines()
+        if ln.strip().startswith("ERROR:") and "Ignored the following" not in ln
+    ]
     reason = errors[0] if errors else _tail(output)
     # "(from versions: 0.1.19, ... 0.10.2)" lists every release: keep its ends
     head, sep, rest = reason.partition("(from versions: ")
@@ -218,23 +266,39 @@ def _pip_reason(output: str) -> str:
     return reason[:500]
 
 
-def _run_logged(cmd: list[str], log: Path, timeout: float, env: dict[str, str] | None = None,
-                cwd: Path | None = None) -> tuple[int, str]:
+def _run_logged(
+    cmd: list[str],
+    log: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[int, str]:
     """Run a command, append its output to a log, kill its process group on timeout."""
     with open(log, "a", encoding="utf-8") as f:
         f.write(f"\n$ {' '.join(cmd)}\n")
         f.flush()
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=env, cwd=cwd, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             out, _ = proc.communicate()
             f.write(f"{out or ''}# killed after {time.monotonic() - start:.1f} s\n")
-            return 124, (out or "") + f"\nERROR: timed out after {timeout:.0f} s: {' '.join(cmd[:4])} ..."
-        f.write(f"{out or ''}# exit status {proc.returncode} after {time.monotonic() - start:.1f} s\n")
+            return 124, (
+                out or ""
+            ) + f"\nERROR: timed out after {timeout:.0f} s: {' '.join(cmd[:4])} ..."
+        f.write(
+            f"{out or ''}# exit status {proc.returncode} after {time.monotonic() - start:.1f} s\n"
+        )
         return proc.returncode, out or ""
 
 
@@ -247,9 +311,21 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 
 def _clean_environ(env_dir: Path | None = None) -> dict[str, str]:
     """The parent's environment without anything that would leak another Python or a mode into it."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JAX_ENABLE_X64", "JAX_EXPLICIT_X64_DTYPES",
-                        "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_XDIST_AUTO_NUM_WORKERS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "VIRTUAL_ENV",
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "JAX_ENABLE_X64",
+            "JAX_EXPLICIT_X64_DTYPES",
+            "PYTEST_ADDOPTS",
+            "PYTEST_PLUGINS",
+            "PYTEST_XDIST_AUTO_NUM_WORKERS",
+        )
+    }
     if env_dir is not None:
         env["VIRTUAL_ENV"] = str(env_dir)
         env["PATH"] = os.pathsep.join([str(env_dir / "bin"), env.get("PATH", "")])
@@ -262,9 +338,16 @@ def _clean_environ(env_dir: Path | None = None) -> dict[str, str]:
 _EDITABLE_LOCK = threading.Lock()
 
 
-def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: float = 900.0,
-               rebuild: bool = False, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS,
-               installer: str = "auto") -> Environment:
+def ensure_env(
+    version: str,
+    cache: Path,
+    python: str,
+    py_tag: str,
+    timeout: float = 900.0,
+    rebuild: bool = False,
+    table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS,
+    installer: str = "auto",
+) -> Environment:
     """The cached environment for this release, built (venv, pip, import check) if it is missing."""
     if CHECKOUT is None:
         raise UsageError(NEEDS_CHECKOUT)
@@ -301,46 +384,116 @@ def ensure_env(version: str, cache: Path, python: str, py_tag: str, timeout: flo
         # uv: one shared download cache, files hardlinked into each venv (seconds, not minutes)
         steps = [
             ("create the venv", [uv, "venv", "--quiet", "--python", python, str(path)], None),
-            (f"uv pip install jax[cpu]=={version}", [uv, "pip", "install", "--python", str(env.python),
-                                                    "--only-binary", ":all:", *uv_index_args(),
-                                                    *requirements(version, pins)], None),
-            ("install this project", [uv, "pip", "install", "--python", str(env.python), "--no-deps",
-                                      "--no-build-isolation", "-e", str(CHECKOUT)], CHECKOUT),
+            (
+                f"uv pip install jax[cpu]=={version}",
+                [
+                    uv,
+                    "pip",
+                    "install",
+                    "--python",
+                    str(env.python),
+                    "--only-binary",
+                    ":all:",
+                    *uv_index_args(),
+                    *requirements(version, pins),
+                ],
+                None,
+            ),
+            (
+                "install this project",
+                [
+                    uv,
+                    "pip",
+                    "install",
+                    "--python",
+                    str(env.python),
+                    "--no-deps",
+                    "--no-build-isolation",
+                    "-e",
+                    str(CHECKOUT),
+                ],
+                CHECKOUT,
+            ),
         ]
     else:
         steps = [
             ("create the venv", [python, "-m", "venv", str(path)], None),
-            (f"pip install jax[cpu]=={version}", [str(env.python), "-m", "pip", "install", "--only-binary=:all:",
-                                                 "--progress-bar", "off", *requirements(version, pins)], None),
-            ("install this project", [str(env.python), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-                                      "--progress-bar", "off", "-e", str(CHECKOUT)], CHECKOUT),
+            (
+                f"pip install jax[cpu]=={version}",
+                [
+                    str(env.python),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--only-binary=:all:",
+                    "--progress-bar",
+                    "off",
+                    *requirements(version, pins),
+                ],
+                None,
+            ),
+            (
+                "install this project",
+                [
+                    str(env.python),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--no-deps",
+                    "--no-build-isolation",
+                    "--progress-bar",
+                    "off",
+                    "-e",
+                    str(CHECKOUT),
+                ],
+                CHECKOUT,
+            ),
         ]
     for what, cmd, cwd in steps:
         if "-e" in cmd:
             with _EDITABLE_LOCK:
                 rc, out = _run_logged(cmd, log, left(), _clean_environ(path), cwd)
         else:
-            rc, out = _run_logged(cmd, log, left(), _clean_environ(path if cmd[0] != python else None), cwd)
+            rc, out = _run_logged(
+                cmd, log, left(), _clean_environ(path if cmd[0] != python else None), cwd
+            )
         if rc != 0:
             env.reason = f"{what} failed: {_pip_reason(out)}"
             env.seconds = time.monotonic() - start
             return env
-    rc, out = _run_logged([str(env.python), "-c", IMPORT_CHECK], log, min(left(), 300.0), _clean_environ(path))
+    rc, out = _run_logged(
+        [str(env.python), "-c", IMPORT_CHECK], log, min(left(), 300.0), _clean_environ(path)
+    )
     lines = [ln for ln in out.splitlines() if ln.startswith("{")]
     if rc != 0 or not lines:
         env.reason = f"import jax failed: {_tail(out)}"
         env.seconds = time.monotonic() - start
         return env
     env.versions = json.loads(lines[-1])
-    freeze_cmd = [uv, "pip", "freeze", "--python", str(env.python), "--exclude-editable"] if uv is not None else \
-        [str(env.python), "-m", "pip", "freeze", "--exclude-editable"]  # a uv venv has no pip
+    freeze_cmd = (
+        [uv, "pip", "freeze", "--python", str(env.python), "--exclude-editable"]
+        if uv is not None
+        else [str(env.python), "-m", "pip", "freeze", "--exclude-editable"]
+    )  # a uv venv has no pip
     rc, freeze = _run_logged(freeze_cmd, log, 120.0, _clean_environ(path))
     env.ok, env.seconds = True, time.monotonic() - start
     env.installer = "uv" if uv is not None else "pip"
-    marker.write_text(json.dumps({"version": version, "pins": pins, "requirements": requirements(version, pins),
-                                  "python": py_tag, "built": now(), "build_seconds": round(env.seconds, 1),
-                                  "installer": env.installer,
-                                  "versions": env.versions, "freeze": freeze.split() if rc == 0 else []}, indent=1))
+    marker.write_text(
+        json.dumps(
+            {
+                "version": version,
+                "pins": pins,
+                "requirements": requirements(version, pins),
+                "python": py_tag,
+                "built": now(),
+                "build_seconds": round(env.seconds, 1),
+                "installer": env.installer,
+                "versions": env.versions,
+                "freeze": freeze.split() if rc == 0 else [],
+            },
+            indent=1,
+        )
+    )
     return env
 
 
@@ -367,8 +520,16 @@ class ModeRun(ModeProcess):
 def mode_run(env: Environment, mode: Mode, out_dir: Path, extra: Sequence[str] = ()) -> ModeRun:
     """The process that runs the suite in one mode with the release environment's interpreter."""
     name = f"{env.version}-{mode.slug}"
-    return ModeRun("jax", mode, out_dir / f"{name}.jsonl", out_dir / f"{name}.log", list(extra), python=str(env.python),
-                   env=_clean_environ(env.path), version=env.version)
+    return ModeRun(
+        "jax",
+        mode,
+        out_dir / f"{name}.jsonl",
+        out_dir / f"{name}.log",
+        list(extra),
+        python=str(env.python),
+        env=_clean_environ(env.path),
+        version=env.version,
+    )
 
 
 def parse_pin(text: str) -> tuple[str, tuple[str, ...]]:
@@ -393,15 +554,19 @@ def _pin_arg(text: str) -> tuple[str, tuple[str, ...]]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-
 def _existing_env(version: str, path: Path) -> Environment:
     """An environment the user built: check that it runs and has this release."""
     env = Environment(version, path, [], cached=True)
     if not env.python.exists():
         env.reason = f"{env.python} does not exist"
         return env
-    out = subprocess.run([str(env.python), "-c", IMPORT_CHECK], capture_output=True, text=True, timeout=300,
-                         env=_clean_environ(path))
+    out = subprocess.run(
+        [str(env.python), "-c", IMPORT_CHECK],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_clean_environ(path),
+    )
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     if out.returncode != 0 or not lines:
         env.reason = f"import jax failed: {_tail(out.stderr)}"
@@ -410,8 +575,6 @@ def _existing_env(version: str, path: Path) -> Environment:
     else:
         env.ok, env.versions = True, json.loads(lines[-1])
     return env
-
-
 
 
 # ---------------------------------------------------------------- uv, and the cache's size budget
@@ -428,8 +591,12 @@ def uv_index_args() -> list[str]:
     environment must come from the same index pip would use."""
     out: list[str] = []
     try:
-        listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
-                                timeout=60).stdout
+        listed = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         listed = ""
     settings: dict[str, str] = {}
@@ -437,20 +604,26 @@ def uv_index_args() -> list[str]:
         key, sep, value = line.partition("=")
         if sep:
             settings[key.rsplit(".", 1)[-1]] = value.strip().strip("'\"")
-    for var, name in (("PIP_INDEX_URL", "index-url"), ("PIP_EXTRA_INDEX_URL", "extra-index-url"),
-                      ("PIP_FIND_LINKS", "find-links")):
+    for var, name in (
+        ("PIP_INDEX_URL", "index-url"),
+        ("PIP_EXTRA_INDEX_URL", "extra-index-url"),
+        ("PIP_FIND_LINKS", "find-links"),
+    ):
         if os.environ.get(var):
             settings[name] = os.environ[var]
     if settings.get("index-url"):
         out += ["--index-url", settings["index-url"]]
     for url in settings.get("extra-index-url", "").split():
-        if not url.startswith("file://") or Path(url[len("file://"):]).is_dir():
+        if not url.startswith("file://") or Path(url[len("file://") :]).is_dir():
             out += ["--extra-index-url", url]
     for link in settings.get("find-links", "").split():
         if "://" in link or Path(link).is_dir():
             out += ["--find-links", link]
     if len([a for a in out if a in ("--index-url", "--extra-index-url", "--find-links")]) > 0:
-        out += ["--index-strategy", "unsafe-best-match"]  # pip's rule: the best version over every index
+        out += [
+            "--index-strategy",
+            "unsafe-best-match",
+        ]  # pip's rule: the best version over every index
     return out
 
 
@@ -509,7 +682,9 @@ def _size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-DEFAULT_BUDGET = "30G"  # environments kept under the cache directory; the least recently used go first
+DEFAULT_BUDGET = (
+    "30G"  # environments kept under the cache directory; the least recently used go first
+)
 
 
 @dataclass
@@ -521,8 +696,11 @@ class BudgetReport:
 
     def describe(self) -> str:
         gib = 1 << 30
-        gone = f"; removed {len(self.removed)} least recently used ({sum(n for _, n in self.removed) / gib:.1f} GiB)" \
-            if self.removed else ""
+        gone = (
+            f"; removed {len(self.removed)} least recently used ({sum(n for _, n in self.removed) / gib:.1f} GiB)"
+            if self.removed
+            else ""
+        )
         limit = f"{self.budget / gib:.1f} GiB" if self.budget else "no budget"
         return f"environment cache: {self.kept / gib:.2f} GiB of {limit}{gone}"
 
@@ -531,11 +709,16 @@ def enforce_budget(cache: Path, budget: int, keep: Iterable[Path] = ()) -> Budge
     """Remove the least recently used environments until the rest fit in `budget` bytes (0: no
     budget); the ones in `keep` (this run's) stay whatever they cost."""
     envs_dir = cache / "envs"
-    paths = sorted((p for p in envs_dir.glob("jax-*") if p.is_dir()), key=last_used, reverse=True) \
-        if envs_dir.is_dir() else []
+    paths = (
+        sorted((p for p in envs_dir.glob("jax-*") if p.is_dir()), key=last_used, reverse=True)
+        if envs_dir.is_dir()
+        else []
+    )
     kept_paths = {p.resolve() for p in keep}
     seen: set[tuple[int, int]] = set()
-    sizes = [(p, disk_bytes(p, seen)) for p in paths]  # newest first: shared files count for the newest
+    sizes = [
+        (p, disk_bytes(p, seen)) for p in paths
+    ]  # newest first: shared files count for the newest
     total = sum(n for _, n in sizes)
     removed: list[tuple[Path, int]] = []
     kept = total

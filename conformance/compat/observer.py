@@ -64,14 +64,18 @@ class RealObserver:
     installer: str = "auto"
     rebuild: bool = False
     pins: Sequence[tuple[str, Sequence[str]]] = ()
-    as_of: str = ""  # the release whose expect blocks every release is judged against (compat.as_of)
+    as_of: str = (
+        ""  # the release whose expect blocks every release is judged against (compat.as_of)
+    )
     extra: Sequence[str] = ()
     say: Callable[[str], None] = print
     stats: dict[str, ReleaseStat] = field(default_factory=dict)
     envs: dict[str, Environment] = field(default_factory=dict)
     _tags: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    filler: str | None = None  # a real case to run when only flags are asked (they come with any run's header)
+    filler: str | None = (
+        None  # a real case to run when only flags are asked (they come with any run's header)
+    )
     # case -> the modes where it differed between the ends of its interval (set by `radar.bisect`):
     # a probe runs only those modes; a case not listed runs in every mode
     modes_for: dict[str, set[str]] = field(default_factory=dict)
@@ -90,7 +94,9 @@ class RealObserver:
     def slugs(self) -> list[str]:
         return [m.slug for m in self.modes]
 
-    def observe(self, probes: Mapping[str, Sequence[str] | None]) -> dict[str, Observations | Unavailable]:
+    def observe(
+        self, probes: Mapping[str, Sequence[str] | None]
+    ) -> dict[str, Observations | Unavailable]:
         out: dict[str, Observations | Unavailable] = {}
         todo: dict[str, Sequence[str] | None] = {}
         for release, cases in probes.items():
@@ -98,7 +104,9 @@ class RealObserver:
             if reason is not None:
                 out[release] = Unavailable(reason)
             elif self.store.has(release, self.needed(cases), cases):
-                self.say(f"jax {release}: {'every case' if cases is None else f'{len(cases)} cases'} from the store")
+                self.say(
+                    f"jax {release}: {'every case' if cases is None else f'{len(cases)} cases'} from the store"
+                )
             else:
                 todo[release] = cases
         if todo:
@@ -121,11 +129,21 @@ class RealObserver:
         with self._lock:
             if python not in self._tags:
                 self._tags[python] = python_tag(python)
-        return ensure_env(release, self.cache, python, self._tags[python], self.install_timeout, self.rebuild,
-                          self.pins, self.installer)
+        return ensure_env(
+            release,
+            self.cache,
+            python,
+            self._tags[python],
+            self.install_timeout,
+            self.rebuild,
+            self.pins,
+            self.installer,
+        )
 
     def _run(self, todo: Mapping[str, Sequence[str] | None]) -> None:
-        scheduler = Scheduler[ModeRun](self.jobs, timeout=self.run_timeout, on_finish=self._finished)
+        scheduler = Scheduler[ModeRun](
+            self.jobs, timeout=self.run_timeout, on_finish=self._finished
+        )
         processes: list[tuple[ModeRun, str, Sequence[str] | None]] = []
         lock = threading.Lock()
 
@@ -149,8 +167,10 @@ class RealObserver:
             if real is not None and not real:
                 real = [self.filler] if self.filler else []
             modes = [m for m in self.modes if m.slug in self.needed(cases)]
-            self.say(f"jax {release}: environment {how}; running {'every case' if real is None else f'{len(real)} cases'}"
-                     f" in {', '.join(m.slug for m in modes)}")
+            self.say(
+                f"jax {release}: environment {how}; running {'every case' if real is None else f'{len(real)} cases'}"
+                f" in {', '.join(m.slug for m in modes)}"
+            )
             for mode in modes:
                 done, _ = self.store.observations(release, [mode.slug])
                 if real is not None and all(mode.slug in done.get(c, {}) for c in real):
@@ -165,24 +185,38 @@ class RealObserver:
                 adapter = "jax"
                 if self.as_of:
                     environ[AS_OF], adapter = self.as_of, AS_OF_ADAPTER
-                run = ModeRun(adapter, mode, path, path.with_suffix(".log"), extra, python=str(env.python),
-                              env=environ, version=release)
+                run = ModeRun(
+                    adapter,
+                    mode,
+                    path,
+                    path.with_suffix(".log"),
+                    extra,
+                    python=str(env.python),
+                    env=environ,
+                    version=release,
+                )
                 with lock:
                     processes.append((run, release, real))
                     stat.runs += 1
                     stat.cases = max(stat.cases, len(real) if real is not None else 0)
                 scheduler.add(run)
 
-        with cf.ThreadPoolExecutor(max(1, self.build_jobs), thread_name_prefix="radar-build") as builds:
+        with cf.ThreadPoolExecutor(
+            max(1, self.build_jobs), thread_name_prefix="radar-build"
+        ) as builds:
             futures = [builds.submit(prepare, r) for r in todo]
-            if run_modes([], self.jobs, more=lambda: not all(f.done() for f in futures), scheduler=scheduler):
+            if run_modes(
+                [], self.jobs, more=lambda: not all(f.done() for f in futures), scheduler=scheduler
+            ):
                 builds.shutdown(wait=False, cancel_futures=True)
                 raise KeyboardInterrupt
             for f in futures:
                 f.result()
         for run, release, _real in processes:
             notes = closing_records(run, version=release)
-            if notes:  # a run that did not end: its file keeps what it wrote, and says why (not reused)
+            if (
+                notes
+            ):  # a run that did not end: its file keeps what it wrote, and says why (not reused)
                 writer = ResultsWriter(run.results, truncate=False)
                 for record in notes:
                     writer.write(record)
@@ -192,6 +226,11 @@ class RealObserver:
         run.reason = failure(run)
         stat = self.stats.setdefault(run.version, ReleaseStat(run.version))
         stat.run_s += run.seconds
-        counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1]))
+        counts = ", ".join(
+            f"{n} {k.replace('_', ' ')}"
+            for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1])
+        )
         note = f"; {run.reason}" if run.reason else ""
-        self.say(f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}")
+        self.say(
+            f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}"
+        )

@@ -35,7 +35,9 @@ ABSENT = "absent"
 HARNESS = "harness error"  # the record says the harness, not the implementation, failed
 MISSING = "no record"  # a case asked for that the release did not record (not in its specs, or not collected)
 
-Signature = dict[str, str]  # mode slug -> what happened there, e.g. "passed: raised TypeError (Custom JVP rule...)"
+Signature = dict[
+    str, str
+]  # mode slug -> what happened there, e.g. "passed: raised TypeError (Custom JVP rule...)"
 Observations = dict[str, Signature]  # case -> signature
 
 
@@ -44,7 +46,9 @@ class Unavailable(Exception):
 
 
 class Observer(Protocol):
-    def observe(self, probes: Mapping[str, Sequence[str] | None]) -> dict[str, Observations | Unavailable]:
+    def observe(
+        self, probes: Mapping[str, Sequence[str] | None]
+    ) -> dict[str, Observations | Unavailable]:
         """Per release: the signatures of the cases asked (None: every case), or why it could not run.
         The releases of one call may run in parallel."""
         ...
@@ -59,16 +63,28 @@ class Found:
     previous: str
     before: Signature
     after: Signature
-    skipped: list[str] = field(default_factory=list)  # unavailable releases between previous and release
+    skipped: list[str] = field(
+        default_factory=list
+    )  # unavailable releases between previous and release
 
     @property
     def modes(self) -> list[str]:
-        return [m for m in sorted(set(self.before) | set(self.after)) if self.before.get(m) != self.after.get(m)]
+        return [
+            m
+            for m in sorted(set(self.before) | set(self.after))
+            if self.before.get(m) != self.after.get(m)
+        ]
 
     def to_json(self) -> dict[str, object]:
-        return {"case": self.case, "release": self.release, "previous": self.previous, "modes": self.modes,
-                "before": {m: self.before.get(m, "") for m in self.modes},
-                "after": {m: self.after.get(m, "") for m in self.modes}, "skipped": self.skipped}
+        return {
+            "case": self.case,
+            "release": self.release,
+            "previous": self.previous,
+            "modes": self.modes,
+            "before": {m: self.before.get(m, "") for m in self.modes},
+            "after": {m: self.after.get(m, "") for m in self.modes},
+            "skipped": self.skipped,
+        }
 
 
 @dataclass
@@ -79,7 +95,9 @@ class Search:
     anchors: list[str]
     changes: list[Found] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
-    probes: list[tuple[str, int | None]] = field(default_factory=list)  # (release, cases asked; None = all), in order
+    probes: list[tuple[str, int | None]] = field(
+        default_factory=list
+    )  # (release, cases asked; None = all), in order
 
     def runs(self) -> int:
         """Releases observed (each once per step it was probed in)."""
@@ -94,8 +112,9 @@ def differs(a: Signature | None, b: Signature | None) -> bool:
     return any(a[m] != b[m] and HARNESS not in (a[m], b[m]) for m in set(a) & set(b))
 
 
-def bisect(releases: Sequence[str], observer: Observer, anchors: Sequence[str] = (),
-           say: object = None) -> Search:
+def bisect(
+    releases: Sequence[str], observer: Observer, anchors: Sequence[str] = (), say: object = None
+) -> Search:
     """Every change of every case between the ends of `releases`, each at the first release showing it."""
     order = sorted(dict.fromkeys(releases), key=version_key)
     ends = [r for r in order if r in set(anchors) | {order[0], order[-1]}] if order else []
@@ -127,11 +146,17 @@ def bisect(releases: Sequence[str], observer: Observer, anchors: Sequence[str] =
         probes: dict[str, set[str] | None] = {}
         waiting: list[tuple[str, str, set[str], str]] = []
         for lo, hi, cases in pending:
-            between = [r for r in order[order.index(lo) + 1:order.index(hi)] if r not in search.unavailable]
+            between = [
+                r
+                for r in order[order.index(lo) + 1 : order.index(hi)]
+                if r not in search.unavailable
+            ]
             if not between:
-                skipped = order[order.index(lo) + 1:order.index(hi)]
+                skipped = order[order.index(lo) + 1 : order.index(hi)]
                 for case in sorted(cases):
-                    search.changes.append(Found(case, hi, lo, seen[lo][case], seen[hi][case], skipped))
+                    search.changes.append(
+                        Found(case, hi, lo, seen[lo][case], seen[hi][case], skipped)
+                    )
                 continue
             mid = between[(len(between) - 1) // 2] if len(between) > 1 else between[0]
             known = seen.get(mid, {})
@@ -142,15 +167,25 @@ def bisect(releases: Sequence[str], observer: Observer, anchors: Sequence[str] =
                     target |= need
             waiting.append((lo, hi, cases, mid))
         modes_for = getattr(observer, "modes_for", None)
-        if isinstance(modes_for, dict):  # tell the observer which modes each probed case differed in
+        if isinstance(
+            modes_for, dict
+        ):  # tell the observer which modes each probed case differed in
             for lo, hi, cases, _mid in waiting:
                 for case in cases:
                     before, after = seen[lo][case], seen[hi][case]
                     modes_for.setdefault(case, set()).update(
-                        m for m in set(before) & set(after) if before[m] != after[m] and HARNESS not in (before[m], after[m]))
+                        m
+                        for m in set(before) & set(after)
+                        if before[m] != after[m] and HARNESS not in (before[m], after[m])
+                    )
         if probes:
-            log("radar: probing " + ", ".join(f"{r} ({len(c or ())} cases)" for r, c in sorted(
-                probes.items(), key=lambda kv: version_key(kv[0]))))
+            log(
+                "radar: probing "
+                + ", ".join(
+                    f"{r} ({len(c or ())} cases)"
+                    for r, c in sorted(probes.items(), key=lambda kv: version_key(kv[0]))
+                )
+            )
             observe(probes)
         pending = []
         for lo, hi, cases, mid in waiting:
@@ -208,7 +243,9 @@ def flag_observations(runs: Sequence[Run], upgrade_only: bool = True) -> dict[st
                 continue
             default = flag.get("default")
             if default is not None or flag["name"] not in out:
-                out[flag["name"]] = f"default {json.dumps(default)}" if default is not None else "present"
+                out[flag["name"]] = (
+                    f"default {json.dumps(default)}" if default is not None else "present"
+                )
     return out
 
 
@@ -249,11 +286,16 @@ class Store:
 
     def mark_unavailable(self, release: str, reason: str) -> None:
         (self.root / release).mkdir(parents=True, exist_ok=True)
-        (self.root / release / "unavailable.json").write_text(json.dumps({"release": release, "reason": reason}))
+        (self.root / release / "unavailable.json").write_text(
+            json.dumps({"release": release, "reason": reason})
+        )
 
     def complete_runs(self, release: str) -> list[Run]:
-        return [r for r in load_runs(self.files(release))
-                if not r.interrupted and r.header.get("status") not in NOT_RUN]
+        return [
+            r
+            for r in load_runs(self.files(release))
+            if not r.interrupted and r.header.get("status") not in NOT_RUN
+        ]
 
     def observations(self, release: str, modes: Sequence[str]) -> tuple[Observations, set[str]]:
         """What the files hold for this release: case signatures (flags included, once a run has a
@@ -276,7 +318,9 @@ class Store:
                     out.setdefault(case, {}).setdefault(slug, MISSING)
         if runs:
             flags = flag_observations(runs)
-            for name in {f["name"] for r in runs for f in r.header.get("flags") or [] if f.get("upgrade")} | set(flags):
+            for name in {
+                f["name"] for r in runs for f in r.header.get("flags") or [] if f.get("upgrade")
+            } | set(flags):
                 out[FLAG + name] = {"*": flags.get(name, ABSENT)}
             for name in self.known_flags():
                 out.setdefault(FLAG + name, {"*": ABSENT})
@@ -294,4 +338,7 @@ class Store:
         obs, full = self.observations(release, modes)
         if cases is None:
             return set(modes) <= full
-        return all(all(m in obs.get(c, {}) for m in modes) or c.startswith(FLAG) and c in obs for c in cases)
+        return all(
+            all(m in obs.get(c, {}) for m in modes) or c.startswith(FLAG) and c in obs
+            for c in cases
+        )

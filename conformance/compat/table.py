@@ -32,7 +32,9 @@ CELL = dict(zip(STATUSES, ("ok", "FAIL", "part", "n/a", "?", "--"), strict=True)
 
 def observed_change_text(change: Change) -> str:
     pairs = dict.fromkeys(zip(change["from"], change["to"], strict=True))
-    return f"from {change['release']}, {', '.join(change['modes'])}: " + "; ".join(f"{new} (was {old})" for old, new in pairs)
+    return f"from {change['release']}, {', '.join(change['modes'])}: " + "; ".join(
+        f"{new} (was {old})" for old, new in pairs
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -62,9 +64,13 @@ def describe_block(spec_file: str, line: int | None) -> str:
 def spec_change_text(row: CaseRow, change: Change) -> str:
     """`from 0.8.0, off-error: the spec expects <block> instead of <block>`."""
     pairs = dict.fromkeys(zip(change["from"], change["to"], strict=True))
-    parts = [f"{describe_block(row.spec_file, _line(new))} instead of {describe_block(row.spec_file, _line(old))}"
-             for old, new in pairs]
-    return f"from {change['release']}, {', '.join(change['modes'])}: the spec expects " + "; ".join(parts)
+    parts = [
+        f"{describe_block(row.spec_file, _line(new))} instead of {describe_block(row.spec_file, _line(old))}"
+        for old, new in pairs
+    ]
+    return f"from {change['release']}, {', '.join(change['modes'])}: the spec expects " + "; ".join(
+        parts
+    )
 
 
 def _line(value: int | str | None) -> int | None:
@@ -97,42 +103,71 @@ def summary(table: ReleaseTable) -> dict[str, Any]:
     for row in table.rows:
         if not row.differs(order):
             continue
-        changes.append({
-            "case": row.case, "topic": row.topic, "claim": row.claim,
-            "first_holds": row.first(HOLDS, order), "last_fails": row.last_failing(order),
-            "holds_since": row.holds_since(order), "fails_since": row.fails_since(order),
-            "first_fails": row.first_failing(order),
-            "last_holds": row.last(HOLDS, order),
-            "changed_in": row.changed_in(order), "statuses": {v: row.cells[v] for v in order}, "modes": row.modes,
-            "reason": change_reason(row, order),
-            "spec_changes": [{**c, "text": spec_change_text(row, c)} for c in row.spec_changes(order)],
-            "observed_changes": [{**c, "text": observed_change_text(c)} for c in row.observed_changes(order)],
-            "spec_file": row.spec_file,
-        })
-    return {"versions": list(order), "unavailable": table.unavailable, "problems": table.problems,
-            "cases": len(table.rows), "changed": len(changes), "changes": changes, "generated": now()}
+        changes.append(
+            {
+                "case": row.case,
+                "topic": row.topic,
+                "claim": row.claim,
+                "first_holds": row.first(HOLDS, order),
+                "last_fails": row.last_failing(order),
+                "holds_since": row.holds_since(order),
+                "fails_since": row.fails_since(order),
+                "first_fails": row.first_failing(order),
+                "last_holds": row.last(HOLDS, order),
+                "changed_in": row.changed_in(order),
+                "statuses": {v: row.cells[v] for v in order},
+                "modes": row.modes,
+                "reason": change_reason(row, order),
+                "spec_changes": [
+                    {**c, "text": spec_change_text(row, c)} for c in row.spec_changes(order)
+                ],
+                "observed_changes": [
+                    {**c, "text": observed_change_text(c)} for c in row.observed_changes(order)
+                ],
+                "spec_file": row.spec_file,
+            }
+        )
+    return {
+        "versions": list(order),
+        "unavailable": table.unavailable,
+        "problems": table.problems,
+        "cases": len(table.rows),
+        "changed": len(changes),
+        "changes": changes,
+        "generated": now(),
+    }
 
 
 def format_table(table: ReleaseTable, changes_only: bool = False, width: int = 48) -> str:
     """The behaviour × release table as text: changed rows first, grouped by topic."""
     order = table.versions
     col = max(6, *(len(v) for v in order)) if order else 6
-    head = f"{'case':<{width}} " + " ".join(f"{v:>{col}}" for v in order) + "  first holds  changed in"
+    head = (
+        f"{'case':<{width}} " + " ".join(f"{v:>{col}}" for v in order) + "  first holds  changed in"
+    )
     lines = [head, "-" * len(head)]
     section = None
     for row in table.rows:
         changed = row.differs(order)
         if changes_only and not changed:
             continue
-        title = f"[changes across releases] {row.topic}" if changed else f"[same in every release] {row.topic}"
+        title = (
+            f"[changes across releases] {row.topic}"
+            if changed
+            else f"[same in every release] {row.topic}"
+        )
         if title != section:
             lines.append(title)
             section = title
-        name = row.case if len(row.case) <= width else "…" + row.case[-(width - 1):]
+        name = row.case if len(row.case) <= width else "…" + row.case[-(width - 1) :]
         cells = " ".join(f"{CELL[row.cells[v]]:>{col}}" for v in order)
-        lines.append(f"{name:<{width}} {cells}  {row.first(HOLDS, order) or '-':<11}  {','.join(row.changed_in(order))}")
-    lines.append("ok = holds in every mode that applies, FAIL = fails in every one, part = fails in some,"
-                 " n/a = no expect block applies, -- = release unavailable, ? = no result")
+        lines.append(
+            f"{name:<{width}} {cells}  {row.first(HOLDS, order) or '-':<11}  {','.join(row.changed_in(order))}"
+        )
+    lines.append(
+        "ok = holds in every mode that applies, FAIL = fails in every one, part = fails in some,"
+        " n/a = no expect block applies, -- = release unavailable, ? = no result"
+    )
     for version, reason in table.unavailable.items():
         lines.append(f"unavailable: jax {version}: {reason}")
     for version, reasons in table.problems.items():
@@ -149,12 +184,16 @@ def format_changes(table: ReleaseTable, width: int = 200) -> str:
         if row.differs(order):
             first = row.first(HOLDS, order) or "never"
             reason = change_reason(row, order) or "(no message)"
-            reason = reason if len(reason) <= width else reason[:width - 3] + "..."
+            reason = reason if len(reason) <= width else reason[: width - 3] + "..."
             since = row.holds_since(order)
-            state = f"holds from {since} (first {first})" if since else \
-                f"FAILS from {row.fails_since(order) or '-'} (first holds {first})" if row.fails_since(order) else \
-                f"does not hold in the newest release (first holds {first})"
-            lines.append(f"{row.case}: changed in {', '.join(row.changed_in(order))}; {state}; {reason}")
+            state = (
+                f"holds from {since} (first {first})"
+                if since
+                else f"FAILS from {row.fails_since(order) or '-'} (first holds {first})"
+                if row.fails_since(order)
+                else f"does not hold in the newest release (first holds {first})"
+            )
+            lines.append(
+                f"{row.case}: changed in {', '.join(row.changed_in(order))}; {state}; {reason}"
+            )
     return "\n".join(lines)
-
-

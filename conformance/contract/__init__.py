@@ -30,17 +30,30 @@ from jax_conformance.contract.wire import Expr
 from jax_conformance.mode import Mode
 
 
-def check(fn: Any, *args: Any, kwargs: dict[str, Any] | None = None, nondiff: Sequence[int] = (),
-          modes: Sequence[str | Mode] | None = None, skip: Sequence[str] = (), jobs: int = 2,
-          timeout: float = 900) -> ContractResult:
+def check(
+    fn: Any,
+    *args: Any,
+    kwargs: dict[str, Any] | None = None,
+    nondiff: Sequence[int] = (),
+    modes: Sequence[str | Mode] | None = None,
+    skip: Sequence[str] = (),
+    jobs: int = 2,
+    timeout: float = 900,
+) -> ContractResult:
     """Check one function (a module-level custom_vjp / custom_jvp function, or "MODULE:FUNCTION")
     with these example arguments in every mode; `Expr("...")` arguments are evaluated in each mode."""
-    target = Target(target_of(fn), tuple(args), dict(kwargs or {}), tuple(nondiff), skip=tuple(skip))
+    target = Target(
+        target_of(fn), tuple(args), dict(kwargs or {}), tuple(nondiff), skip=tuple(skip)
+    )
     return run_contract([target], _modes(modes), jobs=jobs, timeout=timeout)
 
 
-def check_many(targets: Sequence[Target], modes: Sequence[str | Mode] | None = None, jobs: int = 2,
-               timeout: float = 900) -> ContractResult:
+def check_many(
+    targets: Sequence[Target],
+    modes: Sequence[str | Mode] | None = None,
+    jobs: int = 2,
+    timeout: float = 900,
+) -> ContractResult:
     """Several targets, each mode's checks of all of them in one process."""
     return run_contract(list(targets), _modes(modes), jobs=jobs, timeout=timeout)
 
@@ -53,5 +66,17 @@ def _modes(modes: Sequence[str | Mode] | None) -> list[Mode]:
     return given + (contract_modes(names) if names else [])
 
 
-__all__ = ["BY_ID", "ITEMS", "ContractResult", "Expr", "Failure", "Item", "Mode", "Outcome", "Target",
-           "TargetResult", "check", "check_many"]
+__all__ = [
+    "BY_ID",
+    "ITEMS",
+    "ContractResult",
+    "Expr",
+    "Failure",
+    "Item",
+    "Mode",
+    "Outcome",
+    "Target",
+    "TargetResult",
+    "check",
+    "check_many",
+]

@@ -44,13 +44,22 @@ class Target:
     kwargs: dict[str, Any] = field(default_factory=dict)
     nondiff: tuple[int, ...] = ()
     label: str = ""
-    kwargs_expr: str | None = None  # --kwargs: an expression giving the dict, evaluated in each mode
-    skip: tuple[str, ...] = ()  # items not judged (a rule deliberately not the derivative: --skip derivatives.finite-differences)
+    kwargs_expr: str | None = (
+        None  # --kwargs: an expression giving the dict, evaluated in each mode
+    )
+    skip: tuple[
+        str, ...
+    ] = ()  # items not judged (a rule deliberately not the derivative: --skip derivatives.finite-differences)
 
     def request(self) -> dict[str, Any]:
-        return {"target": self.target, "label": self.label or self.target, "args": [encode(a) for a in self.args],
-                "kwargs": {k: encode(v) for k, v in self.kwargs.items()}, "kwargs_expr": self.kwargs_expr,
-                "nondiff": list(self.nondiff)}
+        return {
+            "target": self.target,
+            "label": self.label or self.target,
+            "args": [encode(a) for a in self.args],
+            "kwargs": {k: encode(v) for k, v in self.kwargs.items()},
+            "kwargs_expr": self.kwargs_expr,
+            "nondiff": list(self.nondiff),
+        }
 
 
 @dataclass(frozen=True)
@@ -64,8 +73,10 @@ class Failure:
     spec: str  # the spec case that states the item
 
     def line(self) -> str:
-        return (f"FAIL {self.item} [{self.mode}] {self.transform}: expected {self.expected}; got {self.actual}"
-                f" (contract: {self.spec})")
+        return (
+            f"FAIL {self.item} [{self.mode}] {self.transform}: expected {self.expected}; got {self.actual}"
+            f" (contract: {self.spec})"
+        )
 
 
 @dataclass(frozen=True)
@@ -129,7 +140,9 @@ class ContractResult:
         for t in self.targets:
             for mode, why in t.errors.items():
                 lines.append(f"ERROR {t.label} [{mode}]: {why}")
-            lines += [(f"{t.label}: " if len(self.targets) > 1 else "") + f.line() for f in t.failures]
+            lines += [
+                (f"{t.label}: " if len(self.targets) > 1 else "") + f.line() for f in t.failures
+            ]
         return lines
 
     def table(self) -> str:
@@ -139,9 +152,17 @@ class ContractResult:
             out.append(f"{t.label} ({'/'.join(kinds)}, JAX {self.jax_version})")
             width = max(len(i.id) for i in ITEMS)
             cols = [max(len(m), 7) for m in self.modes]
-            out.append("  " + "item".ljust(width) + "  " + "  ".join(m.ljust(c) for m, c in zip(self.modes, cols, strict=True)))
+            out.append(
+                "  "
+                + "item".ljust(width)
+                + "  "
+                + "  ".join(m.ljust(c) for m, c in zip(self.modes, cols, strict=True))
+            )
             for item in ITEMS:
-                cells = [_cell(t.status(item.id, m)).ljust(c) for m, c in zip(self.modes, cols, strict=True)]
+                cells = [
+                    _cell(t.status(item.id, m)).ljust(c)
+                    for m, c in zip(self.modes, cols, strict=True)
+                ]
                 out.append("  " + item.id.ljust(width) + "  " + "  ".join(cells).rstrip())
         return "\n".join(out)
 
@@ -153,19 +174,24 @@ class ContractResult:
                 if o.status in (NA, BLOCKED) and o.note and not o.note.startswith("not for a"):
                     seen.setdefault((t.label, item, o.note), []).append(mode)
         prefix = len(self.targets) > 1
-        return [f"{label + ': ' if prefix else ''}{item} [{','.join(modes)}]: {note}"
-                for (label, item, note), modes in seen.items()]
+        return [
+            f"{label + ': ' if prefix else ''}{item} [{','.join(modes)}]: {note}"
+            for (label, item, note), modes in seen.items()
+        ]
 
 
 def _cell(status: str) -> str:
-    return {PASS: "ok", FAIL: "FAIL", NA: "n/a", BLOCKED: "blocked", ERROR: "ERROR"}.get(status, status)
+    return {PASS: "ok", FAIL: "FAIL", NA: "n/a", BLOCKED: "blocked", ERROR: "ERROR"}.get(
+        status, status
+    )
 
 
 # ---------------------------------------------------------------- modes
 
 
-def contract_modes(values: list[str] | None, *, python: str = sys.executable,
-                   env: dict[str, str] | None = None) -> list[Mode]:
+def contract_modes(
+    values: list[str] | None, *, python: str = sys.executable, env: dict[str, str] | None = None
+) -> list[Mode]:
     """`--modes` as `run` reads it (default: the four x64 modes); `+upcoming` adds the upgrade flags
     of CONTRACT_FLAGS this JAX has, together and each alone, on the first mode asked for."""
     modes, upcoming = parse_modes(values), wants_upcoming(values)
@@ -175,10 +201,17 @@ def contract_modes(values: list[str] | None, *, python: str = sys.executable,
         return modes
     base = modes[0] if modes else Mode()
     modes = modes or [base]
-    proc = subprocess.run([python, "-m", RUNNER, "--list-upgrade-flags"], capture_output=True, text=True,
-                          env={**os.environ, **(env or {}), **base.base.environ()}, timeout=300)
+    proc = subprocess.run(
+        [python, "-m", RUNNER, "--list-upgrade-flags"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {}), **base.base.environ()},
+        timeout=300,
+    )
     if proc.returncode != 0:
-        raise UsageError(f"+upcoming: could not read JAX's flags: {proc.stderr.strip().splitlines()[-1:]}")
+        raise UsageError(
+            f"+upcoming: could not read JAX's flags: {proc.stderr.strip().splitlines()[-1:]}"
+        )
     have = set(json.loads(proc.stdout.strip().splitlines()[-1])["upgrade_flags"])
     flags = [f for f in CONTRACT_FLAGS if f in have]
     return modes + [m for m in upcoming_modes(base.base, flags) if m not in modes]
@@ -190,20 +223,35 @@ def contract_modes(values: list[str] | None, *, python: str = sys.executable,
 def _child_env(mode: Mode, pythonpath: Sequence[str]) -> dict[str, str]:
     env = {**os.environ, **mode.environ()}
     paths = [p for p in [*pythonpath, *sys.path] if p and os.path.isdir(p)]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*paths, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]))
+    env["PYTHONPATH"] = os.pathsep.join(
+        dict.fromkeys([*paths, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
+    )
     env.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
     return env
 
 
-def run_mode(targets: Sequence[Target], mode: Mode, *, python: str = sys.executable, timeout: float = 900,
-             pythonpath: Sequence[str] = (), cwd: str | None = None) -> dict[str, Any]:
+def run_mode(
+    targets: Sequence[Target],
+    mode: Mode,
+    *,
+    python: str = sys.executable,
+    timeout: float = 900,
+    pythonpath: Sequence[str] = (),
+    cwd: str | None = None,
+) -> dict[str, Any]:
     """One mode's process: the checks of every target; its JSON, or {"error": why}."""
     with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
         request = Path(tmp) / "request.json"
         request.write_text(json.dumps({"checks": [t.request() for t in targets]}), encoding="utf-8")
         try:
-            proc = subprocess.run([python, "-m", RUNNER, "--request", str(request)], capture_output=True, text=True,
-                                  env=_child_env(mode, pythonpath), timeout=timeout, cwd=cwd)
+            proc = subprocess.run(
+                [python, "-m", RUNNER, "--request", str(request)],
+                capture_output=True,
+                text=True,
+                env=_child_env(mode, pythonpath),
+                timeout=timeout,
+                cwd=cwd,
+            )
         except subprocess.TimeoutExpired:
             return {"error": f"the mode's process ran past {timeout:.0f}s and was killed"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith('{"contract"')]
@@ -215,9 +263,16 @@ def run_mode(targets: Sequence[Target], mode: Mode, *, python: str = sys.executa
     return data
 
 
-def run_contract(targets: Sequence[Target], modes: Sequence[Mode] | None = None, *, jobs: int = 2,
-                 python: str = sys.executable, timeout: float = 900, pythonpath: Sequence[str] = (),
-                 on_mode: Callable[[Mode, dict[str, Any]], None] | None = None) -> ContractResult:
+def run_contract(
+    targets: Sequence[Target],
+    modes: Sequence[Mode] | None = None,
+    *,
+    jobs: int = 2,
+    python: str = sys.executable,
+    timeout: float = 900,
+    pythonpath: Sequence[str] = (),
+    on_mode: Callable[[Mode, dict[str, Any]], None] | None = None,
+) -> ContractResult:
     """Check every target in every mode (default: the four x64 modes), one process per mode, `jobs` at a time."""
     modes = list(modes) if modes is not None else contract_modes(None)
 
@@ -232,12 +287,16 @@ def run_contract(targets: Sequence[Target], modes: Sequence[Mode] | None = None,
     return collect(targets, modes, per_mode)
 
 
-def collect(targets: Sequence[Target], modes: Sequence[Mode], per_mode: Sequence[dict[str, Any]]) -> ContractResult:
+def collect(
+    targets: Sequence[Target], modes: Sequence[Mode], per_mode: Sequence[dict[str, Any]]
+) -> ContractResult:
     slugs = [m.slug for m in modes]
     results = [TargetResult(t.target, t.label or t.target, {}, {}, {}) for t in targets]
     unknown = sorted({i for t in targets for i in t.skip} - set(BY_ID))
     if unknown:
-        raise UsageError(f"--skip {', '.join(unknown)}: no such item; the items are {', '.join(BY_ID)}")
+        raise UsageError(
+            f"--skip {', '.join(unknown)}: no such item; the items are {', '.join(BY_ID)}"
+        )
     version = "?"
     for slug, data in zip(slugs, per_mode, strict=True):
         version = data.get("jax_version", version)
@@ -253,12 +312,20 @@ def collect(targets: Sequence[Target], modes: Sequence[Mode], per_mode: Sequence
             for it in res["items"]:
                 item = BY_ID[it["id"]]
                 if item.id in target.skip:
-                    r.outcomes[(item.id, slug)] = Outcome(item.id, slug, NA, f"skipped (--skip), was {it['status']}")
+                    r.outcomes[(item.id, slug)] = Outcome(
+                        item.id, slug, NA, f"skipped (--skip), was {it['status']}"
+                    )
                     continue
                 spec = _spec_for(item.specs, res["kind"])
-                failures = tuple(Failure(r.label, item.id, slug, f["transform"], f["expected"], f["actual"], spec)
-                                 for f in it.get("failures", ()))
-                r.outcomes[(item.id, slug)] = Outcome(item.id, slug, it["status"], it.get("note", ""), failures)
+                failures = tuple(
+                    Failure(
+                        r.label, item.id, slug, f["transform"], f["expected"], f["actual"], spec
+                    )
+                    for f in it.get("failures", ())
+                )
+                r.outcomes[(item.id, slug)] = Outcome(
+                    item.id, slug, it["status"], it.get("note", ""), failures
+                )
     return ContractResult(slugs, results, version)
 
 
@@ -278,13 +345,29 @@ def target_of(fn: Any) -> str:
         return fn
     module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
     if not module or not qualname or "<locals>" in qualname or "<lambda>" in qualname:
-        raise UsageError(f"{fn!r}: the contract runs in a process per mode, which imports the function again; "
-                         "define it at module level (or pass 'MODULE:FUNCTION')")
+        raise UsageError(
+            f"{fn!r}: the contract runs in a process per mode, which imports the function again; "
+            "define it at module level (or pass 'MODULE:FUNCTION')"
+        )
     if module == "__main__":
-        raise UsageError(f"{qualname}: a function of __main__ cannot be imported by the mode processes; "
-                         "put it in a module (or pass 'MODULE:FUNCTION')")
+        raise UsageError(
+            f"{qualname}: a function of __main__ cannot be imported by the mode processes; "
+            "put it in a module (or pass 'MODULE:FUNCTION')"
+        )
     return f"{module}:{qualname}"
 
 
-__all__ = ["BLOCKED", "FAIL", "NA", "PASS", "ContractResult", "Failure", "Outcome", "Target", "TargetResult",
-           "contract_modes", "run_contract", "target_of"]
+__all__ = [
+    "BLOCKED",
+    "FAIL",
+    "NA",
+    "PASS",
+    "ContractResult",
+    "Failure",
+    "Outcome",
+    "Target",
+    "TargetResult",
+    "contract_modes",
+    "run_contract",
+    "target_of",
+]

@@ -40,18 +40,36 @@ class JaxContract:
             modes = [os.environ["JAX_CONTRACT_MODES"]]
         return contract_modes(list(modes) if modes is not None else None)
 
-    def run(self, fn: Any, *args: Any, kwargs: dict[str, Any] | None = None, nondiff: Sequence[int] = (),
-            modes: Sequence[str] | None = None, skip: Sequence[str] = ()) -> ContractResult:
+    def run(
+        self,
+        fn: Any,
+        *args: Any,
+        kwargs: dict[str, Any] | None = None,
+        nondiff: Sequence[int] = (),
+        modes: Sequence[str] | None = None,
+        skip: Sequence[str] = (),
+    ) -> ContractResult:
         """The result, whatever it is (the test decides)."""
         try:
-            target = Target(target_of(fn), tuple(args), dict(kwargs or {}), tuple(nondiff), skip=tuple(skip))
-            self.last = run_contract([target], self.modes(modes), pythonpath=[self.rootdir, os.getcwd()])
+            target = Target(
+                target_of(fn), tuple(args), dict(kwargs or {}), tuple(nondiff), skip=tuple(skip)
+            )
+            self.last = run_contract(
+                [target], self.modes(modes), pythonpath=[self.rootdir, os.getcwd()]
+            )
         except UsageError as exc:
             pytest.fail(f"jax_contract: {exc}", pytrace=False)
         return self.last
 
-    def check(self, fn: Any, *args: Any, kwargs: dict[str, Any] | None = None, nondiff: Sequence[int] = (),
-              modes: Sequence[str] | None = None, skip: Sequence[str] = ()) -> ContractResult:
+    def check(
+        self,
+        fn: Any,
+        *args: Any,
+        kwargs: dict[str, Any] | None = None,
+        nondiff: Sequence[int] = (),
+        modes: Sequence[str] | None = None,
+        skip: Sequence[str] = (),
+    ) -> ContractResult:
         """Every item holds in every mode, or the test fails with one line per failure and the table."""
         result = self.run(fn, *args, kwargs=kwargs, nondiff=nondiff, modes=modes, skip=skip)
         if not result.ok:

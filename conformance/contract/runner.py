@@ -33,8 +33,14 @@ from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
 from jax_conformance.contract.wire import SentArray, decode_pickle
 
 # The items whose failure makes a later failure of a derivative computation that item's consequence.
-GATES = ("x64.no-extra-warning", "rule.fwd-pair", "rule.bwd-structure", "grad.dtype", "primal.matches-fwd",
-         "nondiff.hashable")
+GATES = (
+    "x64.no-extra-warning",
+    "rule.fwd-pair",
+    "rule.bwd-structure",
+    "grad.dtype",
+    "primal.matches-fwd",
+    "nondiff.hashable",
+)
 ROWS = (1.0, 0.75, 1.25)  # the scale of each row's float leaves under vmap and scan
 
 
@@ -73,8 +79,11 @@ def decode(value: dict[str, Any], ns: dict[str, Any]) -> Any:
     if "expr" in value:
         return eval(value["expr"], ns)  # noqa: S307  (the user's own example arguments)
     obj = decode_pickle(value["pickle"])
-    return jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf.array) if isinstance(leaf, SentArray) else leaf, obj,
-                                  is_leaf=lambda leaf: isinstance(leaf, SentArray))
+    return jax.tree_util.tree_map(
+        lambda leaf: jnp.asarray(leaf.array) if isinstance(leaf, SentArray) else leaf,
+        obj,
+        is_leaf=lambda leaf: isinstance(leaf, SentArray),
+    )
 
 
 def _is_vjp3(fn: Any) -> bool:
@@ -107,8 +116,14 @@ def _treedef(tree: Any) -> Any:
 def tolerance(dtype: Any) -> float:
     """The relative tolerance for two computations of the same thing in this dtype."""
     name = np.dtype(dtype).name
-    return {"float64": 1e-9, "complex128": 1e-9, "float32": 1e-4, "complex64": 1e-4,
-            "float16": 1e-2, "bfloat16": 5e-2}.get(name, 1e-4)
+    return {
+        "float64": 1e-9,
+        "complex128": 1e-9,
+        "float32": 1e-4,
+        "complex64": 1e-4,
+        "float16": 1e-2,
+        "bfloat16": 5e-2,
+    }.get(name, 1e-4)
 
 
 def fd_tolerance(dtype: Any) -> float:
@@ -122,8 +137,16 @@ def describe(x: Any) -> str:
         return "None"
     if hasattr(x, "dtype") and hasattr(x, "shape"):
         weak = " weak" if getattr(x, "weak_type", False) else ""
-        text = np.array2string(np.asarray(x, dtype=np.float64 if _inexact_real(x) else None), precision=6,
-                               threshold=6, separator=", ") if np.dtype(x.dtype).name != "float0" else "float0"
+        text = (
+            np.array2string(
+                np.asarray(x, dtype=np.float64 if _inexact_real(x) else None),
+                precision=6,
+                threshold=6,
+                separator=", ",
+            )
+            if np.dtype(x.dtype).name != "float0"
+            else "float0"
+        )
         return f"{np.dtype(x.dtype).name}{list(x.shape)}{weak} {text}"
     return f"{type(x).__name__} {x!r}"[:120]
 
@@ -162,7 +185,11 @@ def compare_values(transform: str, got: Any, want: Any, rtol: float | None = Non
         if is_float_leaf(w) and is_float_leaf(g):
             if not close(g, w, rtol if rtol is not None else tolerance(w.dtype)):
                 raise ItemFailure(where, describe(w), describe(g))
-        elif hasattr(w, "dtype") and np.dtype(w.dtype).name != "float0" and not np.array_equal(np.asarray(g), np.asarray(w)):
+        elif (
+            hasattr(w, "dtype")
+            and np.dtype(w.dtype).name != "float0"
+            and not np.array_equal(np.asarray(g), np.asarray(w))
+        ):
             raise ItemFailure(where, describe(w), describe(g))
 
 
@@ -172,19 +199,29 @@ def compare_values(transform: str, got: Any, want: Any, rtol: float | None = Non
 class Check:
     """One target with its example arguments, checked item by item in this process's mode."""
 
-    def __init__(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], nondiff: tuple[int, ...]):
+    def __init__(
+        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], nondiff: tuple[int, ...]
+    ):
         self.fn, self.kwargs = fn, kwargs
         self.rule = find_rule(fn)
         vjp = isinstance(self.rule, jax.custom_vjp) or _is_vjp3(self.rule)
         self.kind = ("custom_vjp" if vjp else "custom_jvp") if self.rule is not None else "plain"
         # the undecorated function (custom_vjp3 calls it `f`)
-        self.rule_fun: Callable[..., Any] = getattr(self.rule, "fun", None) or getattr(self.rule, "f", None) or fn
+        self.rule_fun: Callable[..., Any] = (
+            getattr(self.rule, "fun", None) or getattr(self.rule, "f", None) or fn
+        )
         # the rule's own nondiff_argnums (how fwd, bwd and the jvp rule are called) and, held constant
         # too, the positions the user names with --nondiff and those filled from defaults
-        self.rule_nondiff = tuple(getattr(self.rule, "nondiff_argnums", None) or getattr(self.rule, "static_argnums", None) or ())
+        self.rule_nondiff = tuple(
+            getattr(self.rule, "nondiff_argnums", None)
+            or getattr(self.rule, "static_argnums", None)
+            or ()
+        )
         self.nondiff = tuple(sorted(set(nondiff) | set(self.rule_nondiff)))
         given = len(args)
-        if self.rule is not None:  # the rule's own view: keyword arguments bound to positions, defaults filled
+        if (
+            self.rule is not None
+        ):  # the rule's own view: keyword arguments bound to positions, defaults filled
             try:
                 bound = inspect.signature(self.rule_fun).bind(*args, **kwargs)
                 given = len(bound.args)
@@ -226,16 +263,19 @@ class Check:
             if is_float_leaf(leaf):
                 return jnp.asarray(rng.uniform(0.5, 1.5, np.shape(leaf)), dtype=leaf.dtype)
             return np.zeros(np.shape(leaf), dtype=jax.dtypes.float0)
+
         return jax.tree_util.tree_map(one, out)
 
     def tangent(self, primal: Any) -> Any:
         """A tangent for a primal input of the jvp rule: random for float leaves, float0 zeros otherwise."""
+
         def one(leaf: Any) -> Any:
             if is_float_leaf(leaf):
                 return jnp.asarray(self.rng.normal(size=np.shape(leaf)), dtype=leaf.dtype)
             if isinstance(leaf, float):
                 return 0.0
             return np.zeros(np.shape(leaf), dtype=jax.dtypes.float0)
+
         return jax.tree_util.tree_map(one, primal)
 
     def vjp(self, f: Callable[..., Any], diff: tuple[Any, ...], seed: int = 1) -> tuple[Any, Any]:
@@ -255,13 +295,17 @@ class Check:
         def unflat(x: Any) -> tuple[Any, ...]:
             new, start = list(leaves), 0
             for i, size in zip(float_idx, sizes, strict=True):
-                new[i] = x[start:start + size].reshape(np.shape(leaves[i])).astype(leaves[i].dtype)
+                new[i] = (
+                    x[start : start + size].reshape(np.shape(leaves[i])).astype(leaves[i].dtype)
+                )
                 start += size
             return jax.tree_util.tree_unflatten(tree, new)
 
         def F(x: Any) -> Any:
             out = self.call(*unflat(x))
-            outs = [jnp.ravel(leaf) for leaf in jax.tree_util.tree_leaves(out) if is_float_leaf(leaf)]
+            outs = [
+                jnp.ravel(leaf) for leaf in jax.tree_util.tree_leaves(out) if is_float_leaf(leaf)
+            ]
             if not outs:
                 raise NotApplicable("no floating-point output")
             return jnp.concatenate(outs).astype(dtype)
@@ -272,8 +316,14 @@ class Check:
     def rows(self) -> Any:
         """The differentiable arguments stacked for vmap and scan: each row's float leaves scaled."""
         return jax.tree_util.tree_map(
-            lambda leaf: jnp.stack([(leaf * s).astype(leaf.dtype) if is_float_leaf(leaf) else jnp.asarray(leaf)
-                                    for s in ROWS]), self.diff_args)
+            lambda leaf: jnp.stack(
+                [
+                    (leaf * s).astype(leaf.dtype) if is_float_leaf(leaf) else jnp.asarray(leaf)
+                    for s in ROWS
+                ]
+            ),
+            self.diff_args,
+        )
 
     # -- running the items
 
@@ -283,17 +333,26 @@ class Check:
             for item in ITEMS:
                 method = getattr(self, "item_" + item.id.replace(".", "_").replace("-", "_"))
                 if self.kind not in item.kinds:
-                    self.results[item.id] = {"status": NA, "note": f"not for a {self.kind} function"}
+                    self.results[item.id] = {
+                        "status": NA,
+                        "note": f"not for a {self.kind} function",
+                    }
                     continue
                 if item.id == "x64.no-extra-warning":
                     continue  # judged last, from what the other items saw
                 self.results[item.id] = self.attempt(item.id, method)
             self.warnings = [f"{w.category.__name__}: {w.message}" for w in seen]
-        self.results["x64.no-extra-warning"] = (self.attempt("x64.no-extra-warning", self.item_x64_no_extra_warning)
-                                                if self.kind != "plain" else {"status": NA, "note": "no rule to compare with"})
+        self.results["x64.no-extra-warning"] = (
+            self.attempt("x64.no-extra-warning", self.item_x64_no_extra_warning)
+            if self.kind != "plain"
+            else {"status": NA, "note": "no rule to compare with"}
+        )
         self.unblock_or_block()
-        return {"kind": self.kind, "nondiff": list(self.nondiff),
-                "items": [{"id": item.id, **self.results[item.id]} for item in ITEMS]}
+        return {
+            "kind": self.kind,
+            "nondiff": list(self.nondiff),
+            "items": [{"id": item.id, **self.results[item.id]} for item in ITEMS],
+        }
 
     def attempt(self, item_id: str, method: Callable[[], str | None]) -> dict[str, Any]:
         try:
@@ -301,15 +360,27 @@ class Check:
         except NotApplicable as exc:
             return {"status": NA, "note": str(exc)}
         except ItemFailure as exc:
-            return {"status": FAIL, "failures": [{"transform": exc.transform, "expected": exc.expected,
-                                                  "actual": exc.actual}]}
+            return {
+                "status": FAIL,
+                "failures": [
+                    {"transform": exc.transform, "expected": exc.expected, "actual": exc.actual}
+                ],
+            }
         except Exception as exc:  # noqa: BLE001  (a transform that raises is the item's finding)
             text = f"{type(exc).__name__}: {_first_line(exc)}"
             if _is_x64_error(exc):
                 self.rule_errors.append(text)
-            return {"status": FAIL, "raised": True,
-                    "failures": [{"transform": getattr(exc, "_contract_transform", item_id), "expected": "no error",
-                                  "actual": text}]}
+            return {
+                "status": FAIL,
+                "raised": True,
+                "failures": [
+                    {
+                        "transform": getattr(exc, "_contract_transform", item_id),
+                        "expected": "no error",
+                        "actual": text,
+                    }
+                ],
+            }
         return {"status": PASS, **({"note": note} if note else {})}
 
     def unblock_or_block(self) -> None:
@@ -324,14 +395,23 @@ class Check:
             res = self.results[item.id]
             if item.id == blocker or res["status"] != FAIL or not res.get("raised"):
                 continue
-            self.results[item.id] = {"status": BLOCKED, "note": f"blocked by {blocker}: {res['failures'][0]['actual']}"}
+            self.results[item.id] = {
+                "status": BLOCKED,
+                "note": f"blocked by {blocker}: {res['failures'][0]['actual']}",
+            }
 
     # ---------------------------------------------------------------- the items
 
     def rule_primal_inputs(self) -> tuple[Any, ...]:
-        if self.kind == "custom_vjp" and (getattr(self.rule, "symbolic_zeros", False) or getattr(self.rule, "symz", False)):
+        if self.kind == "custom_vjp" and (
+            getattr(self.rule, "symbolic_zeros", False) or getattr(self.rule, "symz", False)
+        ):
             from jax.custom_derivatives import CustomVJPPrimal
-            return tuple(a if i in self.rule_nondiff else CustomVJPPrimal(a, True) for i, a in enumerate(self.args))
+
+            return tuple(
+                a if i in self.rule_nondiff else CustomVJPPrimal(a, True)
+                for i, a in enumerate(self.args)
+            )
         return self.args
 
     def fwd_out(self) -> Any:
@@ -345,8 +425,17 @@ class Check:
         where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
         out = self.fwd_out()
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            what = f"{type(out).__name__} of {len(out)}" if isinstance(out, (tuple, list)) else describe(out)
-            raise ItemFailure(where, "a pair (primal output, " + ("residuals)" if self.kind == "custom_vjp" else "tangent output)"), what)
+            what = (
+                f"{type(out).__name__} of {len(out)}"
+                if isinstance(out, (tuple, list))
+                else describe(out)
+            )
+            raise ItemFailure(
+                where,
+                "a pair (primal output, "
+                + ("residuals)" if self.kind == "custom_vjp" else "tangent output)"),
+                what,
+            )
         if self.kind == "custom_jvp":
             primal, tangent = out
             pl, pt = _flatten(primal)
@@ -354,13 +443,27 @@ class Check:
             if pt != tt:
                 raise ItemFailure(where, f"tangent of structure {pt}", f"structure {tt}")
             for i, (p, t) in enumerate(zip(pl, tl, strict=True)):
-                want = jax.dtypes.float0 if not is_float_leaf(p) and hasattr(p, "dtype") and not jnp.issubdtype(p.dtype, jnp.complexfloating) else getattr(p, "dtype", None)
+                want = (
+                    jax.dtypes.float0
+                    if not is_float_leaf(p)
+                    and hasattr(p, "dtype")
+                    and not jnp.issubdtype(p.dtype, jnp.complexfloating)
+                    else getattr(p, "dtype", None)
+                )
                 if type(t).__name__ == "SymbolicZero":
                     continue
                 if np.shape(t) != np.shape(p):
-                    raise ItemFailure(f"{where} (output {i})", f"tangent shape {np.shape(p)}", f"shape {np.shape(t)}")
+                    raise ItemFailure(
+                        f"{where} (output {i})",
+                        f"tangent shape {np.shape(p)}",
+                        f"shape {np.shape(t)}",
+                    )
                 if want is not None and hasattr(t, "dtype") and np.dtype(t.dtype) != np.dtype(want):
-                    raise ItemFailure(f"{where} (output {i})", f"tangent dtype {np.dtype(want).name}", f"{np.dtype(t.dtype).name}")
+                    raise ItemFailure(
+                        f"{where} (output {i})",
+                        f"tangent dtype {np.dtype(want).name}",
+                        f"{np.dtype(t.dtype).name}",
+                    )
         return None
 
     def item_primal_matches_fwd(self) -> str | None:
@@ -370,12 +473,21 @@ class Check:
         want, got = self.fn(*self.args, **self.kwargs), out[0]
         where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
         compare_values(where, got, want)
-        for i, (g, w) in enumerate(zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True)):
+        for i, (g, w) in enumerate(
+            zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True)
+        ):
             if hasattr(w, "dtype") and np.dtype(getattr(g, "dtype", type(g))) != np.dtype(w.dtype):
-                raise ItemFailure(f"{where} (output {i})", f"dtype {np.dtype(w.dtype).name}", describe(g))
-            if hasattr(w, "dtype") and bool(getattr(g, "weak_type", False)) != bool(getattr(w, "weak_type", False)):
-                raise ItemFailure(f"{where} (output {i})", f"weak_type {bool(getattr(w, 'weak_type', False))}",
-                                  f"weak_type {bool(getattr(g, 'weak_type', False))}")
+                raise ItemFailure(
+                    f"{where} (output {i})", f"dtype {np.dtype(w.dtype).name}", describe(g)
+                )
+            if hasattr(w, "dtype") and bool(getattr(g, "weak_type", False)) != bool(
+                getattr(w, "weak_type", False)
+            ):
+                raise ItemFailure(
+                    f"{where} (output {i})",
+                    f"weak_type {bool(getattr(w, 'weak_type', False))}",
+                    f"weak_type {bool(getattr(g, 'weak_type', False))}",
+                )
         return None
 
     def bwd_out(self) -> Any:
@@ -391,21 +503,38 @@ class Check:
         n = len(self.rule_diff_pos)
         inputs = [self.args[i] for i in self.rule_diff_pos]
         if not isinstance(cts, (tuple, list)) or len(cts) != n:
-            what = f"{type(cts).__name__} of {len(cts)}" if isinstance(cts, (tuple, list)) else describe(cts)
-            raise ItemFailure("bwd", f"a tuple of {n} cotangent{'s' * (n != 1)}, one per primal input", what)
+            what = (
+                f"{type(cts).__name__} of {len(cts)}"
+                if isinstance(cts, (tuple, list))
+                else describe(cts)
+            )
+            raise ItemFailure(
+                "bwd", f"a tuple of {n} cotangent{'s' * (n != 1)}, one per primal input", what
+            )
         for pos, arg, ct in zip(self.rule_diff_pos, inputs, cts, strict=True):
             if ct is None:
                 continue
             try:
                 pairs = _treedef(arg).flatten_up_to(ct)
             except (ValueError, TypeError):
-                raise ItemFailure(f"bwd (cotangent {pos})", f"structure {jax.tree_util.tree_structure(arg)}",
-                                  f"structure {jax.tree_util.tree_structure(ct)}") from None
+                raise ItemFailure(
+                    f"bwd (cotangent {pos})",
+                    f"structure {jax.tree_util.tree_structure(arg)}",
+                    f"structure {jax.tree_util.tree_structure(ct)}",
+                ) from None
             for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
-                if leaf_ct is None or type(leaf_ct).__name__ == "SymbolicZero" or not is_float_leaf(leaf_in):
+                if (
+                    leaf_ct is None
+                    or type(leaf_ct).__name__ == "SymbolicZero"
+                    or not is_float_leaf(leaf_in)
+                ):
                     continue
                 if np.shape(leaf_ct) != np.shape(leaf_in):
-                    raise ItemFailure(f"bwd (cotangent {pos})", f"shape {np.shape(leaf_in)}", f"shape {np.shape(leaf_ct)}")
+                    raise ItemFailure(
+                        f"bwd (cotangent {pos})",
+                        f"shape {np.shape(leaf_in)}",
+                        f"shape {np.shape(leaf_ct)}",
+                    )
         return None
 
     def item_grad_dtype(self) -> str | None:
@@ -421,15 +550,36 @@ class Check:
                     except (ValueError, TypeError):
                         continue  # rule.bwd-structure says so
                     for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
-                        if is_float_leaf(leaf_in) and hasattr(leaf_ct, "dtype") and np.dtype(leaf_ct.dtype) != np.dtype(leaf_in.dtype):
-                            raise ItemFailure(f"bwd (cotangent {pos})", f"dtype {np.dtype(leaf_in.dtype).name} (the input's)",
-                                              describe(leaf_ct))
+                        if (
+                            is_float_leaf(leaf_in)
+                            and hasattr(leaf_ct, "dtype")
+                            and np.dtype(leaf_ct.dtype) != np.dtype(leaf_in.dtype)
+                        ):
+                            raise ItemFailure(
+                                f"bwd (cotangent {pos})",
+                                f"dtype {np.dtype(leaf_in.dtype).name} (the input's)",
+                                describe(leaf_ct),
+                            )
         _, grads = self.vjp(self.call, self.diff_args)
         for pos, arg, g in zip(self.diff_pos, self.diff_args, grads, strict=True):
-            for leaf_in, leaf_g in zip(jax.tree_util.tree_leaves(arg), jax.tree_util.tree_leaves(g), strict=False):
-                want = np.dtype(leaf_in.dtype) if is_float_leaf(leaf_in) else np.dtype(jax.dtypes.float0)
-                if hasattr(leaf_in, "dtype") and hasattr(leaf_g, "dtype") and np.dtype(leaf_g.dtype) != want:
-                    raise ItemFailure(f"vjp (gradient {pos})", f"dtype {want.name} (the input's)", describe(leaf_g))
+            for leaf_in, leaf_g in zip(
+                jax.tree_util.tree_leaves(arg), jax.tree_util.tree_leaves(g), strict=False
+            ):
+                want = (
+                    np.dtype(leaf_in.dtype)
+                    if is_float_leaf(leaf_in)
+                    else np.dtype(jax.dtypes.float0)
+                )
+                if (
+                    hasattr(leaf_in, "dtype")
+                    and hasattr(leaf_g, "dtype")
+                    and np.dtype(leaf_g.dtype) != want
+                ):
+                    raise ItemFailure(
+                        f"vjp (gradient {pos})",
+                        f"dtype {want.name} (the input's)",
+                        describe(leaf_g),
+                    )
         return None
 
     def jacobian(self) -> tuple[Callable[[Any], Any], Any, Any]:
@@ -462,13 +612,27 @@ class Check:
         hm = np.asarray(x0, np.float64) - np.asarray(xm, np.float64)
         fp, f0, fm = (np.asarray(S(x), np.float64) for x in (xp, x0, xm))
         # the step actually taken along v, in this dtype
-        step_p = float(np.vdot(hp, np.asarray(v, np.float64)) / np.vdot(np.asarray(v, np.float64), np.asarray(v, np.float64)))
-        step_m = float(np.vdot(hm, np.asarray(v, np.float64)) / np.vdot(np.asarray(v, np.float64), np.asarray(v, np.float64)))
+        step_p = float(
+            np.vdot(hp, np.asarray(v, np.float64))
+            / np.vdot(np.asarray(v, np.float64), np.asarray(v, np.float64))
+        )
+        step_m = float(
+            np.vdot(hm, np.asarray(v, np.float64))
+            / np.vdot(np.asarray(v, np.float64), np.asarray(v, np.float64))
+        )
         fwd, bwd = (fp - f0) / step_p, (f0 - fm) / step_m
-        scale = max(1.0, float(np.max(np.abs(fwd), initial=0.0)), float(np.max(np.abs(bwd), initial=0.0)))
-        if not np.all(np.isfinite(fp)) or not np.all(np.isfinite(fm)) or np.max(np.abs(fwd - bwd), initial=0.0) > 0.1 * scale:
-            raise NotApplicable(f"not differentiable at the example: one-sided differences {describe(jnp.asarray(fwd))} "
-                                f"and {describe(jnp.asarray(bwd))}")
+        scale = max(
+            1.0, float(np.max(np.abs(fwd), initial=0.0)), float(np.max(np.abs(bwd), initial=0.0))
+        )
+        if (
+            not np.all(np.isfinite(fp))
+            or not np.all(np.isfinite(fm))
+            or np.max(np.abs(fwd - bwd), initial=0.0) > 0.1 * scale
+        ):
+            raise NotApplicable(
+                f"not differentiable at the example: one-sided differences {describe(jnp.asarray(fwd))} "
+                f"and {describe(jnp.asarray(bwd))}"
+            )
         return (fp - fm) / (step_p + step_m), h
 
     def item_derivatives_finite_differences(self) -> str | None:
@@ -478,14 +642,19 @@ class Check:
         Jv = np.asarray(J, np.float64) @ np.asarray(v, np.float64)
         transform = "jacrev (the rule)" if self.kind != "plain" else "jacrev"
         if not close(Jv, central, fd_tolerance(x0.dtype)):
-            raise ItemFailure(transform, f"J·v = {describe(jnp.asarray(central))} (central differences)",
-                              describe(jnp.asarray(Jv)))
+            raise ItemFailure(
+                transform,
+                f"J·v = {describe(jnp.asarray(central))} (central differences)",
+                describe(jnp.asarray(Jv)),
+            )
         return None
 
     def item_transforms_jit(self) -> str | None:
         compare_values("jit", jax.jit(self.call)(*self.diff_args), self.call(*self.diff_args))
         _, want = self.vjp(self.call, self.diff_args)
-        compare_values("jit(vjp)", jax.jit(lambda *d: self.vjp(self.call, d)[1])(*self.diff_args), want)
+        compare_values(
+            "jit(vjp)", jax.jit(lambda *d: self.vjp(self.call, d)[1])(*self.diff_args), want
+        )
         compare_values("vjp(jit)", self.vjp(jax.jit(self.call), self.diff_args)[1], want)
         return None
 
@@ -498,15 +667,26 @@ class Check:
         return values, grads
 
     def row_cotangents(self, rows: Any) -> Any:
-        outs = [self.call(*jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], rows)) for r in range(len(ROWS))]
+        outs = [
+            self.call(*jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], rows))
+            for r in range(len(ROWS))
+        ]
         cts = [self.cotangent(o, seed=10 + r) for r, o in enumerate(outs)]
         return jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *cts)
 
     def compare_rows(self, transform: str, got_values: Any, got_grads: Any, rows: Any) -> None:
         values, grads = self.per_row(rows)
         for r in range(len(ROWS)):
-            compare_values(f"{transform} (row {r})", jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], got_values), values[r])
-            compare_values(f"{transform}(vjp) (row {r})", jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], got_grads), grads[r])
+            compare_values(
+                f"{transform} (row {r})",
+                jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], got_values),
+                values[r],
+            )
+            compare_values(
+                f"{transform}(vjp) (row {r})",
+                jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], got_grads),
+                grads[r],
+            )
 
     def item_transforms_vmap(self) -> str | None:
         rows = self.rows()
@@ -537,7 +717,11 @@ class Check:
     def item_transforms_checkpoint(self) -> str | None:
         f = jax.checkpoint(self.call)
         compare_values("checkpoint", f(*self.diff_args), self.call(*self.diff_args))
-        compare_values("vjp(checkpoint)", self.vjp(f, self.diff_args)[1], self.vjp(self.call, self.diff_args)[1])
+        compare_values(
+            "vjp(checkpoint)",
+            self.vjp(f, self.diff_args)[1],
+            self.vjp(self.call, self.diff_args)[1],
+        )
         return None
 
     def item_transforms_second_order(self) -> str | None:
@@ -553,12 +737,18 @@ class Check:
         try:
             hv = jax.grad(S)(x0)
         except Exception as exc:  # noqa: BLE001
-            raise NotApplicable(f"the rule is not differentiable again (grad of grad raised "
-                                f"{type(exc).__name__}: {_first_line(exc)})") from None
+            raise NotApplicable(
+                f"the rule is not differentiable again (grad of grad raised "
+                f"{type(exc).__name__}: {_first_line(exc)})"
+            ) from None
         central, _ = self.one_sided(S, x0, v)
         got = float(np.vdot(np.asarray(hv, np.float64), np.asarray(v, np.float64)))
         if not close(got, central, 2 * fd_tolerance(x0.dtype)):
-            raise ItemFailure("grad(grad)", f"{float(central):.6g} (central differences of the gradient)", f"{got:.6g}")
+            raise ItemFailure(
+                "grad(grad)",
+                f"{float(central):.6g} (central differences of the gradient)",
+                f"{got:.6g}",
+            )
         return None
 
     def item_x64_no_extra_warning(self) -> str | None:
@@ -576,9 +766,15 @@ class Check:
             plain = [f"{w.category.__name__}: {w.message}" for w in seen]
         extra = [w for w in rule_warnings if w not in plain]
         if extra:
-            raise ItemFailure("rule", "no warning plain autodiff of the function does not give", extra[0][:300])
+            raise ItemFailure(
+                "rule", "no warning plain autodiff of the function does not give", extra[0][:300]
+            )
         if self.rule_errors and not plain_error:
-            raise ItemFailure("rule", "no error plain autodiff of the function does not raise", self.rule_errors[0][:300])
+            raise ItemFailure(
+                "rule",
+                "no error plain autodiff of the function does not raise",
+                self.rule_errors[0][:300],
+            )
         return None
 
     def item_nondiff_hashable(self) -> str | None:
@@ -588,12 +784,18 @@ class Check:
             arg = self.args[i] if i < len(self.args) else None
             if isinstance(arg, jax.Array):
                 if self.kind == "custom_vjp":
-                    raise ItemFailure(f"nondiff argument {i}", "a hashable non-array value", describe(arg))
+                    raise ItemFailure(
+                        f"nondiff argument {i}", "a hashable non-array value", describe(arg)
+                    )
                 continue
             try:
                 hash(arg)
             except TypeError:
-                raise ItemFailure(f"nondiff argument {i}", "a hashable value", f"unhashable {type(arg).__name__} {arg!r}"[:120]) from None
+                raise ItemFailure(
+                    f"nondiff argument {i}",
+                    "a hashable value",
+                    f"unhashable {type(arg).__name__} {arg!r}"[:120],
+                ) from None
         return None
 
 
@@ -612,9 +814,12 @@ def _is_x64_error(exc: BaseException) -> bool:
 
 def mode_info() -> dict[str, Any]:
     config: Any = jax.config
-    return {"jax_version": jax.__version__, "x64": bool(config.jax_enable_x64),
-            "explicit_x64_dtypes": os.environ.get("JAX_EXPLICIT_X64_DTYPES", "warn"),
-            "backend": jax.default_backend()}
+    return {
+        "jax_version": jax.__version__,
+        "x64": bool(config.jax_enable_x64),
+        "explicit_x64_dtypes": os.environ.get("JAX_EXPLICIT_X64_DTYPES", "warn"),
+        "backend": jax.default_backend(),
+    }
 
 
 def upgrade_flags() -> list[str]:
@@ -627,8 +832,15 @@ def upgrade_flags() -> list[str]:
     marker = str(getattr(jax_config, "UPGRADE_BOOL_HELP", "") or "")
     out = []
     for name, holder in holders.items():
-        help_text = str((meta.get(name, (None, [], {}))[2] or {}).get("help", "")) if name in meta else ""
-        if marker and marker in help_text and name.upper() not in os.environ and holder.value is False:
+        help_text = (
+            str((meta.get(name, (None, [], {}))[2] or {}).get("help", "")) if name in meta else ""
+        )
+        if (
+            marker
+            and marker in help_text
+            and name.upper() not in os.environ
+            and holder.value is False
+        ):
             out.append(name)
     return sorted(out)
 
@@ -644,16 +856,23 @@ def run_one(spec: dict[str, Any]) -> dict[str, Any]:
             kwargs.update(eval(spec["kwargs_expr"], ns))  # noqa: S307
         check = Check(fn, args, kwargs, tuple(spec.get("nondiff", [])))
     except Exception as exc:  # noqa: BLE001  (the target or its arguments: no item is judged)
-        return {**head, "error": f"{type(exc).__name__}: {_first_line(exc)}",
-                "traceback": traceback.format_exc(limit=-3)}
+        return {
+            **head,
+            "error": f"{type(exc).__name__}: {_first_line(exc)}",
+            "traceback": traceback.format_exc(limit=-3),
+        }
     return {**head, **check.run()}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jax_conformance.contract.runner")
     parser.add_argument("target", nargs="?", help="MODULE:FUNCTION")
-    parser.add_argument("--args", action="append", default=[], help="one positional argument, a Python expression")
-    parser.add_argument("--kwargs", default=None, help="a Python expression giving a dict of keyword arguments")
+    parser.add_argument(
+        "--args", action="append", default=[], help="one positional argument, a Python expression"
+    )
+    parser.add_argument(
+        "--kwargs", default=None, help="a Python expression giving a dict of keyword arguments"
+    )
     parser.add_argument("--nondiff", action="append", type=int, default=[])
     parser.add_argument("--request", help="a JSON file {'checks': [...]} (what the parent writes)")
     parser.add_argument("--list-upgrade-flags", action="store_true")
@@ -665,8 +884,14 @@ def main(argv: list[str] | None = None) -> int:
         with open(opts.request, encoding="utf-8") as f:
             checks = json.load(f)["checks"]
     elif opts.target:
-        checks = [{"target": opts.target, "args": [{"expr": a} for a in opts.args], "kwargs_expr": opts.kwargs,
-                   "nondiff": opts.nondiff}]
+        checks = [
+            {
+                "target": opts.target,
+                "args": [{"expr": a} for a in opts.args],
+                "kwargs_expr": opts.kwargs,
+                "nondiff": opts.nondiff,
+            }
+        ]
     else:
         parser.error("a target MODULE:FUNCTION or --request FILE")
     sys.path.insert(0, os.getcwd())

@@ -27,7 +27,11 @@ class SentArray:
 
 
 def _is_jax_array(x: Any) -> bool:
-    return type(x).__module__.startswith(("jax", "jaxlib")) and hasattr(x, "__array__") and hasattr(x, "dtype")
+    return (
+        type(x).__module__.startswith(("jax", "jaxlib"))
+        and hasattr(x, "__array__")
+        and hasattr(x, "dtype")
+    )
 
 
 def _to_wire(x: Any) -> Any:

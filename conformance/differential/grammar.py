@@ -70,13 +70,56 @@ def programs(areas: list[str] | None = None) -> st.SearchStrategy[Program]:
 
 # How a dtype is spelled in a `dtype=` argument: strings, jnp/np scalar types, Python types.
 DTYPE_SPELLINGS = [
-    "'float32'", "'int32'", "'float64'", "'int64'", "'bool'", "'int16'", "'uint8'", "'uint32'", "'uint64'",
-    "'float16'", "'bfloat16'", "'complex64'", "'complex128'", "jnp.float32", "jnp.float64", "jnp.int32",
-    "jnp.int64", "jnp.uint64", "jnp.bfloat16", "jnp.complex128", "np.float64", "np.int64", "np.int32",
-    "np.float32", "float", "int", "bool", "complex", "'f8'", "'i8'",
+    "'float32'",
+    "'int32'",
+    "'float64'",
+    "'int64'",
+    "'bool'",
+    "'int16'",
+    "'uint8'",
+    "'uint32'",
+    "'uint64'",
+    "'float16'",
+    "'bfloat16'",
+    "'complex64'",
+    "'complex128'",
+    "jnp.float32",
+    "jnp.float64",
+    "jnp.int32",
+    "jnp.int64",
+    "jnp.uint64",
+    "jnp.bfloat16",
+    "jnp.complex128",
+    "np.float64",
+    "np.int64",
+    "np.int32",
+    "np.float32",
+    "float",
+    "int",
+    "bool",
+    "complex",
+    "'f8'",
+    "'i8'",
 ]
-FLOAT_DTYPES = ["'float32'", "'float64'", "'float16'", "'bfloat16'", "jnp.float32", "jnp.float64", "np.float64"]
-INT_DTYPES = ["'int32'", "'int64'", "'int16'", "'uint8'", "'uint32'", "jnp.int32", "jnp.int64", "'bool'"]
+FLOAT_DTYPES = [
+    "'float32'",
+    "'float64'",
+    "'float16'",
+    "'bfloat16'",
+    "jnp.float32",
+    "jnp.float64",
+    "np.float64",
+]
+INT_DTYPES = [
+    "'int32'",
+    "'int64'",
+    "'int16'",
+    "'uint8'",
+    "'uint32'",
+    "jnp.int32",
+    "jnp.int64",
+    "'bool'",
+]
 SCALARS = ["1", "2.0", "True", "0", "-3", "0.5", "-1.25", "7", "1e3", "False", "(1+2j)"]
 NONZERO = ["2", "3.0", "-2", "0.5", "True", "-1.5", "5", "(2-1j)"]
 SHAPES = ["()", "3", "(2,)", "(2, 3)", "(0,)", "(1, 2)"]
@@ -97,7 +140,11 @@ def _value(draw: st.DrawFn) -> str:
     if kind == "scalar":
         return draw(st.sampled_from(SCALARS))
     if kind == "list":
-        return "[" + ", ".join(draw(st.lists(st.sampled_from(SCALARS[:9]), min_size=1, max_size=3))) + "]"
+        return (
+            "["
+            + ", ".join(draw(st.lists(st.sampled_from(SCALARS[:9]), min_size=1, max_size=3)))
+            + "]"
+        )
     if kind == "nested":
         row = draw(st.lists(st.sampled_from(SCALARS[:9]), min_size=1, max_size=2))
         return f"[[{', '.join(row)}], [{', '.join(row)}]]"
@@ -109,8 +156,13 @@ def _value(draw: st.DrawFn) -> str:
 def _array(draw: st.DrawFn, floating: bool = False) -> str:
     """An array operand made with JAX: a dtype chosen explicitly, or JAX's default."""
     dtype = _dtype(draw, table=FLOAT_DTYPES if floating else None)
-    value = draw(st.sampled_from(["1.5", "[1.0, -2.0]", "[0.5, 2.0, 3.0]", "2", "[1, 2]"] if floating else
-                                 ["1", "[1, 2]", "2.5", "[0.5, -1.0]", "True", "[3, 4, 5]"]))
+    value = draw(
+        st.sampled_from(
+            ["1.5", "[1.0, -2.0]", "[0.5, 2.0, 3.0]", "2", "[1, 2]"]
+            if floating
+            else ["1", "[1, 2]", "2.5", "[0.5, -1.0]", "True", "[3, 4, 5]"]
+        )
+    )
     return f"jnp.array({value}{_kw(dtype)})"
 
 
@@ -121,9 +173,24 @@ def _operand(draw: st.DrawFn) -> str:
     if kind == "jax":
         return _array(draw)
     if kind == "numpy":
-        return draw(st.sampled_from(["np.float64(1.5)", "np.int32(3)", "np.float32(2.0)", "np.array([1, 2])",
-                                     "np.array(2.5)", "np.uint8(4)", "np.int64(-2)"]))
-    return draw(st.sampled_from(["jnp.array(2)", "jnp.array(1.5)", "jnp.arange(3)", "jnp.ones(2)", "jnp.array(True)"]))
+        return draw(
+            st.sampled_from(
+                [
+                    "np.float64(1.5)",
+                    "np.int32(3)",
+                    "np.float32(2.0)",
+                    "np.array([1, 2])",
+                    "np.array(2.5)",
+                    "np.uint8(4)",
+                    "np.int64(-2)",
+                ]
+            )
+        )
+    return draw(
+        st.sampled_from(
+            ["jnp.array(2)", "jnp.array(1.5)", "jnp.arange(3)", "jnp.ones(2)", "jnp.array(True)"]
+        )
+    )
 
 
 # ---------------------------------------------------------------- areas
@@ -160,13 +227,33 @@ def _creation(draw: st.DrawFn) -> list[str]:
         like = draw(st.sampled_from(["x", "[1, 2]", "2.5", "np.ones(2, np.float64)", "3"]))
         if like == "x":
             lines.append(f"x = {_array(draw)}")
-    text = CREATION[name].format(shape=draw(st.sampled_from(SHAPES)), value=_value(draw), like=like,
-                                 fill=draw(st.sampled_from(SCALARS[:9])), n=draw(st.sampled_from(["3", "1", "4", "0"])),
-                                 dtype=_kw(dtype))
+    text = CREATION[name].format(
+        shape=draw(st.sampled_from(SHAPES)),
+        value=_value(draw),
+        like=like,
+        fill=draw(st.sampled_from(SCALARS[:9])),
+        n=draw(st.sampled_from(["3", "1", "4", "0"])),
+        dtype=_kw(dtype),
+    )
     return lines + [f"result = {text}"]
 
 
-BINARY_OPS = ["+", "*", "-", "/", "<", "==", "**", "//", "%", "&", "|", "jnp.maximum", "jnp.add", "jnp.multiply"]
+BINARY_OPS = [
+    "+",
+    "*",
+    "-",
+    "/",
+    "<",
+    "==",
+    "**",
+    "//",
+    "%",
+    "&",
+    "|",
+    "jnp.maximum",
+    "jnp.add",
+    "jnp.multiply",
+]
 
 
 @area("promotion")
@@ -174,7 +261,11 @@ def _promotion(draw: st.DrawFn) -> list[str]:
     """Python scalars against arrays, JAX against NumPy, every operator; optionally inside jit or enable_x64."""
     op = draw(st.sampled_from(BINARY_OPS))
     lhs = _operand(draw)
-    rhs = draw(st.sampled_from(NONZERO)) if op in ("/", "//", "%") and draw(st.booleans()) else _operand(draw)
+    rhs = (
+        draw(st.sampled_from(NONZERO))
+        if op in ("/", "//", "%") and draw(st.booleans())
+        else _operand(draw)
+    )
     if op in ("/", "//", "%") and rhs in ("0", "False", "True"):
         rhs = "2"
     expr = f"{op}(a, b)" if op.startswith("jnp.") else f"a {op} b"
@@ -184,7 +275,12 @@ def _promotion(draw: st.DrawFn) -> list[str]:
         return lines + [f"result = jax.jit(lambda a, b: {expr})(a, b)"]
     if where == "x64_inside":
         flag = draw(st.sampled_from(["True", "False"]))
-        return [f"with jax.enable_x64({flag}):", f"    a = {lhs}", f"    b = {rhs}", f"result = {expr}"]
+        return [
+            f"with jax.enable_x64({flag}):",
+            f"    a = {lhs}",
+            f"    b = {rhs}",
+            f"result = {expr}",
+        ]
     return lines + [f"result = {expr}"]
 
 
@@ -192,8 +288,21 @@ def _promotion(draw: st.DrawFn) -> list[str]:
 def _canonicalize(draw: st.DrawFn) -> list[str]:
     """canonicalize_dtype, result_type over dtypes and values, promote_types, can_cast, iinfo/finfo."""
     d1, d2 = _dtype(draw, optional=False), _dtype(draw, optional=False)
-    form = draw(st.sampled_from(["canonicalize", "result_type_dtypes", "result_type_values", "promote_types",
-                                 "can_cast", "dtype", "iinfo", "finfo", "issubdtype"]))
+    form = draw(
+        st.sampled_from(
+            [
+                "canonicalize",
+                "result_type_dtypes",
+                "result_type_values",
+                "promote_types",
+                "can_cast",
+                "dtype",
+                "iinfo",
+                "finfo",
+                "issubdtype",
+            ]
+        )
+    )
     if form == "canonicalize":
         return [f"result = jax.dtypes.canonicalize_dtype({d1})"]
     if form == "result_type_dtypes":
@@ -210,15 +319,37 @@ def _canonicalize(draw: st.DrawFn) -> list[str]:
         return [f"result = jnp.iinfo({draw(st.sampled_from(INT_DTYPES[:-1]))}).max"]
     if form == "finfo":
         return [f"result = jnp.finfo({draw(st.sampled_from(FLOAT_DTYPES))}).eps"]
-    return [f"result = jnp.issubdtype({d1}, jnp.{draw(st.sampled_from(['floating', 'integer', 'inexact']))})"]
+    return [
+        f"result = jnp.issubdtype({d1}, jnp.{draw(st.sampled_from(['floating', 'integer', 'inexact']))})"
+    ]
 
 
 # A function body over `x` (elementwise; `jnp.sum` where a scalar is needed is added by the wrapper).
-BODIES = ["x * 2.0", "jnp.sin(x)", "x * x + 1", "jnp.exp(x) / (1 + x * x)", "jnp.where(x > 0, x, 0.0)", "x * 3",
-          "jnp.maximum(x, 0.5)", "jnp.tanh(x) - x", "x.astype(jnp.float32)", "x ** 2", "jnp.cos(x) * x"]
-INPUTS = ["jnp.array([0.5, 1.5])", "1.5", "jnp.array(2.0)", "jnp.array([1.0, 2.0], dtype=jnp.float16)", "2",
-          "jnp.array([1, 2])", "jnp.array(0.5, dtype='bfloat16')", "jnp.arange(3.0)", "np.float64(0.25)",
-          "jnp.array([0.5, 1.5], dtype=jnp.float64)"]
+BODIES = [
+    "x * 2.0",
+    "jnp.sin(x)",
+    "x * x + 1",
+    "jnp.exp(x) / (1 + x * x)",
+    "jnp.where(x > 0, x, 0.0)",
+    "x * 3",
+    "jnp.maximum(x, 0.5)",
+    "jnp.tanh(x) - x",
+    "x.astype(jnp.float32)",
+    "x ** 2",
+    "jnp.cos(x) * x",
+]
+INPUTS = [
+    "jnp.array([0.5, 1.5])",
+    "1.5",
+    "jnp.array(2.0)",
+    "jnp.array([1.0, 2.0], dtype=jnp.float16)",
+    "2",
+    "jnp.array([1, 2])",
+    "jnp.array(0.5, dtype='bfloat16')",
+    "jnp.arange(3.0)",
+    "np.float64(0.25)",
+    "jnp.array([0.5, 1.5], dtype=jnp.float64)",
+]
 
 
 @area("transforms")
@@ -226,7 +357,11 @@ def _transforms(draw: st.DrawFn) -> list[str]:
     """jit / grad / vmap / jvp / value_and_grad (and their compositions) around a small function."""
     body = draw(st.sampled_from(BODIES))
     x = draw(st.sampled_from(INPUTS))
-    how = draw(st.sampled_from(["jit", "grad", "vmap", "jvp", "value_and_grad", "jit_grad", "vmap_grad", "jvp_tangent"]))
+    how = draw(
+        st.sampled_from(
+            ["jit", "grad", "vmap", "jvp", "value_and_grad", "jit_grad", "vmap_grad", "jvp_tangent"]
+        )
+    )
     lines = [f"f = lambda x: {body}", f"x = {x}"]
     if how == "jit":
         lines.append("result = jax.jit(f)(x)")
@@ -243,19 +378,49 @@ def _transforms(draw: st.DrawFn) -> list[str]:
     elif how == "vmap_grad":
         lines.append("result = jax.vmap(jax.grad(lambda x: jnp.sum(f(x))))(jnp.array([0.5, 1.0]))")
     else:
-        t = draw(st.sampled_from(["jnp.ones_like(x, dtype=jnp.float16)", "1.0", "jnp.ones(5)", "jnp.ones_like(x) * 2",
-                                  "jnp.zeros_like(x, dtype=jnp.int32)"]))
+        t = draw(
+            st.sampled_from(
+                [
+                    "jnp.ones_like(x, dtype=jnp.float16)",
+                    "1.0",
+                    "jnp.ones(5)",
+                    "jnp.ones_like(x) * 2",
+                    "jnp.zeros_like(x, dtype=jnp.int32)",
+                ]
+            )
+        )
         lines.append(f"result = jax.jvp(f, (x,), ({t},))")
     return lines
 
 
 # custom_jvp: the function, the rule's tangent output, how it is used.
-JVP_TANGENTS = ["jnp.cos(x) * t", "2.0 * t", "t", "(jnp.cos(x) * t).astype(jnp.float16)", "jnp.ones(3)",
-                "jnp.int32(1)", "jnp.zeros_like(x, dtype=jnp.float64)", "None"]
-JVP_RETURNS = ["return f(x), {t}", "return jnp.sin(x), {t}", "return (jnp.sin(x), {t}, {t})", "return jnp.sin(x)",
-               "return jnp.sin(x) * 2, {t}", "return [jnp.sin(x), {t}]"]
-CUSTOM_INPUTS = ["1.5", "jnp.array(0.5)", "jnp.array(2.0, dtype=jnp.float16)", "2", "jnp.array(3)",
-                 "jnp.array(0.5, dtype=jnp.float64)", "jnp.array(1.0, dtype='bfloat16')"]
+JVP_TANGENTS = [
+    "jnp.cos(x) * t",
+    "2.0 * t",
+    "t",
+    "(jnp.cos(x) * t).astype(jnp.float16)",
+    "jnp.ones(3)",
+    "jnp.int32(1)",
+    "jnp.zeros_like(x, dtype=jnp.float64)",
+    "None",
+]
+JVP_RETURNS = [
+    "return f(x), {t}",
+    "return jnp.sin(x), {t}",
+    "return (jnp.sin(x), {t}, {t})",
+    "return jnp.sin(x)",
+    "return jnp.sin(x) * 2, {t}",
+    "return [jnp.sin(x), {t}]",
+]
+CUSTOM_INPUTS = [
+    "1.5",
+    "jnp.array(0.5)",
+    "jnp.array(2.0, dtype=jnp.float16)",
+    "2",
+    "jnp.array(3)",
+    "jnp.array(0.5, dtype=jnp.float64)",
+    "jnp.array(1.0, dtype='bfloat16')",
+]
 
 
 @area("custom_jvp")
@@ -265,34 +430,70 @@ def _custom_jvp(draw: st.DrawFn) -> list[str]:
     tangent = draw(st.sampled_from(JVP_TANGENTS))
     ret = draw(st.sampled_from(JVP_RETURNS)).format(t=tangent)
     x = draw(st.sampled_from(CUSTOM_INPUTS))
-    use = draw(st.sampled_from(["grad", "call", "jvp", "jit_grad", "vmap", "jit_call", "value_and_grad"]))
+    use = draw(
+        st.sampled_from(["grad", "call", "jvp", "jit_grad", "vmap", "jit_call", "value_and_grad"])
+    )
     if nondiff:
-        lines = ["import functools", "@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))",
-                 "def f(n, x):", "    return jnp.sin(x) * n", "@f.defjvp", "def f_jvp(n, primals, tangents):",
-                 "    x, = primals", "    t, = tangents", "    " + ret.replace("f(x)", "f(n, x)")]
+        lines = [
+            "import functools",
+            "@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))",
+            "def f(n, x):",
+            "    return jnp.sin(x) * n",
+            "@f.defjvp",
+            "def f_jvp(n, primals, tangents):",
+            "    x, = primals",
+            "    t, = tangents",
+            "    " + ret.replace("f(x)", "f(n, x)"),
+        ]
         call = "lambda x: f(2, x)"
     else:
-        lines = ["@jax.custom_jvp", "def f(x):", "    return jnp.sin(x)", "@f.defjvp", "def f_jvp(primals, tangents):",
-                 "    x, = primals", "    t, = tangents", "    " + ret]
+        lines = [
+            "@jax.custom_jvp",
+            "def f(x):",
+            "    return jnp.sin(x)",
+            "@f.defjvp",
+            "def f_jvp(primals, tangents):",
+            "    x, = primals",
+            "    t, = tangents",
+            "    " + ret,
+        ]
         call = "f"
     lines.append(f"x = {x}")
-    lines.append({
-        "grad": f"result = jax.grad({call})(x)",
-        "call": f"result = ({call})(x)",
-        "jvp": f"result = jax.jvp({call}, (x,), (jnp.ones_like(x),))",
-        "jit_grad": f"result = jax.jit(jax.grad({call}))(x)",
-        "vmap": f"result = jax.vmap({call})(jnp.array([0.5, 1.0]))",
-        "jit_call": f"result = jax.jit({call})(x)",
-        "value_and_grad": f"result = jax.value_and_grad({call})(x)",
-    }[use])
+    lines.append(
+        {
+            "grad": f"result = jax.grad({call})(x)",
+            "call": f"result = ({call})(x)",
+            "jvp": f"result = jax.jvp({call}, (x,), (jnp.ones_like(x),))",
+            "jit_grad": f"result = jax.jit(jax.grad({call}))(x)",
+            "vmap": f"result = jax.vmap({call})(jnp.array([0.5, 1.0]))",
+            "jit_call": f"result = jax.jit({call})(x)",
+            "value_and_grad": f"result = jax.value_and_grad({call})(x)",
+        }[use]
+    )
     return lines
 
 
 VJP_RESIDUALS = ["(x, y)", "None", "(x, 2)", "(x, 'text')", "(x, y, jnp.sin)", "x"]
-VJP_COTANGENTS = ["(g * y, g * x)", "(None, g * x)", "(g * y, None)", "(g * y,)", "(g * y, g * x, g)",
-                  "((g * y).astype(jnp.float16), g * x)", "(jnp.ones(3), g * x)", "(g, g)", "[g * y, g * x]"]
-VJP_INPUTS = ["1.5", "jnp.array(0.5)", "2", "jnp.array(3)", "jnp.array(2.0, dtype=jnp.float16)",
-              "jnp.array(0.5, dtype=jnp.float64)", "jnp.array([1.0, 2.0])"]
+VJP_COTANGENTS = [
+    "(g * y, g * x)",
+    "(None, g * x)",
+    "(g * y, None)",
+    "(g * y,)",
+    "(g * y, g * x, g)",
+    "((g * y).astype(jnp.float16), g * x)",
+    "(jnp.ones(3), g * x)",
+    "(g, g)",
+    "[g * y, g * x]",
+]
+VJP_INPUTS = [
+    "1.5",
+    "jnp.array(0.5)",
+    "2",
+    "jnp.array(3)",
+    "jnp.array(2.0, dtype=jnp.float16)",
+    "jnp.array(0.5, dtype=jnp.float64)",
+    "jnp.array([1.0, 2.0])",
+]
 
 
 @area("custom_vjp")
@@ -302,26 +503,44 @@ def _custom_vjp(draw: st.DrawFn) -> list[str]:
     cot = draw(st.sampled_from(VJP_COTANGENTS))
     x, y = draw(st.sampled_from(VJP_INPUTS)), draw(st.sampled_from(VJP_INPUTS[:4]))
     nondiff = draw(st.booleans())
-    use = draw(st.sampled_from(["grad", "grad_both", "call", "vjp", "jit_grad", "jvp", "vmap_grad", "value_and_grad"]))
+    use = draw(
+        st.sampled_from(
+            ["grad", "grad_both", "call", "vjp", "jit_grad", "jvp", "vmap_grad", "value_and_grad"]
+        )
+    )
     unpack = "x, y = (res[0], res[1]) if isinstance(res, tuple) else (1.0, 1.0)"
     if nondiff:
-        lines = ["import functools", "@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))",
-                 "def f(x, y, n):", "    return jnp.sum(x * y) * n", "def f_fwd(x, y, n):",
-                 f"    return f(x, y, n), {res}", "def f_bwd(n, res, g):"]
+        lines = [
+            "import functools",
+            "@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))",
+            "def f(x, y, n):",
+            "    return jnp.sum(x * y) * n",
+            "def f_fwd(x, y, n):",
+            f"    return f(x, y, n), {res}",
+            "def f_bwd(n, res, g):",
+        ]
         call = "lambda x, y: f(x, y, 3)"
     else:
-        lines = ["@jax.custom_vjp", "def f(x, y):", "    return jnp.sum(x * y)", "def f_fwd(x, y):",
-                 f"    return f(x, y), {res}", "def f_bwd(res, g):"]
+        lines = [
+            "@jax.custom_vjp",
+            "def f(x, y):",
+            "    return jnp.sum(x * y)",
+            "def f_fwd(x, y):",
+            f"    return f(x, y), {res}",
+            "def f_bwd(res, g):",
+        ]
         call = "f"
     lines += [f"    {unpack}", f"    return {cot}", "f.defvjp(f_fwd, f_bwd)", f"x, y = {x}, {y}"]
-    lines.append({
-        "grad": f"result = jax.grad({call})(x, y)",
-        "grad_both": f"result = jax.grad({call}, argnums=(0, 1))(x, y)",
-        "call": f"result = ({call})(x, y)",
-        "vjp": f"out, pullback = jax.vjp({call}, x, y)\nresult = (out, pullback(jnp.ones_like(out)))",
-        "jit_grad": f"result = jax.jit(jax.grad({call}))(x, y)",
-        "jvp": f"result = jax.jvp({call}, (x, y), (jnp.ones_like(x), jnp.ones_like(y)))",
-        "vmap_grad": f"result = jax.vmap(jax.grad({call}), in_axes=(0, None))(jnp.array([0.5, 1.0]), y)",
-        "value_and_grad": f"result = jax.value_and_grad({call})(x, y)",
-    }[use])
+    lines.append(
+        {
+            "grad": f"result = jax.grad({call})(x, y)",
+            "grad_both": f"result = jax.grad({call}, argnums=(0, 1))(x, y)",
+            "call": f"result = ({call})(x, y)",
+            "vjp": f"out, pullback = jax.vjp({call}, x, y)\nresult = (out, pullback(jnp.ones_like(out)))",
+            "jit_grad": f"result = jax.jit(jax.grad({call}))(x, y)",
+            "jvp": f"result = jax.jvp({call}, (x, y), (jnp.ones_like(x), jnp.ones_like(y)))",
+            "vmap_grad": f"result = jax.vmap(jax.grad({call}), in_axes=(0, None))(jnp.array([0.5, 1.0]), y)",
+            "value_and_grad": f"result = jax.value_and_grad({call})(x, y)",
+        }[use]
+    )
     return lines

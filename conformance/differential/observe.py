@@ -31,10 +31,19 @@ MAX_VALUES = 256
 
 # Relative tolerance per dtype of the compared values (XLA and NumPy may round transcendental
 # functions differently by an ulp or two).
-RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "complex64": 2e-6, "float64": 1e-12, "complex128": 1e-12}
+RTOL = {
+    "float16": 2e-3,
+    "bfloat16": 1.6e-2,
+    "float32": 2e-6,
+    "complex64": 2e-6,
+    "float64": 1e-12,
+    "complex128": 1e-12,
+}
 DEFAULT_RTOL = 1e-6
 
 Kind = Literal["array", "numpy", "python", "dtype", "none", "other"]
+
+
 class Node(TypedDict, total=False):
     """A tree node: one of the containers `tuple`, `list` (items) or `dict` (key -> node), else a
     leaf (`kind` and what that kind has). One TypedDict for both: the JSON tells them apart by key."""
@@ -116,9 +125,15 @@ def leaf(x: Any) -> Node:
         return {"kind": "none"}
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         return {"kind": "python", "type": type(x).__name__, "value": _plain(x)}
-    if isinstance(x, np.dtype) or (isinstance(x, type) and hasattr(x, "dtype") or
-                                   (isinstance(x, type) and issubclass(x, np.generic))):
-        return {"kind": "dtype", "dtype": _dtype_name(getattr(x, "dtype", x) if not isinstance(x, np.dtype) else x)}
+    if isinstance(x, np.dtype) or (
+        isinstance(x, type)
+        and hasattr(x, "dtype")
+        or (isinstance(x, type) and issubclass(x, np.generic))
+    ):
+        return {
+            "kind": "dtype",
+            "dtype": _dtype_name(getattr(x, "dtype", x) if not isinstance(x, np.dtype) else x),
+        }
     if hasattr(x, "dtype") and hasattr(x, "shape"):
         kind: Kind = "numpy" if isinstance(x, (np.ndarray, np.generic)) else "array"
         out: Node = {"kind": kind, "dtype": _dtype_name(x.dtype), "shape": list(x.shape)}
@@ -154,15 +169,21 @@ def observe(text: str, namespace: dict[str, Any]) -> ProgramObservation:
             ns = dict(namespace)
             exec(compile(text, "<diff program>", "exec"), ns)  # noqa: S102
             result = ns.get("result")
-            for v in (result if isinstance(result, (tuple, list)) else [result]):
+            for v in result if isinstance(result, (tuple, list)) else [result]:
                 ready = getattr(v, "block_until_ready", None)
                 if callable(ready):
                     ready()
             obs["result"] = tree(result)
         except Exception as exc:
-            obs["raised"] = {"type": type(exc).__name__, "module": type(exc).__module__, "message": str(exc)[:600],
-                             "where": traceback.format_exception_only(type(exc), exc)[-1][:200].strip()}
-    obs["warnings"] = [{"category": w.category.__name__, "message": str(w.message)[:400]} for w in caught]
+            obs["raised"] = {
+                "type": type(exc).__name__,
+                "module": type(exc).__module__,
+                "message": str(exc)[:600],
+                "where": traceback.format_exception_only(type(exc), exc)[-1][:200].strip(),
+            }
+    obs["warnings"] = [
+        {"category": w.category.__name__, "message": str(w.message)[:400]} for w in caught
+    ]
     return obs
 
 
@@ -180,7 +201,11 @@ def missing(obs: ProgramObservation) -> str | None:
     if raised is None:
         return None
     message = raised["message"]
-    if raised["type"] == "AttributeError" and message.startswith("module ") and "has no attribute" in message:
+    if (
+        raised["type"] == "AttributeError"
+        and message.startswith("module ")
+        and "has no attribute" in message
+    ):
         return message
     if raised["type"] == "NotImplementedError":
         return f"NotImplementedError: {message[:200]}"
@@ -235,7 +260,9 @@ def _compare_tree(a: Node, b: Node, out: set[str]) -> None:
         out.add("shape")
         return
     if "value" in a and "value" in b and a["value"] is not None and b["value"] is not None:
-        rtol = max(RTOL.get(str(a.get("dtype")), DEFAULT_RTOL), RTOL.get(str(b.get("dtype")), DEFAULT_RTOL))
+        rtol = max(
+            RTOL.get(str(a.get("dtype")), DEFAULT_RTOL), RTOL.get(str(b.get("dtype")), DEFAULT_RTOL)
+        )
         if not _close(a["value"], b["value"], rtol):
             out.add("value")
 
@@ -266,12 +293,14 @@ def compare(a: ProgramObservation, b: ProgramObservation) -> list[str]:
 def signature(area: str, a: ProgramObservation, b: ProgramObservation, fields: list[str]) -> str:
     """A disagreement's class: its area, the fields that differ, and the exception and warning classes
     on each side (what shrinking keeps fixed, and what the summary groups by)."""
+
     def side(o: ProgramObservation) -> str:
         if "crashed" in o:
             return f"crashed:{o['crashed']}"
         raised = o["raised"]["type"] if "raised" in o else None
         w = ",".join(sorted(set(warning_categories(o)))) if "warnings" in fields else ""
         return (f"raises {raised}" if raised else "returns") + (f" +{w}" if w else "")
+
     return f"{area}: {'/'.join(fields)} ({side(a)} | {side(b)})"
 
 
@@ -285,7 +314,10 @@ def brief(obs: ProgramObservation) -> str:
     else:
         parts.append(_brief_tree(obs["result"]))
     if obs.get("warnings"):
-        parts.append("warns " + "; ".join(f"{w['category']}: {w['message'][:120]}" for w in obs["warnings"][:3]))
+        parts.append(
+            "warns "
+            + "; ".join(f"{w['category']}: {w['message'][:120]}" for w in obs["warnings"][:3])
+        )
     return " | ".join(parts)
 
 

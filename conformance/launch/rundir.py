@@ -26,15 +26,26 @@ RUNS = "runs"
 LATEST = "latest"
 # What a run, a report or a compat run writes into its directory: enough to tell it holds one,
 # and what --force removes (nothing else in the directory is touched).
-RUN_FILES = ("results.jsonl", "modes", "index.html", "assets", "mutation.json",
-             "compat", "compat-results.jsonl", "compat-summary.json", "compat-report")
+RUN_FILES = (
+    "results.jsonl",
+    "modes",
+    "index.html",
+    "assets",
+    "mutation.json",
+    "compat",
+    "compat-results.jsonl",
+    "compat-summary.json",
+    "compat-report",
+)
 
 
 def holds_run(directory: Path) -> list[str]:
     """The run files in `directory` (empty when it is new, empty, or holds none)."""
     if not directory.is_dir():
         return []
-    return [name for name in RUN_FILES if (directory / name).exists() or (directory / name).is_symlink()]
+    return [
+        name for name in RUN_FILES if (directory / name).exists() or (directory / name).is_symlink()
+    ]
 
 
 def explicit_out(out: Path, force: bool, option: str = "--out") -> Path:
@@ -44,8 +55,10 @@ def explicit_out(out: Path, force: bool, option: str = "--out") -> Path:
         raise UsageError(f"{option} {out}: not a directory")
     found = holds_run(out)
     if found and not force:
-        raise UsageError(f"{option} {out} already holds a run ({', '.join(found)}); "
-                         f"pass --force to replace it, or leave out {option} to keep each run in {REPORTS / RUNS}/")
+        raise UsageError(
+            f"{option} {out} already holds a run ({', '.join(found)}); "
+            f"pass --force to replace it, or leave out {option} to keep each run in {REPORTS / RUNS}/"
+        )
     return out.resolve()
 
 
@@ -69,7 +82,9 @@ def new_run_dir(suffix: str = "", reports: Path = REPORTS) -> Path:
     """A new, empty directory under reports/runs/, named by the time (unique within this second too)."""
     runs = reports / RUNS
     runs.mkdir(parents=True, exist_ok=True)
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H%M%SZ") + (f"-{suffix}" if suffix else "")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H%M%SZ") + (
+        f"-{suffix}" if suffix else ""
+    )
     for n in range(1, 1000):
         path = runs / (stamp if n == 1 else f"{stamp}-{n}")
         try:

@@ -33,21 +33,40 @@ from jax_conformance.text import signal_text
 # ---------------------------------------------------------------- the command line
 
 
-def pytest_command(adapter: str, mode: Mode, results: Path | None = None, *, python: str = sys.executable,
-                   extra: Sequence[str] = ()) -> list[str]:
+def pytest_command(
+    adapter: str,
+    mode: Mode,
+    results: Path | None = None,
+    *,
+    python: str = sys.executable,
+    extra: Sequence[str] = (),
+) -> list[str]:
     """The command that runs the suite in one mode. The package is named by its path, so the same
     command works from a checkout and from a wheel, in any working directory."""
-    argv = [python, "-m", "pytest", str(PACKAGE_DIR), f"--adapter={adapter}", f"--x64={'on' if mode.x64 else 'off'}",
-            f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}"]
+    argv = [
+        python,
+        "-m",
+        "pytest",
+        str(PACKAGE_DIR),
+        f"--adapter={adapter}",
+        f"--x64={'on' if mode.x64 else 'off'}",
+        f"--explicit-x64-dtypes={mode.explicit_x64_dtypes}",
+    ]
     argv += [f"--flag={name}={value_text(value)}" for name, value in mode.flags]
     if results is not None:
         argv += ["--results", str(results)]
     return [*argv, "-p", "no:cacheprovider", "-q", *extra]
 
 
-def pytest_options(*, backends: Iterable[str] = (), specs: Iterable[Path | str] = (),
-                   expectations: Iterable[Path | str] = (), keyword: str | None = None, markexpr: str | None = None,
-                   case_timeout: float | None = None) -> list[str]:
+def pytest_options(
+    *,
+    backends: Iterable[str] = (),
+    specs: Iterable[Path | str] = (),
+    expectations: Iterable[Path | str] = (),
+    keyword: str | None = None,
+    markexpr: str | None = None,
+    case_timeout: float | None = None,
+) -> list[str]:
     """The plugin's selection options; paths are made absolute (they mean the caller's directory)."""
     argv = [f"--backend={b}" for b in backends]
     for spec_dir in specs:
@@ -78,13 +97,17 @@ class ModeProcess:
     pytest_args: list[str] = field(default_factory=list)
     python: str = sys.executable
     env: dict[str, str] | None = None  # None: this process's environment
-    cwd: Path | None = None  # None: this process's working directory (never inside an installed package)
+    cwd: Path | None = (
+        None  # None: this process's working directory (never inside an installed package)
+    )
     proc: subprocess.Popen[bytes] | None = None
     started: float | None = None
     finished: float | None = None
     returncode: int | None = None
     timed_out: float | None = None  # the time limit it was killed at
-    stopped: str = ""  # why the user stopped it: "Ctrl-C", or "SIGTERM" when the runner was terminated
+    stopped: str = (
+        ""  # why the user stopped it: "Ctrl-C", or "SIGTERM" when the runner was terminated
+    )
     not_started: bool = False  # the run was stopped before this mode's turn came
     skipped: bool = False  # the scheduler's `skip` dropped it from the queue
     tail: RecordTail = field(init=False)  # its records, read as they are written (once)
@@ -94,7 +117,9 @@ class ModeProcess:
 
     @property
     def argv(self) -> list[str]:
-        return pytest_command(self.adapter, self.mode, self.results, python=self.python, extra=self.pytest_args)
+        return pytest_command(
+            self.adapter, self.mode, self.results, python=self.python, extra=self.pytest_args
+        )
 
     @property
     def name(self) -> str:
@@ -102,7 +127,9 @@ class ModeProcess:
 
     @property
     def waiting(self) -> bool:
-        return self.proc is None and self.returncode is None and not (self.skipped or self.not_started)
+        return (
+            self.proc is None and self.returncode is None and not (self.skipped or self.not_started)
+        )
 
     @property
     def running(self) -> bool:
@@ -143,7 +170,11 @@ class ModeProcess:
 
     def log_tail(self, lines: int) -> list[str]:
         """The last lines of the process's output."""
-        return self.log.read_text(errors="replace").strip().splitlines()[-lines:] if self.log.is_file() else []
+        return (
+            self.log.read_text(errors="replace").strip().splitlines()[-lines:]
+            if self.log.is_file()
+            else []
+        )
 
     def start(self) -> None:
         self.results.parent.mkdir(parents=True, exist_ok=True)
@@ -151,8 +182,15 @@ class ModeProcess:
         self.results.unlink(missing_ok=True)
         with open(self.log, "wb") as log:
             # Own process group: Ctrl-C on the runner stops a mode and its case workers together.
-            self.proc = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self.started = time.monotonic()
 
     def poll(self) -> bool:
@@ -211,9 +249,16 @@ class Scheduler(Generic[P]):
     threads while it runs). `skip(p)` may drop a queued process; `on_finish(p)` sees each one that
     ended; `on_tick()` runs after every poll (progress). Ctrl-C or SIGTERM stops them all."""
 
-    def __init__(self, jobs: int, *, timeout: float | None = None, skip: Callable[[P], bool] | None = None,
-                 on_finish: Callable[[P], None] | None = None, on_tick: Callable[[], None] | None = None,
-                 interval: float = 0.2) -> None:
+    def __init__(
+        self,
+        jobs: int,
+        *,
+        timeout: float | None = None,
+        skip: Callable[[P], bool] | None = None,
+        on_finish: Callable[[P], None] | None = None,
+        on_tick: Callable[[], None] | None = None,
+        interval: float = 0.2,
+    ) -> None:
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.skip = skip
@@ -290,8 +335,12 @@ class Scheduler(Generic[P]):
     def _stop_all(self, cause: str) -> None:
         processes = self._snapshot()
         running = [p for p in processes if p.running]
-        print(f"\n{cause}: stopping {len(running)} running mode process{'es' if len(running) != 1 else ''}"
-              f"{' (Ctrl-C again to kill them at once)' if cause == 'Ctrl-C' else ''}", file=sys.stderr, flush=True)
+        print(
+            f"\n{cause}: stopping {len(running)} running mode process{'es' if len(running) != 1 else ''}"
+            f"{' (Ctrl-C again to kill them at once)' if cause == 'Ctrl-C' else ''}",
+            file=sys.stderr,
+            flush=True,
+        )
         for process in processes:
             process.interrupt(cause)
         try:
@@ -305,7 +354,9 @@ class Scheduler(Generic[P]):
 # ---------------------------------------------------------------- afterwards
 
 
-def merge(files: Iterable[Path], target: Path, notes: Mapping[Path, Sequence[Record]] | None = None) -> int:
+def merge(
+    files: Iterable[Path], target: Path, notes: Mapping[Path, Sequence[Record]] | None = None
+) -> int:
     """Every whole record of each file into `target`, each file's `notes` (records the caller
     writes about a process that failed) right after it; returns the record count. A torn last
     line (a killed process) and blank lines are dropped; a missing file adds only its notes. The

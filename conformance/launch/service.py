@@ -30,15 +30,24 @@ P = TypeVar("P", bound=ModeProcess)
 WRITTEN_BY = "jax-conformance"  # the `written_by` of records the parent writes for a mode
 
 
-def run_modes(processes: Iterable[P], jobs: int, *, timeout: float | None = None,
-              skip: Callable[[P], bool] | None = None, on_finish: Callable[[P], None] | None = None,
-              on_tick: Callable[[], None] | None = None, more: Callable[[], bool] | None = None,
-              interval: float = 0.2, scheduler: Scheduler[P] | None = None) -> str:
+def run_modes(
+    processes: Iterable[P],
+    jobs: int,
+    *,
+    timeout: float | None = None,
+    skip: Callable[[P], bool] | None = None,
+    on_finish: Callable[[P], None] | None = None,
+    on_tick: Callable[[], None] | None = None,
+    more: Callable[[], bool] | None = None,
+    interval: float = 0.2,
+    scheduler: Scheduler[P] | None = None,
+) -> str:
     """Run the processes, at most `jobs` at once (each killed past `timeout` seconds); returns what
     stopped the run ("Ctrl-C", "SIGTERM") or "" when every process ran its course. `scheduler`: one
     the caller made to `add` processes to while this runs (then `more()` says whether more may come)."""
-    runner = scheduler or Scheduler[P](jobs, timeout=timeout, skip=skip, on_finish=on_finish, on_tick=on_tick,
-                                       interval=interval)
+    runner = scheduler or Scheduler[P](
+        jobs, timeout=timeout, skip=skip, on_finish=on_finish, on_tick=on_tick, interval=interval
+    )
     runner.run(processes, more)
     return runner.interrupted
 
@@ -64,7 +73,9 @@ def failure(process: ModeProcess) -> str:
     return f"pytest {process.status()}" + (f": {' | '.join(last)}" if last else "")
 
 
-def closing_records(process: ModeProcess, like: RunHeader | None = None, version: str | None = None) -> list[Record]:
+def closing_records(
+    process: ModeProcess, like: RunHeader | None = None, version: str | None = None
+) -> list[Record]:
     """The records that make a mode's end visible when its process did not write them itself; they
     follow the process's own records in the merged file (its file stays as the process left it).
 
@@ -79,12 +90,23 @@ def closing_records(process: ModeProcess, like: RunHeader | None = None, version
     mode = process.mode.to_json()
     if process.proc is None and process.returncode is None:
         never = f"not-started-{process.adapter}-{process.mode.slug}-{os.getpid()}"
-        return [harness_header(process.adapter, mode, run_id=never,
-                               implementation_version=like["implementation_version"] if like else version or "?",
-                               behaviour_version=like.get("behaviour_version", "?") if like else version or "?",
-                               backends=like["backends"] if like else (), written_by=WRITTEN_BY),
-                harness_end(never, "not started: the run was stopped before this mode's turn", interrupted=True,
-                            written_by=WRITTEN_BY)]
+        return [
+            harness_header(
+                process.adapter,
+                mode,
+                run_id=never,
+                implementation_version=like["implementation_version"] if like else version or "?",
+                behaviour_version=like.get("behaviour_version", "?") if like else version or "?",
+                backends=like["backends"] if like else (),
+                written_by=WRITTEN_BY,
+            ),
+            harness_end(
+                never,
+                "not started: the run was stopped before this mode's turn",
+                interrupted=True,
+                written_by=WRITTEN_BY,
+            ),
+        ]
     why = failure(process)
     if unavailable_reason(process):
         wrote = process.tail.header is not None
@@ -92,34 +114,70 @@ def closing_records(process: ModeProcess, like: RunHeader | None = None, version
     out: list[Record] = []
     header = process.tail.header
     if header is None:  # died before writing anything: say who it was
-        header = harness_header(process.adapter, mode, run_id=f"failed-{process.adapter}-{process.mode.slug}-{os.getpid()}",
-                                implementation_version=version or "?", status="error", reason=why, written_by=WRITTEN_BY)
+        header = harness_header(
+            process.adapter,
+            mode,
+            run_id=f"failed-{process.adapter}-{process.mode.slug}-{os.getpid()}",
+            implementation_version=version or "?",
+            status="error",
+            reason=why,
+            written_by=WRITTEN_BY,
+        )
         out.append(header)
     end = process.tail.end
     if (end is not None and not end.get("interrupted")) or process.tail.header is None:
         out.append(_harness_case(process, header, why))
     if end is None or process.stopped:
         # (after pytest's own end record when the user stopped it: the last end record is the one read)
-        reason = f"stopped by {process.stopped}" if process.stopped else f"{why} before the run ended"
-        out.append(harness_end(header["run_id"], reason, interrupted=True, exitstatus=process.returncode,
-                               counts=process.tail.counts, written_by=WRITTEN_BY))
+        reason = (
+            f"stopped by {process.stopped}" if process.stopped else f"{why} before the run ended"
+        )
+        out.append(
+            harness_end(
+                header["run_id"],
+                reason,
+                interrupted=True,
+                exitstatus=process.returncode,
+                counts=process.tail.counts,
+                written_by=WRITTEN_BY,
+            )
+        )
     return out
 
 
 def _harness_case(process: ModeProcess, header: RunHeader, why: str) -> ResultRecord:
     """An `error` case record for a mode's pytest that failed outside the cases, with its log's end."""
-    return {"record": "case", "run_id": header["run_id"], "case": f"<pytest {process.adapter} {process.mode.slug}>",
-            "topic": "<harness>", "claim": "the mode's pytest process runs the suite", "spec_file": str(process.log),
-            "line": 1, "adapter": process.adapter, "implementation_version": header.get("implementation_version"),
-            "backend": None, "mode": process.mode.to_json(), "outcome": "error",
-            "message": f"pytest {process.status()}; the last lines of {process.log}:\n" + "\n".join(process.log_tail(40)),
-            "expected": None, "actual": None, "duration_s": 0.0, "written_by": WRITTEN_BY}
+    return {
+        "record": "case",
+        "run_id": header["run_id"],
+        "case": f"<pytest {process.adapter} {process.mode.slug}>",
+        "topic": "<harness>",
+        "claim": "the mode's pytest process runs the suite",
+        "spec_file": str(process.log),
+        "line": 1,
+        "adapter": process.adapter,
+        "implementation_version": header.get("implementation_version"),
+        "backend": None,
+        "mode": process.mode.to_json(),
+        "outcome": "error",
+        "message": f"pytest {process.status()}; the last lines of {process.log}:\n"
+        + "\n".join(process.log_tail(40)),
+        "expected": None,
+        "actual": None,
+        "duration_s": 0.0,
+        "written_by": WRITTEN_BY,
+    }
 
 
-def merge_modes(processes: Sequence[ModeProcess], target: Path, versions: Sequence[str | None] = ()) -> int:
+def merge_modes(
+    processes: Sequence[ModeProcess], target: Path, versions: Sequence[str | None] = ()
+) -> int:
     """Every process's records, each followed by its closing records, into `target` (a mode that
     never started borrows the version and backends of a started one of its adapter); the count."""
     headers = {p.adapter: p.tail.header for p in processes if p.tail.header is not None}
     given = list(versions) or [None] * len(processes)
-    notes = {p.results: closing_records(p, headers.get(p.adapter), v) for p, v in zip(processes, given, strict=True)}
+    notes = {
+        p.results: closing_records(p, headers.get(p.adapter), v)
+        for p, v in zip(processes, given, strict=True)
+    }
     return merge([p.results for p in processes], target, notes)

@@ -61,7 +61,9 @@ def _configure(config: pytest.Config) -> None:
     options.check(config)
     if options.adapter is None:
         return
-    suite = Suite(options, options.adapter, getattr(config, "workerinput", {}).get("conformance_run_id"))
+    suite = Suite(
+        options, options.adapter, getattr(config, "workerinput", {}).get("conformance_run_id")
+    )
     config.stash[SUITE] = suite
     # -k selects over each case's id, claim and tags (`Collection.pytest_collection_modifyitems`),
     # never over an item's name, which carries the mode and backend: pytest's own -k is taken over.

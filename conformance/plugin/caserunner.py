@@ -115,16 +115,27 @@ def encodable(value: J) -> J:
 class Worker:
     """One worker process and its pipes."""
 
-    def __init__(self, adapter: str, env: dict[str, str], once: bool = False, server: ForkServer | None = None) -> None:
+    def __init__(
+        self,
+        adapter: str,
+        env: dict[str, str],
+        once: bool = False,
+        server: ForkServer | None = None,
+    ) -> None:
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self.proc: subprocess.Popen[bytes] | ForkedProcess
         if server is not None:
             # A `--once` worker forked from a server that has already paid the start-up (see forkserver.py).
             self.proc = server.fork(env, self.stderr)
         else:
-            cmd = [sys.executable, "-m", "jax_conformance.worker.loop", "--adapter", adapter] + (["--once"] if once else [])
+            cmd = [sys.executable, "-m", "jax_conformance.worker.loop", "--adapter", adapter] + (
+                ["--once"] if once else []
+            )
             self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
                 env={**env, PARENT_ENV: str(os.getpid())},
                 start_new_session=True,  # a signal for the worker's process group leaves pytest alone
             )
@@ -175,8 +186,12 @@ class Worker:
                 self._buffer += chunk
                 if len(self._buffer) > MAX_REPLY_BYTES:
                     self.kill()
-                    raise WorkerFailure("error", f"the worker's reply passed {MAX_REPLY_BYTES:,} bytes without ending; "
-                                        f"the worker was killed{self._stderr_tail()}", {"reply_bytes": len(self._buffer)})
+                    raise WorkerFailure(
+                        "error",
+                        f"the worker's reply passed {MAX_REPLY_BYTES:,} bytes without ending; "
+                        f"the worker was killed{self._stderr_tail()}",
+                        {"reply_bytes": len(self._buffer)},
+                    )
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
             reply = json.loads(line)
@@ -184,8 +199,11 @@ class Worker:
             reply = None
         if not isinstance(reply, dict):
             self.kill()
-            raise WorkerFailure("error", f"the worker answered {line[:200]!r}, not a JSON object (did the case write to "
-                                f"the protocol channel?); the worker was killed{self._stderr_tail()}")
+            raise WorkerFailure(
+                "error",
+                f"the worker answered {line[:200]!r}, not a JSON object (did the case write to "
+                f"the protocol channel?); the worker was killed{self._stderr_tail()}",
+            )
         return cast(Reply, encodable(reply))
 
     def _timed_out(self, timeout: float) -> WorkerFailure:
@@ -195,13 +213,18 @@ class Worker:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self.proc.pid, signal.SIGUSR1)
             end = time.monotonic() + STACK_GRACE_S
-            while time.monotonic() < end and self._stderr_size() == size and self.proc.poll() is None:
+            while (
+                time.monotonic() < end and self._stderr_size() == size and self.proc.poll() is None
+            ):
                 time.sleep(0.05)
             time.sleep(0.1)  # let the dump finish
         self.kill()
         tail = self._stderr_text()
-        return WorkerFailure("timeout", f"no answer within {timeout:g} s; the worker was killed{self._format_tail(tail)}",
-                             {"timeout_s": timeout, "stderr_tail": tail})
+        return WorkerFailure(
+            "timeout",
+            f"no answer within {timeout:g} s; the worker was killed{self._format_tail(tail)}",
+            {"timeout_s": timeout, "stderr_tail": tail},
+        )
 
     def _crashed(self) -> WorkerFailure:
         code: int | None
@@ -211,8 +234,11 @@ class Worker:
             self.kill()
             code = self.proc.returncode
         tail = self._stderr_text()
-        return WorkerFailure("crashed", f"the worker process {describe_exit(code)}{self._format_tail(tail)}",
-                             {**exit_fields(code), "stderr_tail": tail})
+        return WorkerFailure(
+            "crashed",
+            f"the worker process {describe_exit(code)}{self._format_tail(tail)}",
+            {**exit_fields(code), "stderr_tail": tail},
+        )
 
     def _stderr_size(self) -> int:
         try:
@@ -237,7 +263,11 @@ class Worker:
 
     @staticmethod
     def _format_tail(tail: str) -> str:
-        return f"\n--- worker stderr during the case (last {STDERR_TAIL} bytes) ---\n{tail}" if tail else ""
+        return (
+            f"\n--- worker stderr during the case (last {STDERR_TAIL} bytes) ---\n{tail}"
+            if tail
+            else ""
+        )
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -272,7 +302,9 @@ def _error_text(reply: ErrorReply) -> str:
 def full_server_serves(mode_env: dict[str, str], env: dict[str, str]) -> bool:
     """Whether the full fork server (started in the mode's environment) serves a case with `env`:
     the same test as `ForkServer.serves` for that level, decided before any server is started."""
-    return not ({k for k in set(env) | set(mode_env) if env.get(k) != mode_env.get(k)} - VOLATILE_ENV)
+    return not (
+        {k for k in set(env) | set(mode_env) if env.get(k) != mode_env.get(k)} - VOLATILE_ENV
+    )
 
 
 class CaseRunner:
@@ -282,15 +314,23 @@ class CaseRunner:
     worker); a case that runs out of memory under it is `crashed` and the worker replaced.
     """
 
-    def __init__(self, adapter: str, mode: Mode, default_timeout: float = 60.0, memory_mb: int | None = None,
-                 isolation: str | None = None) -> None:
+    def __init__(
+        self,
+        adapter: str,
+        mode: Mode,
+        default_timeout: float = 60.0,
+        memory_mb: int | None = None,
+        isolation: str | None = None,
+    ) -> None:
         self.adapter = adapter
         self.mode = mode
         self.default_timeout = default_timeout
         self.memory_mb = memory_mb
         self.isolation = isolation or os.environ.get(ISOLATION_ENV) or "fork"
         if self.isolation not in ISOLATION_MODES:
-            raise UsageError(f"${ISOLATION_ENV} or --isolation {self.isolation!r}: the isolation modes are {', '.join(ISOLATION_MODES)}")
+            raise UsageError(
+                f"${ISOLATION_ENV} or --isolation {self.isolation!r}: the isolation modes are {', '.join(ISOLATION_MODES)}"
+            )
         self._worker: Worker | None = None
         self._hello_sent = False
         self._info: AdapterInfo | None = None
@@ -325,14 +365,18 @@ class CaseRunner:
     def _started(self, reply: HelloReply | ErrorReply) -> AdapterInfo:
         """The adapter's info from the worker's reply to hello, or why it could not start."""
         if not reply["ok"]:
-            raise AdapterStartError(f"adapter {self.adapter!r} could not start in mode {self.mode.label}: "
-                                    f"{_error_text(reply)}")
+            raise AdapterStartError(
+                f"adapter {self.adapter!r} could not start in mode {self.mode.label}: "
+                f"{_error_text(reply)}"
+            )
         return adapter_info(reply["info"])
 
     def _live_worker(self) -> Worker:
         if self._hello_sent and self._worker is not None:
             self._hello_sent = False
-            reply = cast(HelloReply | ErrorReply, self._worker.receive(STARTUP_TIMEOUT))  # prestart sent hello
+            reply = cast(
+                HelloReply | ErrorReply, self._worker.receive(STARTUP_TIMEOUT)
+            )  # prestart sent hello
             self._info = self._started(reply)
         if self._worker is None or not self._worker.alive():
             if self._worker is not None:
@@ -356,14 +400,18 @@ class CaseRunner:
         reply = self._live_worker().request({"op": "resolve", "names": names}, STARTUP_TIMEOUT)
         return dict(reply["unresolved"]) if reply["ok"] else {}
 
-    def observe(self, program: str, backend: str, timeout: float | None = None) -> ProgramObservation:
+    def observe(
+        self, program: str, backend: str, timeout: float | None = None
+    ) -> ProgramObservation:
         """What a `diff` program does on `backend` (on the long-lived worker); a crash, hang or worker
         error is an observation too (`not_observed`)."""
         from jax_conformance.differential.observe import not_observed
 
         try:
-            reply = self._live_worker().request({"op": "observe", "program": program, "backend": backend},
-                                                timeout or self.default_timeout)
+            reply = self._live_worker().request(
+                {"op": "observe", "program": program, "backend": backend},
+                timeout or self.default_timeout,
+            )
         except WorkerFailure as failure:
             self._drop_worker()
             return not_observed(failure.outcome, str(failure))
@@ -373,8 +421,13 @@ class CaseRunner:
             self._drop_worker()
         return reply["observation"]
 
-    def run(self, payload: CasePayload, timeout: float | None = None,
-            isolate: bool = False, env: dict[str, str | None] | None = None) -> Verdict:
+    def run(
+        self,
+        payload: CasePayload,
+        timeout: float | None = None,
+        isolate: bool = False,
+        env: dict[str, str | None] | None = None,
+    ) -> Verdict:
         """The verdict for one case; crashes and hangs become verdicts too (made here, on the parent side)."""
         limit = timeout or self.default_timeout
         start = time.perf_counter()
@@ -394,12 +447,22 @@ class CaseRunner:
             if not isolate:
                 self._drop_worker()
             key = "crash" if failure.outcome == "crashed" else failure.outcome
-            verdict: Verdict = {"outcome": cast(Outcome, failure.outcome), "message": str(failure), "expected": payload["expect"],
-                                "actual": {key: failure.details}, "duration_s": round(time.perf_counter() - start, 6)}
+            verdict: Verdict = {
+                "outcome": cast(Outcome, failure.outcome),
+                "message": str(failure),
+                "expected": payload["expect"],
+                "actual": {key: failure.details},
+                "duration_s": round(time.perf_counter() - start, 6),
+            }
         else:
             if not reply["ok"]:
-                verdict = {"outcome": "error", "message": f"worker error: {_error_text(reply)}",
-                           "expected": payload["expect"], "actual": None, "duration_s": round(time.perf_counter() - start, 6)}
+                verdict = {
+                    "outcome": "error",
+                    "message": f"worker error: {_error_text(reply)}",
+                    "expected": payload["expect"],
+                    "actual": None,
+                    "duration_s": round(time.perf_counter() - start, 6),
+                }
             else:
                 if reply.get("restart"):
                     self._drop_worker()
@@ -421,11 +484,27 @@ class CaseRunner:
             self._drop_worker()
             key = "crash" if failure.outcome == "crashed" else failure.outcome
             took = round(time.perf_counter() - start, 6)
-            return [{"outcome": cast(Outcome, failure.outcome), "message": f"the batch of {len(payloads)} cells: {failure}",
-                     "expected": p["expect"], "actual": {key: failure.details}, "duration_s": took} for p in payloads]
+            return [
+                {
+                    "outcome": cast(Outcome, failure.outcome),
+                    "message": f"the batch of {len(payloads)} cells: {failure}",
+                    "expected": p["expect"],
+                    "actual": {key: failure.details},
+                    "duration_s": took,
+                }
+                for p in payloads
+            ]
         if not reply["ok"]:
-            return [{"outcome": "error", "message": f"worker error: {_error_text(reply)}", "expected": p["expect"],
-                     "actual": None, "duration_s": 0.0} for p in payloads]
+            return [
+                {
+                    "outcome": "error",
+                    "message": f"worker error: {_error_text(reply)}",
+                    "expected": p["expect"],
+                    "actual": None,
+                    "duration_s": 0.0,
+                }
+                for p in payloads
+            ]
         if reply.get("restart"):
             self._drop_worker()
         return list(reply["verdicts"])
@@ -457,7 +536,9 @@ class CaseRunner:
                 if server is None or not server.serves(env):
                     continue
                 try:
-                    return Worker(self.adapter, env, once=True, server=server), cast(Isolation, isolation)
+                    return Worker(self.adapter, env, once=True, server=server), cast(
+                        Isolation, isolation
+                    )
                 except ForkServerError as exc:
                     self.fork_notes[level] = str(exc)
                     self._servers.pop(level, None)

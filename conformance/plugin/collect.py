@@ -35,21 +35,29 @@ class Collection:
         self.suite = suite
         self.keyword = keyword  # -k, taken over from pytest: over each case's id, claim and tags
 
-    def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    def pytest_collect_directory(
+        self, path: Path, parent: pytest.Collector
+    ) -> pytest.Collector | None:
         if path.resolve() == PACKAGE_DIR:
             return SuiteDirectory.from_parent(parent, path=path)
         return None
 
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    def pytest_collect_file(
+        self, file_path: Path, parent: pytest.Collector
+    ) -> pytest.Collector | None:
         if isinstance(parent, SuiteDirectory):
             return None  # it collects its spec files itself
         resolved = file_path.resolve()
-        if is_spec_file(resolved) and any(d == resolved.parent or d in resolved.parents for d in self.suite.options.spec_dirs):
+        if is_spec_file(resolved) and any(
+            d == resolved.parent or d in resolved.parents for d in self.suite.options.spec_dirs
+        ):
             return SpecFile.from_parent(parent, path=file_path)
         return None
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item], config: pytest.Config) -> None:
+    def pytest_collection_modifyitems(
+        self, items: list[pytest.Item], config: pytest.Config
+    ) -> None:
         """-k over the case's own words (`SpecItem.words`), so every mode and backend selects the
         same cases; any other item by the names pytest's -k would see."""
         select = self.keyword
@@ -58,7 +66,11 @@ class Collection:
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
         for item in items:
-            (keep if select(item.words() if isinstance(item, SpecItem) else _item_names(item)) else drop).append(item)
+            (
+                keep
+                if select(item.words() if isinstance(item, SpecItem) else _item_names(item))
+                else drop
+            ).append(item)
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
@@ -70,9 +82,17 @@ class Collection:
         xdist controller, which runs no case."""
         if session.config.pluginmanager.hasplugin("dsession") or session.config.option.collectonly:
             return
-        isolated = [i.case for i in session.items if isinstance(i, SpecItem) and i.case.isolate == "process"]
-        levels = tuple(level for level, wanted in (("full", any(not c.env for c in isolated)),
-                                                    ("light", any(c.env for c in isolated))) if wanted)
+        isolated = [
+            i.case for i in session.items if isinstance(i, SpecItem) and i.case.isolate == "process"
+        ]
+        levels = tuple(
+            level
+            for level, wanted in (
+                ("full", any(not c.env for c in isolated)),
+                ("light", any(c.env for c in isolated)),
+            )
+            if wanted
+        )
         self.suite.runner.start_fork_servers(levels)
 
 
@@ -127,17 +147,30 @@ class SpecFile(pytest.File):
             self._fail(loaded)
         self._check_names(loaded, suite)
         tags = known_tags()
-        markers = {tag: getattr(pytest.mark, tag) for case in loaded.cases for tag in case.tags if tag in tags}
+        markers = {
+            tag: getattr(pytest.mark, tag)
+            for case in loaded.cases
+            for tag in case.tags
+            if tag in tags
+        }
         backends, slug, version = suite.backends(), suite.mode.slug, suite.behaviour_version
         items = []
-        with gc_paused():  # thousands of items, each a handful of objects: no collection walks them all meanwhile
+        with (
+            gc_paused()
+        ):  # thousands of items, each a handful of objects: no collection walks them all meanwhile
             for case in loaded.cases:
                 for backend in backends:
-                    item = SpecItem.from_parent(self, name=f"{case.id}[{slug}-{backend}]", case=case, backend=backend)
+                    item = SpecItem.from_parent(
+                        self, name=f"{case.id}[{slug}-{backend}]", case=case, backend=backend
+                    )
                     for tag in case.tags:
                         if tag in markers:
                             item.add_marker(markers[tag])
-                    item.expect_divergence(suite.expectations.find(case.id, suite.mode, backend, suite.adapter, version))
+                    item.expect_divergence(
+                        suite.expectations.find(
+                            case.id, suite.mode, backend, suite.adapter, version
+                        )
+                    )
                     items.append(item)
         yield from items
 
@@ -148,16 +181,28 @@ class SpecFile(pytest.File):
                 lines.setdefault(name, line)
         bad = suite.unresolved(set(lines))
         if bad:
-            self._fail(SpecFileErrors(spec.path, [
-                SpecError(spec.path, lines[n], "EXC-UNRESOLVED", f"{n!r} does not resolve in adapter {suite.adapter!r}: {why}")
-                for n, why in sorted(bad.items())
-            ]))
+            self._fail(
+                SpecFileErrors(
+                    spec.path,
+                    [
+                        SpecError(
+                            spec.path,
+                            lines[n],
+                            "EXC-UNRESOLVED",
+                            f"{n!r} does not resolve in adapter {suite.adapter!r}: {why}",
+                        )
+                        for n, why in sorted(bad.items())
+                    ],
+                )
+            )
 
     def _fail(self, errors: SpecFileErrors) -> NoReturn:
         self.collect_error = SpecCollectError(errors)
         raise self.collect_error
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None
+    ) -> str:
         if isinstance(excinfo.value, SpecCollectError):
             return excinfo.value.text(self.config.rootpath)
         return str(super().repr_failure(excinfo))
@@ -182,8 +227,12 @@ class SpecItem(pytest.Item):
         self.case = case
         self.backend = backend
         self.verdict: Verdict | None = None
-        self.block_line: int | None = None  # the line of the expect block chosen for this mode and backend
-        self.known_divergence: Entry | None = None  # the expectations entry that lists this case here
+        self.block_line: int | None = (
+            None  # the line of the expect block chosen for this mode and backend
+        )
+        self.known_divergence: Entry | None = (
+            None  # the expectations entry that lists this case here
+        )
 
     def words(self) -> list[str]:
         """What -k matches: the case's id, its claim and its tags (never the mode, backend or file);
@@ -202,18 +251,27 @@ class SpecItem(pytest.Item):
         version = suite.behaviour_version
         block = self.case.select(suite.mode, self.backend, suite.adapter, version, suite.flags)
         if block is None:
-            raise NotApplicable(f"no expect block for {suite.mode.label}, backend={self.backend}, adapter={suite.adapter} {version}")
+            raise NotApplicable(
+                f"no expect block for {suite.mode.label}, backend={self.backend}, adapter={suite.adapter} {version}"
+            )
         self.block_line = block.line
         if block.not_applicable is not None:
             raise NotApplicable(block.not_applicable)
-        documented = self.case.documented.select(suite.mode, self.backend, suite.adapter, version, suite.flags) \
-            if self.case.documented is not None else None
+        documented = (
+            self.case.documented.select(
+                suite.mode, self.backend, suite.adapter, version, suite.flags
+            )
+            if self.case.documented is not None
+            else None
+        )
         if self.case.table is not None:
             verdict = self._table_verdict(suite)
         else:
             verdict = suite.runner.run(
                 self.case.payload(block, suite.mode, self.backend, documented),
-                timeout=self.case.timeout, isolate=self.case.isolate == "process", env=self.case.env,
+                timeout=self.case.timeout,
+                isolate=self.case.isolate == "process",
+                env=self.case.env,
             )
         self.verdict = verdict
         if verdict["outcome"] != "passed":
@@ -225,8 +283,13 @@ class SpecItem(pytest.Item):
         block = self.case.select(suite.mode, self.backend, suite.adapter, version, suite.flags)
         if block is None or block.not_applicable is not None:
             return None
-        documented = self.case.documented.select(suite.mode, self.backend, suite.adapter, version, suite.flags) \
-            if self.case.documented is not None else None
+        documented = (
+            self.case.documented.select(
+                suite.mode, self.backend, suite.adapter, version, suite.flags
+            )
+            if self.case.documented is not None
+            else None
+        )
         return self.case.payload(block, suite.mode, self.backend, documented)
 
     def _table_verdict(self, suite: Suite) -> Verdict:
@@ -237,25 +300,40 @@ class SpecItem(pytest.Item):
         if self.nodeid not in verdicts:
             batch: list[tuple[SpecItem, CasePayload]] = []
             for item in self.session.items:
-                if (isinstance(item, SpecItem) and item.parent is self.parent and item.case.table == self.case.table
-                        and item.backend == self.backend and item.nodeid not in verdicts):
+                if (
+                    isinstance(item, SpecItem)
+                    and item.parent is self.parent
+                    and item.case.table == self.case.table
+                    and item.backend == self.backend
+                    and item.nodeid not in verdicts
+                ):
                     payload = item._cell_payload(suite)
                     if payload is not None:
                         batch.append((item, payload))
             timeout = suite.runner.default_timeout + 5.0 * len(batch)
-            for (item, _), verdict in zip(batch, suite.runner.run_batch([p for _, p in batch], timeout), strict=True):
+            for (item, _), verdict in zip(
+                batch, suite.runner.run_batch([p for _, p in batch], timeout), strict=True
+            ):
                 verdicts[item.nodeid] = verdict
         return verdicts.pop(self.nodeid)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None
+    ) -> str:
         if isinstance(excinfo.value, NotApplicable):  # the reason is the whole story: no traceback
-            return str(excinfo.value)  # (pytest's repr parses the source of every frame: ~0.3 s an item)
+            return str(
+                excinfo.value
+            )  # (pytest's repr parses the source of every frame: ~0.3 s an item)
         if not isinstance(excinfo.value, CaseFailure):
             return str(super().repr_failure(excinfo))
         return failure_text(self, excinfo.value.verdict)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.case.line - 1, f"{self.case.id} [{self.config.stash[SUITE].mode.label}, {self.backend}]"
+        return (
+            self.path,
+            self.case.line - 1,
+            f"{self.case.id} [{self.config.stash[SUITE].mode.label}, {self.backend}]",
+        )
 
 
 def failure_text(item: SpecItem, verdict: Verdict) -> str:
@@ -269,7 +347,9 @@ def failure_text(item: SpecItem, verdict: Verdict) -> str:
         f"claim: {case.claim}",
     ]
     if item.block_line:
-        lines.append(f"expect block at {rel}:{item.block_line}: {cut(repr(verdict.get('expected')), LINE_CHARS, 'expected')}")
+        lines.append(
+            f"expect block at {rel}:{item.block_line}: {cut(repr(verdict.get('expected')), LINE_CHARS, 'expected')}"
+        )
     lines.append("")
     lines += verdict.get("message", "").splitlines()
     lines += ["", "spec:"] + _spec_lines(case, item.block_line)

@@ -45,10 +45,23 @@ class ForkServer:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jax_conformance.worker.forkserver", "--adapter", adapter, "--level", level,
-                 "--fd", str(theirs.fileno())],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                env={**env, PARENT_ENV: str(os.getpid())}, start_new_session=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "jax_conformance.worker.forkserver",
+                    "--adapter",
+                    adapter,
+                    "--level",
+                    level,
+                    "--fd",
+                    str(theirs.fileno()),
+                ],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=self.log,
+                stderr=self.log,
+                env={**env, PARENT_ENV: str(os.getpid())},
+                start_new_session=True,
             )
         finally:
             theirs.close()
@@ -70,13 +83,20 @@ class ForkServer:
 
     def serves(self, env: dict[str, str]) -> bool:
         """Whether a child of this server is the process a fresh interpreter with `env` would be."""
-        differ = {k for k in set(env) | set(self.env) if env.get(k) != self.env.get(k)} - VOLATILE_ENV
+        differ = {
+            k for k in set(env) | set(self.env) if env.get(k) != self.env.get(k)
+        } - VOLATILE_ENV
         if not differ:
             return True
-        return self.level == "light" and bool(self.late_env_prefixes) and all(
-            k.startswith(self.late_env_prefixes) for k in differ)
+        return (
+            self.level == "light"
+            and bool(self.late_env_prefixes)
+            and all(k.startswith(self.late_env_prefixes) for k in differ)
+        )
 
-    def _next(self, deadline: float | None, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    def _next(
+        self, deadline: float | None, until: Callable[[dict[str, Any]], bool]
+    ) -> dict[str, Any] | None:
         """Read packets, keeping exit notices, until `until(message)` holds (that message) or the
         deadline passes (None); raises ForkServerError when the server's end has closed."""
         with selectors.DefaultSelector() as sel:
@@ -89,8 +109,10 @@ class ForkServer:
                 if not data:
                     self.proc.poll()
                     log = self._log_tail()
-                    raise ForkServerError(f"the fork server {describe_exit(self.proc.returncode)}"
-                                          + (f": {log}" if log else ""))
+                    raise ForkServerError(
+                        f"the fork server {describe_exit(self.proc.returncode)}"
+                        + (f": {log}" if log else "")
+                    )
                 message = dict(json.loads(data))
                 if "exited" in message:
                     self._exits[int(message["exited"])] = int(message["code"])
@@ -116,7 +138,11 @@ class ForkServer:
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         try:
-            socket.send_fds(self.sock, [json.dumps({"op": "fork", "env": env}).encode()], [in_r, out_w, stderr.fileno()])
+            socket.send_fds(
+                self.sock,
+                [json.dumps({"op": "fork", "env": env}).encode()],
+                [in_r, out_w, stderr.fileno()],
+            )
             reply = self._message(FORK_REPLY_TIMEOUT)
         except (OSError, ForkServerError) as exc:
             os.close(in_w)

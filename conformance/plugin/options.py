@@ -24,25 +24,79 @@ DEFAULT_CASE_TIMEOUT = "60"  # seconds; the ini value `conformance_case_timeout`
 
 
 def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("jax-conformance", "jax-conformance: run the YAML specs against an implementation")
-    group.addoption("--adapter", metavar="NAME", help=f"implementation under test ({', '.join(sorted(installed_adapters())) or 'none installed'})")
-    group.addoption("--x64", choices=("on", "off"), help="the jax_enable_x64 mode (default: from JAX_ENABLE_X64, as JAX reads it)")
-    group.addoption("--explicit-x64-dtypes", choices=EXPLICIT_MODES, help="policy for explicit 64-bit dtypes with x64 off (default: from JAX_EXPLICIT_X64_DTYPES, else warn)")
-    group.addoption("--flag", action="append", metavar="NAME=VALUE",
-                    help="set a JAX flag for the run, as JAX reads it at import (repeatable; e.g. jax_custom_vjp3=true; "
-                         "the flags the adapter has are checked when it starts)")
-    group.addoption("--backend", action="append", metavar="PLATFORM", help="run on this backend (repeatable; default: every backend the adapter reports)")
-    group.addoption("--results", metavar="PATH", help="write one JSON line per case to PATH as it finishes")
-    group.addoption("--specs", action="append", metavar="DIR", help=f"spec directories for `pytest conformance/` (default: {SPECS_DIR})")
-    group.addoption("--case-timeout", type=positive_float, default=None, metavar="SECONDS", help="time limit per case unless the spec sets one, above 0 (default: ini conformance_case_timeout, 60)")
-    group.addoption("--case-memory-mb", type=positive_int, default=None, metavar="MB",
-                    help="address-space limit per worker; a case past it is recorded as crashed (default: $JAX_CONFORMANCE_MEMORY_LIMIT_MB, else none)")
-    group.addoption("--isolation", choices=ISOLATION_MODES, default=None,
-                    help="how `isolate: process` cases get their fresh process: fork from a server that has paid the "
-                         "start-up when that gives the same process, else spawn; or always spawn "
-                         "(default: $JAX_CONFORMANCE_ISOLATION, else fork)")
-    parser.addini("conformance_case_timeout", "default time limit per case in seconds", default=DEFAULT_CASE_TIMEOUT)
-    group.addoption("--expectations", action="append", metavar="PATH", help="known-divergence file(s): listed cases become xfailed/xpassed")
+    group = parser.getgroup(
+        "jax-conformance", "jax-conformance: run the YAML specs against an implementation"
+    )
+    group.addoption(
+        "--adapter",
+        metavar="NAME",
+        help=f"implementation under test ({', '.join(sorted(installed_adapters())) or 'none installed'})",
+    )
+    group.addoption(
+        "--x64",
+        choices=("on", "off"),
+        help="the jax_enable_x64 mode (default: from JAX_ENABLE_X64, as JAX reads it)",
+    )
+    group.addoption(
+        "--explicit-x64-dtypes",
+        choices=EXPLICIT_MODES,
+        help="policy for explicit 64-bit dtypes with x64 off (default: from JAX_EXPLICIT_X64_DTYPES, else warn)",
+    )
+    group.addoption(
+        "--flag",
+        action="append",
+        metavar="NAME=VALUE",
+        help="set a JAX flag for the run, as JAX reads it at import (repeatable; e.g. jax_custom_vjp3=true; "
+        "the flags the adapter has are checked when it starts)",
+    )
+    group.addoption(
+        "--backend",
+        action="append",
+        metavar="PLATFORM",
+        help="run on this backend (repeatable; default: every backend the adapter reports)",
+    )
+    group.addoption(
+        "--results", metavar="PATH", help="write one JSON line per case to PATH as it finishes"
+    )
+    group.addoption(
+        "--specs",
+        action="append",
+        metavar="DIR",
+        help=f"spec directories for `pytest conformance/` (default: {SPECS_DIR})",
+    )
+    group.addoption(
+        "--case-timeout",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit per case unless the spec sets one, above 0 (default: ini conformance_case_timeout, 60)",
+    )
+    group.addoption(
+        "--case-memory-mb",
+        type=positive_int,
+        default=None,
+        metavar="MB",
+        help="address-space limit per worker; a case past it is recorded as crashed (default: $JAX_CONFORMANCE_MEMORY_LIMIT_MB, else none)",
+    )
+    group.addoption(
+        "--isolation",
+        choices=ISOLATION_MODES,
+        default=None,
+        help="how `isolate: process` cases get their fresh process: fork from a server that has paid the "
+        "start-up when that gives the same process, else spawn; or always spawn "
+        "(default: $JAX_CONFORMANCE_ISOLATION, else fork)",
+    )
+    parser.addini(
+        "conformance_case_timeout",
+        "default time limit per case in seconds",
+        default=DEFAULT_CASE_TIMEOUT,
+    )
+    group.addoption(
+        "--expectations",
+        action="append",
+        metavar="PATH",
+        help="known-divergence file(s): listed cases become xfailed/xpassed",
+    )
 
 
 @dataclass(frozen=True)
@@ -67,12 +121,17 @@ class Options:
         specs = tuple(Path(p) for p in config.getoption("specs") or ())
         return cls(
             adapter=config.getoption("adapter"),
-            mode=mode_from_options(config.getoption("x64"), config.getoption("explicit_x64_dtypes"), config.getoption("flag") or []),
+            mode=mode_from_options(
+                config.getoption("x64"),
+                config.getoption("explicit_x64_dtypes"),
+                config.getoption("flag") or [],
+            ),
             specs=specs,
             spec_dirs=tuple(p.resolve() for p in specs or (SPECS_DIR,)),
             backends=tuple(config.getoption("backend") or ()),
             results=Path(results) if results else None,
-            case_timeout=config.getoption("case_timeout") or float(config.getini("conformance_case_timeout")),
+            case_timeout=config.getoption("case_timeout")
+            or float(config.getini("conformance_case_timeout")),
             memory_mb=config.getoption("case_memory_mb"),
             isolation=config.getoption("isolation"),
             expectations=tuple(config.getoption("expectations") or ()),
@@ -97,7 +156,9 @@ class Options:
         if path == PACKAGE_DIR:
             return True
         return path.exists() and any(
-            path == d or d in path.parents or (path in d.parents and path != Path("/") and path.name == "specs")
+            path == d
+            or d in path.parents
+            or (path in d.parents and path != Path("/") and path.name == "specs")
             for d in self.spec_dirs
         )
 

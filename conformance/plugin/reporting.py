@@ -45,12 +45,20 @@ if TYPE_CHECKING:
 RECORD_KEY = "conformance_record"  # a report's user_properties entry that holds its record
 
 
-def outcome_of(item: SpecItem, call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[Outcome, str]:
+def outcome_of(
+    item: SpecItem, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> tuple[Outcome, str]:
     """The record's outcome and message for this phase (a not-applicable case's report becomes a skip)."""
     exc = call.excinfo.value if call.excinfo is not None else None
     xfail = getattr(report, "wasxfail", None)
     divergence = item.known_divergence
-    if divergence is not None and xfail is None and exc is None and call.when == "call" and report.failed:
+    if (
+        divergence is not None
+        and xfail is None
+        and exc is None
+        and call.when == "call"
+        and report.failed
+    ):
         # A strict xfail that passed reaches here as a plain failure, without `wasxfail`.
         xfail = divergence.reason
     if isinstance(exc, NotApplicable):
@@ -58,14 +66,20 @@ def outcome_of(item: SpecItem, call: pytest.CallInfo[None], report: pytest.TestR
         report.longrepr = (str(item.path), item.case.line - 1, f"not applicable: {exc}")
         return "not_applicable", str(exc)
     if call.when == "setup" and report.skipped:
-        return "skipped", str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else "skipped"
+        return "skipped", str(report.longrepr[-1]) if isinstance(
+            report.longrepr, tuple
+        ) else "skipped"
     if xfail is not None:
         if report.skipped:
             return "xfailed", "xfailed: " + str(xfail) + (f"\n{exc}" if exc is not None else "")
         where = f" in {divergence.path}" if divergence is not None and divergence.path else ""
-        message = (f"xpassed: listed as a known divergence{where} ({xfail}), but the case now conforms; "
-                   "remove the entry (jax-conformance run --update-expectations does)")
-        report.longrepr = f"{item.case.id} [{item.config.stash[SUITE].mode.label}, {item.backend}] {message}"
+        message = (
+            f"xpassed: listed as a known divergence{where} ({xfail}), but the case now conforms; "
+            "remove the entry (jax-conformance run --update-expectations does)"
+        )
+        report.longrepr = (
+            f"{item.case.id} [{item.config.stash[SUITE].mode.label}, {item.backend}] {message}"
+        )
         return "xpassed", message
     if isinstance(exc, CaseFailure):
         return exc.verdict["outcome"], exc.verdict.get("message", "")
@@ -79,21 +93,37 @@ def case_record(item: SpecItem, outcome: Outcome, message: str, duration_s: floa
     suite = item.config.stash[SUITE]
     case, verdict, info = item.case, item.verdict, suite.info
     record: ResultRecord = {
-        "record": "case", "run_id": suite.run_id, "case": case.id,
-        "spec_file": rel_path(case.spec_path, item.config.rootpath), "line": case.line,
-        "topic": case.topic, "claim": case.claim, "tags": list(case.tags),
-        "adapter": suite.adapter, "implementation_version": info["implementation_version"],
-        "behaviour_version": info["behaviour_version"], "backend": item.backend,
-        "mode": suite.mode.to_json(), "outcome": outcome, "message": message,
-        "expected": verdict["expected"] if verdict else None, "actual": verdict["actual"] if verdict else None,
+        "record": "case",
+        "run_id": suite.run_id,
+        "case": case.id,
+        "spec_file": rel_path(case.spec_path, item.config.rootpath),
+        "line": case.line,
+        "topic": case.topic,
+        "claim": case.claim,
+        "tags": list(case.tags),
+        "adapter": suite.adapter,
+        "implementation_version": info["implementation_version"],
+        "behaviour_version": info["behaviour_version"],
+        "backend": item.backend,
+        "mode": suite.mode.to_json(),
+        "outcome": outcome,
+        "message": message,
+        "expected": verdict["expected"] if verdict else None,
+        "actual": verdict["actual"] if verdict else None,
         "duration_s": verdict["duration_s"] if verdict else round(duration_s, 6),
-        "expect_line": item.block_line, "source": case.source, "nodeid": item.nodeid,
+        "expect_line": item.block_line,
+        "source": case.source,
+        "nodeid": item.nodeid,
         "basis": case.basis,
     }
     if verdict is not None and verdict.get("spec_error"):
         record["spec_error"] = True
     if verdict is not None and case.documented is not None and "documented" in verdict:
-        record["documented"] = {**verdict["documented"], "says": case.documented.says, "source": case.documented.source}
+        record["documented"] = {
+            **verdict["documented"],
+            "says": case.documented.says,
+            "source": case.documented.source,
+        }
     if case.isolate:
         record["isolate"] = case.isolate
         if verdict is not None and verdict.get("isolation"):
@@ -101,8 +131,9 @@ def case_record(item: SpecItem, outcome: Outcome, message: str, duration_s: floa
     return record
 
 
-def collection_error_record(suite: Suite, rootpath: Path, nodeid: str, message: str,
-                            error: SpecCollectError | None) -> ResultRecord:
+def collection_error_record(
+    suite: Suite, rootpath: Path, nodeid: str, message: str, error: SpecCollectError | None
+) -> ResultRecord:
     """A spec file's errors (at the file and line of the first), or anything else that broke
     collection (an import error in the harness, at the collector's node id), as one record."""
     if error is not None:
@@ -111,14 +142,27 @@ def collection_error_record(suite: Suite, rootpath: Path, nodeid: str, message: 
     else:
         spec_file, line, topic, claim = nodeid, 1, "<collection>", "the suite collects"
     record: ResultRecord = {
-        "record": "case", "run_id": suite.run_id, "case": f"<{spec_file}>", "spec_file": spec_file,
-        "line": line, "topic": topic, "claim": claim,
-        "adapter": suite.adapter, "implementation_version": _implementation_version(suite),
-        "backend": None, "mode": suite.mode.to_json(), "outcome": "error", "message": message,
-        "expected": None, "actual": None, "duration_s": 0.0,
+        "record": "case",
+        "run_id": suite.run_id,
+        "case": f"<{spec_file}>",
+        "spec_file": spec_file,
+        "line": line,
+        "topic": topic,
+        "claim": claim,
+        "adapter": suite.adapter,
+        "implementation_version": _implementation_version(suite),
+        "backend": None,
+        "mode": suite.mode.to_json(),
+        "outcome": "error",
+        "message": message,
+        "expected": None,
+        "actual": None,
+        "duration_s": 0.0,
     }
     if error is not None:
-        record["spec_error"] = True  # a file that does not load (YAML, schema, lint): the spec's fault, never the implementation's
+        record["spec_error"] = (
+            True  # a file that does not load (YAML, schema, lint): the spec's fault, never the implementation's
+        )
     return record
 
 
@@ -144,22 +188,34 @@ class CaseReports:
         self.suite = suite
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if not isinstance(item, SpecItem) or call.when not in ("call", "setup"):
             return report
         if call.when == "setup" and report.passed:
             return report
         outcome, message = outcome_of(item, call, report)
-        report.user_properties.append((RECORD_KEY, case_record(item, outcome, message, call.duration)))
+        report.user_properties.append(
+            (RECORD_KEY, case_record(item, outcome, message, call.duration))
+        )
         return report
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         report = yield
         if report.failed:
             error = collector.collect_error if isinstance(collector, SpecFile) else None
-            record = collection_error_record(self.suite, collector.config.rootpath, str(report.nodeid), str(report.longrepr), error)
+            record = collection_error_record(
+                self.suite,
+                collector.config.rootpath,
+                str(report.nodeid),
+                str(report.longrepr),
+                error,
+            )
             # A report takes extra attributes, and xdist carries them to the controller with it.
             vars(report)["user_properties"] = [(RECORD_KEY, record)]
         return report
@@ -176,7 +232,11 @@ class CaseReports:
         if outcome == "error" and report.failed:
             return "failed", "E", "ERROR"
         if outcome == "xpassed" and report.failed:
-            return "failed", "X", "XPASS(strict)"  # a failure of the run, with its message: the entry must go
+            return (
+                "failed",
+                "X",
+                "XPASS(strict)",
+            )  # a failure of the run, with its message: the entry must go
         return None
 
 
@@ -190,7 +250,9 @@ class Records:
         self.writer = writer
         self.counts: dict[str, int] = {}  # outcome -> case records, as `records.tally` counts them
         self._seen_collect_errors: set[str] = set()
-        self.spec_errors = 0  # of counts["error"]: records whose spec is at fault, said apart in the summary
+        self.spec_errors = (
+            0  # of counts["error"]: records whose spec is at fault, said apart in the summary
+        )
         self._announced = False
 
     def _write(self, record: ResultRecord | CollectedRecord | EndRecord) -> None:
@@ -221,11 +283,15 @@ class Records:
 
     def pytest_sessionstart(self) -> None:
         missing = self.suite.missing_flags()
-        if missing:  # the implementation cannot run this mode: a record says why, then one usage error
+        if (
+            missing
+        ):  # the implementation cannot run this mode: a record says why, then one usage error
             reason = lacking_reason(missing, self.suite.info, self.suite.adapter)
             if self.writer is not None:
                 version = self.suite.info["implementation_version"]
-                for record in unavailable(self.suite.adapter, version, self.suite.mode.to_json(), reason):
+                for record in unavailable(
+                    self.suite.adapter, version, self.suite.mode.to_json(), reason
+                ):
                     self.writer.write(record)
             self.suite.flags  # noqa: B018 -- raises the usage error naming the flags the adapter has
         if self.suite.mode.flags:
@@ -259,15 +325,30 @@ class Records:
             self._write(CollectedRecord(record="collected", run_id=self.suite.run_id, count=count))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self._write(EndRecord(record="end", run_id=self.suite.run_id, finished=now(), exitstatus=int(exitstatus),
-                              interrupted=bool(session.shouldstop) or int(exitstatus) == 2, counts=self.counts))
+        self._write(
+            EndRecord(
+                record="end",
+                run_id=self.suite.run_id,
+                finished=now(),
+                exitstatus=int(exitstatus),
+                interrupted=bool(session.shouldstop) or int(exitstatus) == 2,
+                counts=self.counts,
+            )
+        )
 
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    def pytest_terminal_summary(
+        self, terminalreporter: pytest.TerminalReporter, config: pytest.Config
+    ) -> None:
         suite = self.suite
         if self.counts:
-            parts = [f"{n} {k.replace('_', ' ')}" for k, n in sorted(self.counts.items(), key=lambda kv: -kv[1])]
+            parts = [
+                f"{n} {k.replace('_', ' ')}"
+                for k, n in sorted(self.counts.items(), key=lambda kv: -kv[1])
+            ]
             if self.spec_errors:
-                parts.append(f"of the errors {self.spec_errors} spec error{'s' if self.spec_errors != 1 else ''}, not counted")
+                parts.append(
+                    f"of the errors {self.spec_errors} spec error{'s' if self.spec_errors != 1 else ''}, not counted"
+                )
             terminalreporter.write_sep("-", f"conformance [{suite.mode.label}]: {', '.join(parts)}")
         if "s" in config.option.reportchars or "a" in config.option.reportchars.lower():
             for report in terminalreporter.stats.get("not applicable", []):
@@ -276,8 +357,13 @@ class Records:
         if self.writer is not None:
             terminalreporter.write_line(f"results: {self.writer.path}")
         if suite.expectations.files:
-            for path, entry in suite.expectations.unused(suite.mode, suite.adapter, suite.behaviour_version):
-                terminalreporter.write_line(f"warning: {path}: expectation for {entry} matched no collected case", yellow=True)
+            for path, entry in suite.expectations.unused(
+                suite.mode, suite.adapter, suite.behaviour_version
+            ):
+                terminalreporter.write_line(
+                    f"warning: {path}: expectation for {entry} matched no collected case",
+                    yellow=True,
+                )
 
     def pytest_unconfigure(self) -> None:
         if self.writer is not None:

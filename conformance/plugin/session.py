@@ -32,14 +32,23 @@ class Suite:
         self.adapter = adapter
         self.mode = options.mode
         self.run_id = run_id or new_run_id()  # an xdist worker gets its controller's
-        self.runner = CaseRunner(adapter, self.mode, options.case_timeout, memory_mb=options.memory_mb,
-                                 isolation=options.isolation)
+        self.runner = CaseRunner(
+            adapter,
+            self.mode,
+            options.case_timeout,
+            memory_mb=options.memory_mb,
+            isolation=options.isolation,
+        )
         self._resolved: dict[str, str] = {}
         self._flags: dict[str, FlagValue] | None = None
-        self._settled = False  # whether upgrade flags set by the caller's environment are in self.mode
+        self._settled = (
+            False  # whether upgrade flags set by the caller's environment are in self.mode
+        )
         self.expectations = ExpectationFile.load_many(list(options.expectations))
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
-        self._spec_cache = SpecCache.default()  # specs an earlier process (lint, another mode, a worker) loaded
+        self._spec_cache = (
+            SpecCache.default()
+        )  # specs an earlier process (lint, another mode, a worker) loaded
 
     @property
     def info(self) -> AdapterInfo:
@@ -73,7 +82,9 @@ class Suite:
             return available
         missing = [b for b in wanted if b not in available]
         if missing:
-            raise UsageError(f"backend {', '.join(missing)} not available in adapter {self.adapter!r}; it has: {', '.join(available)}")
+            raise UsageError(
+                f"backend {', '.join(missing)} not available in adapter {self.adapter!r}; it has: {', '.join(available)}"
+            )
         return list(dict.fromkeys(wanted))
 
     def unresolved(self, names: set[str]) -> dict[str, str]:
@@ -97,11 +108,18 @@ class Suite:
     def header(self, argv: list[str]) -> RunHeader:
         info = self.info
         return {
-            "record": "run", "run_id": self.run_id, "started": now(), "adapter": self.adapter,
-            "implementation_version": info["implementation_version"], "behaviour_version": info["behaviour_version"],
-            "mode": self.mode.to_json(), "backends": self.backends(),
-            "environment": {**info.get("environment", {}), **suite_info()}, "flags": list(info.get("flags") or []),
-            "hypothesis": {"derandomize": True}, "argv": argv,
+            "record": "run",
+            "run_id": self.run_id,
+            "started": now(),
+            "adapter": self.adapter,
+            "implementation_version": info["implementation_version"],
+            "behaviour_version": info["behaviour_version"],
+            "mode": self.mode.to_json(),
+            "backends": self.backends(),
+            "environment": {**info.get("environment", {}), **suite_info()},
+            "flags": list(info.get("flags") or []),
+            "hypothesis": {"derandomize": True},
+            "argv": argv,
         }
 
     def close(self) -> None:
@@ -116,9 +134,14 @@ def with_environment_upgrades(mode: Mode, info: AdapterInfo) -> Mode:
     the mode does not: the worker inherits that environment, so JAX runs with it, and the records
     must say so. Other options read from the environment (JAX_PLATFORMS, ...) are not mode flags."""
     named = dict(mode.flags)
-    extra = {f["name"]: f["value"] for f in info.get("flags") or []
-             if f.get("upgrade") and f["name"].upper() in os.environ and f["name"] not in named
-             and isinstance(f["value"], bool | str)}
+    extra = {
+        f["name"]: f["value"]
+        for f in info.get("flags") or []
+        if f.get("upgrade")
+        and f["name"].upper() in os.environ
+        and f["name"] not in named
+        and isinstance(f["value"], bool | str)
+    }
     return mode.with_flag(**extra) if extra else mode
 
 
@@ -129,9 +152,15 @@ def check_flags(mode: Mode, info: AdapterInfo, adapter: str) -> dict[str, FlagVa
     missing = missing_flags(mode, info)
     if missing:
         raise UsageError(unknown_flags(missing, info, adapter))
-    wrong = [f"{name}={value!r} (in effect: {table[name]!r})" for name, value in mode.flags if not same_flag_value(table[name], value)]
+    wrong = [
+        f"{name}={value!r} (in effect: {table[name]!r})"
+        for name, value in mode.flags
+        if not same_flag_value(table[name], value)
+    ]
     if wrong:
-        raise UsageError(f"adapter {adapter!r} did not start with the flags of the mode: {', '.join(wrong)}")
+        raise UsageError(
+            f"adapter {adapter!r} did not start with the flags of the mode: {', '.join(wrong)}"
+        )
     return table
 
 

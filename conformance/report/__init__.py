@@ -21,7 +21,16 @@ from jax_conformance.errors import UsageError
 from jax_conformance.report.model import ReportModel, build_model, fatal_problems
 from jax_conformance.report.site import render
 
-__all__ = ["DEFAULT_TITLE", "ReportModel", "Site", "build_model", "build_site", "mutation_file", "no_gc", "render"]
+__all__ = [
+    "DEFAULT_TITLE",
+    "ReportModel",
+    "Site",
+    "build_model",
+    "build_site",
+    "mutation_file",
+    "no_gc",
+    "render",
+]
 
 
 DEFAULT_TITLE = "JAX conformance report"
@@ -42,18 +51,28 @@ class Site(NamedTuple):
     model: ReportModel
 
 
-def build_site(results: Sequence[str | Path], out: Path | Callable[[], Path], baseline: Sequence[str | Path] = (),
-               mutation: Path | None = None, title: str = DEFAULT_TITLE, allow_partial: bool = True) -> Site:
+def build_site(
+    results: Sequence[str | Path],
+    out: Path | Callable[[], Path],
+    baseline: Sequence[str | Path] = (),
+    mutation: Path | None = None,
+    title: str = DEFAULT_TITLE,
+    allow_partial: bool = True,
+) -> Site:
     """The one report builder (`run`, `report` and `compat` call it): load and merge the results,
     then render them into `out` (a callable makes the directory only once there is something to
     show). A mutation file in `out` is shown when none is given. Without `allow_partial`, a corrupt
     record or a file that is not a results file is a UsageError, before anything is written."""
     with no_gc():
-        model = build_model(results, baseline, mutation_file(mutation, out if isinstance(out, Path) else None))
+        model = build_model(
+            results, baseline, mutation_file(mutation, out if isinstance(out, Path) else None)
+        )
         fatal = [] if allow_partial else fatal_problems(model)
         if fatal:
             more = f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else ""
-            hint = "; pass --allow-partial to report the rest" if "corrupt record" in fatal[0] else ""
+            hint = (
+                "; pass --allow-partial to report the rest" if "corrupt record" in fatal[0] else ""
+            )
             raise UsageError(f"{fatal[0]}{more}{hint}")
         if not model.columns:
             return Site(None, model)

@@ -35,15 +35,47 @@ from typing import Any
 
 from jax_conformance.records import read_records
 
-DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0")
+DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "float0",
+)
 _DTYPE = re.compile(r"\b(?:" + "|".join(sorted(DTYPES, key=len, reverse=True)) + r")\b")
 
 # Public names that are exchanged within their group: a message naming one means something else
 # when it names another.
 NAME_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("arange", "zeros", "ones", "full", "empty", "eye", "identity", "linspace", "tri", "array", "asarray",
-     "astype", "zeros_like", "ones_like", "full_like", "empty_like"),
+    (
+        "arange",
+        "zeros",
+        "ones",
+        "full",
+        "empty",
+        "eye",
+        "identity",
+        "linspace",
+        "tri",
+        "array",
+        "asarray",
+        "astype",
+        "zeros_like",
+        "ones_like",
+        "full_like",
+        "empty_like",
+    ),
     ("custom_vjp", "custom_jvp"),
     ("fwd", "bwd"),
     ("VJP", "JVP"),
@@ -58,25 +90,39 @@ NAME_GROUPS: tuple[tuple[str, ...], ...] = (
     ("ExplicitX64Mode", "jax_enable_x64", "jax_explicit_x64_dtypes"),
     ("JAX_ENABLE_X64", "JAX_EXPLICIT_X64_DTYPES"),
 )
-_NAME_ALTERNATIVES = {name: [other for other in group if other != name] for group in NAME_GROUPS for name in group}
-_NAME = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(_NAME_ALTERNATIVES, key=len, reverse=True)) + r")(?!\w)")
+_NAME_ALTERNATIVES = {
+    name: [other for other in group if other != name] for group in NAME_GROUPS for name in group
+}
+_NAME = re.compile(
+    r"(?<![\w.])(?:" + "|".join(sorted(_NAME_ALTERNATIVES, key=len, reverse=True)) + r")(?!\w)"
+)
 # A creation function's name is a name only where it is used as one (`requested in zeros`, `jnp.zeros`,
 # `zeros(`): "symbolic zeros" or "an abstract array" is prose.
 _FUNCTION_CONTEXT = re.compile(r"(?:\bin |jnp\.|numpy\.|`)$")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w]|\.\d)")
 # Negations that can be taken out, and what the sentence then says.
-_NEGATIONS = ((re.compile(r"\b([Cc])annot\b"), r"\1an"), (re.compile(r"\b([Cc])an't\b"), r"\1an"),
-              (re.compile(r"\b(?![Cc]an't)(\w+)n't\b"), r"\1"),
-              (re.compile(r"\bnot\s+"), ""), (re.compile(r"\bInvalid\b"), "Valid"), (re.compile(r"\binvalid\b"), "valid"),
-              (re.compile(r"\bunexpected\b"), "expected"), (re.compile(r"\bNo\s+"), ""))
+_NEGATIONS = (
+    (re.compile(r"\b([Cc])annot\b"), r"\1an"),
+    (re.compile(r"\b([Cc])an't\b"), r"\1an"),
+    (re.compile(r"\b(?![Cc]an't)(\w+)n't\b"), r"\1"),
+    (re.compile(r"\bnot\s+"), ""),
+    (re.compile(r"\bInvalid\b"), "Valid"),
+    (re.compile(r"\binvalid\b"), "valid"),
+    (re.compile(r"\bunexpected\b"), "expected"),
+    (re.compile(r"\bNo\s+"), ""),
+)
 _AUXILIARY = re.compile(r"\b(?:is|are|was|were|must|should|can|will|does|do)\b(?!\s+not\b)(?!n't)")
 # Sentences of advice after the statement: not what the message asserts.
-_ADVICE = re.compile(r"(?:See|To enable|To catch|Try|Consider|For more|Please|If you|You can|Note|This typically means)\b")
+_ADVICE = re.compile(
+    r"(?:See|To enable|To catch|Try|Consider|For more|Please|If you|You can|Note|This typically means)\b"
+)
 # Never reworded: URLs, paths, addresses, versions, and the repr of the offending value or class
 # (`Array(0.84, dtype=float32, weak_type=True)`, `JitTracer(~float32[])`, `<class 'jaxlib._jax.ArrayImpl'>`):
 # an echo of the input whose spelling varies by release, not what the message asserts.
-_MASK = re.compile(r"https?://\S+|(?<![\w/])\w*/\S*|0x[0-9a-fA-F]+|\b\d+\.\d+\.\d+\S*"
-                   r"|\b(?:Array|JitTracer|GradTracer|TypedFloat)\((?:[^()]|\([^()]*\))*\)|\bTraced<[^<>]*>|<[^<>]*>")
+_MASK = re.compile(
+    r"https?://\S+|(?<![\w/])\w*/\S*|0x[0-9a-fA-F]+|\b\d+\.\d+\.\d+\S*"
+    r"|\b(?:Array|JitTracer|GradTracer|TypedFloat)\((?:[^()]|\([^()]*\))*\)|\bTraced<[^<>]*>|<[^<>]*>"
+)
 _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+(?=[A-Z`'\"])")
 _STRUCTURE = re.compile(r"\b\w+\[[\d, ]*\]|PyTreeDef\(")
 
@@ -91,8 +137,20 @@ class Rewording:
 
     def excerpt(self, original: str, chars: int = 60) -> str:
         """The reworded part in its context, for a report line."""
-        start = next((i for i, (a, b) in enumerate(zip(original, self.text, strict=False)) if a != b), min(len(original), len(self.text)))
-        end = len(self.text) - next((i for i, (a, b) in enumerate(zip(reversed(original), reversed(self.text), strict=False)) if a != b or i >= len(self.text) - start), 0)
+        start = next(
+            (i for i, (a, b) in enumerate(zip(original, self.text, strict=False)) if a != b),
+            min(len(original), len(self.text)),
+        )
+        end = len(self.text) - next(
+            (
+                i
+                for i, (a, b) in enumerate(
+                    zip(reversed(original), reversed(self.text), strict=False)
+                )
+                if a != b or i >= len(self.text) - start
+            ),
+            0,
+        )
         lo, hi = max(0, start - chars), min(len(self.text), max(end, start) + chars)
         return ("..." if lo else "") + self.text[lo:hi] + ("..." if hi < len(self.text) else "")
 
@@ -147,7 +205,9 @@ def rewordings(message: str) -> list[Rewording]:
                 if other != m.group(0):
                     add("dtype", f"{m.group(0)} -> {other}", *m.span(), other)
     for m in _NAME.finditer(message):
-        if m.group(0) in NAME_GROUPS[0] and not (_FUNCTION_CONTEXT.search(message, 0, m.start()) or message.startswith("(", m.end())):
+        if m.group(0) in NAME_GROUPS[0] and not (
+            _FUNCTION_CONTEXT.search(message, 0, m.start()) or message.startswith("(", m.end())
+        ):
             continue
         if _free(m.span(), masks, within):
             for other in _NAME_ALTERNATIVES[m.group(0)]:
@@ -191,8 +251,18 @@ def _category_matches(want: str, got: str) -> bool:
     w, g = want.rsplit(".", 1)[-1], got.rsplit(".", 1)[-1]
     if w == g or w == "Warning":
         return True
-    builtin_other = {"DeprecationWarning", "PendingDeprecationWarning", "FutureWarning", "RuntimeWarning", "SyntaxWarning",
-                     "ImportWarning", "UnicodeWarning", "BytesWarning", "ResourceWarning", "EncodingWarning"}
+    builtin_other = {
+        "DeprecationWarning",
+        "PendingDeprecationWarning",
+        "FutureWarning",
+        "RuntimeWarning",
+        "SyntaxWarning",
+        "ImportWarning",
+        "UnicodeWarning",
+        "BytesWarning",
+        "ResourceWarning",
+        "EncodingWarning",
+    }
     return w == "UserWarning" and g not in builtin_other
 
 
@@ -205,8 +275,12 @@ def _warn_items(spec: Any) -> list[Mapping[str, Any]]:
 def _warns_pass(items: Sequence[Mapping[str, Any]], warnings: Sequence[tuple[str, str]]) -> bool:
     for want in items:
         pattern = want.get("match")
-        hits = [1 for cat, msg in warnings if _category_matches(str(want.get("category", "Warning")), cat)
-                and (not pattern or re.search(pattern, msg))]
+        hits = [
+            1
+            for cat, msg in warnings
+            if _category_matches(str(want.get("category", "Warning")), cat)
+            and (not pattern or re.search(pattern, msg))
+        ]
         count = want.get("count")
         if (count is not None and len(hits) != count) or (count is None and not hits):
             return False
@@ -222,7 +296,13 @@ class LetThrough:
     mode: str
 
     def to_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "what": self.what, "pattern": self.pattern, "rewording": self.excerpt, "mode": self.mode}
+        return {
+            "kind": self.kind,
+            "what": self.what,
+            "pattern": self.pattern,
+            "rewording": self.excerpt,
+            "mode": self.mode,
+        }
 
 
 @dataclass
@@ -240,7 +320,9 @@ class BlockStrength:
     modes: list[str] = field(default_factory=list)
     tried: int = 0
     let_through: list[LetThrough] = field(default_factory=list)  # not excused: what makes it weak
-    excused: list[LetThrough] = field(default_factory=list)  # let through, as its `match_loose` declares
+    excused: list[LetThrough] = field(
+        default_factory=list
+    )  # let through, as its `match_loose` declares
     # Modes whose passed record's message this block does not accept (a block from other specs, `with_expectations`).
     misses: list[str] = field(default_factory=list)
 
@@ -270,11 +352,21 @@ class BlockStrength:
         return self.basis in ("documented", "tested")
 
     def to_json(self) -> dict[str, Any]:
-        return {"case": self.case, "basis": self.basis, "spec_file": self.spec_file, "block": self.key,
-                "patterns": self.patterns, "status": self.status, "loose": self.loose, "modes": self.modes,
-                "rewordings_tried": self.tried, "let_through": [t.to_json() for t in self.let_through[:5]],
-                "let_through_count": len(self.let_through), "excused": [t.to_json() for t in self.excused[:5]],
-                "excused_count": len(self.excused)}
+        return {
+            "case": self.case,
+            "basis": self.basis,
+            "spec_file": self.spec_file,
+            "block": self.key,
+            "patterns": self.patterns,
+            "status": self.status,
+            "loose": self.loose,
+            "modes": self.modes,
+            "rewordings_tried": self.tried,
+            "let_through": [t.to_json() for t in self.let_through[:5]],
+            "let_through_count": len(self.let_through),
+            "excused": [t.to_json() for t in self.excused[:5]],
+            "excused_count": len(self.excused),
+        }
 
     def line(self) -> str:
         """One line for a terminal or a report."""
@@ -307,7 +399,9 @@ def _observed(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None if "examples" in actual else actual
 
 
-def _check_raises(block: BlockStrength, spec: Mapping[str, Any], observed: Mapping[str, Any], mode: str) -> None:
+def _check_raises(
+    block: BlockStrength, spec: Mapping[str, Any], observed: Mapping[str, Any], mode: str
+) -> None:
     raised = observed.get("raised")
     pattern = spec.get("match")
     if not isinstance(raised, dict) or not isinstance(pattern, str):
@@ -323,20 +417,33 @@ def _check_raises(block: BlockStrength, spec: Mapping[str, Any], observed: Mappi
             block.add(LetThrough(r.kind, r.what, pattern, r.excerpt(message), mode))
 
 
-def _check_warns(block: BlockStrength, items: Sequence[Mapping[str, Any]], observed: Mapping[str, Any], mode: str) -> None:
-    warnings = [(str(w.get("category", "")), str(w.get("message", ""))) for w in observed.get("warnings") or [] if isinstance(w, dict)]
+def _check_warns(
+    block: BlockStrength, items: Sequence[Mapping[str, Any]], observed: Mapping[str, Any], mode: str
+) -> None:
+    warnings = [
+        (str(w.get("category", "")), str(w.get("message", "")))
+        for w in observed.get("warnings") or []
+        if isinstance(w, dict)
+    ]
     if not _warns_pass(items, warnings):
-        block.misses.append(mode)  # not seen to hold here (another block's text, a cut record): nothing to reword
+        block.misses.append(
+            mode
+        )  # not seen to hold here (another block's text, a cut record): nothing to reword
         return
     block.modes.append(mode)
     for i, (cat, message) in enumerate(warnings):
-        readers = [str(w["match"]) for w in items if isinstance(w.get("match"), str) and _category_matches(str(w.get("category", "Warning")), cat)
-                   and re.search(str(w["match"]), message)]
+        readers = [
+            str(w["match"])
+            for w in items
+            if isinstance(w.get("match"), str)
+            and _category_matches(str(w.get("category", "Warning")), cat)
+            and re.search(str(w["match"]), message)
+        ]
         if not readers:
             continue
         for r in rewordings(message):
             block.tried += 1
-            changed = [*warnings[:i], (cat, r.text), *warnings[i + 1:]]
+            changed = [*warnings[:i], (cat, r.text), *warnings[i + 1 :]]
             if _warns_pass(items, changed):
                 block.add(LetThrough(r.kind, r.what, " & ".join(readers), r.excerpt(message), mode))
 
@@ -376,7 +483,11 @@ def check_records(records: Iterable[Mapping[str, Any]]) -> list[BlockStrength]:
         observed = _observed(rec) if rec.get("outcome") in ("passed", "xpassed") else None
         for key in ("raises", "warns"):
             spec = expected.get(key)
-            items = [spec] if key == "raises" and isinstance(spec, dict) else (_warn_items(spec) if key == "warns" else [])
+            items = (
+                [spec]
+                if key == "raises" and isinstance(spec, dict)
+                else (_warn_items(spec) if key == "warns" else [])
+            )
             patterns = [str(w["match"]) for w in items if isinstance(w.get("match"), str)]
             if not patterns:
                 continue
@@ -384,8 +495,15 @@ def check_records(records: Iterable[Mapping[str, Any]]) -> list[BlockStrength]:
             block = blocks.get(ident)
             if block is None:
                 reason, words = _declared(items)
-                block = blocks[ident] = BlockStrength(str(rec.get("case")), rec.get("basis"), str(rec.get("spec_file", "")), key,
-                                                      patterns, reason, words)
+                block = blocks[ident] = BlockStrength(
+                    str(rec.get("case")),
+                    rec.get("basis"),
+                    str(rec.get("spec_file", "")),
+                    key,
+                    patterns,
+                    reason,
+                    words,
+                )
             if observed is None or mode in block.modes:
                 continue
             if key == "raises":
@@ -403,7 +521,9 @@ def check_files(paths: Iterable[Path | str]) -> list[BlockStrength]:
     return check_records(records())
 
 
-def with_expectations(records: Iterable[Mapping[str, Any]], spec_paths: Iterable[Path | str]) -> list[dict[str, Any]]:
+def with_expectations(
+    records: Iterable[Mapping[str, Any]], spec_paths: Iterable[Path | str]
+) -> list[dict[str, Any]]:
     """The records with each `expected` replaced by the block the given specs choose for the record's
     mode, backend, adapter and version: another revision of the specs judged on the same messages
     (`--specs DIR`; the `before` of a pattern rewrite). A record whose case those specs lack, or
@@ -421,10 +541,18 @@ def with_expectations(records: Iterable[Mapping[str, Any]], spec_paths: Iterable
     out = []
     for rec in records:
         case = cases.get(str(rec.get("case")))
-        if case is None or rec.get("record", "case") != "case" or not isinstance(rec.get("mode"), dict):
+        if (
+            case is None
+            or rec.get("record", "case") != "case"
+            or not isinstance(rec.get("mode"), dict)
+        ):
             continue
-        block = case.select(Mode.from_json(rec["mode"]), str(rec.get("backend", "cpu")), str(rec.get("adapter", "jax")),
-                            str(rec.get("behaviour_version") or rec.get("implementation_version", "")))
+        block = case.select(
+            Mode.from_json(rec["mode"]),
+            str(rec.get("backend", "cpu")),
+            str(rec.get("adapter", "jax")),
+            str(rec.get("behaviour_version") or rec.get("implementation_version", "")),
+        )
         if block is not None and block.not_applicable is None:
             out.append({**rec, "expected": block.expected})
     return out
@@ -437,19 +565,25 @@ def summary(blocks: Sequence[BlockStrength]) -> dict[str, Any]:
     weak = [b for b in checked if b.status == "weak"]
     loose = [b for b in checked if b.status == "loose"]
     return {
-        "score": f"{len(strong)}/{len(checked)}", "strong": len(strong), "total": len(checked),
-        "weak_count": len(weak), "loose_count": len(loose),
+        "score": f"{len(strong)}/{len(checked)}",
+        "strong": len(strong),
+        "total": len(checked),
+        "weak_count": len(weak),
+        "loose_count": len(loose),
         "weak_normative": sum(1 for b in weak if b.normative),
         "unchecked": len(blocks) - len(checked),
-        "weak": [b.to_json() for b in weak], "loose": [b.to_json() for b in loose],
+        "weak": [b.to_json() for b in weak],
+        "loose": [b.to_json() for b in loose],
     }
 
 
 def describe(blocks: Sequence[BlockStrength]) -> list[str]:
     """Terminal lines: the score, then each weak and loose block."""
     s = summary(blocks)
-    lines = [f"message score: {s['score']} strong ({s['weak_count']} weak, {s['weak_normative']} of them documented/tested; "
-             f"{s['loose_count']} declared loose; {s['unchecked']} unchecked: no message seen)"]
+    lines = [
+        f"message score: {s['score']} strong ({s['weak_count']} weak, {s['weak_normative']} of them documented/tested; "
+        f"{s['loose_count']} declared loose; {s['unchecked']} unchecked: no message seen)"
+    ]
     lines += [f"  {b.line()}" for b in blocks if b.status in ("weak", "loose")]
     return lines
 
@@ -459,10 +593,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m jax_conformance.report.message_strength",
-                                     description="The message score of result files: each raises/warns match against rewordings of the message seen.")
+    parser = argparse.ArgumentParser(
+        prog="python -m jax_conformance.report.message_strength",
+        description="The message score of result files: each raises/warns match against rewordings of the message seen.",
+    )
     parser.add_argument("results", nargs="+", type=Path)
-    parser.add_argument("--specs", action="append", metavar="DIR", help="judge with these specs' blocks instead of the records' own")
+    parser.add_argument(
+        "--specs",
+        action="append",
+        metavar="DIR",
+        help="judge with these specs' blocks instead of the records' own",
+    )
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     records: Sequence[Mapping[str, Any]] = [r for p in args.results for r in read_records(p)]
     if args.specs:
@@ -471,7 +612,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(describe(blocks)))
     for b in blocks:
         if b.misses:
-            print(f"  {b.case} [{b.key}]: does not accept the message seen in {', '.join(sorted(set(b.misses)))}: {b.patterns}")
+            print(
+                f"  {b.case} [{b.key}]: does not accept the message seen in {', '.join(sorted(set(b.misses)))}: {b.patterns}"
+            )
     return 1 if any(b.status == "weak" and b.normative for b in blocks) else 0
 
 

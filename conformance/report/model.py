@@ -43,10 +43,21 @@ from jax_conformance.report.upcoming import (
 from jax_conformance.spec.model import NORMATIVE_BASES
 
 # One character per outcome keeps the case x column grid small enough for a 100,000-record merge.
-CODES = {"passed": "p", "failed": "f", "error": "e", "skipped": "s", "not_applicable": "n",
-         "xfailed": "x", "xpassed": "X", "crashed": "c", "timeout": "t"}
+CODES = {
+    "passed": "p",
+    "failed": "f",
+    "error": "e",
+    "skipped": "s",
+    "not_applicable": "n",
+    "xfailed": "x",
+    "xpassed": "X",
+    "crashed": "c",
+    "timeout": "t",
+}
 NO_RECORD = "-"
-Cells = dict[tuple[int, int], ResultRecord]  # (case index, column index) -> the case's record in that run
+Cells = dict[
+    tuple[int, int], ResultRecord
+]  # (case index, column index) -> the case's record in that run
 # Kinds of requirement (a record's `basis`) that compliance counts; records from before `basis`
 # existed (None) count as they always did. `observed` is shown beside, `unsupported` never counts.
 COUNTED_BASES: frozenset[str | None] = NORMATIVE_BASES | {None}
@@ -72,12 +83,18 @@ class Column:
     # per basis (documented, tested, observed, unsupported, None), how many records had each outcome
     by_basis: dict[str | None, dict[str, int]] = field(default_factory=dict)
     docs_vs_code: int = 0  # records whose documented expectation failed while the code's held
-    spec_errors: int = 0  # records with `spec_error` (in counts["error"]): the spec's fault, counted apart
+    spec_errors: int = (
+        0  # records with `spec_error` (in counts["error"]): the spec's fault, counted apart
+    )
     label: str = ""
     status: str = ""  # "unavailable" or "error" when the release could not run at all (compat)
     reason: str = ""
-    flags: dict[str, JSONScalar] = field(default_factory=dict)  # the JAX flags the mode sets besides the x64 two
-    flag_table: list[dict[str, Any]] = field(default_factory=list)  # the run header's `flags` (absent in older files)
+    flags: dict[str, JSONScalar] = field(
+        default_factory=dict
+    )  # the JAX flags the mode sets besides the x64 two
+    flag_table: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # the run header's `flags` (absent in older files)
 
     @property
     def status_text(self) -> str:
@@ -136,14 +153,25 @@ class Column:
         if self.end is None:
             why = "the run stopped before writing its end record (killed or crashed)"
         else:
-            why = str(self.end.get("reason") or f"pytest ended with status {self.end.get('exitstatus')}")
+            why = str(
+                self.end.get("reason") or f"pytest ended with status {self.end.get('exitstatus')}"
+            )
         of = f" of {self.collected}" if self.collected is not None else ""
         return f"interrupted: {why}; {self.total}{of} case records kept"
 
     def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "adapter": self.adapter, "version": self.version, "backend": self.backend,
-                "mode": self.mode, "flags": self.flags, "interrupted": self.interrupted, "run_id": self.run_id,
-                "status": self.status or ("interrupted" if self.interrupted else "complete"), "reason": self.reason}
+        return {
+            "label": self.label,
+            "adapter": self.adapter,
+            "version": self.version,
+            "backend": self.backend,
+            "mode": self.mode,
+            "flags": self.flags,
+            "interrupted": self.interrupted,
+            "run_id": self.run_id,
+            "status": self.status or ("interrupted" if self.interrupted else "complete"),
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -197,11 +225,13 @@ class Comparison:
     same: int = 0
 
     def sections(self) -> list[tuple[str, str, list[Change]]]:
-        return [("regressed", "Regressed: held in the baseline, fails now", self.regressed),
-                ("fixed", "Fixed: failed in the baseline, holds now", self.fixed),
-                ("new", "New: not in the baseline", self.new),
-                ("gone", "Gone: in the baseline, not run now", self.gone),
-                ("changed", "Other changes (applicability, kind of failure)", self.changed)]
+        return [
+            ("regressed", "Regressed: held in the baseline, fails now", self.regressed),
+            ("fixed", "Fixed: failed in the baseline, holds now", self.fixed),
+            ("new", "New: not in the baseline", self.new),
+            ("gone", "Gone: in the baseline, not run now", self.gone),
+            ("changed", "Other changes (applicability, kind of failure)", self.changed),
+        ]
 
 
 @dataclass
@@ -215,8 +245,12 @@ class ReportModel:
     docs_vs_code: list[DocsDifference]
     mutation: dict[str, Any] | None = None
     sources: list[str] = field(default_factory=list)
-    upcoming: list[UpcomingSection] = field(default_factory=list)  # when JAX flips its upcoming defaults
-    flags: FlagOverview | None = None  # the flags of each run's mode, and the upgrade flags in effect
+    upcoming: list[UpcomingSection] = field(
+        default_factory=list
+    )  # when JAX flips its upcoming defaults
+    flags: FlagOverview | None = (
+        None  # the flags of each run's mode, and the upgrade flags in effect
+    )
 
     @property
     def records(self) -> int:
@@ -254,7 +288,10 @@ class TableView:
         ran = sum(counts.values())
         if not ran:
             return "not run"
-        return f"{counts.get('passed', 0)} of {ran - counts.get('not_applicable', 0)} cells hold" + (f", {bad} fail" if bad else "")
+        return (
+            f"{counts.get('passed', 0)} of {ran - counts.get('not_applicable', 0)} cells hold"
+            + (f", {bad} fail" if bad else "")
+        )
 
 
 def table_views(columns: list[Column], cases: list[CaseInfo], cells: Cells) -> list[TableView]:
@@ -276,7 +313,13 @@ def table_views(columns: list[Column], cases: list[CaseInfo], cells: Cells) -> l
                 outcome = str(rec.get("outcome", "error"))
                 per_outcome[outcome] = per_outcome.get(outcome, 0) + 1
                 if outcome not in ("passed", "not_applicable", "skipped", "xfailed"):
-                    failing.append((case.id[len(table):], col, (str(rec.get("message") or outcome).splitlines() or [""])[0][:300]))
+                    failing.append(
+                        (
+                            case.id[len(table) :],
+                            col,
+                            (str(rec.get("message") or outcome).splitlines() or [""])[0][:300],
+                        )
+                    )
         views.append(TableView(table, members[0].topic, len(members), counts, failing))
     return views
 
@@ -318,8 +361,13 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
     found: list[str] = []
     runs = dedupe(load_runs([p for p in files if p.is_file()], found))
     for problem in found:
-        if problem.startswith("not a jax-conformance results file: ") and getattr(problem, "fatal", False) \
-                and not any(problem.startswith(f"not a jax-conformance results file: {p} ") for p in named):
+        if (
+            problem.startswith("not a jax-conformance results file: ")
+            and getattr(problem, "fatal", False)
+            and not any(
+                problem.startswith(f"not a jax-conformance results file: {p} ") for p in named
+            )
+        ):
             problem = ReadProblem.make(f"{problem}; skipped")
         if problem not in problems:
             problems.append(problem)
@@ -331,8 +379,9 @@ def fatal_problems(model: ReportModel) -> list[str]:
     return [p for p in model.problems if getattr(p, "fatal", False)]
 
 
-def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = (),
-                mutation: Path | None = None) -> ReportModel:
+def build_model(
+    paths: Sequence[str | Path], baseline: Sequence[str | Path] = (), mutation: Path | None = None
+) -> ReportModel:
     """Merge result files into one model; `baseline` files are only compared against; `mutation` is a mutate score file."""
     runs, problems = load(paths)
     columns, cases, cells = _grid(runs)
@@ -341,14 +390,28 @@ def build_model(paths: Sequence[str | Path], baseline: Sequence[str | Path] = ()
         base_runs, base_problems = load(baseline)
         problems += [f"baseline: {p}" for p in base_problems]
         base_cols, base_cases, base_cells = _grid(base_runs)
-        comparisons.append(compare(_latest(columns, cases, cells), _latest(base_cols, base_cases, base_cells),
-                                   f"{_describe(columns)} compared with the baseline {_describe(base_cols)}"))
+        comparisons.append(
+            compare(
+                _latest(columns, cases, cells),
+                _latest(base_cols, base_cases, base_cells),
+                f"{_describe(columns)} compared with the baseline {_describe(base_cols)}",
+            )
+        )
     else:
         comparisons.extend(_release_comparisons(columns, cases, cells))
-    return ReportModel(columns=columns, cases=cases, cells=cells, problems=problems, comparisons=comparisons,
-                       compat=compat_tables(runs, columns, cases), docs_vs_code=docs_vs_code(columns, cases, cells),
-                       mutation=load_mutation(mutation) if mutation is not None else None, sources=sorted({r.source for r in runs}),
-                       upcoming=upcoming_sections(columns, cases, cells), flags=flag_overview(columns))
+    return ReportModel(
+        columns=columns,
+        cases=cases,
+        cells=cells,
+        problems=problems,
+        comparisons=comparisons,
+        compat=compat_tables(runs, columns, cases),
+        docs_vs_code=docs_vs_code(columns, cases, cells),
+        mutation=load_mutation(mutation) if mutation is not None else None,
+        sources=sorted({r.source for r in runs}),
+        upcoming=upcoming_sections(columns, cases, cells),
+        flags=flag_overview(columns),
+    )
 
 
 def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
@@ -356,22 +419,44 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
     for run in runs:
         h = run.header
         records = run.cases
-        backends = [str(b) for b in (h.get("backends") or [])] or sorted({str(r.get("backend")) for r in records if r.get("backend")}) or ["?"]
+        backends = (
+            [str(b) for b in (h.get("backends") or [])]
+            or sorted({str(r.get("backend")) for r in records if r.get("backend")})
+            or ["?"]
+        )
         by_backend: dict[str, list[ResultRecord]] = {b: [] for b in backends}
         for r in records:
             # Spec-file errors have no backend: they belong to the run, shown once in its first column.
             by_backend.setdefault(str(r.get("backend") or backends[0]), []).append(r)
         for backend, recs in by_backend.items():
-            col = Column(index=-1, run_id=str(h.get("run_id", "?")), adapter=str(h.get("adapter") or "?"),
-                         version=str(h.get("implementation_version") or "?"), backend=backend,
-                         mode=mode_slug(h.get("mode")), source=run.source, interrupted=run.interrupted,
-                         end=run.end, collected=run.collected, environment=h.get("environment") or {},
-                         started=str(h.get("started", "")), status=str(h.get("status") or ""),
-                         reason=str(h.get("reason") or ""), flags=_mode_flags(h.get("mode")),
-                         flag_table=[dict(f) for f in h.get("flags") or [] if isinstance(f, dict)])
+            col = Column(
+                index=-1,
+                run_id=str(h.get("run_id", "?")),
+                adapter=str(h.get("adapter") or "?"),
+                version=str(h.get("implementation_version") or "?"),
+                backend=backend,
+                mode=mode_slug(h.get("mode")),
+                source=run.source,
+                interrupted=run.interrupted,
+                end=run.end,
+                collected=run.collected,
+                environment=h.get("environment") or {},
+                started=str(h.get("started", "")),
+                status=str(h.get("status") or ""),
+                reason=str(h.get("reason") or ""),
+                flags=_mode_flags(h.get("mode")),
+                flag_table=[dict(f) for f in h.get("flags") or [] if isinstance(f, dict)],
+            )
             pending.append((col, recs))
-    pending.sort(key=lambda cr: (cr[0].adapter, version_key(cr[0].version), cr[0].backend,
-                                 *mode_key(cr[0].mode), cr[0].started))
+    pending.sort(
+        key=lambda cr: (
+            cr[0].adapter,
+            version_key(cr[0].version),
+            cr[0].backend,
+            *mode_key(cr[0].mode),
+            cr[0].started,
+        )
+    )
     columns: list[Column] = []
     cases: dict[str, CaseInfo] = {}
     cells: Cells = {}
@@ -385,7 +470,11 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
             cid = str(r.get("case", "?"))
             info = cases.get(cid)
             if info is None:
-                info = cases[cid] = CaseInfo(index=len(cases), id=cid, topic=str(r.get("topic") or cid.rpartition(".")[0] or "?"))
+                info = cases[cid] = CaseInfo(
+                    index=len(cases),
+                    id=cid,
+                    topic=str(r.get("topic") or cid.rpartition(".")[0] or "?"),
+                )
             # Columns go oldest release first, so the newest record's wording wins.
             info.claim = str(r.get("claim") or info.claim)
             info.spec_file = str(r.get("spec_file") or info.spec_file)
@@ -395,12 +484,22 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
             info.basis = r.get("basis") if isinstance(r.get("basis"), str) else info.basis
             documented = r.get("documented")
             if isinstance(documented, dict):
-                info.documented = {"says": str(documented.get("says", "")), "source": _sources(documented.get("source"))}
+                info.documented = {
+                    "says": str(documented.get("says", "")),
+                    "source": _sources(documented.get("source")),
+                }
             tally(col.counts, r)
             if r.get("spec_error"):
-                col.spec_errors += 1  # the spec at fault: outside the compliance figure, never unexpected
+                col.spec_errors += (
+                    1  # the spec at fault: outside the compliance figure, never unexpected
+                )
             else:
-                tally(col.by_basis.setdefault(r.get("basis") if isinstance(r.get("basis"), str) else None, {}), r)
+                tally(
+                    col.by_basis.setdefault(
+                        r.get("basis") if isinstance(r.get("basis"), str) else None, {}
+                    ),
+                    r,
+                )
             if differs_from_docs(r):
                 col.docs_vs_code += 1
             cells[(info.index, col.index)] = r
@@ -432,7 +531,12 @@ def _describe(columns: list[Column]) -> str:
     by_adapter: dict[str, set[str]] = {}
     for c in columns:
         by_adapter.setdefault(c.adapter, set()).add(c.version)
-    return "; ".join(f"{a} {', '.join(sorted(v, key=version_key))}" for a, v in sorted(by_adapter.items())) or "nothing"
+    return (
+        "; ".join(
+            f"{a} {', '.join(sorted(v, key=version_key))}" for a, v in sorted(by_adapter.items())
+        )
+        or "nothing"
+    )
 
 
 # ---------------------------------------------------------------- views
@@ -441,8 +545,9 @@ def _describe(columns: list[Column]) -> str:
 Keyed = dict[tuple[str, str, str, str], ResultRecord]
 
 
-def _latest(columns: list[Column], cases: list[CaseInfo], cells: Cells,
-            version: str | None = None) -> Keyed:
+def _latest(
+    columns: list[Column], cases: list[CaseInfo], cells: Cells, version: str | None = None
+) -> Keyed:
     """(adapter, backend, mode, case) -> record, from the newest release (or the one named)."""
     out: Keyed = {}
     for (ci, col), rec in cells.items():
@@ -463,8 +568,15 @@ def compare(current: Keyed, baseline: Keyed, title: str) -> Comparison:
         after_o = now.get("outcome", "error") if now else ""
         before_o = before.get("outcome", "error") if before else ""
         either = now or before
-        change = Change(case, adapter, backend, mode, before_o or "absent", after_o or "absent",
-                        str(either.get("message") or "") if either else "")
+        change = Change(
+            case,
+            adapter,
+            backend,
+            mode,
+            before_o or "absent",
+            after_o or "absent",
+            str(either.get("message") or "") if either else "",
+        )
         if before is None:
             cmp.new.append(change)
         elif now is None:
@@ -480,8 +592,9 @@ def compare(current: Keyed, baseline: Keyed, title: str) -> Comparison:
     return cmp
 
 
-def _release_comparisons(columns: list[Column], cases: list[CaseInfo],
-                         cells: Cells) -> list[Comparison]:
+def _release_comparisons(
+    columns: list[Column], cases: list[CaseInfo], cells: Cells
+) -> list[Comparison]:
     """Without --baseline: each adapter's newest release against the one before it."""
     out = []
     for adapter in sorted({c.adapter for c in columns}):
@@ -495,7 +608,9 @@ def _release_comparisons(columns: list[Column], cases: list[CaseInfo],
     return out
 
 
-def compat_tables(runs: list[Run], columns: list[Column], cases: list[CaseInfo]) -> list[ReleaseTable]:
+def compat_tables(
+    runs: list[Run], columns: list[Column], cases: list[CaseInfo]
+) -> list[ReleaseTable]:
     """Behaviour x release for each adapter run at two or more releases."""
     index = {c.id: c.index for c in cases}
     tables = []
@@ -515,11 +630,16 @@ def _by_verdict(table: ReleaseTable, index: dict[str, int]) -> ReleaseTable:
 def differs_from_docs(record: Mapping[str, Any]) -> bool:
     """The record's documented expectation failed while the code's expectation held."""
     documented = record.get("documented")
-    return isinstance(documented, dict) and documented.get("holds") is False and record.get("outcome") in HOLDING
+    return (
+        isinstance(documented, dict)
+        and documented.get("holds") is False
+        and record.get("outcome") in HOLDING
+    )
 
 
-def docs_vs_code(columns: list[Column], cases: list[CaseInfo],
-                 cells: Cells) -> list[DocsDifference]:
+def docs_vs_code(
+    columns: list[Column], cases: list[CaseInfo], cells: Cells
+) -> list[DocsDifference]:
     """Every case whose documented expectation failed where the code's held, computed from the records.
 
     An entry appears for a release only where a record of it shows the difference, so entries come
@@ -527,7 +647,9 @@ def docs_vs_code(columns: list[Column], cases: list[CaseInfo],
     newest older release where the documented expectation held.
     """
     differing: dict[int, dict[tuple[str, str], list[tuple[Column, str]]]] = {}
-    held: dict[tuple[int, str], set[str]] = {}  # (case, adapter) -> releases where the docs held in every record
+    held: dict[
+        tuple[int, str], set[str]
+    ] = {}  # (case, adapter) -> releases where the docs held in every record
     failed_docs: dict[tuple[int, str], set[str]] = {}
     for (ci, col), rec in sorted(cells.items()):
         documented = rec.get("documented")
@@ -539,7 +661,9 @@ def docs_vs_code(columns: list[Column], cases: list[CaseInfo],
         else:
             failed_docs.setdefault((ci, c.adapter), set()).add(c.version)
         if differs_from_docs(rec):
-            differing.setdefault(ci, {}).setdefault((c.adapter, c.version), []).append((c, str(documented.get("message", ""))))
+            differing.setdefault(ci, {}).setdefault((c.adapter, c.version), []).append(
+                (c, str(documented.get("message", "")))
+            )
     out = []
     for ci in sorted(differing):
         releases = sorted(differing[ci].items(), key=lambda kv: (kv[0][0], version_key(kv[0][1])))
@@ -547,8 +671,11 @@ def docs_vs_code(columns: list[Column], cases: list[CaseInfo],
         for (adapter, version), _ in releases:
             if adapter in since:
                 continue
-            earlier = [v for v in held.get((ci, adapter), set()) - failed_docs.get((ci, adapter), set())
-                       if version_key(v) < version_key(version)]
+            earlier = [
+                v
+                for v in held.get((ci, adapter), set()) - failed_docs.get((ci, adapter), set())
+                if version_key(v) < version_key(version)
+            ]
             since[adapter] = (version, max(earlier, key=version_key) if earlier else "")
         out.append(DocsDifference(cases[ci], [(a, v, seen) for (a, v), seen in releases], since))
     return out
@@ -567,13 +694,24 @@ def load_mutation(path: Path) -> dict[str, Any] | None:
         if not isinstance(m, dict):
             continue
         killed_by = m.get("killed_by") or []
-        mutants.append({"name": str(m.get("name", "?")), "rule": str(m.get("rule", "")),
-                        "killed": m.get("killed") if isinstance(m.get("killed"), bool) else None,
-                        "killed_by": [str(k) for k in (killed_by if isinstance(killed_by, list) else [killed_by])],
-                        "explanation": str(m.get("explanation", ""))})
+        mutants.append(
+            {
+                "name": str(m.get("name", "?")),
+                "rule": str(m.get("rule", "")),
+                "killed": m.get("killed") if isinstance(m.get("killed"), bool) else None,
+                "killed_by": [
+                    str(k) for k in (killed_by if isinstance(killed_by, list) else [killed_by])
+                ],
+                "explanation": str(m.get("explanation", "")),
+            }
+        )
     # Survivors first: they are the gaps in the suite.
     mutants.sort(key=lambda m: (m["killed"] is not False, m["name"]))
-    extra = {k: v for k, v in data.items() if k not in ("score", "mutants", "message_score") and isinstance(v, str | int | float)}
+    extra = {
+        k: v
+        for k, v in data.items()
+        if k not in ("score", "mutants", "message_score") and isinstance(v, str | int | float)
+    }
     extra.update(_message_lines(data.get("messages")))
     return {"score": str(data.get("score", "")), "mutants": mutants, "extra": extra}
 
@@ -584,8 +722,10 @@ def _message_lines(messages: object) -> dict[str, str]:
     one with its declared reason."""
     if not isinstance(messages, dict):
         return {}
-    out = {"message score": f"{messages.get('score', '?')} raises/warns patterns strong ({messages.get('weak_count', '?')} weak, "
-                            f"{messages.get('loose_count', '?')} declared loose, {messages.get('unchecked', '?')} unchecked)"}
+    out = {
+        "message score": f"{messages.get('score', '?')} raises/warns patterns strong ({messages.get('weak_count', '?')} weak, "
+        f"{messages.get('loose_count', '?')} declared loose, {messages.get('unchecked', '?')} unchecked)"
+    }
     for kind in ("weak", "loose"):
         for b in messages.get(kind) or []:
             if not isinstance(b, dict):
@@ -593,5 +733,6 @@ def _message_lines(messages: object) -> dict[str, str]:
             shown = (b.get("let_through") or b.get("excused") or [{}])[0]
             why = f"declared loose: {b.get('loose')}; " if kind == "loose" else ""
             out[f"{kind} message pattern {b.get('case')} [{b.get('block')}]"] = (
-                f"{why}/{shown.get('pattern', '')}/ let through {shown.get('kind', '')} {shown.get('what', '')}: {shown.get('rewording', '')!r}")
+                f"{why}/{shown.get('pattern', '')}/ let through {shown.get('kind', '')} {shown.get('what', '')}: {shown.get('rewording', '')!r}"
+            )
     return out

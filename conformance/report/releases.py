@@ -66,7 +66,9 @@ def mode_slug(mode: object) -> str:
 def status_over_modes(outcomes: Iterable[str]) -> str:
     """Holds in every applicable mode, fails in every one, partly (some of each), n/a, or missing (no outcome)."""
     seen = applicable = holding = 0
-    for o in outcomes:  # counted in one pass: the report calls this for every case and release of a merge
+    for o in (
+        outcomes
+    ):  # counted in one pass: the report calls this for every case and release of a merge
         seen += 1
         if o not in INAPPLICABLE:
             applicable += 1
@@ -107,7 +109,9 @@ def observed_key(actual: object) -> str:
     if isinstance(raised, dict) and raised.get("type"):
         # The message's opening words (up to the first quote, bracket, digit or colon): another
         # wording of the same exception type is a change; a different value inside it is not.
-        words = re.split(r"""['"<(\[{0-9:]""", str(raised.get("message", "")).strip().split("\n")[0], maxsplit=1)[0]
+        words = re.split(
+            r"""['"<(\[{0-9:]""", str(raised.get("message", "")).strip().split("\n")[0], maxsplit=1
+        )[0]
         words = " ".join(words.split()[:8]).rstrip(" .,;")
         return f"raised {raised['type']}" + (f" ({words}...)" if words else "")
     if isinstance(actual.get("dtype"), str):
@@ -123,20 +127,44 @@ def observed_key(actual: object) -> str:
 
 # One change between consecutive releases: in `modes`, each value went from `from` to `to` (an
 # expect block's line, or what the implementation did in a word). `from` is a keyword, hence the form.
-Change = TypedDict("Change", {"release": str, "previous": str, "modes": list[str], "from": list[int | str | None], "to": list[int | str | None]})
+Change = TypedDict(
+    "Change",
+    {
+        "release": str,
+        "previous": str,
+        "modes": list[str],
+        "from": list[int | str | None],
+        "to": list[int | str | None],
+    },
+)
 
 
-def _changes(per_release: Mapping[str, Mapping[str, int | str | None]], seen: list[str],
-             skip: dict[str, set[str]] | None = None) -> list[Change]:
+def _changes(
+    per_release: Mapping[str, Mapping[str, int | str | None]],
+    seen: list[str],
+    skip: dict[str, set[str]] | None = None,
+) -> list[Change]:
     """Between consecutive releases in `seen`: the modes whose value differs, from what to what."""
     out = []
     for prev, cur in zip(seen, seen[1:], strict=False):
         before, after = per_release[prev], per_release[cur]
         same = (skip or {}).get(cur, set())
-        modes = sorted((m for m in set(before) & set(after) if before[m] != after[m] and m not in same), key=mode_key)
+        modes = sorted(
+            (m for m in set(before) & set(after) if before[m] != after[m] and m not in same),
+            key=mode_key,
+        )
         if modes:
-            out.append(Change({"release": cur, "previous": prev, "modes": modes,
-                               "from": [before[m] for m in modes], "to": [after[m] for m in modes]}))
+            out.append(
+                Change(
+                    {
+                        "release": cur,
+                        "previous": prev,
+                        "modes": modes,
+                        "from": [before[m] for m in modes],
+                        "to": [after[m] for m in modes],
+                    }
+                )
+            )
     return out
 
 
@@ -155,16 +183,27 @@ class CaseRow:
     @cached_property
     def modes(self) -> dict[str, dict[str, str]]:
         """version -> mode slug -> its status there."""
-        return {v: {m: status_over_modes(map(outcome, recs)) for m, recs in sorted(per_mode.items())}
-                for v, per_mode in self.records.items()}
+        return {
+            v: {m: status_over_modes(map(outcome, recs)) for m, recs in sorted(per_mode.items())}
+            for v, per_mode in self.records.items()
+        }
 
     @cached_property
     def messages(self) -> dict[str, str]:
         """version -> the modes where it did not hold and the first line of why (where there are any)."""
         out = {}
         for version, per_mode in self.records.items():
-            first_bad = {m: next(((outcome(r), first_line(r.get("message"))) for r in recs if outcome(r) not in HOLDING), None)
-                         for m, recs in per_mode.items()}
+            first_bad = {
+                m: next(
+                    (
+                        (outcome(r), first_line(r.get("message")))
+                        for r in recs
+                        if outcome(r) not in HOLDING
+                    ),
+                    None,
+                )
+                for m, recs in per_mode.items()
+            }
             bad = {m: why for m, why in first_bad.items() if why is not None}
             if bad:
                 out[version] = explain(bad)
@@ -173,8 +212,13 @@ class CaseRow:
     @cached_property
     def blocks(self) -> dict[str, dict[str, int | None]]:
         """version -> mode slug -> the line of the expect block that applied (None: none did)."""
-        return {v: {m: (line if isinstance(line := recs[-1].get("expect_line"), int) else None)
-                    for m, recs in per_mode.items()} for v, per_mode in self.records.items()}
+        return {
+            v: {
+                m: (line if isinstance(line := recs[-1].get("expect_line"), int) else None)
+                for m, recs in per_mode.items()
+            }
+            for v, per_mode in self.records.items()
+        }
 
     @cached_property
     def observed(self) -> dict[str, dict[str, str]]:
@@ -196,14 +240,24 @@ class CaseRow:
 
     def differs(self, order: Sequence[str]) -> bool:
         """The verdict changes between releases, or the spec expects something else from some release on."""
-        return self.status_differs(order) or bool(self.spec_changes(order)) or bool(self.observed_changes(order))
+        return (
+            self.status_differs(order)
+            or bool(self.spec_changes(order))
+            or bool(self.observed_changes(order))
+        )
 
     def spec_changes(self, order: Sequence[str]) -> list[Change]:
         """Releases from which another expect block applies (a `version:` range in the spec), per mode."""
         seen = [v for v, _ in self.known(order) if v in self.blocks]
         # a range boundary in the spec where the implementation was seen doing the same thing is no change
-        same = {cur: {m for m, what in self.observed.get(prev, {}).items() if what and self.observed.get(cur, {}).get(m) == what}
-                for prev, cur in zip(seen, seen[1:], strict=False)}
+        same = {
+            cur: {
+                m
+                for m, what in self.observed.get(prev, {}).items()
+                if what and self.observed.get(cur, {}).get(m) == what
+            }
+            for prev, cur in zip(seen, seen[1:], strict=False)
+        }
         return _changes(self.blocks, seen, same)
 
     def observed_changes(self, order: Sequence[str]) -> list[Change]:
@@ -271,21 +325,34 @@ class ReleaseTable:
             for change in row.observed_changes(order):
                 pairs = dict.fromkeys(zip(change["from"], change["to"], strict=True))
                 at.setdefault(change["release"], []).append(
-                    (row, f"{', '.join(change['modes'])}: " + "; ".join(f"{old} \u2192 {new}" for old, new in pairs)))
+                    (
+                        row,
+                        f"{', '.join(change['modes'])}: "
+                        + "; ".join(f"{old} \u2192 {new}" for old, new in pairs),
+                    )
+                )
                 seen.add(change["release"])
             known = row.known(order)
             for (prev, a), (cur, b) in zip(known, known[1:], strict=False):
                 if a != b and cur not in seen:
                     at.setdefault(cur, []).append((row, f"{a} \u2192 {b} (after {prev})"))
-        return [(v, sorted(at[v], key=lambda item: (item[0].topic, item[0].case))) for v in order if v in at]
+        return [
+            (v, sorted(at[v], key=lambda item: (item[0].topic, item[0].case)))
+            for v in order
+            if v in at
+        ]
 
 
 def _end_reason(run: Run) -> str:
     return str(run.end.get("reason") or "") if run.end is not None else ""
 
 
-def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None, adapter: str = "jax",
-                sort: bool = True) -> ReleaseTable:
+def build_table(
+    runs: Sequence[Run],
+    versions: Sequence[str] | None = None,
+    adapter: str = "jax",
+    sort: bool = True,
+) -> ReleaseTable:
     """One adapter's runs as behaviour × release; `versions` adds releases with no run.
 
     With `sort`, rows whose verdict, expect block or observed behaviour changes come first, then by
@@ -294,7 +361,9 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None, adap
     by_version: dict[str, list[Run]] = {}
     for run in runs:
         if str(run.header.get("adapter") or "?") == adapter:
-            by_version.setdefault(str(run.header.get("implementation_version") or "?"), []).append(run)
+            by_version.setdefault(str(run.header.get("implementation_version") or "?"), []).append(
+                run
+            )
     order = sorted(set(versions or []) | set(by_version), key=version_key)
     unavailable: dict[str, str] = {}
     problems: dict[str, list[str]] = {}
@@ -317,14 +386,25 @@ def build_table(runs: Sequence[Run], versions: Sequence[str] | None = None, adap
                 case = str(case_id)
                 row = rows.get(case)
                 if row is None:
-                    row = rows[case] = CaseRow(case, str(rec.get("topic") or case.rsplit(".", 1)[0]),
-                                               str(rec.get("claim") or ""), str(rec.get("spec_file") or ""))
+                    row = rows[case] = CaseRow(
+                        case,
+                        str(rec.get("topic") or case.rsplit(".", 1)[0]),
+                        str(rec.get("claim") or ""),
+                        str(rec.get("spec_file") or ""),
+                    )
                 row.records.setdefault(version, {}).setdefault(slug, []).append(rec)
     for row in rows.values():
         for version in order:
             per_mode = row.records.get(version)
-            row.cells[version] = UNAVAILABLE if version in unavailable else MISSING if not per_mode else \
-                status_over_modes(str(r.get("outcome", "error")) for recs in per_mode.values() for r in recs)
+            row.cells[version] = (
+                UNAVAILABLE
+                if version in unavailable
+                else MISSING
+                if not per_mode
+                else status_over_modes(
+                    str(r.get("outcome", "error")) for recs in per_mode.values() for r in recs
+                )
+            )
     table = ReleaseTable(adapter, order, list(rows.values()), unavailable, problems)
     if sort:
         table.rows.sort(key=lambda r: (not r.differs(order), r.topic, r.case))

@@ -39,8 +39,20 @@ from jax_conformance.report.releases import (
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"
-DETAIL_FIELDS = ("outcome", "message", "expected", "actual", "duration_s", "expect_line", "documented", "spec_error",
-                 "implementation_version", "behaviour_version", "isolate", "nodeid")
+DETAIL_FIELDS = (
+    "outcome",
+    "message",
+    "expected",
+    "actual",
+    "duration_s",
+    "expect_line",
+    "documented",
+    "spec_error",
+    "implementation_version",
+    "behaviour_version",
+    "isolate",
+    "nodeid",
+)
 CHUNK_RECORDS = 400  # records per detail file: small enough to load on a click
 SHOWN_CHANGES = 200  # per comparison section in the page; comparison.json has all
 MAIN_PAYLOAD_BUDGET = 4_000_000  # bytes of data.js; claims are dropped from it beyond this
@@ -52,9 +64,16 @@ STATUS_CODES = dict(zip(STATUSES, "HFPN--", strict=True))
 
 def _environment() -> jinja2.Environment:
     if not TEMPLATES.is_dir():
-        raise FileNotFoundError(f"report templates not found in {TEMPLATES} (the reports/ folder of a jax-conformance checkout)")
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        raise FileNotFoundError(
+            f"report templates not found in {TEMPLATES} (the reports/ folder of a jax-conformance checkout)"
+        )
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["safe_url"] = safe_url
     env.filters["pct"] = lambda v: "n/a" if v is None else f"{v:.1f}%"
     env.filters["outcome_label"] = lambda o: str(o).replace("_", " ")
@@ -66,14 +85,22 @@ def _environment() -> jinja2.Environment:
 def breakable(mode: object) -> markupsafe.Markup:
     """A mode's name that a narrow column may break after each `+` and `_` (and nowhere else)."""
     return markupsafe.Markup("+<wbr>").join(
-        markupsafe.Markup("_<wbr>").join(markupsafe.escape(w) for w in part.split("_")) for part in str(mode).split("+"))
+        markupsafe.Markup("_<wbr>").join(markupsafe.escape(w) for w in part.split("_"))
+        for part in str(mode).split("+")
+    )
 
 
 def since_text(since: Mapping[str, tuple[str, str]]) -> str:
     """A docs-vs-code difference's first release per adapter, in words."""
-    return "; ".join(f"{adapter} {first}" + (f" (the docs held in {held})" if held else
-                                               " or earlier (no earlier release merged shows the docs holding)")
-                     for adapter, (first, held) in since.items())
+    return "; ".join(
+        f"{adapter} {first}"
+        + (
+            f" (the docs held in {held})"
+            if held
+            else " or earlier (no earlier release merged shows the docs holding)"
+        )
+        for adapter, (first, held) in since.items()
+    )
 
 
 def since_once(model: ReportModel) -> str:
@@ -87,7 +114,9 @@ def file_records(model: ReportModel) -> int:
     runs: dict[str, Column] = {}
     for c in model.columns:
         runs.setdefault(c.run_id, c)
-    return model.records + sum(1 + (c.collected is not None) + (c.end is not None) for c in runs.values())
+    return model.records + sum(
+        1 + (c.collected is not None) + (c.end is not None) for c in runs.values()
+    )
 
 
 # Where a report looks for a spec file a record names (relative to the directory it ran in): the
@@ -132,16 +161,26 @@ class Headline:
     modes: list[str]
     conform: int  # applicable documented/tested cells whose behaviour holds
     applicable: int
-    unexpected: int  # cells failed, error, crashed, timeout or xpassed (spec errors aside: `spec_errors`)
+    unexpected: (
+        int  # cells failed, error, crashed, timeout or xpassed (spec errors aside: `spec_errors`)
+    )
     divergences: int  # known divergences (xfailed cells)
-    docs_vs_code: int  # cases whose documented expectation fails where the code's holds, in this release
+    docs_vs_code: (
+        int  # cases whose documented expectation fails where the code's holds, in this release
+    )
     incomplete: list[str]  # column labels of runs that did not finish (or could not run)
     runs: int
     observed: int = 0  # applicable cells of observed-only cases: shown, not counted
     unsupported: int = 0  # applicable cells of behaviour JAX disowned: never counted
-    flagged: list[str] = field(default_factory=list)  # modes with flags beside modes without: in the upcoming section, not counted
-    docs_cells: int = 0  # conforming cells whose code expectation held where the documented one failed
-    expectations: str = ""  # a link to the adapter's expectations file (its known divergences), where it is here
+    flagged: list[str] = field(
+        default_factory=list
+    )  # modes with flags beside modes without: in the upcoming section, not counted
+    docs_cells: int = (
+        0  # conforming cells whose code expectation held where the documented one failed
+    )
+    expectations: str = (
+        ""  # a link to the adapter's expectations file (its known divergences), where it is here
+    )
     spec_errors: int = 0  # cells whose spec is at fault (it does not load, or its own code fails): counted apart, never unexpected
 
     @property
@@ -163,25 +202,48 @@ def headlines(model: ReportModel) -> list[Headline]:
     for c in model.columns:
         groups.setdefault((c.adapter, c.version), []).append(c)
     out = []
-    for (adapter, version), every in sorted(groups.items(), key=lambda kv: (kv[0][0], version_key(kv[0][1]))):
+    for (adapter, version), every in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], version_key(kv[0][1]))
+    ):
         # The release as users get it: modes that set no other flag. Modes with flags beside them
         # preview JAX's upcoming defaults (their own section); alone, they are what was asked.
         cols = [c for c in every if "+" not in c.mode] or every
-        flagged = sorted({c.mode for c in every if "+" in c.mode}, key=mode_key) if len(cols) < len(every) else []
+        flagged = (
+            sorted({c.mode for c in every if "+" in c.mode}, key=mode_key)
+            if len(cols) < len(every)
+            else []
+        )
         conform = applicable = observed = unsupported = 0
         for c in cols:
             h, a = c.share(COUNTED_BASES)
             conform, applicable = conform + h, applicable + a
             observed += c.observed[1]
             unsupported += c.unsupported[1]
-        diffs = sum(1 for d in model.docs_vs_code if any(a == adapter and v == version for a, v, _ in d.releases))
-        out.append(Headline(
-            adapter, version, sorted({c.backend for c in cols}),
-            sorted({c.mode for c in cols}, key=mode_key),
-            conform, applicable, sum(c.unexpected for c in cols), sum(c.counts.get("xfailed", 0) for c in cols),
-            diffs, [c.label for c in cols if c.interrupted or c.status in NOT_RUN], len(cols),
-            observed, unsupported, flagged, sum(c.docs_vs_code for c in cols),
-            local_uri(f"specs/expectations/{adapter}.yaml")))
+        diffs = sum(
+            1
+            for d in model.docs_vs_code
+            if any(a == adapter and v == version for a, v, _ in d.releases)
+        )
+        out.append(
+            Headline(
+                adapter,
+                version,
+                sorted({c.backend for c in cols}),
+                sorted({c.mode for c in cols}, key=mode_key),
+                conform,
+                applicable,
+                sum(c.unexpected for c in cols),
+                sum(c.counts.get("xfailed", 0) for c in cols),
+                diffs,
+                [c.label for c in cols if c.interrupted or c.status in NOT_RUN],
+                len(cols),
+                observed,
+                unsupported,
+                flagged,
+                sum(c.docs_vs_code for c in cols),
+                local_uri(f"specs/expectations/{adapter}.yaml"),
+            )
+        )
         out[-1].spec_errors = sum(c.spec_errors for c in cols)
     return out
 
@@ -190,9 +252,18 @@ def compat_json(table: ReleaseTable, model: ReportModel) -> dict[str, Any]:
     """One behaviour x release table for the page: per row the case's index, a letter per release, the first release it holds."""
     index = {c.id: c.index for c in model.cases}
     order = table.versions
-    return {"adapter": table.adapter, "releases": order,
-            "rows": [[index[r.case], "".join(STATUS_CODES[r.cells[v]] for v in order), r.first(HOLDS, order) or ""]
-                     for r in table.rows]}
+    return {
+        "adapter": table.adapter,
+        "releases": order,
+        "rows": [
+            [
+                index[r.case],
+                "".join(STATUS_CODES[r.cells[v]] for v in order),
+                r.first(HOLDS, order) or "",
+            ]
+            for r in table.rows
+        ],
+    }
 
 
 def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
@@ -234,9 +305,15 @@ def detail_chunks(model: ReportModel) -> tuple[list[int], list[dict[str, Any]]]:
             size = 0
         size += len(records)
         chunks[-1][str(case.index)] = {
-            "id": case.id, "topic": case.topic, "claim": case.claim, "spec_file": case.spec_file,
+            "id": case.id,
+            "topic": case.topic,
+            "claim": case.claim,
+            "spec_file": case.spec_file,
             "spec_href": hrefs.setdefault(case.spec_file, local_uri(case.spec_file)),
-            "line": case.line, "source": case.source, "tags": case.tags, "basis": case.basis,
+            "line": case.line,
+            "source": case.source,
+            "tags": case.tags,
+            "basis": case.basis,
             "documented": case.documented,
             "records": {str(col): r for col, r in sorted(records.items())},
         }
@@ -255,21 +332,42 @@ def render(model: ReportModel, out: Path, title: str = "JAX conformance report")
         starts, chunks = detail_chunks(model)
         (tmp / "detail").mkdir()
         for n, chunk in enumerate(chunks):
-            (tmp / "detail" / f"{n:04d}.js").write_text(f"window.__reportDetail({n},{_dump(chunk)});\n", encoding="ascii")
+            (tmp / "detail" / f"{n:04d}.js").write_text(
+                f"window.__reportDetail({n},{_dump(chunk)});\n", encoding="ascii"
+            )
         data = payload(model, starts)
         (tmp / "data.js").write_text(f"window.REPORT_DATA={_dump(data)};\n", encoding="ascii")
         for asset in STATIC.iterdir():
             if asset.is_file():
                 shutil.copy2(asset, tmp / asset.name)
-        (tmp / "comparison.json").write_text(_dump([
-            {"title": c.title, **{name: [vars(ch) for ch in items] for name, _, items in c.sections()}}
-            for c in model.comparisons]), encoding="ascii")
-        page = _environment().get_template("index.html.j2").render(
-            title=title, model=model, build=f"assets/{build}", claims=data["claims"], verdicts=headlines(model),
-            generated=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            file_records=file_records(model), since_once=since_once(model),
-            shown_changes=SHOWN_CHANGES, interrupted=[c for c in model.columns if c.interrupted],
-            results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",
+        (tmp / "comparison.json").write_text(
+            _dump(
+                [
+                    {
+                        "title": c.title,
+                        **{name: [vars(ch) for ch in items] for name, _, items in c.sections()},
+                    }
+                    for c in model.comparisons
+                ]
+            ),
+            encoding="ascii",
+        )
+        page = (
+            _environment()
+            .get_template("index.html.j2")
+            .render(
+                title=title,
+                model=model,
+                build=f"assets/{build}",
+                claims=data["claims"],
+                verdicts=headlines(model),
+                generated=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                file_records=file_records(model),
+                since_once=since_once(model),
+                shown_changes=SHOWN_CHANGES,
+                interrupted=[c for c in model.columns if c.interrupted],
+                results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",
+            )
         )
         os.rename(tmp, assets / build)
     except BaseException:
@@ -285,7 +383,10 @@ def render(model: ReportModel, out: Path, title: str = "JAX conformance report")
 
 def _prune(assets: Path, keep: str) -> None:
     """Drop old builds (keeping the newest few, which a reader may still have open) and stale temporaries."""
-    builds = sorted((p for p in assets.iterdir() if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.name)
+    builds = sorted(
+        (p for p in assets.iterdir() if p.is_dir() and not p.name.startswith(".")),
+        key=lambda p: p.name,
+    )
     for old in builds[:-KEEP_BUILDS]:
         if old.name != keep:
             shutil.rmtree(old, ignore_errors=True)
@@ -299,5 +400,7 @@ def first_page_bytes(index: Path) -> int:
     """Bytes a browser loads before any click: the page, its CSS and JS, and data.js."""
     text = index.read_text(encoding="utf-8")
     start = text.index('data-build="') + len('data-build="')
-    build = index.parent / text[start:text.index('"', start)]
-    return index.stat().st_size + sum((build / n).stat().st_size for n in ("data.js", "report.js", "report.css"))
+    build = index.parent / text[start : text.index('"', start)]
+    return index.stat().st_size + sum(
+        (build / n).stat().st_size for n in ("data.js", "report.js", "report.css")
+    )

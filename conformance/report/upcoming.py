@@ -32,8 +32,12 @@ from jax_conformance.report.releases import HOLDING, INAPPLICABLE, first_line, o
 if TYPE_CHECKING:
     from jax_conformance.report.model import CaseInfo, Cells, Column
 
-COMBINATION = "only in the combination"  # the group of cases no flag alone changes the way all upcoming does
-UNATTRIBUTED = "not attributed"  # all upcoming changes it and some of its flags were never run alone
+COMBINATION = (
+    "only in the combination"  # the group of cases no flag alone changes the way all upcoming does
+)
+UNATTRIBUTED = (
+    "not attributed"  # all upcoming changes it and some of its flags were never run alone
+)
 ALONE_ONLY = "under a flag alone only"  # a flag alone changes it, all upcoming does not
 
 
@@ -50,8 +54,13 @@ class Behaviour:
     @classmethod
     def of(cls, mode: str, record: ResultRecord) -> Behaviour:
         line = record.get("expect_line")
-        return cls(mode, str(record.get("outcome", "error")), line if isinstance(line, int) else None,
-                   observed_key(record.get("actual")), first_line(record.get("message")))
+        return cls(
+            mode,
+            str(record.get("outcome", "error")),
+            line if isinstance(line, int) else None,
+            observed_key(record.get("actual")),
+            first_line(record.get("message")),
+        )
 
     def same_as(self, other: Behaviour) -> bool:
         """The same outcome, expect block and observed behaviour."""
@@ -62,10 +71,18 @@ class Behaviour:
         """The outcome in words as the section shows it: passes, fails, not applicable ..."""
         if self.outcome in HOLDING:
             return "passes" if self.outcome == "passed" else "xpassed"
-        return {"failed": "fails", "not_applicable": "not applicable", "skipped": "skipped"}.get(self.outcome, self.outcome)
+        return {"failed": "fails", "not_applicable": "not applicable", "skipped": "skipped"}.get(
+            self.outcome, self.outcome
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"mode": self.mode, "outcome": self.outcome, "block": self.block, "did": self.did, "message": self.message}
+        return {
+            "mode": self.mode,
+            "outcome": self.outcome,
+            "block": self.block,
+            "did": self.did,
+            "message": self.message,
+        }
 
 
 def how(today: Behaviour, then: Behaviour) -> str:
@@ -89,8 +106,12 @@ class FlipCase:
     claim: str
     today: Behaviour
     upcoming: Behaviour | None  # under all upcoming (None: no such run, or no record there)
-    alone: dict[str, Behaviour]  # flag (as a mode names it) -> its alone-run, where that differs from today
-    due_to: list[str]  # the flags whose alone-run behaves as all upcoming (or, without an all-upcoming run, every flag in `alone`)
+    alone: dict[
+        str, Behaviour
+    ]  # flag (as a mode names it) -> its alone-run, where that differs from today
+    due_to: list[
+        str
+    ]  # the flags whose alone-run behaves as all upcoming (or, without an all-upcoming run, every flag in `alone`)
     group: str  # a flag of due_to, or COMBINATION, UNATTRIBUTED, ALONE_ONLY
     how: str  # which way it changes, in words
 
@@ -100,10 +121,18 @@ class FlipCase:
         return {f: b for f, b in self.alone.items() if f not in self.due_to}
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "spec_file": self.spec_file, "line": self.line, "claim": self.claim,
-                "today": self.today.to_json(), "upcoming": self.upcoming.to_json() if self.upcoming else None,
-                "alone": {f: b.to_json() for f, b in self.alone.items()}, "due_to": self.due_to,
-                "group": self.group, "how": self.how}
+        return {
+            "id": self.id,
+            "spec_file": self.spec_file,
+            "line": self.line,
+            "claim": self.claim,
+            "today": self.today.to_json(),
+            "upcoming": self.upcoming.to_json() if self.upcoming else None,
+            "alone": {f: b.to_json() for f, b in self.alone.items()},
+            "due_to": self.due_to,
+            "group": self.group,
+            "how": self.how,
+        }
 
 
 @dataclass
@@ -113,7 +142,9 @@ class FlagGroup:
     name: str  # a flag as a mode names it (`jax_custom_vjp3`, `jax_foo=false`), or COMBINATION / UNATTRIBUTED / ALONE_ONLY
     help: str  # the flag's help text from the run's flag table ("" where it has none)
     cases: list[FlipCase]
-    changed_alone: int | None  # cases this flag changes when set alone (None: it was never run alone)
+    changed_alone: (
+        int | None
+    )  # cases this flag changes when set alone (None: it was never run alone)
 
     @property
     def is_flag(self) -> bool:
@@ -125,12 +156,19 @@ class FlagGroup:
         otherwise: a result becomes an error, TypeError (16: custom_vjp.closures 10, ...), ...`."""
         n = len(self.cases)
         if not n:
-            alone = "" if self.changed_alone in (None, 0) else f" the way all upcoming does ({self.changed_alone} when set alone)"
+            alone = (
+                ""
+                if self.changed_alone in (None, 0)
+                else f" the way all upcoming does ({self.changed_alone} when set alone)"
+            )
             return f"{self.name}: no case behaves otherwise{alone}."
         kinds: dict[str, dict[str, int]] = {}  # phrase -> topic -> cases, in the order first seen
         for c in self.cases:
-            then = c.upcoming if c.upcoming is not None and not c.upcoming.same_as(c.today) else (
-                c.alone.get(self.name) or next(iter(c.alone.values()), None))
+            then = (
+                c.upcoming
+                if c.upcoming is not None and not c.upcoming.same_as(c.today)
+                else (c.alone.get(self.name) or next(iter(c.alone.values()), None))
+            )
             phrase = change_phrase(c.today, then) if then is not None else "another behaviour"
             topic = c.id.rpartition(".")[0] or c.id
             per_topic = kinds.setdefault(phrase, {})
@@ -143,7 +181,9 @@ class FlagGroup:
             parts.append(f"{phrase} ({sum(topics.values())}: {where})")
         rest = sum(sum(t.values()) for _, t in ranked[SENTENCE_KINDS:])
         if rest:
-            parts.append(f"{rest} other{'s' if rest != 1 else ''} in {len(ranked) - SENTENCE_KINDS} more way{'s' if len(ranked) - SENTENCE_KINDS != 1 else ''}")
+            parts.append(
+                f"{rest} other{'s' if rest != 1 else ''} in {len(ranked) - SENTENCE_KINDS} more way{'s' if len(ranked) - SENTENCE_KINDS != 1 else ''}"
+            )
         verb = "case behaves" if n == 1 else "cases behave"
         return f"{self.name}: {n} {verb} otherwise: {', '.join(parts)}."
 
@@ -200,23 +240,39 @@ class UpcomingSection:
     version: str
     backend: str
     base: str  # the base mode's slug
-    upcoming: str | None  # the mode with every flag of the others (all upcoming); None when no mode has them all
+    upcoming: (
+        str | None
+    )  # the mode with every flag of the others (all upcoming); None when no mode has them all
     flags: list[str]  # every flag set in some flagged mode, as the modes name them
     alone: dict[str, str]  # flag -> the mode setting only it
     modes: list[str]  # every flagged mode compared, fewest flags first
     cases: list[FlipCase]  # in case order
     groups: list[FlagGroup]
-    unchanged: int  # cases with a record in the base mode that behave the same in every flagged mode
+    unchanged: (
+        int  # cases with a record in the base mode that behave the same in every flagged mode
+    )
 
     @property
     def title(self) -> str:
         return f"{self.adapter} {self.version} · {self.backend} · today: {self.base}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"adapter": self.adapter, "version": self.version, "backend": self.backend, "base": self.base,
-                "upcoming": self.upcoming, "flags": self.flags, "alone": self.alone, "modes": self.modes,
-                "cases": [c.to_json() for c in self.cases], "unchanged": self.unchanged,
-                "groups": {g.name: {"cases": [c.id for c in g.cases], "changed_alone": g.changed_alone} for g in self.groups}}
+        return {
+            "adapter": self.adapter,
+            "version": self.version,
+            "backend": self.backend,
+            "base": self.base,
+            "upcoming": self.upcoming,
+            "flags": self.flags,
+            "alone": self.alone,
+            "modes": self.modes,
+            "cases": [c.to_json() for c in self.cases],
+            "unchanged": self.unchanged,
+            "groups": {
+                g.name: {"cases": [c.id for c in g.cases], "changed_alone": g.changed_alone}
+                for g in self.groups
+            },
+        }
 
 
 def _mode(slug: str) -> Mode | None:
@@ -226,7 +282,9 @@ def _mode(slug: str) -> Mode | None:
         return None
 
 
-def upcoming_sections(columns: Sequence[Column], cases: Sequence[CaseInfo], cells: Cells) -> list[UpcomingSection]:
+def upcoming_sections(
+    columns: Sequence[Column], cases: Sequence[CaseInfo], cells: Cells
+) -> list[UpcomingSection]:
     """Every (adapter, release, backend, base mode) with a base column and at least one flagged column on top of it."""
     by_col: dict[int, dict[int, ResultRecord]] = {}
     for (ci, index), rec in cells.items():
@@ -245,8 +303,16 @@ def upcoming_sections(columns: Sequence[Column], cases: Sequence[CaseInfo], cell
     return out
 
 
-def _section(adapter: str, version: str, backend: str, base: Mode, modes: dict[Mode, Column], flagged: list[Mode],
-             by_col: dict[int, dict[int, ResultRecord]], cases: Sequence[CaseInfo]) -> UpcomingSection:
+def _section(
+    adapter: str,
+    version: str,
+    backend: str,
+    base: Mode,
+    modes: dict[Mode, Column],
+    flagged: list[Mode],
+    by_col: dict[int, dict[int, ResultRecord]],
+    cases: Sequence[CaseInfo],
+) -> UpcomingSection:
     names = {flag_text(n, v): n for m in flagged for n, v in m.flags}
     every = set(names)
     most = flagged[-1]
@@ -261,12 +327,18 @@ def _section(adapter: str, version: str, backend: str, base: Mode, modes: dict[M
         if rec is None or case.id.startswith("<"):  # a spec file that did not load is no case
             continue
         today = Behaviour.of(base.slug, rec)
-        under = {m: Behaviour.of(m.slug, r) for m in flagged if (r := by_col.get(modes[m].index, {}).get(case.index)) is not None}
+        under = {
+            m: Behaviour.of(m.slug, r)
+            for m in flagged
+            if (r := by_col.get(modes[m].index, {}).get(case.index)) is not None
+        }
         if all(b.same_as(today) for b in under.values()):
             unchanged += 1
             continue
         then = under.get(upcoming) if upcoming is not None else None
-        differing = {f: under[m] for f, m in alone.items() if m in under and not under[m].same_as(today)}
+        differing = {
+            f: under[m] for f, m in alone.items() if m in under and not under[m].same_as(today)
+        }
         if then is None:
             due_to, group = list(differing), next(iter(differing), UNATTRIBUTED)
         elif then.same_as(today):
@@ -274,10 +346,25 @@ def _section(adapter: str, version: str, backend: str, base: Mode, modes: dict[M
         else:
             due_to = [f for f, b in differing.items() if b.same_as(then)]
             group = due_to[0] if due_to else COMBINATION if set(alone) == every else UNATTRIBUTED
-        shown = then if then is not None and not then.same_as(today) else next(
-            b for b in [*differing.values(), *under.values()] if not b.same_as(today))
-        flips.append(FlipCase(case.id, case.spec_file, case.line, case.claim, today, then, differing, due_to, group,
-                              how(today, shown)))
+        shown = (
+            then
+            if then is not None and not then.same_as(today)
+            else next(b for b in [*differing.values(), *under.values()] if not b.same_as(today))
+        )
+        flips.append(
+            FlipCase(
+                case.id,
+                case.spec_file,
+                case.line,
+                case.claim,
+                today,
+                then,
+                differing,
+                due_to,
+                group,
+                how(today, shown),
+            )
+        )
     groups = []
     for flag in sorted(every):
         in_group = [c for c in flips if flag in c.due_to]
@@ -287,8 +374,19 @@ def _section(adapter: str, version: str, backend: str, base: Mode, modes: dict[M
         in_group = [c for c in flips if c.group == name]
         if in_group:
             groups.append(FlagGroup(name, "", in_group, None))
-    return UpcomingSection(adapter, version, backend, base.slug, upcoming.slug if upcoming else None, sorted(every),
-                           {f: m.slug for f, m in alone.items()}, [m.slug for m in flagged], flips, groups, unchanged)
+    return UpcomingSection(
+        adapter,
+        version,
+        backend,
+        base.slug,
+        upcoming.slug if upcoming else None,
+        sorted(every),
+        {f: m.slug for f, m in alone.items()},
+        [m.slug for m in flagged],
+        flips,
+        groups,
+        unchanged,
+    )
 
 
 def _help(columns: Iterable[Column]) -> dict[str, str]:
@@ -351,12 +449,19 @@ def flag_overview(columns: Sequence[Column]) -> FlagOverview | None:
         if col.run_id in seen:
             continue
         seen.add(col.run_id)
-        upgrade = [r for r in col.flag_table if isinstance(r, dict) and r.get("upgrade") and r.get("name")]
+        upgrade = [
+            r for r in col.flag_table if isinstance(r, dict) and r.get("upgrade") and r.get("name")
+        ]
         for r in upgrade:
             help_text.setdefault(str(r["name"]), str(r.get("help") or ""))
-        mode = ModeFlags(f"{col.adapter} {col.version} {col.mode}", col.mode, dict(col.flags),
-                         {str(r["name"]): r.get("value") for r in upgrade},
-                         {str(r["name"]): r.get("default") for r in upgrade}, bool(col.flag_table))
+        mode = ModeFlags(
+            f"{col.adapter} {col.version} {col.mode}",
+            col.mode,
+            dict(col.flags),
+            {str(r["name"]): r.get("value") for r in upgrade},
+            {str(r["name"]): r.get("default") for r in upgrade},
+            bool(col.flag_table),
+        )
         names |= set(mode.values) | set(mode.sets)
         modes.append(mode)
     if not names:

@@ -82,7 +82,12 @@ class SpecCache:
         """`$JAX_CONFORMANCE_CACHE/specs`; else `.conformance-cache/specs` in a checkout (beside the
         compat environments), `~/.cache/jax-conformance/specs` for an installed harness; None with
         JAX_CONFORMANCE_SPEC_CACHE=0."""
-        if os.environ.get("JAX_CONFORMANCE_SPEC_CACHE", "").strip().lower() in ("0", "off", "no", "false"):
+        if os.environ.get("JAX_CONFORMANCE_SPEC_CACHE", "").strip().lower() in (
+            "0",
+            "off",
+            "no",
+            "false",
+        ):
             return None
         base = os.environ.get("JAX_CONFORMANCE_CACHE")
         if base:
@@ -98,8 +103,10 @@ class SpecCache:
         The files are read, not imported, so this module depends on no loader or rule module.
         """
         if self._fingerprint is None:
-            h = hashlib.sha256(f"{self.FORMAT} {sys.version} {yaml.__version__} {yaml.__with_libyaml__} "
-                               f"{_version_of('packaging')} {_version_of('fastjsonschema')}".encode())
+            h = hashlib.sha256(
+                f"{self.FORMAT} {sys.version} {yaml.__version__} {yaml.__with_libyaml__} "
+                f"{_version_of('packaging')} {_version_of('fastjsonschema')}".encode()
+            )
             for file in _harness_files():
                 h.update(file.name.encode() + b"\0")
                 with contextlib.suppress(OSError):
@@ -108,7 +115,9 @@ class SpecCache:
         return self._fingerprint
 
     def _entry(self, path: Path) -> Path:
-        return self.root / (hashlib.sha256(self.fingerprint() + os.fsencode(str(path))).hexdigest()[:40] + ".pickle")
+        return self.root / (
+            hashlib.sha256(self.fingerprint() + os.fsencode(str(path))).hexdigest()[:40] + ".pickle"
+        )
 
     @staticmethod
     def digest(text: str) -> bytes:
@@ -121,11 +130,11 @@ class SpecCache:
         except OSError:
             return None
         digest = self.digest(text)
-        if data[:len(digest)] != digest:
+        if data[: len(digest)] != digest:
             return None
         try:
             with gc_paused():
-                spec = pickle.loads(data[len(digest):])
+                spec = pickle.loads(data[len(digest) :])
         except Exception:
             return None
         return spec if isinstance(spec, Spec) and spec.path == path else None
@@ -136,7 +145,9 @@ class SpecCache:
             entry.parent.mkdir(parents=True, exist_ok=True)
             self._prune()
             tmp = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(self.digest(text) + pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))
+            tmp.write_bytes(
+                self.digest(text) + pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
+            )
             os.replace(tmp, entry)  # readers see the old entry or the new one, never half of one
         except Exception:
             return
@@ -172,5 +183,10 @@ def _version_of(dist: str) -> str:
 def _harness_files() -> list[Path]:
     """The sources of every module that loads or checks a spec, the schema and the tags."""
     spec_modules = sorted((PACKAGE_DIR / "spec").glob("*.py"))
-    return [*spec_modules, PACKAGE_DIR / "mode.py", PACKAGE_DIR / "__init__.py",
-            SPECS_DIR / "schema.json", SPECS_DIR / "tags.yaml"]
+    return [
+        *spec_modules,
+        PACKAGE_DIR / "mode.py",
+        PACKAGE_DIR / "__init__.py",
+        SPECS_DIR / "schema.json",
+        SPECS_DIR / "tags.yaml",
+    ]

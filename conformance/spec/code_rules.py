@@ -24,7 +24,12 @@ class CodeSyntax(Rule):
 
     def check(self, spec: Spec) -> Iterator[SpecError]:
         if "setup" in spec.raw:
-            yield from self._compile(spec, "file setup", Code(spec.raw["setup"], value_line(spec.raw, "setup", 1)), "exec")
+            yield from self._compile(
+                spec,
+                "file setup",
+                Code(spec.raw["setup"], value_line(spec.raw, "setup", 1)),
+                "exec",
+            )
         for case in spec.cases:
             own_setup = case.setup[-1:] if "setup" in case.raw else []
             for code in own_setup:
@@ -36,10 +41,17 @@ class CodeSyntax(Rule):
             if not _code_compiles(case.run, "exec") and not _code_compiles(case.run, "eval"):
                 yield from self._compile(spec, f"run of {case.id!r}", case.run, "exec")
             for name, strategy in case.given.items():
-                yield from self._compile(spec, f"given.{name} of {case.id!r}", Code(strategy, case.raw["given"].value_lines[name]), "eval")
+                yield from self._compile(
+                    spec,
+                    f"given.{name} of {case.id!r}",
+                    Code(strategy, case.raw["given"].value_lines[name]),
+                    "eval",
+                )
             for index, _block in enumerate(case.expect):
                 for line, expr in list_items(raw_block(case, index), "check"):
-                    yield from self._compile(spec, f"check of {case.id!r}", Code(str(expr), line), "eval")
+                    yield from self._compile(
+                        spec, f"check of {case.id!r}", Code(str(expr), line), "eval"
+                    )
 
     def _compile(self, spec: Spec, what: str, code: Code, mode: str) -> Iterator[SpecError]:
         if _code_compiles(code, mode):
@@ -47,9 +59,15 @@ class CodeSyntax(Rule):
         try:
             compile(code.shifted(), str(spec.path), mode)
         except SyntaxError as exc:
-            yield self.error(spec, exc.lineno or code.line, f"{what} is not valid Python: {exc.msg}")
+            yield self.error(
+                spec, exc.lineno or code.line, f"{what} is not valid Python: {exc.msg}"
+            )
         except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
-            yield self.error(spec, code.line, f"{what} cannot be compiled: {type(exc).__name__}: {str(exc)[:200]}")
+            yield self.error(
+                spec,
+                code.line,
+                f"{what} cannot be compiled: {type(exc).__name__}: {str(exc)[:200]}",
+            )
 
 
 def _code_compiles(code: Code, mode: str) -> bool:
@@ -67,9 +85,11 @@ def _compiles(source: str, mode: str) -> bool:
 
 class CodeNames(Rule):
     id = "CODE-NAMES"
-    doc = ("Spec code uses only names it defines or that the adapter provides (jax, jnp, np, lax, os, sys; `st`, "
-           "`assume`, `note` and the drawn names with `given`; `result` in checks): a typo is the spec's bug, "
-           "never a verdict on the implementation. Checked by pyflakes.")
+    doc = (
+        "Spec code uses only names it defines or that the adapter provides (jax, jnp, np, lax, os, sys; `st`, "
+        "`assume`, `note` and the drawn names with `given`; `result` in checks): a typo is the spec's bug, "
+        "never a verdict on the implementation. Checked by pyflakes."
+    )
 
     def check(self, spec: Spec) -> Iterator[SpecError]:
         names = SPEC_NAMES
@@ -81,12 +101,18 @@ class CodeNames(Rule):
                 yield self.error(spec, line, f"in the file's setup: {message}")
             shared = bound_names(setup.text)
         for case in spec.cases:
-            for line, message in undefined_names(case, names | shared, skip_file_setup="setup" in spec.raw):
+            for line, message in undefined_names(
+                case, names | shared, skip_file_setup="setup" in spec.raw
+            ):
                 yield self.error(spec, line, f"in case {case.id!r}: {message}")
 
 
 def _module_bound(table: symtable.SymbolTable) -> set[str]:
-    return {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    return {
+        s.get_name()
+        for s in table.get_symbols()
+        if s.is_assigned() or s.is_imported() or s.is_namespace()
+    }
 
 
 def bound_names(text: str) -> frozenset[str]:
@@ -100,14 +126,19 @@ def bound_names(text: str) -> frozenset[str]:
 def _free_globals(table: symtable.SymbolTable, bound: set[str] | frozenset[str]) -> set[str]:
     """Names read in this scope, or in those inside it, that resolve to globals nothing binds."""
     module = table.get_type() == "module"
-    out = {s.get_name() for s in table.get_symbols()
-           if s.is_referenced() and (module or s.is_global()) and s.get_name() not in bound}
+    out = {
+        s.get_name()
+        for s in table.get_symbols()
+        if s.is_referenced() and (module or s.is_global()) and s.get_name() not in bound
+    }
     for child in table.get_children():
         out |= _free_globals(child, bound)
     return out
 
 
-def undefined_in(pieces: list[tuple[str, int, str | None]], names: frozenset[str]) -> Iterator[tuple[int, str]]:
+def undefined_in(
+    pieces: list[tuple[str, int, str | None]], names: frozenset[str]
+) -> Iterator[tuple[int, str]]:
     """(spec line, message) for each undefined name in these pieces of code, run in order as one module.
 
     A piece is (text, its first spec line, a name to bind it to as an expression or None for
@@ -135,28 +166,41 @@ def undefined_in(pieces: list[tuple[str, int, str | None]], names: frozenset[str
         return
     from pyflakes import checker, messages
 
-    for message in checker.Checker(ast.parse(text), filename="<spec>", builtins=set(names)).messages:
+    for message in checker.Checker(
+        ast.parse(text), filename="<spec>", builtins=set(names)
+    ).messages:
         if isinstance(message, (messages.UndefinedName, messages.UndefinedLocal)):
             n = message.lineno
-            yield where[n - 1] if 0 < n <= len(where) else pieces[0][1], message.message % message.message_args
+            yield (
+                where[n - 1] if 0 < n <= len(where) else pieces[0][1],
+                message.message % message.message_args,
+            )
 
 
 _BUILTINS = frozenset(dir(builtins))
 
 
-def undefined_names(case: Case, names: frozenset[str], skip_file_setup: bool = False) -> Iterator[tuple[int, str]]:
+def undefined_names(
+    case: Case, names: frozenset[str], skip_file_setup: bool = False
+) -> Iterator[tuple[int, str]]:
     """(spec line, message) for each name undefined in the case's code.
 
     The case's code is checked as one module in the order it runs: setup(s), run (an expression
     binds `result`), then every check of every block; lines map back to spec lines.
     """
-    pieces: list[tuple[str, int, str | None]] = [(c.text, c.line, None) for c in case.setup[1 if skip_file_setup else 0:]]
-    pieces.append((case.run.text, case.run.line, "result" if _code_compiles(case.run, "eval") else None))
+    pieces: list[tuple[str, int, str | None]] = [
+        (c.text, c.line, None) for c in case.setup[1 if skip_file_setup else 0 :]
+    ]
+    pieces.append(
+        (case.run.text, case.run.line, "result" if _code_compiles(case.run, "eval") else None)
+    )
     for block in case.expect + (case.documented.expect if case.documented else []):
         checks = block.expected.get("check", [])
         for expr in [checks] if isinstance(checks, str) else checks:
             pieces.append((str(expr), block.line, "_check"))
-    available = names | set(case.given) | ({"st", "assume", "note"} if case.given else set()) | {"result"}
+    available = (
+        names | set(case.given) | ({"st", "assume", "note"} if case.given else set()) | {"result"}
+    )
     yield from undefined_in(pieces, frozenset(available))
     for name, strategy in case.given.items():
         for _, message in undefined_in([(strategy, 1, "_strategy")], names | {"st"}):
@@ -182,7 +226,11 @@ class GivenNamesUsed(Rule):
                 continue
         for name in case.given:
             if name not in used:
-                yield self.error(spec, case.raw["given"].key_lines[name], f"case {case.id!r} draws {name!r} but never uses it")
+                yield self.error(
+                    spec,
+                    case.raw["given"].key_lines[name],
+                    f"case {case.id!r} draws {name!r} but never uses it",
+                )
 
 
 def _outcomes(case: Case) -> Iterator[tuple[int, Mapping[str, Any]]]:
@@ -192,8 +240,10 @@ def _outcomes(case: Case) -> Iterator[tuple[int, Mapping[str, Any]]]:
 
 class GlobalConfigInProcess(Rule):
     id = "ISOLATE-MISSING"
-    doc = ("A case that changes process-wide state (jax.config.update, os.environ, os.chdir, np.seterr) runs "
-           "with `isolate: process`, or it leaks into later cases.")
+    doc = (
+        "A case that changes process-wide state (jax.config.update, os.environ, os.chdir, np.seterr) runs "
+        "with `isolate: process`, or it leaks into later cases."
+    )
 
     def check(self, spec: Spec) -> Iterator[SpecError]:
         shared = [c for c in spec.cases if c.isolate != "process"]
@@ -201,27 +251,58 @@ class GlobalConfigInProcess(Rule):
             # File setup runs before every case, so a change there leaks from every shared case.
             code = Code(spec.raw["setup"], value_line(spec.raw, "setup", 1))
             for line, what in global_changes(code):
-                yield self.error(spec, line, f"the file's setup changes process-wide state ({what}) and runs before "
-                                             f"{len(shared)} case(s) without `isolate: process`; move it into isolated cases")
+                yield self.error(
+                    spec,
+                    line,
+                    f"the file's setup changes process-wide state ({what}) and runs before "
+                    f"{len(shared)} case(s) without `isolate: process`; move it into isolated cases",
+                )
         for case in shared:
             own = ([case.setup[-1]] if "setup" in case.raw else []) + [case.run]
             for code in own:
                 for line, what in global_changes(code):
-                    yield self.error(spec, line, f"case {case.id!r} changes process-wide state in-process ({what}); add `isolate: process`")
+                    yield self.error(
+                        spec,
+                        line,
+                        f"case {case.id!r} changes process-wide state in-process ({what}); add `isolate: process`",
+                    )
 
 
 # Calls that change process-wide state, by the last two parts of their dotted name.
 _STATE_CALLS = {
-    ("config", "update"), ("environ", "update"), ("environ", "pop"), ("environ", "popitem"),
-    ("environ", "setdefault"), ("environ", "clear"), ("environ", "__setitem__"), ("environ", "__delitem__"),
-    ("os", "putenv"), ("os", "unsetenv"), ("os", "chdir"), ("os", "fchdir"), ("os", "umask"),
-    ("np", "seterr"), ("numpy", "seterr"), ("np", "set_printoptions"), ("numpy", "set_printoptions"),
+    ("config", "update"),
+    ("environ", "update"),
+    ("environ", "pop"),
+    ("environ", "popitem"),
+    ("environ", "setdefault"),
+    ("environ", "clear"),
+    ("environ", "__setitem__"),
+    ("environ", "__delitem__"),
+    ("os", "putenv"),
+    ("os", "unsetenv"),
+    ("os", "chdir"),
+    ("os", "fchdir"),
+    ("os", "umask"),
+    ("np", "seterr"),
+    ("numpy", "seterr"),
+    ("np", "set_printoptions"),
+    ("numpy", "set_printoptions"),
 }
 
 
 # Every change global_changes finds is spelled with one of these: a part of each _STATE_CALLS
 # name ("chdir" also in "fchdir"), setattr, or an assignment into `...environ[...]` / `...config.x`.
-_STATE_WORDS = ("config", "environ", "putenv", "unsetenv", "chdir", "umask", "seterr", "set_printoptions", "setattr")
+_STATE_WORDS = (
+    "config",
+    "environ",
+    "putenv",
+    "unsetenv",
+    "chdir",
+    "umask",
+    "seterr",
+    "set_printoptions",
+    "setattr",
+)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -262,9 +343,15 @@ def global_changes(code: Code) -> Iterator[tuple[int, str]]:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
-                if isinstance(target, ast.Subscript) and _dotted(target.value).split(".")[-1] == "environ":
+                if (
+                    isinstance(target, ast.Subscript)
+                    and _dotted(target.value).split(".")[-1] == "environ"
+                ):
                     what = f"{_dotted(target.value)}[...] {'deleted' if isinstance(node, ast.Delete) else 'assigned'}"
-                elif isinstance(target, ast.Attribute) and _dotted(target.value).split(".")[-1] == "config":
+                elif (
+                    isinstance(target, ast.Attribute)
+                    and _dotted(target.value).split(".")[-1] == "config"
+                ):
                     what = f"{_dotted(target)} assigned"
         if what is not None:
             line = getattr(node, "lineno", code.line)

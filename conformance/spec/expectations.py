@@ -37,11 +37,16 @@ class Entry:
     backends: frozenset[str] | None = None
     used: bool = False
     path: Path | None = None  # the expectations file that lists it
-    version: SpecifierSet | None = None  # the releases the divergence is known in (its group's `version`)
+    version: SpecifierSet | None = (
+        None  # the releases the divergence is known in (its group's `version`)
+    )
 
     def matches(self, case: str, mode: Mode, backend: str) -> bool:
-        return (self.case == case and (self.modes is None or mode.slug in self.modes)
-                and (self.backends is None or backend in self.backends))
+        return (
+            self.case == case
+            and (self.modes is None or mode.slug in self.modes)
+            and (self.backends is None or backend in self.backends)
+        )
 
     def applies(self, version: str) -> bool:
         return self.version is None or version_in(version, self.version)
@@ -71,25 +76,41 @@ class ExpectationFile:
         except (OSError, yaml.YAMLError) as exc:
             raise ExpectationsError(f"{path}: cannot read expectations: {exc}") from None
         if not isinstance(data, dict) or "adapter" not in data:
-            raise ExpectationsError(f"{path}: an expectations file is a mapping with `adapter` and `entries`")
+            raise ExpectationsError(
+                f"{path}: an expectations file is a mapping with `adapter` and `entries`"
+            )
         version = SpecifierSet(str(data["version"])) if data.get("version") else None
         backend = data.get("backend")
-        out = cls(path, str(data["adapter"]), version, frozenset([backend] if isinstance(backend, str) else backend) if backend else None)
+        out = cls(
+            path,
+            str(data["adapter"]),
+            version,
+            frozenset([backend] if isinstance(backend, str) else backend) if backend else None,
+        )
         for group in data.get("entries", []) or []:
             reason = str(group.get("reason") or NEEDS_REASON)
             try:
                 releases = SpecifierSet(str(group["version"])) if group.get("version") else None
             except InvalidSpecifier:
-                raise ExpectationsError(f"{path}: version {group['version']!r} is not a PEP 440 range (e.g. \"<0.11\")") from None
+                raise ExpectationsError(
+                    f'{path}: version {group["version"]!r} is not a PEP 440 range (e.g. "<0.11")'
+                ) from None
             for item in group.get("cases", []) or []:
                 if isinstance(item, str):
                     out.entries.append(Entry(item, reason, path=path, version=releases))
                 else:
                     modes = [_mode_name(path, m) for m in item.get("modes") or []]
                     backends = item.get("backends")
-                    out.entries.append(Entry(str(item["case"]), reason,
-                                             frozenset(modes) if modes else None,
-                                             frozenset(backends) if backends else None, path=path, version=releases))
+                    out.entries.append(
+                        Entry(
+                            str(item["case"]),
+                            reason,
+                            frozenset(modes) if modes else None,
+                            frozenset(backends) if backends else None,
+                            path=path,
+                            version=releases,
+                        )
+                    )
         return out
 
     @classmethod
@@ -97,8 +118,11 @@ class ExpectationFile:
         return ExpectationSet([cls.load(p) for p in paths])
 
     def applies(self, adapter: str, version: str, backend: str | None = None) -> bool:
-        return (self.adapter == adapter and (self.version is None or version_in(version, self.version))
-                and (backend is None or self.backend is None or backend in self.backend))
+        return (
+            self.adapter == adapter
+            and (self.version is None or version_in(version, self.version))
+            and (backend is None or self.backend is None or backend in self.backend)
+        )
 
 
 @dataclass
@@ -120,12 +144,23 @@ class ExpectationSet:
             if adapter is None or not f.applies(adapter, version):
                 continue
             for entry in f.entries:
-                if not entry.used and entry.applies(version) and (entry.modes is None or mode.slug in entry.modes):
+                if (
+                    not entry.used
+                    and entry.applies(version)
+                    and (entry.modes is None or mode.slug in entry.modes)
+                ):
                     yield f.path, entry.case
 
 
-def write_expectations(path: Path, adapter: str, failing: dict[str, set[str]], all_modes: set[str],
-                       previous: ExpectationFile | None, version: str | None = None, run_version: str | None = None) -> None:
+def write_expectations(
+    path: Path,
+    adapter: str,
+    failing: dict[str, set[str]],
+    all_modes: set[str],
+    previous: ExpectationFile | None,
+    version: str | None = None,
+    run_version: str | None = None,
+) -> None:
     """Rewrite `path` from a run: `failing` maps case id -> mode slugs that failed.
 
     Existing reasons (and their groups' release ranges) are kept; new entries get a reason to fill
@@ -148,8 +183,11 @@ def write_expectations(path: Path, adapter: str, failing: dict[str, set[str]], a
         if item not in group:
             group.append(item)
     entries = [_group(r, ranges.get(r), cs) for r, cs in sorted(groups.items())]
-    data: ExpectationsYAML = {"adapter": adapter, "version": version, "entries": entries} if version \
+    data: ExpectationsYAML = (
+        {"adapter": adapter, "version": version, "entries": entries}
+        if version
         else {"adapter": adapter, "entries": entries}
+    )
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(yaml.safe_dump(data, sort_keys=False, width=100), encoding="utf-8")
     tmp.replace(path)

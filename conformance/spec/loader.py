@@ -54,8 +54,10 @@ def _when(node: Any, path: Path) -> When:
             version = SpecifierSet(str(node["version"]))
         except InvalidSpecifier:
             raise SpecError(
-                path, node.value_lines["version"], "VERSION-INVALID",
-                f"version range {node['version']!r} is not a PEP 440 specifier (e.g. \">=0.8.0,<0.10\")",
+                path,
+                node.value_lines["version"],
+                "VERSION-INVALID",
+                f'version range {node["version"]!r} is not a PEP 440 specifier (e.g. ">=0.8.0,<0.10")',
             ) from None
     return When(
         x64=node.get("x64"),
@@ -68,8 +70,12 @@ def _when(node: Any, path: Path) -> When:
 
 
 def _blocks(nodes: Any, path: Path) -> list[Expectation]:
-    return [Expectation(_when(b.get("when"), path), _plain({k: v for k, v in b.items() if k != "when"}), b.line)
-            for b in nodes]
+    return [
+        Expectation(
+            _when(b.get("when"), path), _plain({k: v for k, v in b.items() if k != "when"}), b.line
+        )
+        for b in nodes
+    ]
 
 
 def build_spec(doc: MarkedMap, path: Path) -> Spec:
@@ -86,7 +92,12 @@ def build_spec(doc: MarkedMap, path: Path) -> Spec:
         documented = None
         if "documented" in node:
             d = node["documented"]
-            documented = Documented(str(d["says"]), _sources(d.get("source")), _blocks(d["expect"], path), node.key_lines["documented"])
+            documented = Documented(
+                str(d["says"]),
+                _sources(d.get("source")),
+                _blocks(d["expect"], path),
+                node.key_lines["documented"],
+            )
         setup = [c for c in (file_setup, _code(node, "setup")) if c is not None]
         run = _code(node, "run")
         assert run is not None  # required by the schema
@@ -132,25 +143,44 @@ def table_data(node: MarkedMap, path: Path) -> dict[str, Any]:
     try:
         data = json.loads(data_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise SpecError(path, node.value_lines["table"], "TABLE-DATA", f"table {node['table']!r}: {exc}") from None
+        raise SpecError(
+            path, node.value_lines["table"], "TABLE-DATA", f"table {node['table']!r}: {exc}"
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise SpecError(path, node.value_lines["table"], "TABLE-DATA", f"table {node['table']!r} has no list of cells")
+        raise SpecError(
+            path,
+            node.value_lines["table"],
+            "TABLE-DATA",
+            f"table {node['table']!r} has no list of cells",
+        )
     return data
 
 
-def _cell_blocks(blocks: list[dict[str, Any]], line: int, path: Path, seen: dict[str, When]) -> list[Expectation]:
+def _cell_blocks(
+    blocks: list[dict[str, Any]], line: int, path: Path, seen: dict[str, When]
+) -> list[Expectation]:
     """A cell's blocks; `seen`: the `When` of each `when` already read in this table (cells share a few)."""
     out = []
     for b in blocks:
         key = json.dumps(b.get("when"), sort_keys=True)
         if key not in seen:
             seen[key] = _when(b.get("when"), path)
-        out.append(Expectation(seen[key], cast(ExpectBlock, {k: v for k, v in b.items() if k != "when"}), line))
+        out.append(
+            Expectation(
+                seen[key], cast(ExpectBlock, {k: v for k, v in b.items() if k != "when"}), line
+            )
+        )
     return out
 
 
-def table_cells(doc: MarkedMap, node: MarkedMap, path: Path, file_setup: Code | None,
-                file_tags: tuple[str, ...], file_source: list[dict[str, str]]) -> list[Case]:
+def table_cells(
+    doc: MarkedMap,
+    node: MarkedMap,
+    path: Path,
+    file_setup: Code | None,
+    file_tags: tuple[str, ...],
+    file_source: list[dict[str, str]],
+) -> list[Case]:
     """A `table:` case as one case per cell of its data file: id `<case id>[<cell id>]`, the cell's
     `bind` run after setup, its own expect (and documented) blocks and basis."""
     line = node.line
@@ -167,20 +197,35 @@ def table_cells(doc: MarkedMap, node: MarkedMap, path: Path, file_setup: Code | 
         raw = {**base, "expect": cell["expect"]}
         if cell.get("documented") and "documented" in node:
             raw["documented"] = {**dict(node["documented"]), "expect": cell["documented"]}
-        documented = Documented(str(says), doc_source, _cell_blocks(cell["documented"], line, path, seen), line) \
-            if cell.get("documented") else None
-        cases.append(Case(
-            id=f"{node['id']}[{cell['id']}]", claim=node["claim"], spec_path=path, line=line, topic=doc["topic"],
-            run=run, expect=_cell_blocks(cell["expect"], line, path, seen),
-            source=_sources(cell.get("source")) or source,
-            tags=tuple(dict.fromkeys(file_tags + tuple(node.get("tags", ())))),
-            setup=[*setup, Code(str(cell["bind"]), line)],
-            timeout=node.get("timeout", doc.get("timeout")),
-            basis=cell.get("basis", node.get("basis", doc.get("basis"))),
-            documented=documented,
-            field_lines={k: node.key_lines[k] for k in node}, raw=raw, table=node["id"],
-            paths=tuple(cell.get("paths", node.get("paths", ()))), jit_args=tuple(node.get("jit_args", ())),
-        ))
+        documented = (
+            Documented(
+                str(says), doc_source, _cell_blocks(cell["documented"], line, path, seen), line
+            )
+            if cell.get("documented")
+            else None
+        )
+        cases.append(
+            Case(
+                id=f"{node['id']}[{cell['id']}]",
+                claim=node["claim"],
+                spec_path=path,
+                line=line,
+                topic=doc["topic"],
+                run=run,
+                expect=_cell_blocks(cell["expect"], line, path, seen),
+                source=_sources(cell.get("source")) or source,
+                tags=tuple(dict.fromkeys(file_tags + tuple(node.get("tags", ())))),
+                setup=[*setup, Code(str(cell["bind"]), line)],
+                timeout=node.get("timeout", doc.get("timeout")),
+                basis=cell.get("basis", node.get("basis", doc.get("basis"))),
+                documented=documented,
+                field_lines={k: node.key_lines[k] for k in node},
+                raw=raw,
+                table=node["id"],
+                paths=tuple(cell.get("paths", node.get("paths", ()))),
+                jit_args=tuple(node.get("jit_args", ())),
+            )
+        )
     return cases
 
 
@@ -191,7 +236,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
 
 
 def _cache_text(path: Path, text: str) -> str:
@@ -217,13 +261,22 @@ def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None =
     try:
         size = path.stat().st_size
         if size > MAX_SPEC_BYTES:
-            raise SpecFileErrors(path, [SpecError(
-                path, 1, "FILE-TOO-LARGE",
-                f"spec file is {size:,} bytes, over the {MAX_SPEC_BYTES:,}-byte limit; split the topic",
-            )])
+            raise SpecFileErrors(
+                path,
+                [
+                    SpecError(
+                        path,
+                        1,
+                        "FILE-TOO-LARGE",
+                        f"spec file is {size:,} bytes, over the {MAX_SPEC_BYTES:,}-byte limit; split the topic",
+                    )
+                ],
+            )
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise SpecFileErrors(path, [SpecError(path, 1, "FILE-ENCODING", f"not UTF-8: {exc}")]) from None
+        raise SpecFileErrors(
+            path, [SpecError(path, 1, "FILE-ENCODING", f"not UTF-8: {exc}")]
+        ) from None
     except OSError as exc:
         raise SpecFileErrors(path, [SpecError(path, 1, "FILE-UNREADABLE", str(exc))]) from None
     if cache is not None and rules:
@@ -235,7 +288,10 @@ def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None =
     except SpecError as exc:
         raise SpecFileErrors(path, [exc]) from None
     if not isinstance(doc, MarkedMap):
-        raise SpecFileErrors(path, [SpecError(path, 1, "SCHEMA", "a spec file is a mapping with topic, source and cases")])
+        raise SpecFileErrors(
+            path,
+            [SpecError(path, 1, "SCHEMA", "a spec file is a mapping with topic, source and cases")],
+        )
     errors = schema_errors(doc, path)
     if errors:
         raise SpecFileErrors(path, errors)
@@ -263,4 +319,8 @@ def spec_files(paths: Iterable[Path | str]) -> Iterator[Path]:
 
 
 def is_spec_file(path: Path) -> bool:
-    return path.suffix in (".yaml", ".yml") and path.name not in ("tags.yaml",) and "expectations" not in path.parts
+    return (
+        path.suffix in (".yaml", ".yml")
+        and path.name not in ("tags.yaml",)
+        and "expectations" not in path.parts
+    )

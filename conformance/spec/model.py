@@ -25,15 +25,24 @@ class When:
     # JAX flags and the value each must have, sorted by name.
     flags: tuple[tuple[str, FlagValue], ...] | None = None
 
-    def matches(self, mode: Mode, backend: str, adapter: str, version: str,
-                flags: Mapping[str, FlagValue] | None = None) -> bool:
+    def matches(
+        self,
+        mode: Mode,
+        backend: str,
+        adapter: str,
+        version: str,
+        flags: Mapping[str, FlagValue] | None = None,
+    ) -> bool:
         """Whether the block applies. `flags`: the value of every flag the implementation has, in
         this mode (its defaults, then what the mode sets); None: only what the mode sets is known,
         and a flag it does not set is taken to be false. A flag missing from `flags` matches no
         value: the implementation does not have it."""
         if self.x64 is not None and self.x64 != mode.x64:
             return False
-        if self.explicit_x64_dtypes is not None and mode.explicit_x64_dtypes not in self.explicit_x64_dtypes:
+        if (
+            self.explicit_x64_dtypes is not None
+            and mode.explicit_x64_dtypes not in self.explicit_x64_dtypes
+        ):
             return False
         if self.flags is not None:
             effective = {**(flags if flags is not None else {}), **dict(mode.flags)}
@@ -98,13 +107,25 @@ class Documented:
     expect: list[Expectation]
     line: int
 
-    def select(self, mode: Mode, backend: str, adapter: str, version: str,
-               flags: Mapping[str, FlagValue] | None = None) -> Expectation | None:
+    def select(
+        self,
+        mode: Mode,
+        backend: str,
+        adapter: str,
+        version: str,
+        flags: Mapping[str, FlagValue] | None = None,
+    ) -> Expectation | None:
         return _first(self.expect, mode, backend, adapter, version, flags)
 
 
-def _first(blocks: list[Expectation], mode: Mode, backend: str, adapter: str, version: str,
-           flags: Mapping[str, FlagValue] | None = None) -> Expectation | None:
+def _first(
+    blocks: list[Expectation],
+    mode: Mode,
+    backend: str,
+    adapter: str,
+    version: str,
+    flags: Mapping[str, FlagValue] | None = None,
+) -> Expectation | None:
     for block in blocks:
         if block.when.matches(mode, backend, adapter, version, flags):
             return block
@@ -151,13 +172,20 @@ class Case:
     paths: tuple[str, ...] = ()  # eager / jit / jit-warm: the same observation on each
     jit_args: tuple[str, ...] = ()
 
-    def select(self, mode: Mode, backend: str, adapter: str, version: str,
-               flags: Mapping[str, FlagValue] | None = None) -> Expectation | None:
+    def select(
+        self,
+        mode: Mode,
+        backend: str,
+        adapter: str,
+        version: str,
+        flags: Mapping[str, FlagValue] | None = None,
+    ) -> Expectation | None:
         """The first expect block whose `when` holds; None means not applicable."""
         return _first(self.expect, mode, backend, adapter, version, flags)
 
-    def payload(self, block: Expectation, mode: Mode, backend: str,
-                documented: Expectation | None = None) -> CasePayload:
+    def payload(
+        self, block: Expectation, mode: Mode, backend: str, documented: Expectation | None = None
+    ) -> CasePayload:
         """What a worker process needs to run this case: code, inputs and the chosen block(s)."""
         payload: CasePayload = {
             "id": self.id,

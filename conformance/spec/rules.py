@@ -34,14 +34,45 @@ from jax_conformance.spec.when_rules import VersionRange, WhenOverlap, WhenUnrea
 
 TAGS_PATH = SPECS_DIR / "tags.yaml"
 
-KNOWN_DTYPES = frozenset((
-    "bool", "int4", "int8", "int16", "int32", "int64", "uint4", "uint8", "uint16", "uint32", "uint64",
-    "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "float32", "float64", "complex64", "complex128",
-    "float0", "object",
-    # the small dtypes JAX promotes (specs/promotion)
-    "int1", "uint1", "int2", "uint2", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
-    "float8_e4m3", "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz",
-))
+KNOWN_DTYPES = frozenset(
+    (
+        "bool",
+        "int4",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint4",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "bfloat16",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "float0",
+        "object",
+        # the small dtypes JAX promotes (specs/promotion)
+        "int1",
+        "uint1",
+        "int2",
+        "uint2",
+        "float4_e2m1fn",
+        "float6_e2m3fn",
+        "float6_e3m2fn",
+        "float8_e3m4",
+        "float8_e4m3",
+        "float8_e8m0fnu",
+        "float8_e4m3b11fnuz",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+    )
+)
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -62,7 +93,11 @@ class IdPrefix(Rule):
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         if not case.id.startswith(spec.topic + "."):
-            yield self.error(spec, case.field_lines["id"], f"case id {case.id!r} must start with the topic {spec.topic!r} + '.'")
+            yield self.error(
+                spec,
+                case.field_lines["id"],
+                f"case id {case.id!r} must start with the topic {spec.topic!r} + '.'",
+            )
 
 
 class DuplicateIdInFile(Rule):
@@ -73,7 +108,11 @@ class DuplicateIdInFile(Rule):
         seen: dict[str, int] = {}
         for case in spec.cases:
             if case.id in seen:
-                yield self.error(spec, case.field_lines["id"], f"duplicate case id {case.id!r} (first on line {seen[case.id]})")
+                yield self.error(
+                    spec,
+                    case.field_lines["id"],
+                    f"duplicate case id {case.id!r} (first on line {seen[case.id]})",
+                )
             else:
                 seen[case.id] = case.field_lines["id"]
 
@@ -110,9 +149,19 @@ def _class_names_by_block(case: Case) -> Iterator[tuple[int, int, str, str]]:
         raw = raw_block(case, index)
         raises = block.expected.get("raises")
         if isinstance(raises, dict) and "type" in raises:
-            yield block.line, value_line(raw.get("raises"), "type", value_line(raw, "raises", block.line)), raises["type"], "raises"
+            yield (
+                block.line,
+                value_line(raw.get("raises"), "type", value_line(raw, "raises", block.line)),
+                raises["type"],
+                "raises",
+            )
         for item, warning in zip(_raw_warnings(raw), _warnings(block.expected), strict=False):
-            yield block.line, value_line(item, "category", value_line(raw, "warns", block.line)), warning["category"], "warns"
+            yield (
+                block.line,
+                value_line(item, "category", value_line(raw, "warns", block.line)),
+                warning["category"],
+                "warns",
+            )
 
 
 def _raw_warnings(raw: Any) -> list[Any]:
@@ -132,13 +181,20 @@ class InvalidRegex(Rule):
                 try:
                     re.compile(pattern)
                 except re.error as exc:
-                    yield self.error(spec, line, f"in case {case.id!r}: match pattern {pattern!r} does not compile: {exc}")
+                    yield self.error(
+                        spec,
+                        line,
+                        f"in case {case.id!r}: match pattern {pattern!r} does not compile: {exc}",
+                    )
 
 
 def _patterns(raw: Any, outcome: Mapping[str, Any], default: int) -> Iterator[tuple[int, str]]:
     raises = outcome.get("raises")
     if isinstance(raises, dict) and "match" in raises:
-        yield value_line(raw.get("raises"), "match", value_line(raw, "raises", default)), raises["match"]
+        yield (
+            value_line(raw.get("raises"), "match", value_line(raw, "raises", default)),
+            raises["match"],
+        )
     for item, w in zip(_raw_warnings(raw), _warnings(outcome), strict=False):
         if "match" in w:
             yield value_line(item, "match", value_line(raw, "warns", default)), w["match"]
@@ -155,18 +211,24 @@ def _warnings(outcome: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 class ExceptionName(Rule):
     id = "EXC-NAME"
-    doc = "Exception and warning classes are named by a dotted Python name (resolved by the adapter)."
+    doc = (
+        "Exception and warning classes are named by a dotted Python name (resolved by the adapter)."
+    )
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         for line, name, _ in _class_names(case):
             if not _DOTTED.match(name):
-                yield self.error(spec, line, f"in case {case.id!r}: {name!r} is not a dotted class name")
+                yield self.error(
+                    spec, line, f"in case {case.id!r}: {name!r} is not a dotted class name"
+                )
 
 
 class BuiltinClassName(Rule):
     id = "EXC-UNRESOLVED"
-    doc = ("Exception and warning names resolve in the adapter's namespace: a bare name must be a Python "
-           "builtin of the right kind (checked without an adapter); dotted names are checked with --adapter.")
+    doc = (
+        "Exception and warning names resolve in the adapter's namespace: a bare name must be a Python "
+        "builtin of the right kind (checked without an adapter); dotted names are checked with --adapter."
+    )
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         for line, name, kind in _class_names(case):
@@ -174,10 +236,18 @@ class BuiltinClassName(Rule):
                 continue
             obj = getattr(builtins, name, None)
             if not isinstance(obj, type) or not issubclass(obj, BaseException):
-                yield self.error(spec, line, f"in case {case.id!r}: {name!r} is not a builtin exception; "
-                                             f"name other classes by their dotted path (e.g. jax.errors.{name})")
+                yield self.error(
+                    spec,
+                    line,
+                    f"in case {case.id!r}: {name!r} is not a builtin exception; "
+                    f"name other classes by their dotted path (e.g. jax.errors.{name})",
+                )
             elif kind == "warns" and not issubclass(obj, Warning):
-                yield self.error(spec, line, f"in case {case.id!r}: {name!r} is an exception, not a warning category")
+                yield self.error(
+                    spec,
+                    line,
+                    f"in case {case.id!r}: {name!r} is an exception, not a warning category",
+                )
 
 
 class DtypeName(Rule):
@@ -188,19 +258,28 @@ class DtypeName(Rule):
         for index, block in enumerate(case.expect):
             dtype = block.expected.get("dtype")
             if dtype is not None and dtype not in KNOWN_DTYPES:
-                yield self.error(spec, value_line(raw_block(case, index), "dtype", block.line),
-                                 f"in case {case.id!r}: unknown dtype {dtype!r}")
+                yield self.error(
+                    spec,
+                    value_line(raw_block(case, index), "dtype", block.line),
+                    f"in case {case.id!r}: unknown dtype {dtype!r}",
+                )
 
 
 class BasisGiven(Rule):
     id = "BASIS-MISSING"
-    doc = ("Every case says what kind of requirement it is (`basis`: documented, tested, observed, unsupported), "
-           "on the case or as its file's default: only documented and tested count as conformance.")
+    doc = (
+        "Every case says what kind of requirement it is (`basis`: documented, tested, observed, unsupported), "
+        "on the case or as its file's default: only documented and tested count as conformance."
+    )
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         if case.basis is None:
-            yield self.error(spec, case.field_lines["id"], f"case {case.id!r} has no `basis` (documented, tested, observed or "
-                                                           "unsupported); set it on the case or the file")
+            yield self.error(
+                spec,
+                case.field_lines["id"],
+                f"case {case.id!r} has no `basis` (documented, tested, observed or "
+                "unsupported); set it on the case or the file",
+            )
 
 
 class DocumentedNeedsDoc(Rule):
@@ -208,8 +287,14 @@ class DocumentedNeedsDoc(Rule):
     doc = "A `documented:` expectation names the documentation it comes from (a doc page or URL)."
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
-        if case.documented is not None and not any("doc" in s or "url" in s for s in case.documented.source):
-            yield self.error(spec, case.documented.line, f"case {case.id!r}: `documented` names no doc or url in its source")
+        if case.documented is not None and not any(
+            "doc" in s or "url" in s for s in case.documented.source
+        ):
+            yield self.error(
+                spec,
+                case.documented.line,
+                f"case {case.id!r}: `documented` names no doc or url in its source",
+            )
 
 
 class TestedNeedsTest(Rule):
@@ -219,18 +304,40 @@ class TestedNeedsTest(Rule):
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         supported = {
             "documented": ("doc or url", lambda s: "doc" in s or "url" in s),
-            "tested": ("JAX test (file: tests/...)", lambda s: str(s.get("file", "")).startswith("tests/")),
+            "tested": (
+                "JAX test (file: tests/...)",
+                lambda s: str(s.get("file", "")).startswith("tests/"),
+            ),
         }.get(case.basis or "")
         if supported and not any(supported[1](s) for s in case.source):
-            line = case.field_lines.get("source", case.field_lines.get("basis", case.field_lines["id"]))
-            yield self.error(spec, line, f"case {case.id!r} is {case.basis} but its source names no {supported[0]}")
+            line = case.field_lines.get(
+                "source", case.field_lines.get("basis", case.field_lines["id"])
+            )
+            yield self.error(
+                spec,
+                line,
+                f"case {case.id!r} is {case.basis} but its source names no {supported[0]}",
+            )
 
 
 SPEC_RULES: tuple[Rule, ...] = (
-    IdPrefix(), DuplicateIdInFile(), UnknownTag(), InvalidRegex(), ExceptionName(), BuiltinClassName(),
-    CodeSyntax(), DtypeName(), VersionRange(), WhenUnreachable(), WhenOverlap(), GlobalConfigInProcess(),
-    GivenNamesUsed(), DocumentedNeedsDoc(), TestedNeedsTest(),
+    IdPrefix(),
+    DuplicateIdInFile(),
+    UnknownTag(),
+    InvalidRegex(),
+    ExceptionName(),
+    BuiltinClassName(),
+    CodeSyntax(),
+    DtypeName(),
+    VersionRange(),
+    WhenUnreachable(),
+    WhenOverlap(),
+    GlobalConfigInProcess(),
+    GivenNamesUsed(),
+    DocumentedNeedsDoc(),
+    TestedNeedsTest(),
 )
+
 
 # Rules only `jax-conformance lint` applies: a spec that breaks them still loads and runs (its
 # records say what they lack), but CI's lint refuses it.
@@ -252,22 +359,39 @@ class TableGenerated(Rule):
             text = data_path.read_text(encoding="utf-8")
             script = SPECS_DIR.parent / str(json.loads(text).get("generated_by", ""))
             if not script.is_file():
-                yield self.error(spec, case.line, f"{data_path.name} names no generator script that exists ({script})")
+                yield self.error(
+                    spec,
+                    case.line,
+                    f"{data_path.name} names no generator script that exists ({script})",
+                )
                 continue
-            module_spec = importlib.util.spec_from_file_location(f"_table_generator_{abs(hash(script))}", script)
+            module_spec = importlib.util.spec_from_file_location(
+                f"_table_generator_{abs(hash(script))}", script
+            )
             assert module_spec is not None and module_spec.loader is not None
             module = importlib.util.module_from_spec(module_spec)
             module_spec.loader.exec_module(module)
             if module.render().get(data_path.name) != text:
-                yield self.error(spec, case.line, f"{data_path.name} is not what {script.name} renders: regenerate it "
-                                 f"(.venv/bin/python {script.relative_to(SPECS_DIR.parent)}), never edit a cell by hand")
+                yield self.error(
+                    spec,
+                    case.line,
+                    f"{data_path.name} is not what {script.name} renders: regenerate it "
+                    f"(.venv/bin/python {script.relative_to(SPECS_DIR.parent)}), never edit a cell by hand",
+                )
 
 
 LINT_ONLY_RULES: tuple[Rule, ...] = (BasisGiven(), CodeNames(), TableGenerated())
 
 # Rules over expect blocks that apply to `documented:` blocks as well.
-BLOCK_RULES: tuple[Rule, ...] = (InvalidRegex(), ExceptionName(), BuiltinClassName(), DtypeName(), VersionRange(),
-                                 WhenUnreachable(), WhenOverlap())
+BLOCK_RULES: tuple[Rule, ...] = (
+    InvalidRegex(),
+    ExceptionName(),
+    BuiltinClassName(),
+    DtypeName(),
+    VersionRange(),
+    WhenUnreachable(),
+    WhenOverlap(),
+)
 
 RULE_IDS = {
     "TABLE-DATA": "A table case's data file reads as JSON with a list of cells.",
@@ -326,7 +450,14 @@ def duplicate_ids_in(files: Iterable[tuple[Path, Iterable[tuple[str, int]]]]) ->
         for case_id, line in ids:
             if case_id in seen and seen[case_id][0] != path:
                 first = seen[case_id]
-                errors.append(SpecError(path, line, "ID-DUPLICATE-GLOBAL", f"case id {case_id!r} is also defined at {first[0]}:{first[1]}"))
+                errors.append(
+                    SpecError(
+                        path,
+                        line,
+                        "ID-DUPLICATE-GLOBAL",
+                        f"case id {case_id!r} is also defined at {first[0]}:{first[1]}",
+                    )
+                )
             else:
                 seen.setdefault(case_id, (path, line))
     return errors
@@ -340,8 +471,13 @@ def exception_names(case: Case, adapter: str, version: str) -> Iterator[tuple[in
         if w.adapter is not None and adapter not in w.adapter:
             continue
         if w.version is not None and not block.when.matches(
-            Mode(w.x64 if w.x64 is not None else False, next(iter(w.explicit_x64_dtypes or {"warn"}))),
-            next(iter(w.backend or {"cpu"})), adapter, version, dict(w.flags or ()),
+            Mode(
+                w.x64 if w.x64 is not None else False, next(iter(w.explicit_x64_dtypes or {"warn"}))
+            ),
+            next(iter(w.backend or {"cpu"})),
+            adapter,
+            version,
+            dict(w.flags or ()),
         ):
             continue
         chosen.add(block.line)

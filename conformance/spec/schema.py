@@ -41,10 +41,17 @@ def _validator() -> jsonschema.protocols.Validator:
 
 
 def _schema_message(error: jsonschema.ValidationError) -> str:
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "top level"
+    where = (
+        "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        or "top level"
+    )
     if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}) if isinstance(error.schema, dict) else {})
-        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        allowed = sorted(
+            error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        )
+        extra = (
+            sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        )
         return f"{where}: unknown key {', '.join(map(repr, extra))} (allowed: {', '.join(allowed)})"
     if error.validator in ("oneOf", "anyOf") and error.context:
         import jsonschema
@@ -57,15 +64,53 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
 # Keywords of the schema's draft (2020-12) that draft 7, the newest fastjsonschema compiles, spells
 # and means the same way, or (dependentRequired) spells differently. A schema that uses any other
 # keyword gets no compiled fast path: an unknown keyword would be ignored, passing what it forbids.
-_SAME_IN_DRAFT7 = frozenset((
-    "$schema", "$id", "$ref", "$defs", "$comment", "title", "description", "default", "examples",
-    "type", "enum", "const", "required", "properties", "patternProperties", "additionalProperties",
-    "propertyNames", "minProperties", "maxProperties", "items", "minItems", "maxItems", "uniqueItems",
-    "contains", "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "multipleOf", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-    "dependentRequired",
-))
-_SUBSCHEMA = frozenset(("items", "contains", "additionalProperties", "propertyNames", "not", "if", "then", "else"))
+_SAME_IN_DRAFT7 = frozenset(
+    (
+        "$schema",
+        "$id",
+        "$ref",
+        "$defs",
+        "$comment",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "type",
+        "enum",
+        "const",
+        "required",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "contains",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+    )
+)
+_SUBSCHEMA = frozenset(
+    ("items", "contains", "additionalProperties", "propertyNames", "not", "if", "then", "else")
+)
 _SUBSCHEMA_MAPS = frozenset(("$defs", "properties", "patternProperties"))
 _SUBSCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf"))
 
@@ -90,7 +135,11 @@ def _draft7(node: Any, root: Any = None) -> Any:
         if key in ("$schema", "$id"):
             continue  # the draft is set at the top; refs are all local ("#/$defs/...")
         if key in _SUBSCHEMA:
-            value = [_draft7(v, root) for v in value] if key == "items" and isinstance(value, list) else _draft7(value, root)
+            value = (
+                [_draft7(v, root) for v in value]
+                if key == "items" and isinstance(value, list)
+                else _draft7(value, root)
+            )
         elif key in _SUBSCHEMA_MAPS:
             value = {k: _draft7(v, root) for k, v in value.items()}
         elif key in _SUBSCHEMA_LISTS:
@@ -99,7 +148,9 @@ def _draft7(node: Any, root: Any = None) -> Any:
             value = [_draft7(v, root) for v in value]
         elif key == "$ref" and not str(value).startswith("#"):
             raise ValueError(f"not a local reference: {value!r}")
-        elif key in ("enum", "const") and any(not isinstance(v, str) for v in (value if key == "enum" else [value])):
+        elif key in ("enum", "const") and any(
+            not isinstance(v, str) for v in (value if key == "enum" else [value])
+        ):
             # Python's == takes True for 1 (and 1.0); jsonschema's enum and const do not.
             raise ValueError(f"a non-string {key}: {value!r}")
         elif key == "pattern" and "$" in str(value)[:-1]:
@@ -138,7 +189,14 @@ def _json_types(node: Any, root: Any, depth: int = 0) -> set[str] | None:
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
-    for cls, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object")):
+    for cls, name in (
+        (bool, "boolean"),
+        (int, "integer"),
+        (float, "number"),
+        (str, "string"),
+        (list, "array"),
+        (dict, "object"),
+    ):
         if isinstance(value, cls):
             return name
     return "?"
@@ -188,7 +246,10 @@ def schema_errors(doc: Any, path: Path) -> list[SpecError]:
         else:
             return []
     errors = []
-    for error in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
-        errors.append(SpecError(path, line_of(doc, error.absolute_path), "SCHEMA", _schema_message(error)))
+    for error in sorted(
+        _validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))
+    ):
+        errors.append(
+            SpecError(path, line_of(doc, error.absolute_path), "SCHEMA", _schema_message(error))
+        )
     return errors
-

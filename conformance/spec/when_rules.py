@@ -19,7 +19,18 @@ from packaging.version import InvalidVersion, Version
 
 # Versions probed when deciding whether `when` blocks can match or overlap: the releases
 # of interest plus the boundaries named in the blocks themselves.
-PROBE_VERSIONS = ("0.4.30", "0.4.38", "0.5.3", "0.6.2", "0.7.2", "0.8.0", "0.9.2", "0.10.0", "0.10.2", "99.0")
+PROBE_VERSIONS = (
+    "0.4.30",
+    "0.4.38",
+    "0.5.3",
+    "0.6.2",
+    "0.7.2",
+    "0.8.0",
+    "0.9.2",
+    "0.10.0",
+    "0.10.2",
+    "99.0",
+)
 PROBE_BACKENDS = ("cpu", "gpu", "tpu")
 PROBE_ADAPTERS = ("jax", "reference")
 
@@ -55,12 +66,15 @@ def _probe_points(case: Case) -> list[tuple[Mode, str, str, str]]:
             adapters = (adapters or set(PROBE_ADAPTERS)) | w.adapter
         if w.backend is not None:
             backends = (backends or set(PROBE_BACKENDS)) | w.backend
-    return [(m, b, a, v) for m, b, a, v in itertools.product(
-        _modes_with(flag_values),
-        sorted(backends) if backends is not None else [_FIRST_BACKEND],
-        sorted(adapters) if adapters is not None else [_FIRST_ADAPTER],
-        sorted(versions) if versions is not None else [_FIRST_VERSION],
-    )]
+    return [
+        (m, b, a, v)
+        for m, b, a, v in itertools.product(
+            _modes_with(flag_values),
+            sorted(backends) if backends is not None else [_FIRST_BACKEND],
+            sorted(adapters) if adapters is not None else [_FIRST_ADAPTER],
+            sorted(versions) if versions is not None else [_FIRST_VERSION],
+        )
+    ]
 
 
 _MODES = tuple(Mode(x, e) for x in (False, True) for e in EXPLICIT_MODES)
@@ -78,12 +92,23 @@ def _modes_with(flag_values: dict[str, set[object]]) -> list[Mode]:
         return list(_MODES)
     names = sorted(flag_values)
     combos = itertools.product(*(sorted(flag_values[n], key=repr) for n in names))
-    return [Mode(m.x64, m.explicit_x64_dtypes, tuple((n, v) for n, v in zip(names, combo, strict=True) if v is not _ABSENT))  # type: ignore[misc]
-            for combo in combos for m in _MODES]
+    return [
+        Mode(
+            m.x64,
+            m.explicit_x64_dtypes,
+            tuple((n, v) for n, v in zip(names, combo, strict=True) if v is not _ABSENT),  # type: ignore[misc]
+        )
+        for combo in combos
+        for m in _MODES
+    ]
 
 
 # The first value of each dimension in the order the points are probed (sorted as strings).
-_FIRST_BACKEND, _FIRST_ADAPTER, _FIRST_VERSION = min(PROBE_BACKENDS), min(PROBE_ADAPTERS), min(PROBE_VERSIONS)
+_FIRST_BACKEND, _FIRST_ADAPTER, _FIRST_VERSION = (
+    min(PROBE_BACKENDS),
+    min(PROBE_ADAPTERS),
+    min(PROBE_VERSIONS),
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -118,16 +143,26 @@ def _match_table(case: Case) -> tuple[list[tuple[Mode, str, str, str]], list[lis
     table = []
     for block in case.expect:
         w = block.when
-        versions = {v: w.version is None or w.version.contains(pv, prereleases=True) for v, pv in parsed.items()}
-        table.append([
-            (w.x64 is None or w.x64 == mode.x64)
-            and (w.explicit_x64_dtypes is None or mode.explicit_x64_dtypes in w.explicit_x64_dtypes)
-            and (w.backend is None or backend in w.backend)
-            and (w.adapter is None or adapter in w.adapter)
-            and versions[version]
-            and (w.flags is None or w.matches(mode, backend, adapter, version, dict(mode.flags)))
-            for mode, backend, adapter, version in points
-        ])
+        versions = {
+            v: w.version is None or w.version.contains(pv, prereleases=True)
+            for v, pv in parsed.items()
+        }
+        table.append(
+            [
+                (w.x64 is None or w.x64 == mode.x64)
+                and (
+                    w.explicit_x64_dtypes is None
+                    or mode.explicit_x64_dtypes in w.explicit_x64_dtypes
+                )
+                and (w.backend is None or backend in w.backend)
+                and (w.adapter is None or adapter in w.adapter)
+                and versions[version]
+                and (
+                    w.flags is None or w.matches(mode, backend, adapter, version, dict(mode.flags))
+                )
+                for mode, backend, adapter, version in points
+            ]
+        )
     return points, table
 
 
@@ -144,17 +179,25 @@ class WhenUnreachable(Rule):
                 if hit and not taken[i]:
                     chosen = taken[i] = True
             if not chosen:
-                yield self.error(spec, block.line, f"in case {case.id!r}: expect block (when {block.when.describe()}) can never be chosen; an earlier block covers it or its conditions contradict")
+                yield self.error(
+                    spec,
+                    block.line,
+                    f"in case {case.id!r}: expect block (when {block.when.describe()}) can never be chosen; an earlier block covers it or its conditions contradict",
+                )
 
 
 class WhenOverlap(Rule):
     id = "WHEN-OVERLAP"
-    doc = ("Two outcome blocks do not both match one mode: which one applies must not depend on their order "
-           "(not_applicable blocks may carve out, and so may a block naming flags out of a later block naming fewer of them).")
+    doc = (
+        "Two outcome blocks do not both match one mode: which one applies must not depend on their order "
+        "(not_applicable blocks may carve out, and so may a block naming flags out of a later block naming fewer of them)."
+    )
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         points, table = _match_table(case)
-        blocks = [(b, m) for b, m in zip(case.expect, table, strict=True) if b.not_applicable is None]
+        blocks = [
+            (b, m) for b, m in zip(case.expect, table, strict=True) if b.not_applicable is None
+        ]
         for (a, a_hits), (b, b_hits) in itertools.combinations(blocks, 2):
             if set(b.when.flags or ()) < set(a.when.flags or ()):
                 continue  # the flags' behaviour, then the behaviour without (some of) them: first match wins
@@ -162,7 +205,8 @@ class WhenOverlap(Rule):
             for (mode, backend, adapter, version), x, y in zip(points, a_hits, b_hits, strict=True):
                 if x and y:
                     yield self.error(
-                        spec, b.line,
+                        spec,
+                        b.line,
                         f"in case {case.id!r}: this block and the one on line {a.line} both match "
                         f"{mode.label}, backend={backend}, adapter={adapter}, version {version}; make their `when` disjoint",
                     )
@@ -178,8 +222,16 @@ class VersionRange(Rule):
             for s in block.when.version or ():
                 line = value_line(raw_block(case, index).get("when"), "version", block.line)
                 if s.operator == "===":
-                    yield self.error(spec, line, f"in case {case.id!r}: {str(s)!r} compares version strings verbatim "
-                                                 "and never matches a release like 0.10.2; use == or a range")
+                    yield self.error(
+                        spec,
+                        line,
+                        f"in case {case.id!r}: {str(s)!r} compares version strings verbatim "
+                        "and never matches a release like 0.10.2; use == or a range",
+                    )
                 elif Version(s.version.replace(".*", "")).local:
-                    yield self.error(spec, line, f"in case {case.id!r}: {str(s)!r} names a local version; "
-                                                 "ranges compare releases only")
+                    yield self.error(
+                        spec,
+                        line,
+                        f"in case {case.id!r}: {str(s)!r} names a local version; "
+                        "ranges compare releases only",
+                    )

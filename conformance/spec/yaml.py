@@ -54,7 +54,11 @@ def _marked_map(loader: Any, node: yaml.MappingNode) -> Iterator[MarkedMap]:
         key = key if isinstance(key, str) else str(key)  # `? [1]` is the key "[1]"
         if key in result:
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first on line {result.key_lines[key]})", key_node.start_mark)
+                None,
+                None,
+                f"duplicate key {key!r} (first on line {result.key_lines[key]})",
+                key_node.start_mark,
+            )
         result[key] = loader.construct_object(value_node)
         block = isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">")
         result.key_lines[key] = key_node.start_mark.line + 1
@@ -100,10 +104,17 @@ def _check_size(node: yaml.Node, path: Path) -> None:
     try:
         size = _expanded_size(node, {})
     except (ValueError, RecursionError):
-        raise SpecError(path, node.start_mark.line + 1, "YAML-TOO-LARGE", "the document refers to itself through an alias") from None
+        raise SpecError(
+            path,
+            node.start_mark.line + 1,
+            "YAML-TOO-LARGE",
+            "the document refers to itself through an alias",
+        ) from None
     if size > MAX_EXPANDED_NODES:
         raise SpecError(
-            path, node.start_mark.line + 1, "YAML-TOO-LARGE",
+            path,
+            node.start_mark.line + 1,
+            "YAML-TOO-LARGE",
             f"with its aliases expanded the document has {size:,} nodes, over the {MAX_EXPANDED_NODES:,} limit",
         )
 
@@ -112,8 +123,10 @@ def _hint(problem: str) -> str:
     """What to do about a YAML error a spec's Python often causes: `run: jax.grad(lambda x: x)`
     (a `: ` inside a plain value starts a mapping)."""
     if "mapping values are not allowed" in problem:
-        return ("; a value holding ': ' (a lambda, a dict) must be a block: write `run: |` (or `setup: |`) and the "
-                "code indented on the lines below")
+        return (
+            "; a value holding ': ' (a lambda, a dict) must be a block: write `run: |` (or `setup: |`) and the "
+            "code indented on the lines below"
+        )
     return ""
 
 
@@ -124,12 +137,21 @@ def parse_yaml(text: str, path: Path) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        if "&" in text:  # without an anchor there is no alias: the document is no larger than its text
-            _check_size(node, path)  # before anything is built, so a bomb says so whatever else is wrong
+        if (
+            "&" in text
+        ):  # without an anchor there is no alias: the document is no larger than its text
+            _check_size(
+                node, path
+            )  # before anything is built, so a bomb says so whatever else is wrong
         return loader.construct_document(node)
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
-        raise SpecError(path, line, "YAML-SYNTAX", f"character {exc.character!r} is not allowed in YAML: {exc.reason}") from None
+        raise SpecError(
+            path,
+            line,
+            "YAML-SYNTAX",
+            f"character {exc.character!r} is not allowed in YAML: {exc.reason}",
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -138,7 +160,9 @@ def parse_yaml(text: str, path: Path) -> Any:
             if "duplicate key" in problem:
                 raise SpecError(path, line, "YAML-DUPLICATE-KEY", problem) from None
             raise SpecError(
-                path, line, "YAML-UNSAFE-TAG",
+                path,
+                line,
+                "YAML-UNSAFE-TAG",
                 f"{problem}; spec files are plain YAML (no tags that build Python objects)",
             ) from None
         context = f" ({exc.context})" if exc.context else ""

@@ -89,7 +89,9 @@ def _resolve_class(resolver: Resolver, name: str, base: type) -> type:
     try:
         cls = resolver.resolve(name)
     except Exception as exc:
-        raise SpecCodeError(f"{name!r} does not resolve in the adapter's namespace: {type(exc).__name__}: {exc}") from None
+        raise SpecCodeError(
+            f"{name!r} does not resolve in the adapter's namespace: {type(exc).__name__}: {exc}"
+        ) from None
     if not (isinstance(cls, type) and issubclass(cls, base)):
         raise SpecCodeError(f"{name!r} resolves to {cls!r}, which is not a {base.__name__} class")
     return cls
@@ -110,12 +112,28 @@ def check_raises(spec: RaisesBlock, obs: Observation, resolver: Resolver) -> lis
     exc = obs.exception
     expected = f"{spec['type']}" + (f" matching {pattern!r}" if pattern else "")
     if exc is None:
-        return [Mismatch("raises", f"returned {short(obs.result, 300)} without raising, but should raise {expected}", expected, "no exception")]
+        return [
+            Mismatch(
+                "raises",
+                f"returned {short(obs.result, 300)} without raising, but should raise {expected}",
+                expected,
+                "no exception",
+            )
+        ]
     actual = f"{_qualname(type(exc))}: {short(str(exc), 800)}"
     if not isinstance(exc, cls):
-        return [Mismatch("raises", f"raised {actual}, but should raise {expected}", expected, actual)]
+        return [
+            Mismatch("raises", f"raised {actual}, but should raise {expected}", expected, actual)
+        ]
     if pattern and not re.search(pattern, str(exc)):
-        return [Mismatch("raises", f"raised {type(exc).__name__} whose message does not match {pattern!r}: {short(str(exc), 800)}", expected, actual)]
+        return [
+            Mismatch(
+                "raises",
+                f"raised {type(exc).__name__} whose message does not match {pattern!r}: {short(str(exc), 800)}",
+                expected,
+                actual,
+            )
+        ]
     return []
 
 
@@ -123,23 +141,49 @@ def _warning_text(warnings: list[CaughtWarning]) -> str:
     return "; ".join(f"{c.__name__}: {short(m, 400)}" for c, m, _ in warnings) or "no warnings"
 
 
-def check_warns(spec: Literal["none"] | WarningBlock | list[WarningBlock], obs: Observation,
-                resolver: Resolver) -> list[Mismatch]:
+def check_warns(
+    spec: Literal["none"] | WarningBlock | list[WarningBlock], obs: Observation, resolver: Resolver
+) -> list[Mismatch]:
     if spec == "none":
         if obs.warnings:
-            return [Mismatch("warns", f"warned {_warning_text(obs.warnings)}, but should not warn", "no warnings", _warning_text(obs.warnings))]
+            return [
+                Mismatch(
+                    "warns",
+                    f"warned {_warning_text(obs.warnings)}, but should not warn",
+                    "no warnings",
+                    _warning_text(obs.warnings),
+                )
+            ]
         return []
     problems = []
     for want in [spec] if isinstance(spec, dict) else spec:
         cls = _resolve_class(resolver, want["category"], Warning)
         pattern = want.get("match")
-        hits = [w for w in obs.warnings if issubclass(w[0], cls) and (not pattern or re.search(pattern, w[1]))]
+        hits = [
+            w
+            for w in obs.warnings
+            if issubclass(w[0], cls) and (not pattern or re.search(pattern, w[1]))
+        ]
         expected = want["category"] + (f" matching {pattern!r}" if pattern else "")
         count = want.get("count")
         if count is not None and len(hits) != count:
-            problems.append(Mismatch("warns", f"{len(hits)} warning(s) {expected}, but should be exactly {count} (saw: {_warning_text(obs.warnings)})", f"{count} x {expected}", _warning_text(obs.warnings)))
+            problems.append(
+                Mismatch(
+                    "warns",
+                    f"{len(hits)} warning(s) {expected}, but should be exactly {count} (saw: {_warning_text(obs.warnings)})",
+                    f"{count} x {expected}",
+                    _warning_text(obs.warnings),
+                )
+            )
         elif count is None and not hits:
-            problems.append(Mismatch("warns", f"warned {_warning_text(obs.warnings)}, but should warn {expected}", expected, _warning_text(obs.warnings)))
+            problems.append(
+                Mismatch(
+                    "warns",
+                    f"warned {_warning_text(obs.warnings)}, but should warn {expected}",
+                    expected,
+                    _warning_text(obs.warnings),
+                )
+            )
     return problems
 
 
@@ -148,11 +192,22 @@ def check_dtype(expected: str, obs: Observation, resolver: Resolver) -> list[Mis
     for path, leaf in leaves(obs.result):
         dtype = getattr(leaf, "dtype", None)
         if dtype is None:
-            problems.append(Mismatch("dtype", f"result{path} is {type(leaf).__name__} {short(leaf, 200)} with no dtype, but should have dtype {expected}", expected, type(leaf).__name__))
+            problems.append(
+                Mismatch(
+                    "dtype",
+                    f"result{path} is {type(leaf).__name__} {short(leaf, 200)} with no dtype, but should have dtype {expected}",
+                    expected,
+                    type(leaf).__name__,
+                )
+            )
             continue
         name = resolver.dtype_name(dtype)
         if name != expected:
-            problems.append(Mismatch("dtype", f"result{path}.dtype={name}, but should be {expected}", expected, name))
+            problems.append(
+                Mismatch(
+                    "dtype", f"result{path}.dtype={name}, but should be {expected}", expected, name
+                )
+            )
     return problems
 
 
@@ -161,7 +216,14 @@ def check_weak_type(expected: bool, obs: Observation) -> list[Mismatch]:
     for path, leaf in leaves(obs.result):
         weak = bool(getattr(leaf, "weak_type", False))
         if weak != expected:
-            problems.append(Mismatch("weak_type", f"result{path}.weak_type={weak}, but should be {expected}", expected, weak))
+            problems.append(
+                Mismatch(
+                    "weak_type",
+                    f"result{path}.weak_type={weak}, but should be {expected}",
+                    expected,
+                    weak,
+                )
+            )
     return problems
 
 
@@ -172,7 +234,14 @@ def check_shape(expected: list[int], obs: Observation) -> list[Mismatch]:
         if shape is None:
             shape = np.shape(leaf)
         if tuple(shape) != tuple(expected):
-            problems.append(Mismatch("shape", f"result{path}.shape={tuple(shape)}, but should be {tuple(expected)}", list(expected), list(shape)))
+            problems.append(
+                Mismatch(
+                    "shape",
+                    f"result{path}.shape={tuple(shape)}, but should be {tuple(expected)}",
+                    list(expected),
+                    list(shape),
+                )
+            )
     return problems
 
 
@@ -201,31 +270,89 @@ def _compare(path: str, actual: Any, expected: Any, rtol: float, atol: float) ->
     # A container result (tuple of gradients, dict) is compared leaf by leaf.
     if isinstance(actual, (tuple, list, dict)) and not hasattr(actual, "dtype"):
         items = list(actual.items()) if isinstance(actual, dict) else list(enumerate(actual))
-        exp_items = (list(expected.items()) if isinstance(expected, dict) else list(enumerate(expected))) if isinstance(expected, (list, dict)) else None
+        exp_items = (
+            (list(expected.items()) if isinstance(expected, dict) else list(enumerate(expected)))
+            if isinstance(expected, (list, dict))
+            else None
+        )
         if exp_items is None or len(exp_items) != len(items):
-            return [Mismatch("value", f"{path} is a {type(actual).__name__} of {len(items)}, but should be {short(expected, 300)}", expected, short(actual, 300))]
+            return [
+                Mismatch(
+                    "value",
+                    f"{path} is a {type(actual).__name__} of {len(items)}, but should be {short(expected, 300)}",
+                    expected,
+                    short(actual, 300),
+                )
+            ]
         problems = []
         for (k, a), (_, e) in zip(items, exp_items, strict=True):
             problems += _compare(f"{path}[{k!r}]", a, e, rtol, atol)
         return problems
     if isinstance(actual, (str, bytes)):
-        return [Mismatch("value", f"{path} is a {type(actual).__name__} ({short(actual, 200)}), but should be {short(expected, 300)}", expected, short(actual, 300))]
+        return [
+            Mismatch(
+                "value",
+                f"{path} is a {type(actual).__name__} ({short(actual, 200)}), but should be {short(expected, 300)}",
+                expected,
+                short(actual, 300),
+            )
+        ]
     try:
         got = np.asarray(actual)
         want = np.asarray(expected)
     except Exception as exc:
-        return [Mismatch("value", f"{path} cannot be read as an array ({exc}): {short(actual, 300)}", expected, short(actual, 300))]
+        return [
+            Mismatch(
+                "value",
+                f"{path} cannot be read as an array ({exc}): {short(actual, 300)}",
+                expected,
+                short(actual, 300),
+            )
+        ]
     if got.shape != want.shape:
-        return [Mismatch("value", f"{path} has shape {got.shape}, but the expected value has shape {want.shape}: {short(got.tolist(), 300)} vs {short(expected, 300)}", expected, _tolist(got))]
+        return [
+            Mismatch(
+                "value",
+                f"{path} has shape {got.shape}, but the expected value has shape {want.shape}: {short(got.tolist(), 300)} vs {short(expected, 300)}",
+                expected,
+                _tolist(got),
+            )
+        ]
     try:
         if got.dtype.kind in "biu" and want.dtype.kind in "biu" or got.dtype.kind == "b":
             ok = bool(np.array_equal(got, want))
         else:
-            ok = bool(np.allclose(got.astype(np.complex128 if np.iscomplexobj(got) or np.iscomplexobj(want) else np.float64), want, rtol=rtol, atol=atol, equal_nan=True))
+            ok = bool(
+                np.allclose(
+                    got.astype(
+                        np.complex128
+                        if np.iscomplexobj(got) or np.iscomplexobj(want)
+                        else np.float64
+                    ),
+                    want,
+                    rtol=rtol,
+                    atol=atol,
+                    equal_nan=True,
+                )
+            )
     except (TypeError, ValueError) as exc:
-        return [Mismatch("value", f"{path} cannot be compared with {short(expected, 200)}: {exc}", expected, _tolist(got))]
+        return [
+            Mismatch(
+                "value",
+                f"{path} cannot be compared with {short(expected, 200)}: {exc}",
+                expected,
+                _tolist(got),
+            )
+        ]
     if not ok:
-        return [Mismatch("value", f"{path}={short(_tolist(got), 300)}, but should be {short(expected, 300)} (rtol={rtol}, atol={atol})", expected, _tolist(got))]
+        return [
+            Mismatch(
+                "value",
+                f"{path}={short(_tolist(got), 300)}, but should be {short(expected, 300)} (rtol={rtol}, atol={atol})",
+                expected,
+                _tolist(got),
+            )
+        ]
     return []
 
 
@@ -236,7 +363,9 @@ def _tolist(a: np.ndarray) -> object:
         return repr(a)
 
 
-def check_expressions(exprs: str | list[str], obs: Observation, file: str, line: int) -> list[Mismatch]:
+def check_expressions(
+    exprs: str | list[str], obs: Observation, file: str, line: int
+) -> list[Mismatch]:
     problems = []
     for expr in [exprs] if isinstance(exprs, str) else exprs:
         code = compile("\n" * (line - 1) + expr, file, "eval")
@@ -247,18 +376,34 @@ def check_expressions(exprs: str | list[str], obs: Observation, file: str, line:
         except Exception as exc:
             raise SpecCodeError(f"check {expr!r} raised {type(exc).__name__}: {exc}") from exc
         if not ok:
-            problems.append(Mismatch("check", f"check {expr!r} is false (result={short(obs.result, 300)})", expr, short(obs.result, 300)))
+            problems.append(
+                Mismatch(
+                    "check",
+                    f"check {expr!r} is false (result={short(obs.result, 300)})",
+                    expr,
+                    short(obs.result, 300),
+                )
+            )
     return problems
 
 
-def check_all(block: ExpectBlock, obs: Observation, resolver: Resolver, file: str, line: int) -> list[Mismatch]:
+def check_all(
+    block: ExpectBlock, obs: Observation, resolver: Resolver, file: str, line: int
+) -> list[Mismatch]:
     """Every mismatch between the block and the observation; [] means the case passed."""
     problems: list[Mismatch] = []
     if "raises" in block:
         problems += check_raises(block["raises"], obs, resolver)
     elif obs.exception is not None:
         exc = obs.exception
-        problems.append(Mismatch("raises", f"raised {_qualname(type(exc))}: {short(str(exc), 1500)}, but should return a result", "no exception", f"{_qualname(type(exc))}: {short(str(exc), 800)}"))
+        problems.append(
+            Mismatch(
+                "raises",
+                f"raised {_qualname(type(exc))}: {short(str(exc), 1500)}, but should return a result",
+                "no exception",
+                f"{_qualname(type(exc))}: {short(str(exc), 800)}",
+            )
+        )
     if "warns" in block:
         problems += check_warns(block["warns"], obs, resolver)
     if obs.exception is not None:  # no result to check
@@ -270,7 +415,9 @@ def check_all(block: ExpectBlock, obs: Observation, resolver: Resolver, file: st
     if "shape" in block:
         problems += check_shape(block["shape"], obs)
     if "value" in block:
-        problems += check_value(block["value"], obs, float(block.get("rtol", 1e-6)), float(block.get("atol", 0.0)))
+        problems += check_value(
+            block["value"], obs, float(block.get("rtol", 1e-6)), float(block.get("atol", 0.0))
+        )
     if "check" in block:
         problems += check_expressions(block["check"], obs, file, line)
     return problems
@@ -280,7 +427,10 @@ def describe_observation(obs: Observation, resolver: Resolver) -> ObservedJSON:
     """A JSON-ready summary of what happened (the record's `actual`)."""
     out: ObservedJSON = {}
     if obs.exception is not None:
-        out["raised"] = {"type": _qualname(type(obs.exception)), "message": short(str(obs.exception), 4000)}
+        out["raised"] = {
+            "type": _qualname(type(obs.exception)),
+            "message": short(str(obs.exception), 4000),
+        }
     else:
         r = obs.result
         out["type"] = _qualname(type(r))
@@ -304,13 +454,21 @@ def describe_observation(obs: Observation, resolver: Resolver) -> ObservedJSON:
             if arr is not None and arr.size <= 64 and arr.dtype.kind in "biufc":
                 out["value"] = _json_value(arr)
             elif arr is None and len(ls) <= 16:
-                out["value"] = [_json_value(np.asarray(leaf)) if np.asarray(leaf).size <= 64 else short(leaf, 200) for _, leaf in ls]
+                out["value"] = [
+                    _json_value(np.asarray(leaf))
+                    if np.asarray(leaf).size <= 64
+                    else short(leaf, 200)
+                    for _, leaf in ls
+                ]
             else:
                 out["value"] = short(r, 500)
         except Exception:
             out["value"] = short(r, 500)
     if obs.warnings:
-        out["warnings"] = [{"category": _qualname(c), "message": short(m, 2000), "where": where} for c, m, where in obs.warnings[:20]]
+        out["warnings"] = [
+            {"category": _qualname(c), "message": short(m, 2000), "where": where}
+            for c, m, where in obs.warnings[:20]
+        ]
         if len(obs.warnings) > 20:
             out["warnings_omitted"] = len(obs.warnings) - 20
     return out
@@ -328,7 +486,11 @@ def _leaf_dtype(leaf: object, resolver: Resolver) -> str | None:
 
 def _json_value(arr: np.ndarray) -> object:
     if arr.dtype.kind == "c":
-        return [[float(z.real), float(z.imag)] for z in arr.ravel()] if arr.ndim else [float(arr.real), float(arr.imag)]
+        return (
+            [[float(z.real), float(z.imag)] for z in arr.ravel()]
+            if arr.ndim
+            else [float(arr.real), float(arr.imag)]
+        )
     value = arr.tolist()
     return _finite(value)
 

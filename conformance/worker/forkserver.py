@@ -98,7 +98,9 @@ def _silent_preload(modules: list[str]) -> str | None:
     return None
 
 
-def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int, parent_env: str) -> None:
+def _child(
+    adapter: str, env: dict[str, str], fds: list[int], server_pid: int, parent_env: str
+) -> None:
     """In the forked child: become a `--once` worker on the given pipes. Never returns."""
     code = 70
     try:
@@ -117,13 +119,22 @@ def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int, p
         # The worker watches its parent: here that is the server, which itself ends with the pytest process.
         os.environ[parent_env] = str(server_pid)
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True,
-                                      errors="backslashreplace")
+        sys.stdout = io.TextIOWrapper(
+            io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True
+        )
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False),
+            encoding="utf-8",
+            line_buffering=True,
+            errors="backslashreplace",
+        )
         from jax_conformance.worker import loop as worker
 
         argv = ["--adapter", adapter, "--once"]
-        sys.argv = [worker.__file__, *argv]  # what `python -m jax_conformance.worker.loop` would show the case
+        sys.argv = [
+            worker.__file__,
+            *argv,
+        ]  # what `python -m jax_conformance.worker.loop` would show the case
         try:
             code = worker.main(argv)
         except SystemExit as exc:
@@ -166,7 +177,10 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
         adapter = load_adapter(adapter_name)
         free, full = adapter.fork_preload()
     except Exception as exc:
-        ready.update(level="unusable", reason=f"cannot load adapter {adapter_name!r}: {type(exc).__name__}: {exc}")
+        ready.update(
+            level="unusable",
+            reason=f"cannot load adapter {adapter_name!r}: {type(exc).__name__}: {exc}",
+        )
         _send(sock, ready)
         return 2
     ready["late_env_prefixes"] = list(adapter.late_env_prefixes)
@@ -208,7 +222,9 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
                 try:
                     request = json.loads(data)
                     if request.get("op") != "fork" or len(fds) != 3:
-                        raise ValueError(f"expected a fork request with 3 descriptors, got {request!r} with {len(fds)}")
+                        raise ValueError(
+                            f"expected a fork request with 3 descriptors, got {request!r} with {len(fds)}"
+                        )
                     env = {str(k): str(v) for k, v in request["env"].items()}
                 except Exception as exc:
                     for f in fds:
@@ -219,7 +235,9 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
                 sys.stderr.flush()
                 pid = os.fork()
                 if pid == 0:
-                    signal.set_wakeup_fd(-1)  # before its descriptor is closed (and its number reused)
+                    signal.set_wakeup_fd(
+                        -1
+                    )  # before its descriptor is closed (and its number reused)
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                     sel.close()
                     sock.close()
@@ -237,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jax_conformance.worker.forkserver")
     parser.add_argument("--adapter", required=True)
     parser.add_argument("--level", choices=LEVELS, required=True)
-    parser.add_argument("--fd", type=int, required=True, help="this end of the parent's socket pair")
+    parser.add_argument(
+        "--fd", type=int, required=True, help="this end of the parent's socket pair"
+    )
     args = parser.parse_args(argv)
     return serve(args.adapter, args.level, args.fd)
 

@@ -41,8 +41,12 @@ def _compile_run(text: str, line: int, file: str) -> tuple[CodeType, bool]:
         return compile(source, file, "exec"), False
 
 
-def observe(adapter: Adapter, payload: CasePayload, drawn: Namespace | None = None,
-            base: Namespace | None = None) -> Observation:
+def observe(
+    adapter: Adapter,
+    payload: CasePayload,
+    drawn: Namespace | None = None,
+    base: Namespace | None = None,
+) -> Observation:
     """Run setup and run with every warning recorded; exceptions are part of what is observed.
 
     An exception that is the spec's own fault (`spec_fault`) is raised as SpecCodeError instead:
@@ -95,7 +99,9 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
     ns = dict(adapter.namespace())
     out = []
     jitted = None
-    setup_warnings: list[Any] = []  # setup's warnings belong to both calls (eagerly they are in the one run)
+    setup_warnings: list[
+        Any
+    ] = []  # setup's warnings belong to both calls (eagerly they are in the one run)
     for _ in range(2):
         obs = Observation(namespace=ns)
         with warnings.catch_warnings(record=True) as caught:
@@ -104,7 +110,14 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
                 with adapter.backend(payload["backend"]):
                     if jitted is None:
                         for code in payload["setup"]:
-                            exec(compile("\n" * (code["line"] - 1) + code["text"], payload["file"], "exec"), ns)  # noqa: S102
+                            exec(
+                                compile(
+                                    "\n" * (code["line"] - 1) + code["text"],
+                                    payload["file"],
+                                    "exec",
+                                ),
+                                ns,
+                            )  # noqa: S102
                         jitted = _jit_function(payload, ns)
                         setup_warnings = list(caught)
                         del caught[:]
@@ -112,7 +125,10 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
                     _block_until_ready(obs.result)
             except Exception as exc:
                 obs.exception = exc
-        obs.warnings = [(w.category, str(w.message), f"{w.filename}:{w.lineno}") for w in setup_warnings + caught]
+        obs.warnings = [
+            (w.category, str(w.message), f"{w.filename}:{w.lineno}")
+            for w in setup_warnings + caught
+        ]
         out.append(obs)
     return out[0], out[1]
 
@@ -127,7 +143,9 @@ def _seen(obs: Observation, adapter: Adapter) -> dict[str, Any]:
     return keep
 
 
-def _paths_verdict(adapter: Adapter, payload: CasePayload, eager: Observation, verdict: Verdict) -> Verdict:
+def _paths_verdict(
+    adapter: Adapter, payload: CasePayload, eager: Observation, verdict: Verdict
+) -> Verdict:
     """Run the case under jit (cold, then warm) and fail the verdict on the first path whose
     observation differs from the eager one or misses the block; the message names the path."""
     paths = payload.get("paths", [])
@@ -139,16 +157,26 @@ def _paths_verdict(adapter: Adapter, payload: CasePayload, eager: Observation, v
         if path not in paths:
             continue
         seen = _seen(obs, adapter)
-        problems = check_all(payload["expect"], obs, adapter, payload["file"], payload["expect_line"])
-        diffs = [f"{k}={seen.get(k)!r} on path {path}, {base.get(k)!r} eagerly" for k in sorted(set(base) | set(seen))
-                 if base.get(k) != seen.get(k)]
+        problems = check_all(
+            payload["expect"], obs, adapter, payload["file"], payload["expect_line"]
+        )
+        diffs = [
+            f"{k}={seen.get(k)!r} on path {path}, {base.get(k)!r} eagerly"
+            for k in sorted(set(base) | set(seen))
+            if base.get(k) != seen.get(k)
+        ]
         if problems or diffs:
             lines = [f"path {path} differs from eager: " + "; ".join(diffs)] if diffs else []
             lines += [f"path {path}: {p.message}" for p in problems]
             actual = verdict.get("actual")
-            return {"outcome": "failed", "message": "\n".join(lines + ([verdict["message"]] if verdict["message"] else [])),
-                    "expected": payload["expect"], "actual": {"eager": actual, path: describe_observation(obs, adapter)},
-                    "duration_s": 0.0, "mismatches": [f"path:{path}"] + [p.field for p in problems]}
+            return {
+                "outcome": "failed",
+                "message": "\n".join(lines + ([verdict["message"]] if verdict["message"] else [])),
+                "expected": payload["expect"],
+                "actual": {"eager": actual, path: describe_observation(obs, adapter)},
+                "duration_s": 0.0,
+                "mismatches": [f"path:{path}"] + [p.field for p in problems],
+            }
     return verdict
 
 
@@ -182,11 +210,22 @@ def run_payload(adapter: Adapter, payload: CasePayload) -> Verdict:
             if documented is not None:
                 verdict["documented"] = documented
     except SpecCodeError as exc:
-        verdict = {"outcome": "error", "message": f"spec error (a bug in the spec, not a verdict on the implementation): {exc}",
-                   "expected": block, "actual": None, "duration_s": 0.0, "spec_error": True}
+        verdict = {
+            "outcome": "error",
+            "message": f"spec error (a bug in the spec, not a verdict on the implementation): {exc}",
+            "expected": block,
+            "actual": None,
+            "duration_s": 0.0,
+            "spec_error": True,
+        }
     except Exception as exc:  # a harness or adapter fault, not the case's behaviour
-        verdict = {"outcome": "error", "message": f"harness error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}",
-                   "expected": block, "actual": None, "duration_s": 0.0}
+        verdict = {
+            "outcome": "error",
+            "message": f"harness error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}",
+            "expected": block,
+            "actual": None,
+            "duration_s": 0.0,
+        }
     verdict["duration_s"] = round(time.perf_counter() - start, 6)
     return verdict
 
@@ -208,7 +247,9 @@ def spec_fault(obs: Observation, payload: CasePayload) -> str | None:
     if not isinstance(exc, (NameError, SyntaxError)):
         return None
     raises = payload["expect"].get("raises")
-    if raises is not None and raises["type"].rsplit(".", 1)[-1] in {c.__name__ for c in type(exc).__mro__}:
+    if raises is not None and raises["type"].rsplit(".", 1)[-1] in {
+        c.__name__ for c in type(exc).__mro__
+    }:
         return None
     file = payload["file"]
     if isinstance(exc, SyntaxError):
@@ -226,7 +267,9 @@ def _missing_module(exc: ModuleNotFoundError, payload: CasePayload) -> str | Non
     release without `jax.experimental.x` is a fact about the implementation): the spec's, or the
     user's environment's, fault; None when the block expects the error or another line raised it."""
     raises = payload["expect"].get("raises")
-    if raises is not None and raises["type"].rsplit(".", 1)[-1] in {c.__name__ for c in type(exc).__mro__}:
+    if raises is not None and raises["type"].rsplit(".", 1)[-1] in {
+        c.__name__ for c in type(exc).__mro__
+    }:
         return None
     top = (exc.name or "").split(".")[0]
     if not top or top in IMPLEMENTATION_PACKAGES:
@@ -235,8 +278,10 @@ def _missing_module(exc: ModuleNotFoundError, payload: CasePayload) -> str | Non
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames or frames[-1].filename != file:
         return None  # raised inside a module the spec imported, not by the spec's own import
-    return (f"{file}:{frames[-1].lineno}: the spec imports {exc.name!r}, which is not installed here "
-            "(install it, or take the import out of the spec)")
+    return (
+        f"{file}:{frames[-1].lineno}: the spec imports {exc.name!r}, which is not installed here "
+        "(install it, or take the import out of the spec)"
+    )
 
 
 def _documented(obs: Observation, adapter: Adapter, payload: CasePayload) -> DocumentedCheck | None:
@@ -251,17 +296,31 @@ def _documented(obs: Observation, adapter: Adapter, payload: CasePayload) -> Doc
     return {"holds": not problems, "line": line, "message": "\n".join(p.message for p in problems)}
 
 
-def _verdict(problems: list[Mismatch], obs: Observation, adapter: Adapter, block: ExpectBlock) -> Verdict:
+def _verdict(
+    problems: list[Mismatch], obs: Observation, adapter: Adapter, block: ExpectBlock
+) -> Verdict:
     """Passed or failed against `block` (its duration is set by run_payload)."""
     actual = describe_observation(obs, adapter)
     if not problems:
-        return {"outcome": "passed", "message": "", "expected": block, "actual": actual, "duration_s": 0.0}
+        return {
+            "outcome": "passed",
+            "message": "",
+            "expected": block,
+            "actual": actual,
+            "duration_s": 0.0,
+        }
     lines = [p.message for p in problems]
     if obs.exception is not None and "raises" not in block:
         tb = "".join(traceback.format_exception(obs.exception, limit=-6))
         lines.append("traceback (innermost last):\n" + short(tb, 6000))
-    return {"outcome": "failed", "message": "\n".join(lines), "expected": block, "actual": actual, "duration_s": 0.0,
-            "mismatches": [p.field for p in problems]}
+    return {
+        "outcome": "failed",
+        "message": "\n".join(lines),
+        "expected": block,
+        "actual": actual,
+        "duration_s": 0.0,
+        "mismatches": [p.field for p in problems],
+    }
 
 
 def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
@@ -275,7 +334,9 @@ def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
     try:
         strategies = {name: eval(src, strat_ns) for name, src in payload["given"].items()}  # noqa: S307
     except Exception as exc:
-        raise SpecCodeError(f"a `given` strategy does not evaluate: {type(exc).__name__}: {exc}") from exc
+        raise SpecCodeError(
+            f"a `given` strategy does not evaluate: {type(exc).__name__}: {exc}"
+        ) from exc
     base = {**base, "assume": hypothesis.assume, "note": hypothesis.note}
     # The first falsifying example: the names drawn, what the case did, what did not hold.
     failing: tuple[Namespace, Observation, list[Mismatch]] | None = None
@@ -309,7 +370,9 @@ def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
             first = (drawn, obs)
         if documented is None or documented["holds"]:
             documented = _documented(obs, adapter, payload)
-        problems = check_all(payload["expect"], obs, adapter, payload["file"], payload["expect_line"])
+        problems = check_all(
+            payload["expect"], obs, adapter, payload["file"], payload["expect_line"]
+        )
         if problems:
             failing = (drawn, obs, problems)
             raise AssertionError("\n".join(p.message for p in problems))
@@ -320,19 +383,29 @@ def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
         raise
     except (AssertionError, hypothesis.errors.HypothesisException) as exc:
         if failing is None:
-            raise SpecCodeError(f"hypothesis could not run the case: {type(exc).__name__}: {exc}") from exc
+            raise SpecCodeError(
+                f"hypothesis could not run the case: {type(exc).__name__}: {exc}"
+            ) from exc
         drawn, obs, problems = failing
         falsified = _verdict(problems, obs, adapter, payload["expect"])
         example = {k: short(v, 200) for k, v in drawn.items()}
-        falsified["message"] = f"falsifying example: {', '.join(f'{k}={v}' for k, v in example.items())}\n" + falsified["message"]
+        falsified["message"] = (
+            f"falsifying example: {', '.join(f'{k}={v}' for k, v in example.items())}\n"
+            + falsified["message"]
+        )
         falsified["example"] = example
         return falsified
     actual: dict[str, Any] = {"examples": examples}
     if first is not None:
         actual["first_example"] = {k: short(v, 200) for k, v in first[0].items()}
         actual["first_observed"] = describe_observation(first[1], adapter)
-    verdict: Verdict = {"outcome": "passed", "message": f"{examples} examples", "expected": payload["expect"],
-                        "actual": actual, "duration_s": 0.0}
+    verdict: Verdict = {
+        "outcome": "passed",
+        "message": f"{examples} examples",
+        "expected": payload["expect"],
+        "actual": actual,
+        "duration_s": 0.0,
+    }
     if documented is not None:
         verdict["documented"] = documented
     return verdict

@@ -144,7 +144,11 @@ def _changes(before: State, after: State) -> dict[str, object]:
             continue
         if isinstance(old, dict) and isinstance(new, dict):
             # Name only what moved (os.environ is large).
-            changed[key] = {k: [old.get(k), new.get(k)] for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)}
+            changed[key] = {
+                k: [old.get(k), new.get(k)]
+                for k in sorted(set(old) | set(new))
+                if old.get(k) != new.get(k)
+            }
         else:
             changed[key] = [old, new]
     return changed
@@ -156,7 +160,9 @@ def _out_of_memory(verdict: Verdict) -> str | None:
         return None
     raised = (verdict.get("actual") or {}).get("raised") or {}
     kind, message = str(raised.get("type", "")), str(raised.get("message", ""))
-    if kind.endswith("MemoryError") or ("RESOURCE_EXHAUSTED" in message and "memory" in message.lower()):
+    if kind.endswith("MemoryError") or (
+        "RESOURCE_EXHAUSTED" in message and "memory" in message.lower()
+    ):
         return f"{kind}: {cut(message, LINE_CHARS, 'message')}"
     return None
 
@@ -167,15 +173,19 @@ def bound_verdict(verdict: Verdict) -> Verdict:
     for key in ("actual", "expected"):
         text = json.dumps(verdict.get(key), default=repr)
         if len(text) > MAX_FIELD_CHARS:
-            verdict[key] = {"cut": f"{len(text):,} characters of {key} were not kept (limit {MAX_FIELD_CHARS:,})",
-                            "head": text[:VALUE_CHARS]}
+            verdict[key] = {
+                "cut": f"{len(text):,} characters of {key} were not kept (limit {MAX_FIELD_CHARS:,})",
+                "head": text[:VALUE_CHARS],
+            }
     return verdict
 
 
 def _ends_interpreter(exc: BaseException, what: str = "case") -> str:
     """Why the worker is replaced after a case or program raised SystemExit, KeyboardInterrupt and the like."""
-    return (f"the {what} raised {type(exc).__name__}{cut(repr(exc.args), LINE_CHARS, 'arguments')}, which ends the "
-            f"interpreter; the worker was replaced\n{traceback.format_exc(limit=-6)}")
+    return (
+        f"the {what} raised {type(exc).__name__}{cut(repr(exc.args), LINE_CHARS, 'arguments')}, which ends the "
+        f"interpreter; the worker was replaced\n{traceback.format_exc(limit=-6)}"
+    )
 
 
 def _run(adapter: Adapter, payload: CasePayload, check_state: bool) -> tuple[Verdict, bool]:
@@ -186,21 +196,34 @@ def _run(adapter: Adapter, payload: CasePayload, check_state: bool) -> tuple[Ver
     start = time.perf_counter()
     try:
         verdict = run_payload(adapter, payload)
-    except BaseException as exc:  # SystemExit, KeyboardInterrupt: the case tried to end the interpreter
+    except (
+        BaseException
+    ) as exc:  # SystemExit, KeyboardInterrupt: the case tried to end the interpreter
         return {
             "outcome": "crashed",
-            "actual": {"crash": {"raised": type(exc).__name__, "args": cut(repr(exc.args), LINE_CHARS, "arguments")}},
+            "actual": {
+                "crash": {
+                    "raised": type(exc).__name__,
+                    "args": cut(repr(exc.args), LINE_CHARS, "arguments"),
+                }
+            },
             "message": _ends_interpreter(exc),
-            "expected": payload["expect"], "duration_s": round(time.perf_counter() - start, 6),
+            "expected": payload["expect"],
+            "duration_s": round(time.perf_counter() - start, 6),
         }, True
     oom = _out_of_memory(verdict)
     if oom is not None:
         limit = memory_limit_mb()
         verdict["outcome"] = "crashed"
-        verdict["actual"] = {**(verdict.get("actual") or {}), "crash": {"out_of_memory": True, "memory_limit_mb": limit}}
-        verdict["message"] = (f"the case ran out of memory ({oom}) under "
-                              f"{f'the {limit} MB limit' if limit else 'no limit'}; the worker was replaced\n"
-                              + verdict.get("message", ""))
+        verdict["actual"] = {
+            **(verdict.get("actual") or {}),
+            "crash": {"out_of_memory": True, "memory_limit_mb": limit},
+        }
+        verdict["message"] = (
+            f"the case ran out of memory ({oom}) under "
+            f"{f'the {limit} MB limit' if limit else 'no limit'}; the worker was replaced\n"
+            + verdict.get("message", "")
+        )
         return verdict, True
     if check_state:
         changed = _changes(before, _state(adapter))
@@ -209,7 +232,8 @@ def _run(adapter: Adapter, payload: CasePayload, check_state: bool) -> tuple[Ver
             verdict["leaked"] = changed
             verdict["message"] = (
                 f"the case changed process-wide state {cut(json.dumps(changed, default=repr), VALUE_CHARS, 'state')} without "
-                "`isolate: process`; the worker was restarted so later cases are not affected\n" + verdict.get("message", "")
+                "`isolate: process`; the worker was restarted so later cases are not affected\n"
+                + verdict.get("message", "")
             )
             return verdict, True
     return verdict, False
@@ -226,9 +250,19 @@ def _observe(adapter: Adapter, request: ObserveRequest) -> ObserveReply:
             observation = observe(request["program"], namespace)
     except Exception:
         raise  # the adapter's fault (observe keeps the program's own): the loop answers it as an error
-    except BaseException as exc:  # SystemExit, KeyboardInterrupt: the program tried to end the interpreter
-        return {"ok": True, "observation": not_observed("crashed", _ends_interpreter(exc, "program")), "restart": True}
-    return {"ok": True, "observation": observation, "restart": bool(_changes(before, _state(adapter)))}
+    except (
+        BaseException
+    ) as exc:  # SystemExit, KeyboardInterrupt: the program tried to end the interpreter
+        return {
+            "ok": True,
+            "observation": not_observed("crashed", _ends_interpreter(exc, "program")),
+            "restart": True,
+        }
+    return {
+        "ok": True,
+        "observation": observation,
+        "restart": bool(_changes(before, _state(adapter))),
+    }
 
 
 def _parse(line: str) -> Request | None:
@@ -255,8 +289,15 @@ def _serve(adapter: Adapter, request: Request) -> tuple[Reply, bool]:
         restart = False
         for payload in request["payloads"]:
             if restart:  # a cell left state changed: the rest wait for a fresh worker
-                verdicts.append({"outcome": "error", "message": "not run: an earlier cell of the batch changed process-wide state",
-                                 "expected": payload["expect"], "actual": None, "duration_s": 0.0})
+                verdicts.append(
+                    {
+                        "outcome": "error",
+                        "message": "not run: an earlier cell of the batch changed process-wide state",
+                        "expected": payload["expect"],
+                        "actual": None,
+                        "duration_s": 0.0,
+                    }
+                )
                 continue
             verdict, restart = _run(adapter, payload, check_state=True)
             verdicts.append(bound_verdict(verdict))
@@ -270,7 +311,9 @@ def _serve(adapter: Adapter, request: Request) -> tuple[Reply, bool]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jax_conformance.worker.loop")
     parser.add_argument("--adapter", required=True)
-    parser.add_argument("--once", action="store_true", help="run one case in this fresh interpreter, then exit")
+    parser.add_argument(
+        "--once", action="store_true", help="run one case in this fresh interpreter, then exit"
+    )
     args = parser.parse_args(argv)
     channel = _protocol_channel()
     _fault_reporting()
@@ -279,7 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         adapter = load_adapter(args.adapter)
     except Exception as exc:
-        _send(channel, {"ok": False, "error": f"cannot load adapter {args.adapter!r}: {type(exc).__name__}: {exc}"})
+        _send(
+            channel,
+            {
+                "ok": False,
+                "error": f"cannot load adapter {args.adapter!r}: {type(exc).__name__}: {exc}",
+            },
+        )
         return 2
     if args.once:
         first = _parse(sys.stdin.readline())
@@ -293,7 +342,13 @@ def main(argv: list[str] | None = None) -> int:
     for line in sys.stdin:
         request = _parse(line)
         if request is None:
-            _send(channel, {"ok": False, "error": f"not a request (a JSON object with an op): {cut(line, LINE_CHARS, 'line')!r}"})
+            _send(
+                channel,
+                {
+                    "ok": False,
+                    "error": f"not a request (a JSON object with an op): {cut(line, LINE_CHARS, 'line')!r}",
+                },
+            )
             continue
         try:
             if not started:
@@ -304,7 +359,14 @@ def main(argv: list[str] | None = None) -> int:
             if leave:
                 return 0
         except Exception as exc:
-            _send(channel, {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()})
+            _send(
+                channel,
+                {
+                    "ok": False,
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "traceback": traceback.format_exc(),
+                },
+            )
     return 0
 
 

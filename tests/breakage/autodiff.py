@@ -75,7 +75,9 @@ class ResidualsUnchecked(_Broken):
 
 
 class FwdRunsWithoutDifferentiation(_Broken):
-    breaks = "a custom_vjp function called without differentiation runs fwd (and stages its residuals)"
+    breaks = (
+        "a custom_vjp function called without differentiation runs fwd (and stages its residuals)"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         import threading
@@ -92,7 +94,9 @@ class FwdRunsWithoutDifferentiation(_Broken):
                 out, res = self_.fwd(*args, **kwargs)
             finally:
                 inside.on = False
-            jax.tree_util.tree_map(jnp.asarray, res)  # staged as JAX values: a string is refused here
+            jax.tree_util.tree_map(
+                jnp.asarray, res
+            )  # staged as JAX values: a string is refused here
             return out
 
         jax.custom_vjp.__call__ = call

@@ -68,7 +68,7 @@ class JvpTangentStructureUnchecked(BrokenJax):
             p_tree, t_leaves = jax.tree.structure(p), jax.tree.leaves(t)
             if jax.tree.structure(t) == p_tree or len(t_leaves) < p_tree.num_leaves:
                 return out
-            return p, jax.tree.unflatten(p_tree, t_leaves[:p_tree.num_leaves])
+            return p, jax.tree.unflatten(p_tree, t_leaves[: p_tree.num_leaves])
 
         _rule_output_patch(cd, change)
 
@@ -110,14 +110,18 @@ class RulePrimalNotCheckedAgainstFunction(BrokenJax):
             p, t = out
             if jax.tree.structure(want) != jax.tree.structure(p):
                 leaves = jax.tree.leaves(t)
-                t = jax.tree.unflatten(jax.tree.structure(want), leaves[:jax.tree.structure(want).num_leaves])
+                t = jax.tree.unflatten(
+                    jax.tree.structure(want), leaves[: jax.tree.structure(want).num_leaves]
+                )
             return want, t
 
         _rule_output_patch(cd, change)
 
         original = cd.custom_vjp.defvjp
 
-        def defvjp(self: Any, fwd: Callable[..., Any], bwd: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        def defvjp(
+            self: Any, fwd: Callable[..., Any], bwd: Callable[..., Any], *args: Any, **kwargs: Any
+        ) -> Any:
             if kwargs.get("symbolic_zeros") or (args and args[0]):
                 return original(self, fwd, bwd, *args, **kwargs)
             cv = self
@@ -140,8 +144,16 @@ class JvpRuleRunsOnPrimalCall(BrokenJax):
     def patch(self, jax: Any, cd: Any) -> None:
         state = threading.local()
 
-        def through_rule(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            if getattr(state, "busy", False) or self.jvp is None or self.nondiff_argnums or kwargs or self.symbolic_zeros:
+        def through_rule(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
+            if (
+                getattr(state, "busy", False)
+                or self.jvp is None
+                or self.nondiff_argnums
+                or kwargs
+                or self.symbolic_zeros
+            ):
                 return original(self, *args, **kwargs)
             state.busy = True  # the rule usually calls the function itself
             try:
@@ -157,10 +169,14 @@ class JvpRuleRunsOnPrimalCall(BrokenJax):
 
 
 class MissingJvpRuleRunsFunction(BrokenJax):
-    claim = "3: a custom_jvp without defjvp raises AttributeError (it runs as a plain function instead)"
+    claim = (
+        "3: a custom_jvp without defjvp raises AttributeError (it runs as a plain function instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def lenient(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def lenient(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             if self.jvp is None:
                 return self.fun(*args, **kwargs)
             return original(self, *args, **kwargs)
@@ -194,7 +210,9 @@ class JvpOfCustomVjpGivesZeros(BrokenJax):
         jnp = jax.numpy
         original = jax.jvp
 
-        def jvp(fun: Callable[..., Any], primals: Any, tangents: Any, *args: Any, **kwargs: Any) -> Any:
+        def jvp(
+            fun: Callable[..., Any], primals: Any, tangents: Any, *args: Any, **kwargs: Any
+        ) -> Any:
             try:
                 return original(fun, primals, tangents, *args, **kwargs)
             except TypeError as e:
@@ -234,7 +252,9 @@ class GradDtypeHalved(BrokenJax):
 
             return wrapped
 
-        def value_and_grad(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
+        def value_and_grad(
+            fun: Callable[..., Any], *args: Any, **kwargs: Any
+        ) -> Callable[..., Any]:
             vg = original_vg(fun, *args, **kwargs)
 
             @functools.wraps(vg)
@@ -246,7 +266,9 @@ class GradDtypeHalved(BrokenJax):
 
         original_jvp = jax.jvp
 
-        def jvp(fun: Callable[..., Any], primals: Any, tangents: Any, *args: Any, **kwargs: Any) -> Any:
+        def jvp(
+            fun: Callable[..., Any], primals: Any, tangents: Any, *args: Any, **kwargs: Any
+        ) -> Any:
             out = original_jvp(fun, primals, tangents, *args, **kwargs)
             return (out[0], jax.tree.map(half, out[1]), *out[2:])
 
@@ -313,7 +335,9 @@ class JvpSymbolicZerosIgnored(BrokenJax):
 
 
 class SymbolicZeroFromPrimalIsOne(BrokenJax):
-    claim = "5: zero_from_primal(x, symbolic_zeros=True) is a zero tangent (a tangent of ones instead)"
+    claim = (
+        "5: zero_from_primal(x, symbolic_zeros=True) is a zero tangent (a tangent of ones instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         jnp = jax.numpy
@@ -337,10 +361,16 @@ class ResolveKwargsLenient(BrokenJax):
     def patch(self, jax: Any, cd: Any) -> None:
         import inspect
 
-        def resolve_kwargs(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-            params = [p for p in inspect.signature(fun).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        def resolve_kwargs(
+            fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> tuple[Any, ...]:
+            params = [
+                p
+                for p in inspect.signature(fun).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
             out = list(args)
-            for p in params[len(args):]:
+            for p in params[len(args) :]:
                 out.append(kwargs.get(p.name, None if p.default is p.empty else p.default))
             return tuple(out)
 
@@ -357,7 +387,9 @@ class CompileTimeEvalIgnored(BrokenJax):
 
 
 ALL: tuple[type[BrokenJax], ...] = tuple(
-    cls for cls in list(globals().values()) if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
+    cls
+    for cls in list(globals().values())
+    if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
 )
 
 
@@ -373,7 +405,11 @@ class PullbackCotangentsWeak(BrokenJax):
         original_vjp = jax.vjp
 
         def weak(x: Any) -> Any:
-            return lax_internal._convert_element_type(x, x.dtype, weak_type=True) if hasattr(x, "dtype") else x
+            return (
+                lax_internal._convert_element_type(x, x.dtype, weak_type=True)
+                if hasattr(x, "dtype")
+                else x
+            )
 
         @functools.wraps(original_vjp)
         def vjp(fun: Callable[..., Any], *primals: Any, **kwargs: Any) -> Any:

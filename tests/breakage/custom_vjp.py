@@ -51,13 +51,22 @@ def _diff_count(cv: Any, nargs: int) -> int:
     return nargs - len(cv.nondiff_argnums)
 
 
-def _wrap_defvjp(cd: Any, rewrite: Callable[[Any, Callable[..., Any], Callable[..., Any]], tuple[Callable[..., Any], Callable[..., Any]]]) -> None:
+def _wrap_defvjp(
+    cd: Any,
+    rewrite: Callable[
+        [Any, Callable[..., Any], Callable[..., Any]], tuple[Callable[..., Any], Callable[..., Any]]
+    ],
+) -> None:
     """Replace custom_vjp.defvjp so that every (fwd, bwd) pair goes through `rewrite` first."""
     original = cd.custom_vjp.defvjp
 
-    def defvjp(self: Any, fwd: Callable[..., Any], bwd: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def defvjp(
+        self: Any, fwd: Callable[..., Any], bwd: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> Any:
         if kwargs.get("symbolic_zeros") or (args and args[0]):
-            return original(self, fwd, bwd, *args, **kwargs)  # leave the symbolic-zeros protocol alone
+            return original(
+                self, fwd, bwd, *args, **kwargs
+            )  # leave the symbolic-zeros protocol alone
         fwd2, bwd2 = rewrite(self, fwd, bwd)
         return original(self, fwd2, bwd2, *args, **kwargs)
 
@@ -67,8 +76,12 @@ def _wrap_defvjp(cd: Any, rewrite: Callable[[Any, Callable[..., Any], Callable[.
 def _wrap_bwd_output(cd: Any, change: Callable[[Any, list[Any]], Any]) -> None:
     """bwd's output is passed through `change(output, diff_args_seen_by_fwd)`."""
 
-    def rewrite(cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
-        seen: list[Any] = []  # the differentiable primal arguments of the latest fwd call (shapes are static)
+    def rewrite(
+        cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]
+    ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        seen: list[
+            Any
+        ] = []  # the differentiable primal arguments of the latest fwd call (shapes are static)
 
         @functools.wraps(fwd)  # JAX's messages name the rule: keep its name
         def fwd2(*args: Any) -> Any:
@@ -107,7 +120,9 @@ def _closes_over_tracers(jax: Any, cf: Any, args: tuple[Any, ...]) -> bool:
     return any(_closes_over_tracer(jax, f) for f in (*rules, *args) if callable(f))
 
 
-def _call_patch(cls: Any, before: Callable[[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]) -> None:
+def _call_patch(
+    cls: Any, before: Callable[[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]
+) -> None:
     """Replace cls.__call__ by `before(self, original_call, args, kwargs)`."""
     original = cls.__call__
 
@@ -128,7 +143,9 @@ class AcceptTracersInNondiff(BrokenJax):
 
 
 class NondiffOnlyCallables(BrokenJax):
-    claim = "1: concrete arrays in nondiff_argnums still work (every non-callable is rejected instead)"
+    claim = (
+        "1: concrete arrays in nondiff_argnums still work (every non-callable is rejected instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         def check(x: Any) -> None:
@@ -142,10 +159,14 @@ class NondiffOnlyCallables(BrokenJax):
 
 
 class GradIgnoresCustomRule(BrokenJax):
-    claim = "2/3/6/7/10: differentiation uses the custom rule (plain autodiff of the function instead)"
+    claim = (
+        "2/3/6/7/10: differentiation uses the custom rule (plain autodiff of the function instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def plain(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def plain(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             return self.fun(*args, **kwargs)
 
         _call_patch(cd.custom_vjp, plain)
@@ -163,7 +184,10 @@ class NoneCotangentAsOne(BrokenJax):
 
         def change(out: Any, seen: list[Any]) -> Any:
             if isinstance(out, (tuple, list)) and len(out) == len(seen):
-                return tuple(jax.tree.map(jnp.ones_like, a) if o is None else o for o, a in zip(out, seen, strict=True))
+                return tuple(
+                    jax.tree.map(jnp.ones_like, a) if o is None else o
+                    for o, a in zip(out, seen, strict=True)
+                )
             return out
 
         _wrap_bwd_output(cd, change)
@@ -188,7 +212,9 @@ class StaticArgsLastInBwd(BrokenJax):
     claim = "3: bwd receives the nondiff arguments first (they come last instead)"
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def rewrite(cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        def rewrite(
+            cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]
+        ) -> tuple[Callable[..., Any], Callable[..., Any]]:
             n = len(cv.nondiff_argnums)
             return fwd, (lambda *a: bwd(*a[n:], *a[:n])) if n else bwd
 
@@ -199,7 +225,9 @@ class StaticArgsNotPassedToBwd(BrokenJax):
     claim = "3: bwd receives the nondiff arguments (they are dropped instead)"
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def rewrite(cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        def rewrite(
+            cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]
+        ) -> tuple[Callable[..., Any], Callable[..., Any]]:
             n = len(cv.nondiff_argnums)
             return fwd, (lambda *a: bwd(*a[n:])) if n else bwd
 
@@ -227,7 +255,10 @@ class JitTreatsCallablesAsStatic(BrokenJax):
         original = jax.jit
 
         def jit(fun: Callable[..., Any], **kwargs: Any) -> Callable[..., Any]:
-            if kwargs.get("static_argnums") is not None or kwargs.get("static_argnames") is not None:
+            if (
+                kwargs.get("static_argnums") is not None
+                or kwargs.get("static_argnames") is not None
+            ):
                 return original(fun, **kwargs)
 
             def call(*args: Any, **kw: Any) -> Any:
@@ -246,7 +277,9 @@ class NoFwdPairCheck(BrokenJax):
     claim = "4: fwd must return a pair (anything else is coerced silently instead)"
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def rewrite(cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        def rewrite(
+            cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]
+        ) -> tuple[Callable[..., Any], Callable[..., Any]]:
             @functools.wraps(fwd)
             def fwd2(*args: Any) -> Any:
                 out = fwd(*args)
@@ -265,7 +298,9 @@ class FwdMustBeTuple(BrokenJax):
     claim = "4: a list of two is accepted from fwd (lists are rejected instead)"
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def rewrite(cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        def rewrite(
+            cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]
+        ) -> tuple[Callable[..., Any], Callable[..., Any]]:
             @functools.wraps(fwd)
             def fwd2(*args: Any) -> Any:
                 out = fwd(*args)
@@ -284,7 +319,9 @@ class FwdRunsOnPrimalCall(BrokenJax):
     def patch(self, jax: Any, cd: Any) -> None:
         state = threading.local()
 
-        def through_fwd(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def through_fwd(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             if getattr(state, "busy", False) or self.fwd is None or self.symbolic_zeros:
                 return original(self, *args, **kwargs)
             state.busy = True  # fwd usually calls the function itself
@@ -309,7 +346,11 @@ class LenientBwdStructure(BrokenJax):
         def change(out: Any, seen: list[Any]) -> Any:
             if isinstance(out, list):
                 out = tuple(out)
-            if isinstance(out, tuple) and len(out) == len(seen) and all(matches(o, a) for o, a in zip(out, seen, strict=True)):
+            if (
+                isinstance(out, tuple)
+                and len(out) == len(seen)
+                and all(matches(o, a) for o, a in zip(out, seen, strict=True))
+            ):
                 return out
             return tuple(None for _ in seen)
 
@@ -317,14 +358,19 @@ class LenientBwdStructure(BrokenJax):
 
 
 class NoBwdShapeCheck(BrokenJax):
-    claim = "5: a cotangent of the wrong shape raises ValueError (the check is switched off instead)"
+    claim = (
+        "5: a cotangent of the wrong shape raises ValueError (the check is switched off instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         jax.config.update("jax_disable_bwd_checks", True)
 
     def flags(self) -> list[Any]:
         """A JAX whose check is gone without a word: the flag still reads as the mode left it (off)."""
-        return [{**f, "value": False} if f["name"] == "jax_disable_bwd_checks" else f for f in super().flags()]
+        return [
+            {**f, "value": False} if f["name"] == "jax_disable_bwd_checks" else f
+            for f in super().flags()
+        ]
 
 
 class BwdCotangentsReversed(BrokenJax):
@@ -348,7 +394,9 @@ class CustomJvpRejectsTracers(BrokenJax):
     def patch(self, jax: Any, cd: Any) -> None:
         check = cd._check_for_tracers
 
-        def strict(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def strict(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             for i in self.nondiff_argnums:
                 check(args[i])
             return original(self, *args, **kwargs)
@@ -378,12 +426,16 @@ class CustomJvpStaticArgsLast(BrokenJax):
 
 
 class CustomJvpArrayOnlyNondiff(BrokenJax):
-    claim = "6: custom_jvp nondiff arguments may be functions (they are converted to arrays instead)"
+    claim = (
+        "6: custom_jvp nondiff arguments may be functions (they are converted to arrays instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         jnp = jax.numpy
 
-        def as_arrays(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def as_arrays(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             for i in self.nondiff_argnums:
                 jax.tree.map(jnp.asarray, args[i])
             return original(self, *args, **kwargs)
@@ -395,14 +447,20 @@ class CustomJvpArrayOnlyNondiff(BrokenJax):
 
 
 class RejectClosedOverTracers(BrokenJax):
-    claim = "7: custom functions may close over jit/vmap Tracers (rejected, as before PR 4008, instead)"
+    claim = (
+        "7: custom functions may close over jit/vmap Tracers (rejected, as before PR 4008, instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         from jax.errors import UnexpectedTracerError
 
-        def strict(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def strict(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             if _closes_over_tracers(jax, self, args):
-                raise UnexpectedTracerError("custom derivative functions may not close over tracers")
+                raise UnexpectedTracerError(
+                    "custom derivative functions may not close over tracers"
+                )
             return original(self, *args, **kwargs)
 
         _call_patch(cd.custom_vjp, strict)
@@ -410,10 +468,14 @@ class RejectClosedOverTracers(BrokenJax):
 
 
 class BypassRuleForClosedOverTracers(BrokenJax):
-    claim = "8: differentiating a closed-over value is an error (plain autodiff silently used instead)"
+    claim = (
+        "8: differentiating a closed-over value is an error (plain autodiff silently used instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def lenient(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def lenient(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             if _closes_over_tracers(jax, self, args):
                 return self.fun(*args, **kwargs)
             return original(self, *args, **kwargs)
@@ -450,7 +512,9 @@ class SymbolicZerosIgnored(BrokenJax):
     def patch(self, jax: Any, cd: Any) -> None:
         original = cd.custom_vjp.defvjp
 
-        def defvjp(self: Any, fwd: Any, bwd: Any, symbolic_zeros: bool = False, **kwargs: Any) -> Any:
+        def defvjp(
+            self: Any, fwd: Any, bwd: Any, symbolic_zeros: bool = False, **kwargs: Any
+        ) -> Any:
             return original(self, fwd, bwd, **kwargs)
 
         cd.custom_vjp.defvjp = defvjp
@@ -464,7 +528,9 @@ class OptimizeRematMissing(BrokenJax):
 
         def defvjp(self: Any, fwd: Any, bwd: Any, *args: Any, **kwargs: Any) -> Any:
             if "optimize_remat" in kwargs:
-                raise TypeError("custom_vjp.defvjp() got an unexpected keyword argument 'optimize_remat'")
+                raise TypeError(
+                    "custom_vjp.defvjp() got an unexpected keyword argument 'optimize_remat'"
+                )
             return original(self, fwd, bwd, *args, **kwargs)
 
         cd.custom_vjp.defvjp = defvjp
@@ -477,7 +543,13 @@ class NondiffArgnamesIgnored(BrokenJax):
         for cls in (cd.custom_vjp, cd.custom_jvp):
             original = cls.__init__
 
-            def __init__(self: Any, fun: Any, nondiff_argnums: Any = (), nondiff_argnames: Any = (), _init: Any = original) -> None:
+            def __init__(
+                self: Any,
+                fun: Any,
+                nondiff_argnums: Any = (),
+                nondiff_argnames: Any = (),
+                _init: Any = original,
+            ) -> None:
                 _init(self, fun, nondiff_argnums)
 
             cls.__init__ = __init__
@@ -487,7 +559,9 @@ class PrimalWithoutRule(BrokenJax):
     claim = "11: a custom_vjp without defvjp raises AttributeError when called (it runs the function instead)"
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def lenient(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def lenient(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             if self.fwd is None:
                 return self.fun(*args, **kwargs)
             return original(self, *args, **kwargs)
@@ -523,7 +597,9 @@ class NondiffMustBeHashable(BrokenJax):
     claim = "14.7: nondiff arguments need not be hashable (custom_vjp hashes them instead)"
 
     def patch(self, jax: Any, cd: Any) -> None:
-        def hashing(self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def hashing(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
             for i in self.nondiff_argnums:
                 if i < len(args):
                     hash(args[i])
@@ -550,8 +626,10 @@ class ClosureConvertStructureUnchecked(BrokenJax):
 
             def lenient(*args: Any) -> Any:
                 # the arguments after the example ones are spread, whatever their packing
-                head, tail = args[:len(example_args)], args[len(example_args):]
-                spread = [leaf for t in tail for leaf in (t if isinstance(t, (list, tuple)) else [t])]
+                head, tail = args[: len(example_args)], args[len(example_args) :]
+                spread = [
+                    leaf for t in tail for leaf in (t if isinstance(t, (list, tuple)) else [t])
+                ]
                 return converted(*head, *spread)
 
             return lenient, aux
@@ -560,5 +638,7 @@ class ClosureConvertStructureUnchecked(BrokenJax):
 
 
 ALL: tuple[type[BrokenJax], ...] = tuple(
-    cls for cls in list(globals().values()) if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
+    cls
+    for cls in list(globals().values())
+    if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
 )

@@ -60,7 +60,9 @@ class Breakage:
     mode: Mode
     catches: tuple[str, ...]
     controls: tuple[str, ...] = ()  # cases the break does not touch: they must pass
-    claim: str = ""  # the rule broken, for the failure message (default: the class's `claim` or `breaks`)
+    claim: str = (
+        ""  # the rule broken, for the failure message (default: the class's `claim` or `breaks`)
+    )
 
     @property
     def name(self) -> str:
@@ -87,10 +89,14 @@ class Area:
     name: str
     spec_dirs: tuple[Path, ...]
     breakages: tuple[Breakage, ...]
-    modules: tuple[str, ...]  # the tests.breakage modules whose adapters these are: every one must run
+    modules: tuple[
+        str, ...
+    ]  # the tests.breakage modules whose adapters these are: every one must run
 
     def case_ids(self) -> set[str]:
-        return {case.id for path in spec_files(list(self.spec_dirs)) for case in load_spec(path).cases}
+        return {
+            case.id for path in spec_files(list(self.spec_dirs)) for case in load_spec(path).cases
+        }
 
 
 @dataclass
@@ -134,7 +140,9 @@ def run_one(breakage: Breakage, spec_dirs: Iterable[Path], out: Path) -> Breakag
     cmd = pytest_command(breakage.adapter, breakage.mode, out, extra=[*PLUGINS, *options])
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "PYTEST_"))}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    proc = subprocess.run(
+        cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+    )
     return BreakageRun(breakage, read_case_records(out), proc.stdout + proc.stderr, proc.returncode)
 
 
@@ -143,12 +151,17 @@ def baseline(breakage: Breakage) -> Breakage:
     return replace(breakage, adapter="jax", catches=(), controls=breakage.cases)
 
 
-def run_all(breakages: Iterable[Breakage], spec_dirs: Iterable[Path], tmp: Path) -> dict[Breakage, BreakageRun]:
+def run_all(
+    breakages: Iterable[Breakage], spec_dirs: Iterable[Path], tmp: Path
+) -> dict[Breakage, BreakageRun]:
     """Every breakage's run, side by side, the ones with the most cases first."""
     dirs = list(spec_dirs)
     order = sorted(dict.fromkeys(breakages), key=lambda b: -len(b.cases))
     with ThreadPoolExecutor(PARALLEL) as pool:
-        futures = {b: pool.submit(run_one, b, dirs, tmp / f"{i:02d}-{b.name}.jsonl") for i, b in enumerate(order)}
+        futures = {
+            b: pool.submit(run_one, b, dirs, tmp / f"{i:02d}-{b.name}.jsonl")
+            for i, b in enumerate(order)
+        }
         return {b: f.result() for b, f in futures.items()}
 
 
@@ -158,32 +171,46 @@ def describe(run: BreakageRun, case: str) -> str:
     if record is None:
         return f"{case} under {run.breakage.adapter} [{run.breakage.mode.slug}]: the case did not run\n{run.output[-3000:]}"
     mode = Mode.from_json(record["mode"])
-    return (f"{case} [mode {mode.slug}] under {run.breakage.adapter}: {record['outcome']}"
-            f"\n  expected: {json.dumps(record.get('expected'))[:600]}\n  actual: {json.dumps(record.get('actual'))[:600]}"
-            f"\n  message: {(record.get('message') or '')[:600]}")
+    return (
+        f"{case} [mode {mode.slug}] under {run.breakage.adapter}: {record['outcome']}"
+        f"\n  expected: {json.dumps(record.get('expected'))[:600]}\n  actual: {json.dumps(record.get('actual'))[:600]}"
+        f"\n  message: {(record.get('message') or '')[:600]}"
+    )
 
 
 def check_caught(run: BreakageRun) -> None:
     """Each case of the breakage fails, readably, in its mode; each control passes."""
     brk = run.breakage
-    uncaught = [describe(run, c) for c in brk.catches if run.records.get(c, {}).get("outcome") != "failed"]
+    uncaught = [
+        describe(run, c) for c in brk.catches if run.records.get(c, {}).get("outcome") != "failed"
+    ]
     assert not uncaught, f"{brk.adapter} ({brk.rule}) not caught by:\n" + "\n".join(uncaught)
     for case in brk.catches:
         _check_readable(run, run.records[case])
-    wrong = [describe(run, c) for c in brk.controls if run.records.get(c, {}).get("outcome") != "passed"]
+    wrong = [
+        describe(run, c) for c in brk.controls if run.records.get(c, {}).get("outcome") != "passed"
+    ]
     assert not wrong, f"{brk.adapter} should leave these cases alone:\n" + "\n".join(wrong)
     if brk.catches:
-        assert run.returncode == 1, f"pytest exited {run.returncode} (1 = some case failed)\n{run.output[-3000:]}"
+        assert run.returncode == 1, (
+            f"pytest exited {run.returncode} (1 = some case failed)\n{run.output[-3000:]}"
+        )
 
 
 def _check_readable(run: BreakageRun, record: ResultRecord) -> None:
     """The failure names the case and the mode, shows the expect block, and says what happened."""
     case, mode = record["case"], run.breakage.mode
-    assert record["mode"] == mode.to_json(), describe(run, case)  # the run's mode, and no other JAX flag
+    assert record["mode"] == mode.to_json(), describe(
+        run, case
+    )  # the run's mode, and no other JAX flag
     assert record["message"] and record["expected"] and record["actual"], describe(run, case)
-    assert f"{case} FAILED [{mode.label}" in run.output, f"no failure header for {case} [{mode.label}] in the output"
+    assert f"{case} FAILED [{mode.label}" in run.output, (
+        f"no failure header for {case} [{mode.label}] in the output"
+    )
     first_line = record["message"].splitlines()[0]
-    assert first_line[:120] in run.output, f"the failure text of {case} is missing from the output: {first_line!r}"
+    assert first_line[:120] in run.output, (
+        f"the failure text of {case} is missing from the output: {first_line!r}"
+    )
     assert any(words in record["message"] for words in FAILURE_WORDS), describe(run, case)
 
 
@@ -202,11 +229,21 @@ def unrun_adapters(area: Area) -> list[str]:
     (those are the shared bases).
     """
     run = {b.adapter for b in area.breakages}
-    return sorted(f"{module}:{name}" for module in area.modules for name in _leaf_adapters(module) if f"{module}:{name}" not in run)
+    return sorted(
+        f"{module}:{name}"
+        for module in area.modules
+        for name in _leaf_adapters(module)
+        if f"{module}:{name}" not in run
+    )
 
 
 def _leaf_adapters(module_name: str) -> list[str]:
     module = importlib.import_module(module_name)
-    classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
-               if c.__module__ == module_name and issubclass(c, Adapter)]
-    return [c.__name__ for c in classes if not any(o is not c and issubclass(o, c) for o in classes)]
+    classes = [
+        c
+        for _, c in inspect.getmembers(module, inspect.isclass)
+        if c.__module__ == module_name and issubclass(c, Adapter)
+    ]
+    return [
+        c.__name__ for c in classes if not any(o is not c and issubclass(o, c) for o in classes)
+    ]

@@ -24,8 +24,12 @@ class Hollow:
     def __getattr__(self, name: str) -> NoReturn:
         self._nothing()
 
-    __call__ = __getitem__ = __iter__ = __len__ = __bool__ = __add__ = __radd__ = __mul__ = __rmul__ = _nothing
-    __sub__ = __rsub__ = __truediv__ = __rtruediv__ = __eq__ = __lt__ = __gt__ = __float__ = __int__ = _nothing
+    __call__ = __getitem__ = __iter__ = __len__ = __bool__ = __add__ = __radd__ = __mul__ = (
+        __rmul__
+    ) = _nothing
+    __sub__ = __rsub__ = __truediv__ = __rtruediv__ = __eq__ = __lt__ = __gt__ = __float__ = (
+        __int__
+    ) = _nothing
     __hash__ = None  # type: ignore[assignment]
 
 
@@ -37,7 +41,14 @@ class HollowAdapter(ReferenceAdapter):
             import os
             import sys
 
-            self._ns = {"jax": Hollow(), "jnp": Hollow(), "np": Hollow(), "lax": Hollow(), "os": os, "sys": sys}
+            self._ns = {
+                "jax": Hollow(),
+                "jnp": Hollow(),
+                "np": Hollow(),
+                "lax": Hollow(),
+                "os": os,
+                "sys": sys,
+            }
         return self._ns
 
     def resolve(self, dotted: str) -> Any:

@@ -43,7 +43,12 @@ class WrongCellOffWarn(Breakage):
         def join(original: Any, promotion: Any, x64: bool, *nodes: Any) -> Any:
             names = sorted(str(n) for n in nodes)
             policy = str(config.explicit_x64_dtypes.value.name).lower()
-            if names == ["int8", "uint32"] and not x64 and policy == "warn" and str(promotion) == "standard":
+            if (
+                names == ["int8", "uint32"]
+                and not x64
+                and policy == "warn"
+                and str(promotion) == "standard"
+            ):
                 return np.dtype("int64")
             return original(promotion, x64, *nodes)
 
@@ -98,7 +103,8 @@ class StrictTooStrict(Breakage):
                 raise dtypes.TypePromotionError(
                     f"Input dtypes {tuple(str(n) for n in nodes)} have no available implicit dtype promotion path "
                     "when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output type, "
-                    "or set jax_numpy_dtype_promotion=standard.")
+                    "or set jax_numpy_dtype_promotion=standard."
+                )
             return original(promotion, x64, *nodes)
 
         _wrap_join(join)

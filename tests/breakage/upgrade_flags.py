@@ -37,7 +37,9 @@ class IgnoresFlag(JaxAdapter):
             jax = ns["jax"]
             jax.config.update(self.flag, False)
             if getattr(jax.config, self.flag) is not False:
-                raise RuntimeError(f"breakage {type(self).__name__}: {self.flag} could not be turned off")
+                raise RuntimeError(
+                    f"breakage {type(self).__name__}: {self.flag} could not be turned off"
+                )
             self.notes.append(f"breakage {type(self).__name__}: {self.claim}")
         return ns
 
@@ -56,12 +58,16 @@ class IgnoresFlag(JaxAdapter):
 
 class IgnoresCustomVjp3(IgnoresFlag):
     flag = "jax_custom_vjp3"
-    claim = "the jax_custom_vjp3 blocks describe JAX with the flag on: with it silently off they fail"
+    claim = (
+        "the jax_custom_vjp3 blocks describe JAX with the flag on: with it silently off they fail"
+    )
 
 
 class IgnoresRemat3(IgnoresFlag):
     flag = "jax_remat3"
-    claim = "the jax_custom_vjp3 + jax_remat3 blocks need remat3: with jax_custom_vjp3 alone they fail"
+    claim = (
+        "the jax_custom_vjp3 + jax_remat3 blocks need remat3: with jax_custom_vjp3 alone they fail"
+    )
 
 
 class IgnoresDisableBwdChecks(IgnoresFlag):

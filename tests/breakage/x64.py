@@ -42,7 +42,9 @@ class Breakage(JaxAdapter):
         # A break of what JAX reads at start-up has to happen before JAX is imported, so a fork
         # server must not import it first: such an adapter has no `full` level.
         free, full = super().fork_preload()
-        return (free, ()) if type(self).before_import is not Breakage.before_import else (free, full)
+        return (
+            (free, ()) if type(self).before_import is not Breakage.before_import else (free, full)
+        )
 
     def patch(self, ns: dict[str, Any]) -> None:
         """Change JAX after it is imported."""
@@ -102,7 +104,9 @@ class DefaultInt64(Breakage):
 
 
 class X64OnNarrowDefaults(Breakage):
-    breaks = "with x64 on the default float and complex types are float64 and complex128, as NumPy's"
+    breaks = (
+        "with x64 on the default float and complex types are float64 and complex128, as NumPy's"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         dtypes = _dtypes_module()
@@ -113,16 +117,25 @@ class X64OnNarrowDefaults(Breakage):
 
 
 class PythonScalarsNarrowed(Breakage):
-    breaks = "Python scalars and lists follow the mode's defaults (64-bit with x64 on; bool stays bool)"
+    breaks = (
+        "Python scalars and lists follow the mode's defaults (64-bit with x64 on; bool stays bool)"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         jnp = ns["jnp"]
-        narrow = {bool: np.dtype("int32"), int: np.dtype("int32"), float: np.dtype("float32"), complex: np.dtype("complex64")}
+        narrow = {
+            bool: np.dtype("int32"),
+            int: np.dtype("int32"),
+            float: np.dtype("float32"),
+            complex: np.dtype("complex64"),
+        }
         _dtypes_module().python_scalar_types_to_dtypes.update(narrow)  # lists of scalars
         for name in ("array", "asarray"):
             real = getattr(jnp, name)
 
-            def create(obj: Any, dtype: Any = None, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            def create(
+                obj: Any, dtype: Any = None, *args: Any, _real: Any = real, **kwargs: Any
+            ) -> Any:
                 if dtype is None and type(obj) in narrow:  # a bare scalar takes another path in JAX
                     dtype = narrow[type(obj)]
                 return _real(obj, dtype, *args, **kwargs)
@@ -151,7 +164,9 @@ class CanonicalizeIdentity(Breakage):
     breaks = "jax.dtypes.canonicalize_dtype narrows the four 64-bit dtypes with x64 off"
 
     def patch(self, ns: dict[str, Any]) -> None:
-        ns["jax"].dtypes.canonicalize_dtype = lambda dtype, allow_extended_dtype=False: np.dtype(dtype)
+        ns["jax"].dtypes.canonicalize_dtype = lambda dtype, allow_extended_dtype=False: np.dtype(
+            dtype
+        )
 
 
 class CanonicalizeWidensNarrowTypes(Breakage):
@@ -281,8 +296,12 @@ class InvalidPolicyAccepted(Breakage):
             environ.pop("JAX_EXPLICIT_X64_DTYPES")
 
     def patch(self, ns: dict[str, Any]) -> None:
-        _only_some_updates(ns["jax"].config, lambda name, value: name != "jax_explicit_x64_dtypes"
-                           or value in ("warn", "error", "allow"))
+        _only_some_updates(
+            ns["jax"].config,
+            lambda name, value: (
+                name != "jax_explicit_x64_dtypes" or value in ("warn", "error", "allow")
+            ),
+        )
 
 
 def _only_some_updates(config: Any, keep: Callable[[str, Any], bool]) -> None:
@@ -307,7 +326,11 @@ class X64OnStillWarns(Breakage):
             out = original(dtype, fun_name)
             name = np.dtype(dtype).name
             if _config_module().enable_x64.value and name in _NARROW:
-                warnings.warn(f"Explicitly requested dtype {name} requested in {fun_name} is 64-bit", UserWarning, stacklevel=4)
+                warnings.warn(
+                    f"Explicitly requested dtype {name} requested in {fun_name} is 64-bit",
+                    UserWarning,
+                    stacklevel=4,
+                )
             return out
 
         _wrap_explicit(noisy)
@@ -320,7 +343,9 @@ class X64OnErrorPolicyRaises(Breakage):
         def strict(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
             name = np.dtype(dtype).name
             if _policy() == "error" and name in _NARROW:
-                raise ValueError(f"Explicitly requested dtype {name} requested in {fun_name} is not available")
+                raise ValueError(
+                    f"Explicitly requested dtype {name} requested in {fun_name} is not available"
+                )
             return original(dtype, fun_name)
 
         _wrap_explicit(strict)
@@ -337,7 +362,9 @@ class X64DefaultOn(Breakage):
 
 
 class EnvTruthInverted(Breakage):
-    breaks = "JAX_ENABLE_X64 read at start-up: 1/true/True/yes/on mean on, 0/false/False/no/off mean off"
+    breaks = (
+        "JAX_ENABLE_X64 read at start-up: 1/true/True/yes/on mean on, 0/false/False/no/off mean off"
+    )
 
     started = False
 
@@ -378,7 +405,9 @@ class X64EnabledAssignable(Breakage):
         jax = ns["jax"]
         config_type = type(jax.config)
         getter = config_type.x64_enabled.fget
-        config_type.x64_enabled = property(getter, lambda self, value: jax.config.update("jax_enable_x64", bool(value)))
+        config_type.x64_enabled = property(
+            getter, lambda self, value: jax.config.update("jax_enable_x64", bool(value))
+        )
 
 
 class X64EnabledAlwaysFalse(Breakage):
@@ -431,8 +460,11 @@ class ExplicitModeNotInJitKey(Breakage):
         jax = ns["jax"]
         from jax._src import config as config_module
 
-        _pin_jit_to_first_call(jax, lambda: jax.config.jax_explicit_x64_dtypes.name.lower(),
-                               config_module.explicit_x64_dtypes)
+        _pin_jit_to_first_call(
+            jax,
+            lambda: jax.config.jax_explicit_x64_dtypes.name.lower(),
+            config_module.explicit_x64_dtypes,
+        )
 
 
 class ArraysFollowFlag(Breakage):
@@ -536,7 +568,14 @@ class WarningSaysHonoured(Breakage):
     def patch(self, ns: dict[str, Any]) -> None:
         # Same dtypes, function and hints, opposite meaning: a reader is told nothing was lost.
         def reworded(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
-            with _rewritten_warnings(lambda m: [m.replace("is not available, and will be truncated to dtype", "is honoured exactly, as dtype")]):
+            with _rewritten_warnings(
+                lambda m: [
+                    m.replace(
+                        "is not available, and will be truncated to dtype",
+                        "is honoured exactly, as dtype",
+                    )
+                ]
+            ):
                 return original(dtype, fun_name)
 
         _wrap_explicit(reworded)
@@ -579,7 +618,11 @@ class Explicit32BitWarns(Breakage):
         def noisy(original: Callable[[Any, str], Any], dtype: Any, fun_name: str) -> Any:
             name = np.dtype(dtype).name
             if name in _WIDEN:
-                warnings.warn(f"Explicitly requested dtype {name} requested in {fun_name} is 32-bit", UserWarning, stacklevel=4)
+                warnings.warn(
+                    f"Explicitly requested dtype {name} requested in {fun_name} is 32-bit",
+                    UserWarning,
+                    stacklevel=4,
+                )
             return original(dtype, fun_name)
 
         _wrap_explicit(noisy)
@@ -595,7 +638,9 @@ class PythonTypesAre64BitRequests(Breakage):
 
         def check(dtype: Any, fun_name: Any = None) -> Any:
             if isinstance(dtype, type) and dtype in as_64:
-                return dtypes._maybe_canonicalize_explicit_dtype(np.dtype(as_64[dtype]), fun_name or "")
+                return dtypes._maybe_canonicalize_explicit_dtype(
+                    np.dtype(as_64[dtype]), fun_name or ""
+                )
             return real(dtype, fun_name)
 
         dtypes.check_and_canonicalize_user_dtype = check
@@ -611,8 +656,11 @@ class Default64BitWarns(Breakage):
             def default() -> Any:
                 out = real()
                 if out.itemsize == 8:
-                    warnings.warn(f"the default dtype {out.name} is 64-bit", UserWarning, stacklevel=2)
+                    warnings.warn(
+                        f"the default dtype {out.name} is 64-bit", UserWarning, stacklevel=2
+                    )
                 return out
+
             return default
 
         dtypes.default_int_dtype = noisy(dtypes.default_int_dtype)
@@ -694,7 +742,12 @@ class ControlFlowCacheIgnoresX64(Breakage):
 
             return body
 
-        real_scan, real_cond, real_while, real_checkpoint = lax.scan, lax.cond, lax.while_loop, jax.checkpoint
+        real_scan, real_cond, real_while, real_checkpoint = (
+            lax.scan,
+            lax.cond,
+            lax.while_loop,
+            jax.checkpoint,
+        )
         lax.scan = lambda f, init, xs=None, *a, **k: real_scan(pinned(f), init, xs, *a, **k)
         lax.cond = lambda pred, t, f, *ops, **k: real_cond(pred, pinned(t), pinned(f), *ops, **k)
         lax.while_loop = lambda c, b, init: real_while(pinned(c), pinned(b), init)
@@ -713,7 +766,9 @@ class JitPythonScalarsNarrow(Breakage):
         narrow = {int: jnp.int32, float: jnp.float32, complex: jnp.complex64}
 
         def fixed(args: tuple[Any, ...]) -> tuple[Any, ...]:
-            return tuple(jnp.asarray(a, dtype=narrow[type(a)]) if type(a) in narrow else a for a in args)
+            return tuple(
+                jnp.asarray(a, dtype=narrow[type(a)]) if type(a) in narrow else a for a in args
+            )
 
         def jit(fun: Any = None, **kwargs: Any) -> Any:
             jitted = real(fun, **kwargs)
@@ -734,7 +789,9 @@ class ResultTypeNoneFloat64(Breakage):
         jax, jnp = ns["jax"], ns["jnp"]
         for owner in (jnp, jax.dtypes):
             real = owner.result_type
-            owner.result_type = lambda *args, _real=real, **kw: np.dtype("float64") if args == (None,) else _real(*args, **kw)
+            owner.result_type = lambda *args, _real=real, **kw: (
+                np.dtype("float64") if args == (None,) else _real(*args, **kw)
+            )
 
 
 class PythonScalarsStrong(Breakage):
@@ -747,7 +804,12 @@ class PythonScalarsStrong(Breakage):
 
             def strong(x: Any, y: Any, _real: Any = real) -> Any:
                 def lift(v: Any) -> Any:
-                    return jnp.array(v, dtype=type(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                    return (
+                        jnp.array(v, dtype=type(v))
+                        if isinstance(v, (int, float)) and not isinstance(v, bool)
+                        else v
+                    )
+
                 return _real(lift(x), lift(y))
 
             setattr(jnp, name, strong)
@@ -761,7 +823,11 @@ class Int64ScalarsCanonicalizedFirst(Breakage):
         real_array = jnp.array
 
         def wrap32(v: Any) -> Any:
-            return int(np.asarray(v).astype(np.int64).astype(np.int32)) if isinstance(v, int) and not isinstance(v, bool) else v
+            return (
+                int(np.asarray(v).astype(np.int64).astype(np.int32))
+                if isinstance(v, int) and not isinstance(v, bool)
+                else v
+            )
 
         def array(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
             if dtype is not None and np.dtype(dtype) == np.dtype("int64"):
@@ -773,7 +839,9 @@ class Int64ScalarsCanonicalizedFirst(Breakage):
 
 
 class ReductionInitialNarrow(Breakage):
-    breaks = "a reduction of an int64 array (with or without initial=) is an int64 of the right value"
+    breaks = (
+        "a reduction of an int64 array (with or without initial=) is an int64 of the right value"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         jnp = ns["jnp"]
@@ -794,7 +862,9 @@ class ShapeDtypeStructNarrowed(Breakage):
     def patch(self, ns: dict[str, Any]) -> None:
         jax = ns["jax"]
         real = jax.ShapeDtypeStruct
-        jax.ShapeDtypeStruct = lambda shape, dtype, **kw: real(shape, _NARROW.get(np.dtype(dtype).name, dtype), **kw)
+        jax.ShapeDtypeStruct = lambda shape, dtype, **kw: real(
+            shape, _NARROW.get(np.dtype(dtype).name, dtype), **kw
+        )
 
 
 class CanonicalizeUnknownToFloat(Breakage):
@@ -829,7 +899,12 @@ class RandomSamplersSilentlyTruncate(Breakage):
             @functools.wraps(real)
             def silent(*args: Any, _real: Any = real, dtype: Any = None, **kwargs: Any) -> Any:
                 # Truncated as JAX 0.4.x truncated random.uniform's float64: quietly, before the policy sees it.
-                if dtype is not None and np.dtype(dtype).name in _NARROW and _policy() == "warn" and not jax.config.x64_enabled:
+                if (
+                    dtype is not None
+                    and np.dtype(dtype).name in _NARROW
+                    and _policy() == "warn"
+                    and not jax.config.x64_enabled
+                ):
                     dtype = _NARROW[np.dtype(dtype).name]
                 return _real(*args, dtype=dtype, **kwargs)
 
@@ -847,7 +922,11 @@ class NumpyInt64OutOfRangeRaises(Breakage):
 
             def strict(obj: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
                 # What jax#18385 asked for: an OverflowError, as for a Python int out of range.
-                if isinstance(obj, np.int64) and not jax.config.x64_enabled and not info.min <= int(obj) <= info.max:
+                if (
+                    isinstance(obj, np.int64)
+                    and not jax.config.x64_enabled
+                    and not info.min <= int(obj) <= info.max
+                ):
                     raise OverflowError(f"NumPy int64 {int(obj)} is out of range for int32")
                 return _real(obj, *args, **kwargs)
 

@@ -34,18 +34,20 @@ def test_jit_cache_is_split_by_x64(ref: Any) -> None:
     assert dtypes == ["float32", "float32", "float32"]
 
 
-def test_mutant_without_x64_in_the_key_reuses_a_stale_trace(monkeypatch: pytest.MonkeyPatch, ref: Any) -> None:
+def test_mutant_without_x64_in_the_key_reuses_a_stale_trace(
+    monkeypatch: pytest.MonkeyPatch, ref: Any
+) -> None:
     log, _, size = _traced_twice(with_mutant(monkeypatch, "jit-cache-ignores-x64"))
     assert log == [False] and size == 1
 
 
 def test_grad_jvp_vmap_agree(ref: Any) -> None:
     jax, jnp = ref, ref.numpy
-    f = lambda x: jnp.sin(x) * x ** 2  # noqa: E731
+    f = lambda x: jnp.sin(x) * x**2  # noqa: E731
     xs = jnp.array([0.5, 1.0, 2.0])
     by_grad = jax.vmap(jax.grad(f))(xs)
     by_jvp = jax.vmap(lambda x: jax.jvp(f, (x,), (jnp.ones_like(x),))[1])(xs)
-    expected = np.cos(xs) * xs ** 2 + 2 * xs * np.sin(xs)
+    expected = np.cos(xs) * xs**2 + 2 * xs * np.sin(xs)
     np.testing.assert_allclose(np.asarray(by_grad), expected, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(by_jvp), expected, rtol=1e-6)
     assert float(jax.grad(jax.grad(jnp.sin))(1.0)) == pytest.approx(-np.sin(1.0), rel=1e-6)

@@ -15,13 +15,17 @@ def _clip_gradient(jax: Any) -> Any:
     def clip_gradient(lo: Any, hi: Any, x: Any) -> Any:
         return x
 
-    clip_gradient.defvjp(lambda lo, hi, x: (x, None), lambda lo, hi, _, g: (jax.numpy.clip(g, lo, hi),))
+    clip_gradient.defvjp(
+        lambda lo, hi, x: (x, None), lambda lo, hi, _, g: (jax.numpy.clip(g, lo, hi),)
+    )
     return clip_gradient
 
 
 def test_nondiff_tracer_is_rejected(ref: Any) -> None:
     cg = _clip_gradient(ref)
-    assert float(ref.grad(lambda x: cg(-0.5, 0.5, 3.0 * x))(1.0)) == 1.5  # the cotangent 1 clipped to 0.5, times 3
+    assert (
+        float(ref.grad(lambda x: cg(-0.5, 0.5, 3.0 * x))(1.0)) == 1.5
+    )  # the cotangent 1 clipped to 0.5, times 3
     with pytest.raises(ref.errors.UnexpectedTracerError, match="nondiff_argnums"):
         ref.jit(cg)(ref.numpy.array(-0.5), ref.numpy.array(0.5), 1.0)
 
@@ -49,7 +53,9 @@ def test_static_arguments_come_first_in_bwd(ref: Any) -> None:
         seen.append(args[0])
         return (args[-1],)
 
-    f.defvjp(lambda x, tag: (x, 0.0), bwd)  # residuals must be JAX types (a string is a TypeError, as in JAX)
+    f.defvjp(
+        lambda x, tag: (x, 0.0), bwd
+    )  # residuals must be JAX types (a string is a TypeError, as in JAX)
     ref.grad(f)(1.0, "static")
     assert seen == ["static"]
 
@@ -73,7 +79,10 @@ def test_bwd_structure_error(ref: Any) -> None:
         return x
 
     f.defvjp(lambda x: (x, None), lambda _, g: (g, g))
-    with pytest.raises(TypeError, match=r"bwd output structure PyTreeDef\(\(\*, \*\)\) for primal input structure PyTreeDef\(\(\*,\)\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"bwd output structure PyTreeDef\(\(\*, \*\)\) for primal input structure PyTreeDef\(\(\*,\)\)",
+    ):
         ref.grad(f)(1.0)
 
 

@@ -14,13 +14,23 @@ from .conftest import with_mutant
 
 def test_python_numbers_make_weak_arrays(ref: Any) -> None:
     jnp = ref.numpy
-    assert [jnp.array(1).weak_type, jnp.asarray(2.5).weak_type, jnp.array(1 + 2j).weak_type] == [True] * 3
-    assert [jnp.array(True).weak_type, jnp.array([1, 2]).weak_type, jnp.array(1, dtype="int32").weak_type,
-            jnp.array(np.int32(1)).weak_type] == [False] * 4
+    assert [jnp.array(1).weak_type, jnp.asarray(2.5).weak_type, jnp.array(1 + 2j).weak_type] == [
+        True
+    ] * 3
+    assert [
+        jnp.array(True).weak_type,
+        jnp.array([1, 2]).weak_type,
+        jnp.array(1, dtype="int32").weak_type,
+        jnp.array(np.int32(1)).weak_type,
+    ] == [False] * 4
     w = jnp.array(1.5)
     assert jnp.array(w).weak_type and not jnp.array(w, dtype="float32").weak_type
     assert jnp.full((2,), 2).weak_type and not jnp.full((2,), 2.0, dtype="float32").weak_type
-    assert jnp.zeros_like(w).weak_type and jnp.ones_like(3).weak_type and not jnp.zeros_like(w, dtype="float32").weak_type
+    assert (
+        jnp.zeros_like(w).weak_type
+        and jnp.ones_like(3).weak_type
+        and not jnp.zeros_like(w, dtype="float32").weak_type
+    )
     assert not jnp.full_like(jnp.ones(2), 3).weak_type
 
 
@@ -32,7 +42,10 @@ def test_weak_types_through_comparisons_reductions_and_grad(ref: Any) -> None:
     assert (g.dtype, g.weak_type) == (np.float32, True)
     assert not jax.grad(lambda x: x * 2.0)(jnp.float32(3.0)).weak_type
     (ct,) = jax.vjp(lambda x: x * 2, 1.5)[1](1.0)
-    assert (ct.dtype, ct.weak_type) == (np.float32, True)  # a Python float cotangent is canonicalized
+    assert (ct.dtype, ct.weak_type) == (
+        np.float32,
+        True,
+    )  # a Python float cotangent is canonicalized
 
 
 def test_like_functions_refuse_lists(ref: Any) -> None:
@@ -43,24 +56,36 @@ def test_like_functions_refuse_lists(ref: Any) -> None:
 def test_result_type_of_dtypes(ref: Any) -> None:
     jnp = ref.numpy
     assert jnp.result_type(int) == np.int32 and jnp.result_type(int, "int8") == np.int8
-    assert jnp.result_type("uint32", int) == np.uint32 and jnp.result_type(complex, "float16") == np.complex64
+    assert (
+        jnp.result_type("uint32", int) == np.uint32
+        and jnp.result_type(complex, "float16") == np.complex64
+    )
     assert jnp.result_type("bfloat16", "float16") == np.float32
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert jnp.result_type(jnp.float64) == np.float32  # a JAX scalar type is canonicalized silently
+        assert (
+            jnp.result_type(jnp.float64) == np.float32
+        )  # a JAX scalar type is canonicalized silently
     with pytest.warns(UserWarning, match="dtype uint64 requested in dtype is not available"):
         assert jnp.result_type("uint8", "uint64") == np.uint32
 
 
 def test_floor_divide_remainder_bitwise(ref: Any) -> None:
     jax, jnp = ref, ref.numpy
-    assert int(jnp.array(-7) // 2) == -4 and int(jnp.array(-7) % 3) == 2 and float(jnp.array(-7.5) % 2) == 0.5
+    assert (
+        int(jnp.array(-7) // 2) == -4
+        and int(jnp.array(-7) % 3) == 2
+        and float(jnp.array(-7.5) % 2) == 0.5
+    )
     assert (jnp.array(True) // jnp.array(True)).dtype == np.int32
     assert int(jnp.array(5) & 3) == 1 and (jnp.array(True) & False).dtype == np.bool_
     with pytest.raises(TypeError, match="does not accept dtype float32"):
         jnp.array(1.5) & 1
     assert float(jax.jit(lambda a, b: a // b)(jnp.array(7), 2.0)) == 3.0
-    assert float(jax.grad(lambda x: x % 2.0)(3.5)) == 1.0 and float(jax.grad(lambda x: x // 2.0)(3.5)) == 0.0
+    assert (
+        float(jax.grad(lambda x: x % 2.0)(3.5)) == 1.0
+        and float(jax.grad(lambda x: x // 2.0)(3.5)) == 0.0
+    )
     with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
         jnp.array(2) ** -1
 
@@ -85,7 +110,9 @@ def test_float0_cotangents_are_numpy_arrays(ref: Any) -> None:
 
 def test_jvp_checks_tangents_against_primals(ref: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     jax, jnp = ref, ref.numpy
-    with pytest.raises(TypeError, match="expected tangent dtype .*float0.*but got tangent dtype float32"):
+    with pytest.raises(
+        TypeError, match="expected tangent dtype .*float0.*but got tangent dtype float32"
+    ):
         jax.jvp(lambda x: x * 2, (2,), (1.0,))
     with pytest.raises(TypeError, match="Got primal dtype float16"):
         jax.jvp(lambda x: x * 2, (jnp.ones(2, dtype="float16"),), (jnp.ones(2),))
@@ -116,8 +143,14 @@ def test_custom_vjp_residuals_must_be_jax_types(ref: Any, monkeypatch: pytest.Mo
 def test_promote_types_can_cast_iinfo_finfo(ref: Any) -> None:
     jnp = ref.numpy
     assert jnp.promote_types("int32", "float64") == np.float64  # never canonicalized
-    assert jnp.promote_types(float, "int8") == np.float64 and jnp.promote_types(int, "float32") == np.float32
-    assert jnp.promote_types(complex, "float32") == np.complex64 and jnp.promote_types("uint64", "int64") == np.float64
+    assert (
+        jnp.promote_types(float, "int8") == np.float64
+        and jnp.promote_types(int, "float32") == np.float32
+    )
+    assert (
+        jnp.promote_types(complex, "float32") == np.complex64
+        and jnp.promote_types("uint64", "int64") == np.float64
+    )
     assert jnp.promote_types("bfloat16", "float16") == np.float32
     assert jnp.can_cast("int32", "float64") is True and jnp.can_cast(float, "float32") is False
     assert jnp.iinfo("int64").max == 2**63 - 1 and jnp.finfo("bfloat16").eps == 0.0078125
@@ -125,8 +158,10 @@ def test_promote_types_can_cast_iinfo_finfo(ref: Any) -> None:
 
 def test_reverse_mode_weak_types(ref: Any) -> None:
     jax, jnp = ref, ref.numpy
-    assert jax.grad(lambda x: jnp.sum(jnp.tanh(x) - x))(1.5).weak_type  # through jnp.sum's cotangent
-    assert not jax.value_and_grad(lambda x: jnp.sum(x ** 2))(jnp.array(2.0))[0].weak_type
+    assert jax.grad(lambda x: jnp.sum(jnp.tanh(x) - x))(
+        1.5
+    ).weak_type  # through jnp.sum's cotangent
+    assert not jax.value_and_grad(lambda x: jnp.sum(x**2))(jnp.array(2.0))[0].weak_type
 
     @jax.custom_vjp
     def f(x: Any, y: Any) -> Any:
@@ -139,8 +174,13 @@ def test_reverse_mode_weak_types(ref: Any) -> None:
 def test_integers_become_floats_by_width(ref: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     jnp = ref.numpy
     ref.config.update("jax_enable_x64", True)
-    assert jnp.sin(jnp.array(1, dtype="int32")).dtype == np.float32 and jnp.sin(jnp.array(True)).dtype == np.float32
-    assert (jnp.array(3, dtype="int16") / 2).dtype == np.float32 and jnp.sin(jnp.array(1, dtype="int64")).dtype == np.float64
+    assert (
+        jnp.sin(jnp.array(1, dtype="int32")).dtype == np.float32
+        and jnp.sin(jnp.array(True)).dtype == np.float32
+    )
+    assert (jnp.array(3, dtype="int16") / 2).dtype == np.float32 and jnp.sin(
+        jnp.array(1, dtype="int64")
+    ).dtype == np.float64
     out = jnp.array(1, dtype="int64") + jnp.array(1, dtype="uint64")
     assert (out.dtype, out.weak_type) == (np.float64, True)  # no integer holds both: a weak float
 
@@ -150,13 +190,17 @@ def test_x64_arrays_used_after_the_block_meet_the_policy(ref: Any) -> None:
     with ref.enable_x64(True):
         a, b = jnp.array(2), jnp.arange(3)
     with pytest.warns(UserWarning, match="int64 requested in dtype is not available") as caught:
-        out = b > 0  # int64 meets an int32 (weak): the promotion is computed, the int64 checked once
+        out = (
+            b > 0
+        )  # int64 meets an int32 (weak): the promotion is computed, the int64 checked once
     assert len(caught) == 1 and out.dtype == np.bool_
     with pytest.warns(UserWarning, match="int64 requested in dtype"):
         assert (a < a).weak_type  # two weak int64: a weak result, checked
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert (a * b).dtype == np.int64  # weak and strong int64: a strong result of the one dtype, unchecked
+        assert (
+            a * b
+        ).dtype == np.int64  # weak and strong int64: a strong result of the one dtype, unchecked
     with ref.enable_x64(True):
         x = jnp.array([0.5, 1.5], dtype="float64")
     with pytest.warns(UserWarning, match="float64 requested in dtype"):
@@ -170,16 +214,23 @@ def test_x64_arrays_used_after_the_block_meet_the_policy(ref: Any) -> None:
 
 def test_power_complex_and_arange_bool(ref: Any) -> None:
     jax, jnp = ref, ref.numpy
-    out = jnp.array([2, 3, 0, -1, 5, -2]) ** jnp.array([-1, -2, -1, -3, 3, 5])  # JAX's binary exponentiation
+    out = jnp.array([2, 3, 0, -1, 5, -2]) ** jnp.array(
+        [-1, -2, -1, -3, 3, 5]
+    )  # JAX's binary exponentiation
     assert np.asarray(out).tolist() == [0, 703701817, 0, -1, 125, -32]
-    assert not jax.jit(lambda a, b: a ** b)(0, 0).weak_type  # an integer power is strongly typed
-    assert np.isnan(complex(jax.jit(lambda a, b: a ** b)(0, 1 + 2j)).real)
+    assert not jax.jit(lambda a, b: a**b)(0, 0).weak_type  # an integer power is strongly typed
+    assert np.isnan(complex(jax.jit(lambda a, b: a**b)(0, 1 + 2j)).real)
     z = jnp.ones(2) * (1 + 2j)
-    assert (z.dtype, z.weak_type) == (np.complex64, False)  # a Python complex meeting float32: strong complex64
+    assert (z.dtype, z.weak_type) == (
+        np.complex64,
+        False,
+    )  # a Python complex meeting float32: strong complex64
     assert jnp.result_type("complex64", "float16") == np.complex64
     with pytest.raises(TypeError, match="iota does not accept dtype bool"):
         jnp.arange(0, dtype=bool)
-    assert (1 ** jnp.array(2)).weak_type  # a concrete integer scalar exponent goes through integer_pow
+    assert (
+        1 ** jnp.array(2)
+    ).weak_type  # a concrete integer scalar exponent goes through integer_pow
     assert (jnp.array(2, dtype="int8") ** jnp.array(3)).dtype == np.int8
     with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
         jnp.array(2) ** jnp.array(-1)
@@ -194,11 +245,15 @@ def test_true_division_converts_each_operand_from_its_value(ref: Any) -> None:
 def test_more_dtype_paths(ref: Any) -> None:
     jax, jnp = ref, ref.numpy
     assert jnp.promote_types(jnp.int64, "int32") == np.int64  # jnp.int64 is not Python's int
-    assert (jnp.array(True) ** jnp.array(True)).dtype == np.int32 and (jnp.array(True) ** 2).dtype == np.int32
+    assert (jnp.array(True) ** jnp.array(True)).dtype == np.int32 and (
+        jnp.array(True) ** 2
+    ).dtype == np.int32
     assert jnp.issubdtype(jnp.bfloat16, jnp.floating)
     with pytest.raises(OverflowError, match="Python integer -1 out of bounds for uint32"):
         jnp.array(-1.25, dtype="uint32")
-    assert jnp.array([jnp.array(1.5), 2]).dtype == np.float32  # a list's elements promote as JAX promotes them
+    assert (
+        jnp.array([jnp.array(1.5), 2]).dtype == np.float32
+    )  # a list's elements promote as JAX promotes them
     x = jnp.array(0.5, dtype="bfloat16")
     assert jnp.array([x, x]).dtype == x.dtype
     _, t = jax.jvp(lambda x: jnp.where(x > 0, x, 0.0), (jnp.array(2.0),), (jnp.ones(()),))

@@ -14,15 +14,26 @@ from .conftest import with_mutant
 
 def test_defaults_follow_x64(ref: Any) -> None:
     jnp = ref.numpy
-    assert (jnp.arange(5).dtype, jnp.zeros(2).dtype, jnp.ones(2, dtype=int).dtype, jnp.array(1j).dtype) == (
-        np.int32, np.float32, np.int32, np.complex64)
+    assert (
+        jnp.arange(5).dtype,
+        jnp.zeros(2).dtype,
+        jnp.ones(2, dtype=int).dtype,
+        jnp.array(1j).dtype,
+    ) == (np.int32, np.float32, np.int32, np.complex64)
     ref.config.update("jax_enable_x64", True)
-    assert (jnp.arange(5).dtype, jnp.zeros(2).dtype, jnp.ones(2, dtype=int).dtype, jnp.array(1j).dtype) == (
-        np.int64, np.float64, np.int64, np.complex128)
+    assert (
+        jnp.arange(5).dtype,
+        jnp.zeros(2).dtype,
+        jnp.ones(2, dtype=int).dtype,
+        jnp.array(1j).dtype,
+    ) == (np.int64, np.float64, np.int64, np.complex128)
 
 
 def test_warn_truncates_and_names_the_function(ref: Any) -> None:
-    with pytest.warns(UserWarning, match="dtype float64 requested in zeros is not available, and will be truncated to dtype float32"):
+    with pytest.warns(
+        UserWarning,
+        match="dtype float64 requested in zeros is not available, and will be truncated to dtype float32",
+    ):
         out = ref.numpy.zeros(3, dtype="float64")
     assert out.dtype == np.float32
 
@@ -37,14 +48,21 @@ def test_error_and_allow(ref: Any) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert jnp.ones(2, dtype="float64").dtype == np.float64
-        assert jnp.asarray(np.float64(1.0)).dtype == np.float32  # a NumPy input is still canonicalized
+        assert (
+            jnp.asarray(np.float64(1.0)).dtype == np.float32
+        )  # a NumPy input is still canonicalized
         assert (jnp.ones(2, dtype="float64") + jnp.ones(2, dtype="float32")).dtype == np.float64
 
 
 def test_canonicalize_dtype(ref: Any) -> None:
     cd = ref.dtypes.canonicalize_dtype
     assert [cd(t) for t in (np.int64, np.uint64, np.float64, np.complex128, np.int8)] == [
-        np.int32, np.uint32, np.float32, np.complex64, np.int8]
+        np.int32,
+        np.uint32,
+        np.float32,
+        np.complex64,
+        np.int8,
+    ]
 
 
 def test_start_up_from_environment(monkeypatch: pytest.MonkeyPatch, ref: Any) -> None:
@@ -57,7 +75,9 @@ def test_start_up_from_environment(monkeypatch: pytest.MonkeyPatch, ref: Any) ->
         build_jax_module()
     monkeypatch.setenv("JAX_ENABLE_X64", "off")
     monkeypatch.setenv("JAX_EXPLICIT_X64_DTYPES", "ERROR")
-    with pytest.raises(ValueError, match='Invalid value "ERROR" for JAX flag jax_explicit_x64_dtypes'):
+    with pytest.raises(
+        ValueError, match='Invalid value "ERROR" for JAX flag jax_explicit_x64_dtypes'
+    ):
         build_jax_module()
 
 

@@ -10,10 +10,18 @@ from jax_conformance.adapters.reference import ReferenceAdapter, build_jax_modul
 
 def test_flag_table_reports_the_modelled_flags(ref: Any) -> None:
     table = {f["name"]: f for f in ReferenceAdapter().info()["flags"]}
-    assert {"jax_enable_x64", "jax_explicit_x64_dtypes", "jax_custom_vjp3", "jax_disable_bwd_checks"} <= set(table)
+    assert {
+        "jax_enable_x64",
+        "jax_explicit_x64_dtypes",
+        "jax_custom_vjp3",
+        "jax_disable_bwd_checks",
+    } <= set(table)
     vjp3 = table["jax_custom_vjp3"]
     assert (vjp3["default"], vjp3["value"], vjp3["upgrade"]) == (False, False, True)
-    assert table["jax_enable_x64"]["upgrade"] is False and table["jax_explicit_x64_dtypes"]["value"] == "warn"
+    assert (
+        table["jax_enable_x64"]["upgrade"] is False
+        and table["jax_explicit_x64_dtypes"]["value"] == "warn"
+    )
 
 
 def test_custom_vjp3_starts_from_the_environment(ref: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -21,9 +29,14 @@ def test_custom_vjp3_starts_from_the_environment(ref: Any, monkeypatch: pytest.M
     jax = build_jax_module()
     assert jax.config.jax_custom_vjp3 is True
     vjp3 = {f["name"]: f for f in ReferenceAdapter().info()["flags"]}["jax_custom_vjp3"]
-    assert (vjp3["value"], vjp3["default"]) == (True, None)  # set by the mode: the default is not seen
+    assert (vjp3["value"], vjp3["default"]) == (
+        True,
+        None,
+    )  # set by the mode: the default is not seen
     monkeypatch.setenv("JAX_CUSTOM_VJP3", "maybe")
-    with pytest.raises(ValueError, match="invalid truth value 'maybe' for environment 'JAX_CUSTOM_VJP3'"):
+    with pytest.raises(
+        ValueError, match="invalid truth value 'maybe' for environment 'JAX_CUSTOM_VJP3'"
+    ):
         build_jax_module()
 
 
@@ -38,9 +51,16 @@ def _closing_over(jax: Any, x: Any) -> Any:
 
 def test_the_flag_is_read_when_custom_vjp_is_created(ref: Any) -> None:
     xs = ref.numpy.arange(3.0)
-    assert list(ref.vmap(lambda x: _closing_over(ref, x)(3.0))(xs)) == [0.0, 3.0, 6.0]  # classic: closures allowed
+    assert list(ref.vmap(lambda x: _closing_over(ref, x)(3.0))(xs)) == [
+        0.0,
+        3.0,
+        6.0,
+    ]  # classic: closures allowed
     ref.config.update("jax_custom_vjp3", True)
-    with pytest.raises(ref.errors.UnexpectedTracerError, match=r"f\b.*closed over a BatchTracer of type float32\[\], but custom_vjp functions can't close over Tracers"):
+    with pytest.raises(
+        ref.errors.UnexpectedTracerError,
+        match=r"f\b.*closed over a BatchTracer of type float32\[\], but custom_vjp functions can't close over Tracers",
+    ):
         ref.vmap(lambda x: _closing_over(ref, x)(3.0))(xs)
 
 
@@ -65,7 +85,9 @@ def test_a_function_decorated_before_the_flag_keeps_the_classic_rules(ref: Any) 
         return k * x
 
     scaled.defvjp(lambda k, x: (k * x, None), lambda k, _, g: (k * g,))
-    with pytest.raises(ValueError, match="Non-hashable static arguments are not supported.*<class 'list'>"):
+    with pytest.raises(
+        ValueError, match="Non-hashable static arguments are not supported.*<class 'list'>"
+    ):
         scaled([2.0], 3.0)
 
 

@@ -19,12 +19,14 @@ def _h(jax: Any, kind: str) -> Any:
     def h(z: Any) -> Any:
         def f(x: Any) -> Any:
             if kind == "jvp":
+
                 @jax.custom_jvp
                 def g(y: Any) -> Any:
                     return x * y
 
                 g.defjvp(lambda p, t: (g(*p), x * t[0]))
             else:
+
                 @jax.custom_vjp
                 def g(y: Any) -> Any:
                     return x * y
@@ -48,20 +50,31 @@ def test_grad_of_a_custom_vjp_closing_over_a_vmap_tracer(ref: Any) -> None:
 
 
 def test_grad_of_a_custom_jvp_closing_over_a_vmap_tracer(ref: Any) -> None:
-    assert float(ref.grad(_h(ref, "jvp"))(ref.numpy.float32(3.14))) == 3.0  # the rule transposed, batched
+    assert (
+        float(ref.grad(_h(ref, "jvp"))(ref.numpy.float32(3.14))) == 3.0
+    )  # the rule transposed, batched
 
 
 @pytest.mark.parametrize("kind", ["jvp", "vjp"])
-def test_without_batching_the_closed_over_call_the_tracer_escapes(monkeypatch: pytest.MonkeyPatch, ref: Any, kind: str) -> None:
+def test_without_batching_the_closed_over_call_the_tracer_escapes(
+    monkeypatch: pytest.MonkeyPatch, ref: Any, kind: str
+) -> None:
     jax = with_mutant(monkeypatch, "closure-over-vmap-tracer-unbatched")
-    run = (lambda: jax.jvp(_h(jax, kind), (3.0,), (1.0,))) if kind == "jvp" else (lambda: jax.grad(_h(jax, kind))(3.0))
+    run = (
+        (lambda: jax.jvp(_h(jax, kind), (3.0,), (1.0,)))
+        if kind == "jvp"
+        else (lambda: jax.grad(_h(jax, kind))(3.0))
+    )
     with pytest.raises(jax.errors.UnexpectedTracerError, match="unexpected tracer"):
         run()
 
 
 def test_under_custom_vjp3_the_closure_is_an_error(ref: Any) -> None:
     ref.config.update("jax_custom_vjp3", True)
-    with pytest.raises(ref.errors.UnexpectedTracerError, match=r"closed over a BatchTracer of type float32\[\], but custom_vjp functions can't close over Tracers"):
+    with pytest.raises(
+        ref.errors.UnexpectedTracerError,
+        match=r"closed over a BatchTracer of type float32\[\], but custom_vjp functions can't close over Tracers",
+    ):
         ref.grad(_h(ref, "vjp"))(ref.numpy.float32(3.14))
 
 
@@ -82,11 +95,16 @@ def _fs(jax: Any, fwd_calls_f: bool = True) -> Any:
 
 def test_jvp_of_a_symbolic_zeros_custom_vjp_runs_fwd_first(ref: Any) -> None:
     # fwd gets the Python scalar as it was given, wrapped; calling fs on the wrapper fails as in JAX
-    with pytest.raises(TypeError, match=r"Argument 'CustomVJPPrimal\(value=3\.0, perturbed=True\)' of type "
-                                        r"'<class 'jax\._src\.custom_derivatives\.CustomVJPPrimal'>' is not a valid JAX type"):
+    with pytest.raises(
+        TypeError,
+        match=r"Argument 'CustomVJPPrimal\(value=3\.0, perturbed=True\)' of type "
+        r"'<class 'jax\._src\.custom_derivatives\.CustomVJPPrimal'>' is not a valid JAX type",
+    ):
         ref.jvp(_fs(ref), (3.0,), (1.0,))
     fs = _fs(ref, fwd_calls_f=False)  # a fwd that runs: then the jvp itself is refused
-    with pytest.raises(TypeError, match=r"can't apply forward-mode autodiff \(jvp\) to a custom_vjp function"):
+    with pytest.raises(
+        TypeError, match=r"can't apply forward-mode autodiff \(jvp\) to a custom_vjp function"
+    ):
         ref.jvp(fs, (3.0,), (1.0,))
     assert [repr(x) for x in fs.seen] == ["CustomVJPPrimal(value=3.0, perturbed=True)"]
 
@@ -115,7 +133,9 @@ def test_a_custom_vjp_argument_must_be_a_jax_type(ref: Any) -> None:
         return x
 
     f.defvjp(lambda x: (x, None), lambda _, g: (g,))
-    with pytest.raises(TypeError, match=r"Argument 'abc' of type <class 'str'> is not a valid JAX type"):
+    with pytest.raises(
+        TypeError, match=r"Argument 'abc' of type <class 'str'> is not a valid JAX type"
+    ):
         f("abc")
     with pytest.raises(TypeError, match=r"of type '<class 'object'>' is not a valid JAX type"):
         f(object())
@@ -124,7 +144,12 @@ def test_a_custom_vjp_argument_must_be_a_jax_type(ref: Any) -> None:
 def test_jvp_keeps_python_scalars_that_pass_through(ref: Any) -> None:
     assert ref.jvp(lambda x: x, (4.0,), (1.0,)) == (4.0, 1.0)
     p, t = ref.jvp(lambda x: x * 2, (4.0,), (1.0,))  # a primitive makes weak arrays
-    assert isinstance(p, ref.Array) and (p.dtype, p.weak_type, float(p), float(t)) == (np.float32, True, 8.0, 2.0)
+    assert isinstance(p, ref.Array) and (p.dtype, p.weak_type, float(p), float(t)) == (
+        np.float32,
+        True,
+        8.0,
+        2.0,
+    )
 
     @ref.custom_jvp
     def f(x: Any) -> Any:
@@ -140,7 +165,11 @@ def test_jax_tree_and_lax_broadcast(ref: Any) -> None:
     out = ref.tree.map(lambda x: ref.lax.broadcast(x, (1,)), tree)
     assert ref.tree.structure(out) == ref.tree_util.tree_structure(tree)
     s, a = out[0], out[1]["a"]
-    assert (s.shape, s.dtype, s.weak_type) == ((1,), np.float32, True)  # a Python scalar becomes a weak array first
+    assert (s.shape, s.dtype, s.weak_type) == (
+        (1,),
+        np.float32,
+        True,
+    )  # a Python scalar becomes a weak array first
     assert (a.shape, a.tolist()) == ((1, 2), [[2.0, 3.0]])
     leaves, treedef = ref.tree.flatten(tree)
     assert leaves[0] == 1.0 and ref.tree.leaves(tree)[1] is leaves[1] is tree[1]["a"]

@@ -47,7 +47,12 @@ def test_no_jax_import_in_the_source() -> None:
 
 
 def test_runs_where_jax_cannot_be_imported() -> None:
-    proc = subprocess.run([sys.executable, "-c", GUARD.format(forbidden=FORBIDDEN)], capture_output=True, text=True,
-                          cwd=REFERENCE.parents[1], timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", GUARD.format(forbidden=FORBIDDEN)],
+        capture_output=True,
+        text=True,
+        cwd=REFERENCE.parents[1],
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["5.0 float32", "[]"]
