@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import json
-import os
 import shutil
 import sys
 import threading
@@ -40,8 +39,8 @@ from jax_conformance.compat.envs import (
     ModeRun,
     _existing_env,
     _modes_arg,
-    _pin_arg,
     _versions_arg,
+    add_environment_arguments,
     default_cache_dir,
     ensure_env,
     find_python,
@@ -59,7 +58,6 @@ from jax_conformance.mode import DEFAULT_MODES
 from jax_conformance.records import ResultsWriter, load_runs, suite_info, unavailable
 from jax_conformance.report import build_site
 from jax_conformance.report.releases import build_table
-from jax_conformance.usage import positive_float, positive_int
 
 DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per compat run
 
@@ -120,40 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the interpreter for releases that need another Python, e.g. 3.12=/usr/bin/python3.12 "
         "(default: found on PATH or under pyenv)",
     )
-    parser.add_argument(
-        "-j",
-        "--jobs",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        help="pytest processes at once (default: the core count)",
-    )
-    parser.add_argument(
-        "--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)"
-    )
-    parser.add_argument(
-        "--install-timeout",
-        type=positive_float,
-        default=900.0,
-        help="seconds to build one environment",
-    )
-    parser.add_argument(
-        "--run-timeout",
-        type=positive_float,
-        default=1200.0,
-        help="seconds for one mode's pytest run",
-    )
-    parser.add_argument(
-        "--pin",
-        type=_pin_arg,
-        action="append",
-        default=[],
-        metavar="RELEASES:REQ",
-        help="an extra requirement for some releases, e.g. '<0.5:numpy<2.1' or '0.7.2:numpy<2.4' "
-        "(repeatable; added to the built-in table, and part of the cache key)",
-    )
-    parser.add_argument(
-        "--rebuild", action="store_true", help="rebuild the environments even when cached"
-    )
+    add_environment_arguments(parser)
     parser.add_argument(
         "--prune",
         action="store_true",

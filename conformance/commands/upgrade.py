@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import html
-import os
 import sys
 import time
 from pathlib import Path
@@ -32,12 +31,16 @@ from jax_conformance.compat.drive import (
     search_range,
     specs_digest,
 )
-from jax_conformance.compat.envs import DEFAULT_CACHE, _modes_arg, _pin_arg, default_cache_dir
+from jax_conformance.compat.envs import (
+    DEFAULT_CACHE,
+    _modes_arg,
+    add_environment_arguments,
+    default_cache_dir,
+)
 from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
 from jax_conformance.mode import DEFAULT_MODES
 from jax_conformance.report.releases import version_key
-from jax_conformance.usage import positive_float, positive_int
 from packaging.version import InvalidVersion, Version
 
 
@@ -102,39 +105,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MINOR=PATH",
         help="the interpreter for releases that need another Python, e.g. 3.12=/usr/bin/python3.12",
     )
-    parser.add_argument(
-        "-j",
-        "--jobs",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        help="pytest processes at once (default: the core count)",
-    )
-    parser.add_argument(
-        "--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)"
-    )
-    parser.add_argument(
-        "--install-timeout",
-        type=positive_float,
-        default=900.0,
-        help="seconds to build one environment",
-    )
-    parser.add_argument(
-        "--run-timeout",
-        type=positive_float,
-        default=1200.0,
-        help="seconds for one mode's pytest run",
-    )
-    parser.add_argument(
-        "--pin",
-        type=_pin_arg,
-        action="append",
-        default=[],
-        metavar="RELEASES:REQ",
-        help="an extra requirement for some releases (as in compat)",
-    )
-    parser.add_argument(
-        "--rebuild", action="store_true", help="rebuild the environments even when cached"
-    )
+    add_environment_arguments(parser)
     add_radar_arguments(parser)
     parser.add_argument(
         "pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help="passed to each pytest run"

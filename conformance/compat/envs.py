@@ -28,6 +28,7 @@ from jax_conformance.launch.scheduler import ModeProcess
 from jax_conformance.mode import Mode
 from jax_conformance.records import now
 from jax_conformance.report.releases import version_key
+from jax_conformance.usage import positive_float, positive_int
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -732,3 +733,41 @@ def enforce_budget(cache: Path, budget: int, keep: Iterable[Path] = ()) -> Budge
             removed.append((path, size))
             kept -= size
     return BudgetReport(total, kept, budget, removed)
+
+
+def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of building and running the releases' environments, the same for compat and upgrade."""
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="pytest processes at once (default: the core count)",
+    )
+    parser.add_argument(
+        "--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)"
+    )
+    parser.add_argument(
+        "--install-timeout",
+        type=positive_float,
+        default=900.0,
+        help="seconds to build one environment",
+    )
+    parser.add_argument(
+        "--run-timeout",
+        type=positive_float,
+        default=1200.0,
+        help="seconds for one mode's pytest run",
+    )
+    parser.add_argument(
+        "--pin",
+        type=_pin_arg,
+        action="append",
+        default=[],
+        metavar="RELEASES:REQ",
+        help="an extra requirement for some releases, e.g. '<0.5:numpy<2.1' or '0.7.2:numpy<2.4' "
+        "(repeatable; added to the built-in table, and part of the cache key)",
+    )
+    parser.add_argument(
+        "--rebuild", action="store_true", help="rebuild the environments even when cached"
+    )
