@@ -54,7 +54,8 @@ class Adapter(abc.ABC):
         """
 
     # Variables (by prefix) that the implementation reads when it is imported, after every module
-    # in `fork_preload()[0]`: a light fork server may serve a case that sets them (see jax_conformance.worker.forkserver).
+    # in `fork_preload()[0]`: a light fork server may serve a case that sets them (see
+    # jax_conformance.worker.forkserver).
     late_env_prefixes: ClassVar[tuple[str, ...]] = ()
 
     def fork_preload(self) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -79,7 +79,8 @@ def run_timed(
 def run_parallel(
     commands: list[tuple[list[str], Path, Path]], jobs: int, env: dict[str, str] | None = None
 ) -> tuple[Timing, list[Timing]]:
-    """Run (argv, log, cwd) commands `jobs` at a time, as `jax-conformance run` schedules modes: (makespan, each in order)."""
+    """Run (argv, log, cwd) commands `jobs` at a time, as `jax-conformance run` schedules modes:
+    (makespan, each in order)."""
     cpu0 = children_cpu()
     pending = list(enumerate(commands))
     running: list[tuple[subprocess.Popen[bytes], int, list[str], Path, float, Any]] = []

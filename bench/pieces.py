@@ -183,7 +183,8 @@ class Pieces:
                 loads.append(os.getloadavg()[0])
                 t = self.run(v, tool, args, f"{name}-{v or 'all'}-{r}")
                 self.say(
-                    f"{name} round {r + 1}/{rounds} without [{v or 'nothing'}]: {t.wall:.2f} s wall, {t.cpu:.2f} s CPU, rc {t.rc}"
+                    f"{name} round {r + 1}/{rounds} without [{v or 'nothing'}]: {t.wall:.2f} s "
+                    f"wall, {t.cpu:.2f} s CPU, rc {t.rc}"
                 )
                 timings[v].append(t)
         base = timings[variants[0]]

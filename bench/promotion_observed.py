@@ -496,7 +496,8 @@ def compare() -> str:
     # timings
     lines.append("### timings (seconds)\n")
     lines.append(
-        "mode | process | import | specifier pairs (3 calls each) | result_type values | eager + | jit cold | jit warm | operand pairs"
+        "mode | process | import | specifier pairs (3 calls each) | result_type values | eager + | "
+        "jit cold | jit warm | operand pairs"
     )
     lines.append("---|---|---|---|---|---|---|---|---")
     for mode, rec in data["modes"].items():

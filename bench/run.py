@@ -284,7 +284,8 @@ def bench_matrix(b: Bench) -> dict[str, Any]:
 
 
 def bench_isolated(b: Bench) -> dict[str, Any]:
-    """Per isolated case: the harness's fresh worker, the plain `python -c` of the same case, and a bare `import jax`."""
+    """Per isolated case: the harness's fresh worker, the plain `python -c` of the same case, and a
+    bare `import jax`."""
     picked = []
     for path in (p for d in b.spec_dirs for p in spec_files([d]) if is_spec_file(p)):
         for case in load_spec(path).cases:
@@ -464,7 +465,8 @@ def table(results: dict[str, Any]) -> str:
             f"{o['ratio']:.2f}x",
             f"<= {o['target_max']}",
             o["met"],
-            f"harness {_s(o['harness_wall_s'])} s; floor {_s(o['floor_wall_s'])} s; ratio per round {_s(o['per_round_ratio'])}; "
+            f"harness {_s(o['harness_wall_s'])} s; floor {_s(o['floor_wall_s'])} s; ratio per round "
+            f"{_s(o['per_round_ratio'])}; "
             f"CPU ratio {o['cpu_ratio']:.2f}",
         )
     if "matrix" in s and "ratio" in s["matrix"]:
@@ -525,7 +527,8 @@ def table(results: dict[str, Any]) -> str:
             f"{d['speedup']:.2f}x",
             f">= {d['target_min']}",
             d["met"],
-            f"serial {_s(d['serial_wall_s'])} s; -n 2 {_s(d['n2_wall_s'])} s; the floor's own -n 2 speedup {d['floor_speedup']:.2f}x",
+            f"serial {_s(d['serial_wall_s'])} s; -n 2 {_s(d['n2_wall_s'])} s; the floor's own -n 2 "
+            f"speedup {d['floor_speedup']:.2f}x",
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
@@ -535,7 +538,8 @@ def table(results: dict[str, Any]) -> str:
     head = (
         f"machine: {m['cores']} cores, Python {m['python']}, JAX {m['jax']} (jaxlib {m['jaxlib']}), {m['platform']}; "
         f"load average {m['load_average'][0]} at start, {results['load_average_end'][0]} at end; "
-        f"git {m['git']}; {m['started']}; {'quick' if results['quick'] else 'full'} run in {results['duration_s']:.0f} s"
+        f"git {m['git']}; {m['started']}; {'quick' if results['quick'] else 'full'} run in "
+        f"{results['duration_s']:.0f} s"
     )
     return head + "\n\n" + "\n".join(lines)
 

@@ -24,7 +24,8 @@ from jax_conformance.records import AdapterInfo, FlagInfo
 # Left out, measured to change no case: jax_softmax_custom_jvp, jax_enable_custom_prng,
 # jax_refs_to_pins (only together with jax_scan3).
 TOPIC_FLAGS: dict[str, str] = {
-    "jax_custom_vjp3": "jax.custom_vjp becomes a new implementation: closures over Tracers, nondiff_argnums and the rule errors change",
+    "jax_custom_vjp3": "jax.custom_vjp becomes a new implementation: closures over Tracers, "
+    "nondiff_argnums and the rule errors change",
     "jax_disable_bwd_checks": "turns off the checks of a custom_vjp bwd rule's output",
     "jax_remat3": "a new remat, which changes how custom_vjp behaves under jax.checkpoint",
     "jax_scan3": "a new lax.scan, which changes custom rules under scan",

@@ -227,7 +227,8 @@ def test_a_flag_the_mode_sets_but_jax_does_not_take_fails_the_flag_block(
     broken.mkdir(exist_ok=True)
     text = textwrap.dedent(SPEC).replace(
         "    run: |\n      result = bool(jax.config.jax_custom_vjp3)",
-        '    isolate: process\n    env: {JAX_CUSTOM_VJP3: "0"}\n    run: |\n      result = bool(jax.config.jax_custom_vjp3)',
+        '    isolate: process\n    env: {JAX_CUSTOM_VJP3: "0"}\n    run: |\n      result = '
+        "bool(jax.config.jax_custom_vjp3)",
     )
     (broken / "flags.yaml").write_text(text)
     proc = suite(broken, tmp_path / "b.jsonl", "--flag", "jax_custom_vjp3=true", "-k", "vjp3-value")

@@ -30,7 +30,9 @@ source: {file: tests/custom_api_test.py, function: CustomVJP3Test.test_closure_w
 basis: tested
 cases:
   - id: demo.mutate_flags.closure-over-vmap-tracer
-    claim: the classic custom_vjp may close over the mapped value; under jax_custom_vjp3 that is an UnexpectedTracerError
+    claim: >-
+      the classic custom_vjp may close over the mapped value; under jax_custom_vjp3 that is
+      an UnexpectedTracerError
     setup: |
       def h(z):
         def f(x):

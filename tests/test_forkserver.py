@@ -33,21 +33,27 @@ PROBE = textwrap.dedent("""
       - id: probe.mode-env
         claim: no environment of its own
         isolate: process
-        run: (jax.config.x64_enabled, jnp.arange(2).dtype.name, os.environ.get("JAX_ENABLE_X64"), os.environ.get("DEMO_MARK"))
+        run: |
+          result = (jax.config.x64_enabled, jnp.arange(2).dtype.name,
+                    os.environ.get("JAX_ENABLE_X64"), os.environ.get("DEMO_MARK"))
         expect:
           - check: "result == (False, 'int32', '0', None)"
       - id: probe.jax-env
         claim: JAX_ENABLE_X64=1 is read when jax is imported, in the case
         isolate: process
         env: {JAX_ENABLE_X64: "1"}
-        run: (jax.config.x64_enabled, jnp.arange(2).dtype.name, os.environ.get("JAX_ENABLE_X64"), os.environ.get("DEMO_MARK"))
+        run: |
+          result = (jax.config.x64_enabled, jnp.arange(2).dtype.name,
+                    os.environ.get("JAX_ENABLE_X64"), os.environ.get("DEMO_MARK"))
         expect:
           - check: "result == (True, 'int64', '1', None)"
       - id: probe.other-env
         claim: a variable no server may assume unread
         isolate: process
         env: {DEMO_MARK: "42"}
-        run: (jax.config.x64_enabled, jnp.arange(2).dtype.name, os.environ.get("JAX_ENABLE_X64"), os.environ.get("DEMO_MARK"))
+        run: |
+          result = (jax.config.x64_enabled, jnp.arange(2).dtype.name,
+                    os.environ.get("JAX_ENABLE_X64"), os.environ.get("DEMO_MARK"))
         expect:
           - check: "result == (False, 'int32', '0', '42')"
 """)

@@ -228,7 +228,8 @@ def _mutants(text: str, rng: random.Random, n: int) -> list[str]:
 
 
 def test_mutated_real_specs_never_crash_the_loader(tmp_path: Path) -> None:
-    """Hundreds of broken variants of the real specs: each loads or yields `path:line: RULE-ID` errors, never a traceback."""
+    """Hundreds of broken variants of the real specs: each loads or yields `path:line: RULE-ID` errors,
+    never a traceback."""
     rng = random.Random(MUTATION_SEED)
     sources = [p for p in sorted((REPO / "specs").rglob("*.yaml")) if is_spec_file(p)]
     assert sources

@@ -480,7 +480,10 @@ def test_cache_never_serves_a_stale_spec(tmp_path: Path) -> None:
 
     cache = SpecCache(tmp_path / "cache")
     spec_path = tmp_path / "t.yaml"
-    text = "topic: t\nsource: {doc: d.md}\ncases:\n  - id: t.aaa\n    claim: c\n    run: jnp.arange(3)\n    expect:\n      - dtype: int32\n"
+    text = (
+        "topic: t\nsource: {doc: d.md}\ncases:\n  - id: t.aaa\n    claim: c\n    run: "
+        "jnp.arange(3)\n    expect:\n      - dtype: int32\n"
+    )
     spec_path.write_text(text, encoding="utf-8")
     assert load_spec(spec_path, cache=cache).cases[0].id == "t.aaa"
     stat = spec_path.stat()

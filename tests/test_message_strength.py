@@ -29,12 +29,15 @@ BWD_TOO_MANY = (
     "function, but got bwd output structure PyTreeDef((*, *)) for primal input structure PyTreeDef((*,))."
 )
 SYMBOLIC_ZERO = (
-    "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not match the corresponding input tangent "
-    "shape/dtype: at output[0] the SymbolicZero had shape/dtype float32[2] while the corresponding input had shape/dtype "
+    "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not match the "
+    "corresponding input tangent "
+    "shape/dtype: at output[0] the SymbolicZero had shape/dtype float32[2] while the corresponding "
+    "input had shape/dtype "
     "float32[1]. Consider just returning a None here instead of a SymbolicZero object."
 )
 NONDIFF = (
-    "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position indicated by nondiff_argnums as "
+    "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position "
+    "indicated by nondiff_argnums as "
     "non-differentiable. Tracers cannot be passed as non-differentiable arguments to custom_vjp functions; instead, "
     "nondiff_argnums should only be used for arguments that can't be or contain JAX tracers, e.g. function-valued "
     "arguments. In particular, array-valued arguments should typically not be indicated as nondiff_argnums.\n"
@@ -161,7 +164,8 @@ def test_warns_blocks_are_judged_whole_with_counts() -> None:
     tight_item = {
         "category": "UserWarning",
         "count": 1,
-        "match": r"requested dtype\W.*\bint64\W* requested in zeros\b.*\bnot available\W+and will be truncated to dtype int32\b",
+        "match": r"requested dtype\W.*\bint64\W* requested in zeros\b.*\bnot available\W+and will "
+        r"be truncated to dtype int32\b",
     }
     old_item = {
         "category": "UserWarning",
@@ -182,13 +186,17 @@ def test_warns_blocks_are_judged_whole_with_counts() -> None:
 
 def test_declared_loose_blocks() -> None:
     message = (
-        "Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing for a reference to an "
-        "intermediate value with type float32[] wrapped in a LinearizeTracer to escape the scope of the transformation.\n"
+        "Encountered an unexpected tracer. A function transformed by JAX had a side effect, "
+        "allowing for a reference to an "
+        "intermediate value with type float32[] wrapped in a LinearizeTracer to escape the scope "
+        "of the transformation.\n"
         "JAX transformations require that functions explicitly return their outputs."
     )
     pattern = (
-        r"\bEncountered an unexpected tracer\W+A function transformed by JAX had a side effect\W+allowing for a reference to an "
-        r"intermediate value with type float32\[\] wrapped in a (?:LinearizeTracer|JVPTracer) to escape the scope of the transformation\b"
+        r"\bEncountered an unexpected tracer\W+A function transformed by JAX had a side "
+        r"effect\W+allowing for a reference to an "
+        r"intermediate value with type float32\[\] wrapped in a (?:LinearizeTracer|JVPTracer) to "
+        r"escape the scope of the transformation\b"
     )
     raised = {"raised": {"type": "UnexpectedTracerError", "message": message}}
     words = {

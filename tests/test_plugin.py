@@ -235,7 +235,8 @@ def test_changed_expectation_fails_exactly_that_case(specdir: SpecDir, tmp_path)
     assert outcomes["failed"] == 1 and outcomes["passed"] >= 8
     result.stdout.fnmatch_lines(
         [
-            f"*{path.relative_to(specdir.pytester.path)}:{text.splitlines().index(marker.rstrip()) + 1}: x64.defaults.arange-int FAILED [[]x64=off, explicit_x64_dtypes=warn*",
+            f"*{path.relative_to(specdir.pytester.path)}:{text.splitlines().index(marker.rstrip()) + 1}: "
+            "x64.defaults.arange-int FAILED [[]x64=off, explicit_x64_dtypes=warn*",
             "claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on, without warning",
             "result.dtype=int32, but should be int64",
             f">{line - 1:5d} |       - when: {{x64: false}}",

@@ -326,7 +326,8 @@ ORDER_SPECS = (
     "x64/trace_caches.yaml",  # trace caches that must key on x64; an isolated config.update case
     "x64/explicit.yaml",  # explicit 64-bit requests: warnings that must be seen each time (Hypothesis `given:` cases)
     "x64/warnings.yaml",  # one warning per function, and the cases that must see none
-    "custom_vjp/nondiff_argnums.yaml",  # the largest custom-derivative file: jit/vmap/grad caches of fresh functions, a `given:` case
+    # the largest custom-derivative file: jit/vmap/grad caches of fresh functions, a `given:` case
+    "custom_vjp/nondiff_argnums.yaml",
 )
 
 

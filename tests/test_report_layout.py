@@ -110,8 +110,11 @@ def summary_fits(page: Any) -> None:
         wrap
     )  # the table scrolls inside its own box
     page_width = page.evaluate("document.documentElement.scrollWidth")
-    wide = page.evaluate(f"""[...document.querySelectorAll('body *')].filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > {WIDTH})
-        .slice(0, 5).map(e => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().right))""")
+    wide = page.evaluate(f"""[...document.querySelectorAll('body *')]
+        .filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > {WIDTH})
+        .slice(0, 5)
+        .map(e => e.tagName + '.' + e.className + '#' + e.id + ' '
+                  + Math.round(e.getBoundingClientRect().right))""")
     assert page_width <= WIDTH, f"the page scrolls sideways: {page_width} px: {wide}"
 
 
@@ -241,8 +244,8 @@ def test_the_header_verdict_and_docs_table_say_what_they_count(
     meta = page.locator("header p.meta").inner_text()
     # results files hold 2 x (3 case records + header, collected count, end) = 12 records
     assert (
-        "6 case records (one per case, mode and backend; the files' 12 records also hold each run's header, collected count and end)"
-        in meta
+        "6 case records (one per case, mode and backend; the files' 12 records also hold each "
+        "run's header, collected count and end)" in meta
     ), meta
     line = page.locator("#verdict p.verdict").inner_text()
     assert (

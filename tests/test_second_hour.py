@@ -184,7 +184,8 @@ def test_a_spec_error_is_outside_the_verdict(tmp_path: Path) -> None:
     assert "1 spec error, not counted" in verdict
 
 
-# ---------------------------------------------------------------- 3. usage errors before anything starts (see also test_cli_errors)
+# ---------------------------------------------------------------- 3. usage errors before anything
+# starts (see also test_cli_errors)
 
 
 def test_a_flag_value_the_flag_cannot_take_is_a_usage_error_in_pytest_too(specdir: SpecDir) -> None:

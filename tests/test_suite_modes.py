@@ -11,7 +11,8 @@ from jax_conformance.mode import DEFAULT_MODES, Mode
 from tests.conftest import REPO, read_results
 from tests.test_message_strength import assert_no_new_weak
 
-# JAX's known divergences, as `jax-conformance run` uses them: listed cases are xfailed (and fail the run once they conform).
+# JAX's known divergences, as `jax-conformance run` uses them: listed cases are xfailed (and fail
+# the run once they conform).
 EXPECTATIONS = REPO / "specs" / "expectations" / "jax.yaml"
 
 

@@ -65,7 +65,8 @@ def test_a_listed_case_that_conforms_is_xpassed(specdir: SpecDir, tmp_path: Path
     assert result.ret == 1  # a stale entry must be removed: the run is not clean
     result.stdout.fnmatch_lines(
         [
-            "*demo.holds*xpassed: listed as a known divergence in *reference.yaml (pretend the model diverges here)*remove the entry*",
+            "*demo.holds*xpassed: listed as a known divergence in *reference.yaml (pretend the "
+            "model diverges here)*remove the entry*",
             "*conformance [[]x64=off*]: *1 xpassed*1 xfailed*",
         ]
     )

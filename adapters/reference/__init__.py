@@ -175,7 +175,8 @@ class ReferenceAdapter(Adapter):
         edm = jax.config.jax_explicit_x64_dtypes.name.lower()
         if (jax.config.x64_enabled, edm) != (mode.x64, mode.explicit_x64_dtypes):
             raise AdapterStartError(
-                f"the reference started with x64={jax.config.x64_enabled}, explicit_x64_dtypes={edm}; expected {mode.label}"
+                f"the reference started with x64={jax.config.x64_enabled}, "
+                f"explicit_x64_dtypes={edm}; expected {mode.label}"
             )
 
     def namespace(self) -> dict[str, Any]:

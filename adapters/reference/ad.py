@@ -188,7 +188,8 @@ def jvp(
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise TypeError(
-            f"primal and tangent arguments to jax.jvp must have the same tree structure; primals have tree structure {p_tree} whereas tangents have tree structure {t_tree}."
+            "primal and tangent arguments to jax.jvp must have the same tree structure; primals "
+            f"have tree structure {p_tree} whereas tangents have tree structure {t_tree}."
         )
     if not mutant("jvp-tangents-unchecked"):
         _check_tangents(p_leaves, t_leaves)
@@ -487,7 +488,8 @@ def value_and_grad(
                 dtype = get_aval(leaf).dtype
                 if not is_float(get_aval(leaf)) and not allow_int:
                     raise TypeError(
-                        f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), but got {dtype.name}. "
+                        "grad requires real- or complex-valued inputs (input dtype that is a "
+                        f"sub-dtype of np.inexact), but got {dtype.name}. "
                         "If you want to use Boolean- or integer-valued inputs, use vjp or set allow_int to True."
                     )
 
@@ -507,8 +509,10 @@ def value_and_grad(
             )
         if not is_float(aval) or aval.dtype.kind == "c":
             raise TypeError(
-                f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got {aval.dtype.name}. "
-                "For holomorphic differentiation, pass holomorphic=True. For differentiation of non-holomorphic functions "
+                "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                f"np.floating), but got {aval.dtype.name}. "
+                "For holomorphic differentiation, pass holomorphic=True. For differentiation of "
+                "non-holomorphic functions "
                 "involving complex outputs, use jax.vjp directly."
             )
         grads = pullback(

@@ -94,7 +94,8 @@ class Config:
         self._local = threading.local()  # `with enable_x64(...)` is per thread
 
     def load_from_environ(self) -> None:
-        """Start-up: the flags from JAX_ENABLE_X64 / JAX_EXPLICIT_X64_DTYPES / JAX_CUSTOM_VJP3 / ... (invalid values raise)."""
+        """Start-up: the flags from JAX_ENABLE_X64 / JAX_EXPLICIT_X64_DTYPES / JAX_CUSTOM_VJP3 / ...
+        (invalid values raise)."""
         x64 = False
         if "JAX_ENABLE_X64" in os.environ and not mutant("x64-env-ignored"):
             x64 = parse_env_bool("JAX_ENABLE_X64", os.environ["JAX_ENABLE_X64"])
@@ -179,7 +180,10 @@ class Config:
         return table
 
     def __repr__(self) -> str:
-        return f"<reference jax.config x64={self.x64_enabled} explicit_x64_dtypes={self.jax_explicit_x64_dtypes.name.lower()}>"
+        return (
+            f"<reference jax.config x64={self.x64_enabled} "
+            f"explicit_x64_dtypes={self.jax_explicit_x64_dtypes.name.lower()}>"
+        )
 
 
 def _explicit_mode(value: Any) -> ExplicitX64Mode:

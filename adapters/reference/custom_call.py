@@ -177,7 +177,8 @@ def tangent_aval(a: ShapedArray) -> ShapedArray:
 def staged_output_type(
     fun: Callable[..., Any], leaves: Sequence[Any]
 ) -> tuple[PyTreeDef, list[ShapedArray]] | None:
-    """Where JAX stages the function before running its rule (under jit or scan inside a transformation), its output type.
+    """Where JAX stages the function before running its rule (under jit or scan inside a
+    transformation), its output type.
 
     Outside staging JAX runs the rule without the function, and checks nothing against it: None.
     """
@@ -198,7 +199,8 @@ def check_primal_type(
     out_tree: PyTreeDef,
     out_leaves: Sequence[Any],
 ) -> None:
-    """The rule's primal output has the function's pytree structure, shapes and dtypes (checked where JAX staged the function)."""
+    """The rule's primal output has the function's pytree structure, shapes and dtypes (checked where
+    JAX staged the function)."""
     if mutant("rule-primal-type-unchecked"):
         return
     tree_, avals_ = staged
@@ -207,8 +209,10 @@ def check_primal_type(
     ty_ = str(tree_unflatten(tree_, [a.str_short() for a in avals_])).replace("'", "")
     if kind == "custom_jvp":
         head = (
-            f"Custom JVP rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
-            f"first element represents the primal output (equal in value to the output of the custom_jvp-decorated function {f_name}, "
+            f"Custom JVP rule {rule_name} for function {f_name} must produce a pair (list or tuple "
+            "of length two) where the "
+            "first element represents the primal output (equal in value to the output of the "
+            f"custom_jvp-decorated function {f_name}, "
         )
         same_tree, same_types = (
             "and in particular of the same container/pytree structure), but ",
@@ -217,9 +221,12 @@ def check_primal_type(
         whose = "the JVP rule output's first element"
     else:
         head = (
-            f"Custom VJP fwd rule {rule_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
-            f"first element represents the primal output (equal to the output of the custom_vjp-decorated function {f_name}) and the "
-            "second element represents residuals (i.e. values stored from the forward pass for use on the backward pass), "
+            f"Custom VJP fwd rule {rule_name} for function {f_name} must produce a pair (list or "
+            "tuple of length two) where the "
+            "first element represents the primal output (equal to the output of the "
+            f"custom_vjp-decorated function {f_name}) and the "
+            "second element represents residuals (i.e. values stored from the forward pass for use "
+            "on the backward pass), "
         )
         same_tree = same_types = "but "
         whose = "the fwd rule output's first element"

@@ -147,7 +147,8 @@ def check_tangent_types(primals: Sequence[Any], tangents: Sequence[Any]) -> None
     if len(expected) == 1:
         raise TypeError(
             "Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes. "
-            f"Expected {expected[0].str_short()} (tangent type of {p_avals[0].str_short()}) but got {got[0].str_short()}."
+            f"Expected {expected[0].str_short()} (tangent type of {p_avals[0].str_short()}) but got "
+            f"{got[0].str_short()}."
         )
     lines = [
         f"  primal {p.str_short()} with tangent {g.str_short()}, expecting tangent {e.str_short()}"

@@ -148,7 +148,8 @@ class VJPCall(CustomCall):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             fwd_name, f_name = getattr(self.f.fwd, "__name__", "fwd"), self.fun.__name__
             raise TypeError(
-                f"Custom VJP fwd rule {fwd_name} for function {f_name} must produce a pair (list or tuple of length two) "
+                f"Custom VJP fwd rule {fwd_name} for function {f_name} must produce a pair (list or "
+                "tuple of length two) "
                 f"where the first element represents the primal output (equal to those of the custom_vjp-decorated "
                 f"function {f_name}) and the second element represents residuals (i.e. values stored from the forward "
                 f"pass for use on the backward pass), but instead of a pair the fwd rule {fwd_name} produced {pair}."
@@ -209,7 +210,8 @@ def cotangents_from_bwd(out: Any, in_tree: PyTreeDef, in_avals: list[ShapedArray
         raise TypeError(
             "Custom VJP bwd rule must produce an output with the same container (pytree) structure as the args tuple "
             "of the primal function, and in particular must produce a tuple of length equal to the number of arguments "
-            f"to the primal function, but got bwd output structure {tree_structure(out)} for primal input structure {in_tree}."
+            f"to the primal function, but got bwd output structure {tree_structure(out)} for primal "
+            f"input structure {in_tree}."
         )
     avals = iter(in_avals)
     flat: list[Any] = []
@@ -240,7 +242,8 @@ def _match(ct: Any, tree: PyTreeDef, out: Any, in_tree: PyTreeDef) -> list[Any]:
         raise TypeError(
             "Custom VJP bwd rule must produce an output with the same container (pytree) structure as the args tuple "
             "of the primal function, and in particular must produce a tuple of length equal to the number of arguments "
-            f"to the primal function, but got bwd output structure {tree_structure(out)} for primal input structure {in_tree}."
+            f"to the primal function, but got bwd output structure {tree_structure(out)} for primal "
+            f"input structure {in_tree}."
         )
     kids = [ct[k] for k in tree.meta] if tree.kind == "dict" else list(ct)
     return [
@@ -259,9 +262,11 @@ def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
             "bwd-symbolic-zero-shape-unchecked"
         ):  # not one of the bwd checks the flag turns off
             raise ValueError(
-                "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not match the corresponding input "
+                "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not "
+                "match the corresponding input "
                 f"tangent shape/dtype: at output[{i}] the SymbolicZero had shape/dtype {ct.aval.str_short()} while the "
-                f"corresponding input had shape/dtype {aval.str_short()}. Consider just returning a None here instead of a "
+                f"corresponding input had shape/dtype {aval.str_short()}. Consider just returning a "
+                "None here instead of a "
                 "SymbolicZero object."
             )
         return zeros_like_aval(aval)

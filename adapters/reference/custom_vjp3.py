@@ -48,7 +48,8 @@ from jax_conformance.adapters.reference.tree_util import (
 
 
 def tracer_name(t: Tracer) -> str:
-    """The class JAX's Tracer for this value has: a jit JAX staged (the reference inlines it) makes it a DynamicJaxprTracer."""
+    """The class JAX's Tracer for this value has: a jit JAX staged (the reference inlines it) makes it
+    a DynamicJaxprTracer."""
     if type(t).__name__ == "JitTracer" or any(
         depth > t._trace.main.level for depth in core._inline_jit
     ):
@@ -148,7 +149,8 @@ def _paths(tree: PyTreeDef, prefix: str = "") -> list[str]:
 
 
 class VJP3Call(VJPCall):
-    checks_batching = True  # under vmap, fwd may not batch an output the function leaves unbatched (BatchedCall.fwd_flat)
+    # under vmap, fwd may not batch an output the function leaves unbatched (BatchedCall.fwd_flat)
+    checks_batching = True
 
     def fwd_flat(
         self, leaves: Sequence[Any], perturbed: Sequence[bool] | None = None
@@ -220,9 +222,12 @@ def check_fwd_type(
     """fwd's primal output has the function's pytree structure, then each leaf its shape and dtype."""
     if out_tree != tree:
         raise TypeError(
-            f"Custom VJP fwd rule {fwd_name} for function {f_name} must produce a pair (list or tuple of length two) where the "
-            f"first element represents the primal output (equal to the output of the custom_vjp-decorated function {f_name}) and the "
-            "second element represents residuals (i.e. values stored from the forward pass for use on the backward pass), but "
+            f"Custom VJP fwd rule {fwd_name} for function {f_name} must produce a pair (list or "
+            "tuple of length two) where the "
+            "first element represents the primal output (equal to the output of the "
+            f"custom_vjp-decorated function {f_name}) and the "
+            "second element represents residuals (i.e. values stored from the forward pass for use "
+            "on the backward pass), but "
             f"instead the fwd rule output's first element had container/pytree structure:\n    {out_tree!r}\n"
             f"while the custom_vjp-decorated function {f_name} had output container/pytree structure:\n    {tree!r}."
         )
@@ -230,7 +235,8 @@ def check_fwd_type(
         got = strong(get_aval(leaf))
         if (got.shape, got.dtype) != (aval.shape, aval.dtype):
             raise TypeError(
-                f"at {path}, got fwd output type {got.str_short()} which doesn't match primal output type {aval.str_short()}"
+                f"at {path}, got fwd output type {got.str_short()} which doesn't match primal "
+                f"output type {aval.str_short()}"
             )
 
 
@@ -246,7 +252,8 @@ def cotangents_from_bwd3(
     out = tuple(out)
     if len(out) != n_args:
         raise ValueError(
-            f"Custom VJP bwd rule {bwd!r} must produce a tuple of length equal to the primal args tuple, but got length {len(out)}"
+            f"Custom VJP bwd rule {bwd!r} must produce a tuple of length equal to the primal args "
+            f"tuple, but got length {len(out)}"
         )
     avals = iter(in_avals)
     flat: list[Any] = []
@@ -310,7 +317,8 @@ def _kind_class(tree: PyTreeDef) -> Any:
 
 
 def _leaf_cotangent3(ct: Any, aval: ShapedArray, i: int) -> Any:
-    """One input cotangent: its shape must be the input's (unless jax_disable_bwd_checks); None or a SymbolicZero is a zero."""
+    """One input cotangent: its shape must be the input's (unless jax_disable_bwd_checks); None or a
+    SymbolicZero is a zero."""
     if ct is None or not is_float(aval):
         return zeros_like_aval(
             aval

@@ -71,7 +71,8 @@ class IR:
         for e in self.eqns:
             params = " ".join(f"{k}={v}" for k, v in e.params.items())
             lines.append(
-                f"    {decl(e.out)} = {e.prim.name}{'[' + params + ']' if params else ''} {' '.join(n(v) for v in e.inputs)}"
+                f"    {decl(e.out)} = {e.prim.name}{'[' + params + ']' if params else ''} "
+                f"{' '.join(n(v) for v in e.inputs)}"
             )
         lines.append(f"  in ({', '.join(n(v) for v in self.outvars)}) }}")
         return "\n".join(lines)

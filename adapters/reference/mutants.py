@@ -15,8 +15,10 @@ ENV_VAR = "JAX_CONFORMANCE_MUTANT"
 # name -> the documented rule it breaks (where the code lives)
 MUTANTS: dict[str, str] = {
     # found by `jax-conformance diff` (ad.py, custom_vjp.py)
-    "fwd-residuals-unchecked": "a custom_vjp fwd's residuals must be JAX types, a string is a TypeError (custom_vjp._check_residuals)",
-    "jvp-tangents-unchecked": "jax.jvp checks each tangent's dtype (float0 for an integer primal) and shape against its primal (ad._check_tangents)",
+    "fwd-residuals-unchecked": "a custom_vjp fwd's residuals must be JAX types, a string is a "
+    "TypeError (custom_vjp._check_residuals)",
+    "jvp-tangents-unchecked": "jax.jvp checks each tangent's dtype (float0 for an integer primal) "
+    "and shape against its primal (ad._check_tangents)",
     # dtype policy (dtypes.py)
     "default-int64-x64-off": "with x64 off the default integer type is int32 (dtypes.default_int)",
     "default-float64-x64-off": "with x64 off the default float type is float32 (dtypes.default_float)",
@@ -40,31 +42,48 @@ MUTANTS: dict[str, str] = {
     "vjp-nondiff-wrong-error": "the rejection is jax.errors.UnexpectedTracerError (custom_call.check_for_tracers)",
     "bwd-static-args-last": "bwd receives the nondiff arguments first (custom_vjp.VJPCall.bwd_flat)",
     "bwd-none-rejected": "None in bwd's output means a zero cotangent (custom_vjp.cotangents_from_bwd)",
-    "bwd-structure-unchecked": "bwd's output must be a tuple with one entry per argument (custom_vjp.cotangents_from_bwd)",
+    "bwd-structure-unchecked": "bwd's output must be a tuple with one entry per argument "
+    "(custom_vjp.cotangents_from_bwd)",
     "fwd-pair-unchecked": "fwd must return a (primal output, residuals) pair (custom_vjp.VJPCall.fwd_flat)",
     "jvp-nondiff-rejects-tracers": "custom_jvp accepts Tracers in nondiff_argnums (custom_jvp.custom_jvp.__call__)",
-    "jvp-rule-static-args-last": "the custom_jvp rule receives the nondiff arguments first (custom_jvp.JVPCall.jvp_flat)",
+    "jvp-rule-static-args-last": "the custom_jvp rule receives the nondiff arguments first "
+    "(custom_jvp.JVPCall.jvp_flat)",
     "int-cotangent-not-float0": "the cotangent of an integer input is a float0 zero (ad.zeros_like_aval)",
     "closure-over-ad-tracer-allowed": "a custom rule closing over a differentiated value raises (core.check_sealed)",
     "jvp-of-custom-vjp-allowed": "forward-mode autodiff of a custom_vjp function is a TypeError (core.JVPTrace)",
     "jvp-pair-unchecked": "a custom_jvp rule must return a (primal, tangent) pair (custom_jvp.JVPCall.jvp_flat)",
-    "jvp-tangent-structure-unchecked": "a custom_jvp rule's primal and tangent outputs have one pytree structure (custom_jvp.JVPCall.jvp_flat)",
-    "jvp-tangent-aval-unchecked": "each tangent output has its primal output's shape and tangent dtype (custom_jvp.check_tangent_types)",
-    "rule-primal-type-unchecked": "where the function is staged, the rule's primal output has its type (custom_call.check_primal_type)",
-    "zero-from-primal-not-float0": "zero_from_primal of an integer value is a float0 zero (custom_call.zero_from_primal)",
-    "nonlinear-jvp-rule-transposed": "reverse mode through a custom_jvp rule that is not linear in its tangents raises (ad.LinearizeTrace.check_linear)",
-    "defaults-not-applied": "default arguments of a custom function reach its rules, by signature (custom_call.resolve_args)",
+    "jvp-tangent-structure-unchecked": "a custom_jvp rule's primal and tangent outputs have one "
+    "pytree structure (custom_jvp.JVPCall.jvp_flat)",
+    "jvp-tangent-aval-unchecked": "each tangent output has its primal output's shape and tangent "
+    "dtype (custom_jvp.check_tangent_types)",
+    "rule-primal-type-unchecked": "where the function is staged, the rule's primal output has its "
+    "type (custom_call.check_primal_type)",
+    "zero-from-primal-not-float0": "zero_from_primal of an integer value is a float0 zero "
+    "(custom_call.zero_from_primal)",
+    "nonlinear-jvp-rule-transposed": "reverse mode through a custom_jvp rule that is not linear in "
+    "its tangents raises (ad.LinearizeTrace.check_linear)",
+    "defaults-not-applied": "default arguments of a custom function reach its rules, by signature "
+    "(custom_call.resolve_args)",
     "defjvps-with-nondiff-accepted": "defjvps cannot be used with nondiff_argnums (custom_jvp.custom_jvp.defjvps)",
-    "closure-convert-structure-unchecked": "the converted function's arguments must have the example arguments' structure (custom.closure_convert)",
-    "closure-over-jit-arg-under-grad-allowed": "under grad of jit, a custom_vjp closing over a jit argument raises TypeError (ad.LinearizeTrace.process_custom_vjp_call)",
-    "jvp-symbolic-zeros-instantiated": "a symbolic_zeros custom_jvp rule gets SymbolicZero for unperturbed inputs (custom_jvp.JVPCall.jvp_flat)",
-    "bwd-symbolic-zero-shape-unchecked": "a SymbolicZero from bwd must have its input's shape (custom_vjp._leaf_cotangent)",
-    "optimize-remat-primal-from-fwd": "an optimize_remat custom_vjp staged by jit or remat returns the function's primal output (custom_vjp.VJPCall.fwd_flat)",
-    "closure-over-vmap-tracer-unbatched": "a custom function or rule closing over a vmap Tracer is batched by that vmap even where no argument is its (core._bind_custom)",
-    "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when called (custom_jvp.custom_jvp.__call__)",
+    "closure-convert-structure-unchecked": "the converted function's arguments must have the "
+    "example arguments' structure (custom.closure_convert)",
+    "closure-over-jit-arg-under-grad-allowed": "under grad of jit, a custom_vjp closing over a jit "
+    "argument raises TypeError (ad.LinearizeTrace.process_custom_vjp_call)",
+    "jvp-symbolic-zeros-instantiated": "a symbolic_zeros custom_jvp rule gets SymbolicZero for "
+    "unperturbed inputs (custom_jvp.JVPCall.jvp_flat)",
+    "bwd-symbolic-zero-shape-unchecked": "a SymbolicZero from bwd must have its input's shape "
+    "(custom_vjp._leaf_cotangent)",
+    "optimize-remat-primal-from-fwd": "an optimize_remat custom_vjp staged by jit or remat returns "
+    "the function's primal output (custom_vjp.VJPCall.fwd_flat)",
+    "closure-over-vmap-tracer-unbatched": "a custom function or rule closing over a vmap Tracer is "
+    "batched by that vmap even where no argument is its (core._bind_custom)",
+    "jvp-missing-rule-runs-function": "a custom_jvp without defjvp raises AttributeError when "
+    "called (custom_jvp.custom_jvp.__call__)",
     # under jax_custom_vjp3 (custom_vjp.py, custom_vjp3.py)
-    "vjp3-closure-allowed": "under jax_custom_vjp3 a custom_vjp function closing over a Tracer raises (custom_vjp3.check_closure)",
-    "vjp3-nondiff-unhashable-accepted": "under jax_custom_vjp3 nondiff arguments must be hashable (custom_vjp3.check_static)",
+    "vjp3-closure-allowed": "under jax_custom_vjp3 a custom_vjp function closing over a Tracer "
+    "raises (custom_vjp3.check_closure)",
+    "vjp3-nondiff-unhashable-accepted": "under jax_custom_vjp3 nondiff arguments must be hashable "
+    "(custom_vjp3.check_static)",
 }
 
 _active: str | None = None

@@ -97,7 +97,9 @@ def vmap(
         axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
         if len(axes) != len(args):
             raise ValueError(
-                f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional arguments passed to the function, but got len(in_axes)={len(axes)}, len(args)={len(args)}"
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                "positional arguments passed to the function, but got "
+                f"len(in_axes)={len(axes)}, len(args)={len(args)}"
             )
         flat: list[tuple[Any, int | None]] = []
         structure = []

@@ -87,7 +87,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_modes_arg,
         default=list(DEFAULT_MODES),
         metavar="M1,M2,...",
-        help="modes to run in each release (default: off-warn,off-error,off-allow,on); a mode may set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is unavailable there)",
+        help="modes to run in each release (default: off-warn,off-error,off-allow,on); a mode may "
+        "set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is "
+        "unavailable there)",
     )
     parser.add_argument(
         "--out",

@@ -63,7 +63,8 @@ def main(args: argparse.Namespace) -> int:
         return 0
     print(
         f"adapter {args.adapter} {info['implementation_version']} in mode {mode.slug}: "
-        f"{len(info.get('flags') or [])} flags, {sum(1 for f in info.get('flags') or [] if f.get('upgrade'))} marked as upgrades"
+        f"{len(info.get('flags') or [])} flags, "
+        f"{sum(1 for f in info.get('flags') or [] if f.get('upgrade'))} marked as upgrades"
     )
     width = max((len(f["name"]) for f in table), default=4)
     for flag in table:

@@ -4,14 +4,16 @@ A mutant is the reference adapter with one documented rule broken on purpose, sw
 by the environment variable `JAX_CONFORMANCE_MUTANT=<name>` (the list and the code live in
 `adapters/reference/mutants.py`). For each mutant and mode this runs
 
-    python -m pytest conformance/ --adapter=reference --x64=.. --explicit-x64-dtypes=.. [--flag=NAME=VALUE ..] --results F
+    python -m pytest conformance/ --adapter=reference --x64=.. --explicit-x64-dtypes=.. \
+        [--flag=NAME=VALUE ..] --results F
 
 with that variable set, and reads the `case` records of F. A case that passes on the
 unmutated reference (the baseline, run first in every mode) but fails, errors, crashes or
 times out with the mutant kills it. By default a mutant stops at its first kill (`--maxfail=1`,
 and its remaining modes are skipped), which keeps the whole run short; `--exhaustive` runs
 every case in every mode and lists every killer. The summary goes to the terminal and to a
-JSON file (`reports/mutation.json` by default, beside the runs: never inside one), which `jax-conformance report --mutation FILE` shows.
+JSON file (`reports/mutation.json` by default, beside the runs: never inside one), which
+`jax-conformance report --mutation FILE` shows.
 Exit status: 0 when every mutant is killed or explained, 1 when one survives unexplained,
 2 when the baseline itself does not pass.
 """
@@ -163,7 +165,8 @@ def _run_all(
         if done is not None:
             done(job)
         print(
-            f"  {job.mutant or '(baseline)':36} {job.mode.slug:{width}} {len(job.failing):3} failing of {job.cases:3} cases  "
+            f"  {job.mutant or '(baseline)':36} {job.mode.slug:{width}} {len(job.failing):3} "
+            f"failing of {job.cases:3} cases  "
             f"{job.elapsed:5.1f} s",
             flush=True,
         )
@@ -204,7 +207,8 @@ def main(args: argparse.Namespace) -> int:
                 )
         if any(baseline.values()) or any(j.returncode not in (0, 5) for j in base_jobs):
             print(
-                "jax-conformance mutate: fix the reference (or the specs) first; a failing baseline makes kills meaningless",
+                "jax-conformance mutate: fix the reference (or the specs) first; a failing "
+                "baseline makes kills meaningless",
                 file=sys.stderr,
             )
             return 2
@@ -213,7 +217,8 @@ def main(args: argparse.Namespace) -> int:
         blocks = message_strength.check_records(r for job in base_jobs for r in job.records)
         messages = message_strength.summary(blocks)
     print(
-        f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at once{'' if args.exhaustive else ', stopping each mutant at its first kill'}"
+        f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at "
+        f"once{'' if args.exhaustive else ', stopping each mutant at its first kill'}"
     )
     # Mode-major order: jobs running side by side belong to different mutants, so a mutant killed
     # in its first mode never has a second mode already running (its later modes are skipped).

@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "results",
         nargs="+",
         metavar="RESULTS",
-        help="result files (JSON lines from --results or `jax-conformance run`); a directory means every *.jsonl under it",
+        help="result files (JSON lines from --results or `jax-conformance run`); a directory means "
+        "every *.jsonl under it",
     )
     parser.add_argument(
         "--out",

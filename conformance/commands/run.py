@@ -2,7 +2,8 @@
 
 x64 and the explicit-dtype policy are process-wide, so each mode gets its own process
 (`jax_conformance.launch.scheduler` starts them, N at a time); each process runs every backend its
-adapter reports. Progress is read from the growing results files, never from pytest's output. Afterwards the per-mode files are merged into
+adapter reports. Progress is read from the growing results files, never from pytest's output.
+Afterwards the per-mode files are merged into
 `<out>/results.jsonl`, the report is rendered into `<out>/`, and a summary table is printed.
 Exit status: 0 only when every mode's process finished and no case has an unexpected outcome.
 """
@@ -174,7 +175,10 @@ class Progress:
         extra = f"  {bad} unexpected" if bad else ""
         if job.tail.spec_errors:
             extra += f"  {plural(job.tail.spec_errors, 'spec error')}"
-        return f"{job.name:<22} [{bar}] {done:>5}/{total if total is not None else '?':<5} {job.elapsed:6.1f}s  {job.status()}{extra}"
+        return (
+            f"{job.name:<22} [{bar}] {done:>5}/{total if total is not None else '?':<5} "
+            f"{job.elapsed:6.1f}s  {job.status()}{extra}"
+        )
 
     def update(self) -> None:
         if self.live:
@@ -297,7 +301,8 @@ def selection_note(collected: dict[tuple[str, str], int]) -> str:
     for (adapter, mode), count in collected.items():
         per_adapter.setdefault(adapter, {})[mode] = count
     return "\n".join(
-        f"note: {adapter} selected different cases in different modes ({', '.join(f'{m} {n}' for m, n in modes.items())}): "
+        f"note: {adapter} selected different cases in different modes "
+        f"({', '.join(f'{m} {n}' for m, n in modes.items())}): "
         "their counts do not compare like for like"
         for adapter, modes in per_adapter.items()
         if len(set(modes.values())) > 1
@@ -320,7 +325,8 @@ def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
 
 
 def update_target(adapter: str, args: argparse.Namespace, files: list[Path]) -> Path:
-    """The file --update-expectations rewrites: the adapter's own, a new one named with --expectations, or the default."""
+    """The file --update-expectations rewrites: the adapter's own, a new one named with --expectations,
+    or the default."""
     if files:
         return files[0]
     new = [Path(p).resolve() for p in args.expectations or [] if not Path(p).is_file()]
@@ -486,7 +492,8 @@ def main(args: argparse.Namespace) -> int:
             print(f"mode {job.name}: not started")
         elif job.stopped:
             print(
-                f"mode {job.name}: stopped by {job.stopped} after {job.tail.done} case{'s' if job.tail.done != 1 else ''}; log {job.log}"
+                f"mode {job.name}: stopped by {job.stopped} after {job.tail.done} "
+                f"case{'s' if job.tail.done != 1 else ''}; log {job.log}"
             )
         elif not job.completed:
             print(
@@ -496,9 +503,9 @@ def main(args: argparse.Namespace) -> int:
     print(f"results: {merged} ({records} records; per mode in {out / 'modes'}/); {wall:.1f}s")
     if args.update_expectations and not interrupted:
         for a in adapters:
-            print(
-                f"expectations rewritten: {update_expectations(a, [j for j in jobs if j.adapter == a], update_target(a, args, expectations[a]))}"
-            )
+            target = update_target(a, args, expectations[a])
+            rewritten = update_expectations(a, [j for j in jobs if j.adapter == a], target)
+            print(f"expectations rewritten: {rewritten}")
     if not args.no_report:
         from jax_conformance.report import build_site
 

@@ -203,7 +203,8 @@ def page(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str:
             continue
         pairs = dict.fromkeys((c["before"][m], c["after"][m]) for m in c["modes"])
         what = "".join(
-            f"<div><span class=modes>{esc(', '.join(m for m in c['modes'] if (c['before'][m], c['after'][m]) == p))}</span>: "
+            "<div><span class=modes>"
+            f"{esc(', '.join(m for m in c['modes'] if (c['before'][m], c['after'][m]) == p))}</span>: "
             f"<span class=before>{esc(p[0])}</span> &rarr; <span class=after>{esc(p[1])}</span></div>"
             for p in pairs
         )
@@ -220,10 +221,13 @@ def page(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str:
         if c["case"].startswith("flag:")
     )
     return f"""<!doctype html><html lang=en><head><meta charset=utf-8><title>Upgrading JAX {esc(a)} to {esc(b)}</title>
-<style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 6px;vertical-align:top}}
-.claim{{color:#555;font-size:90%}}.before{{color:#555}}.after{{font-weight:600}}.basis-observed td{{background:#fafafa}}</style></head>
+<style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:4px 6px;vertical-align:top}}
+.claim{{color:#555;font-size:90%}}.before{{color:#555}}.after{{font-weight:600}}
+.basis-observed td{{background:#fafafa}}</style></head>
 <body><h1>Upgrading JAX {esc(a)} &rarr; {esc(b)}</h1><p>{esc(how)}</p>
-<table><thead><tr><th>topic</th><th>case (claim)</th><th>changed in</th><th>before &rarr; after</th><th>basis</th><th>source</th></tr></thead>
+<table><thead><tr><th>topic</th><th>case (claim)</th><th>changed in</th>
+<th>before &rarr; after</th><th>basis</th><th>source</th></tr></thead>
 <tbody>{"".join(rows) or "<tr><td colspan=6>no behaviour of the suite changes</td></tr>"}</tbody></table>
 {f"<h2>Upgrade flags</h2><ul>{flags}</ul>" if flags else ""}</body></html>
 """

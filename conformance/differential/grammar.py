@@ -149,7 +149,8 @@ def _value(draw: st.DrawFn) -> str:
         row = draw(st.lists(st.sampled_from(SCALARS[:9]), min_size=1, max_size=2))
         return f"[[{', '.join(row)}], [{', '.join(row)}]]"
     if kind == "numpy_scalar":
-        return f"np.{draw(st.sampled_from(['float64', 'int64', 'float32', 'int32', 'bool_']))}({draw(st.sampled_from(['1', '2', '0']))})"
+        kind_name = draw(st.sampled_from(["float64", "int64", "float32", "int32", "bool_"]))
+        return f"np.{kind_name}({draw(st.sampled_from(['1', '2', '0']))})"
     return f"np.array([1, 2], dtype=np.{draw(st.sampled_from(['int64', 'float64', 'float32', 'int8', 'uint16']))})"
 
 

@@ -329,7 +329,8 @@ class CaseRunner:
         self.isolation = isolation or os.environ.get(ISOLATION_ENV) or "fork"
         if self.isolation not in ISOLATION_MODES:
             raise UsageError(
-                f"${ISOLATION_ENV} or --isolation {self.isolation!r}: the isolation modes are {', '.join(ISOLATION_MODES)}"
+                f"${ISOLATION_ENV} or --isolation {self.isolation!r}: the isolation modes are "
+                f"{', '.join(ISOLATION_MODES)}"
             )
         self._worker: Worker | None = None
         self._hello_sent = False

@@ -343,7 +343,8 @@ def failure_text(item: SpecItem, verdict: Verdict) -> str:
     rel = rel_path(case.spec_path, item.config.rootpath)
     head = verdict["outcome"].upper()
     lines = [
-        f"{rel}:{case.line}: {case.id} {head} [{suite.mode.label}, backend={item.backend}, adapter={suite.adapter} {suite.info['implementation_version']}]",
+        f"{rel}:{case.line}: {case.id} {head} [{suite.mode.label}, backend={item.backend}, "
+        f"adapter={suite.adapter} {suite.info['implementation_version']}]",
         f"claim: {case.claim}",
     ]
     if item.block_line:

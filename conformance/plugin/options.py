@@ -76,7 +76,8 @@ def add_options(parser: pytest.Parser) -> None:
         type=positive_int,
         default=None,
         metavar="MB",
-        help="address-space limit per worker; a case past it is recorded as crashed (default: $JAX_CONFORMANCE_MEMORY_LIMIT_MB, else none)",
+        help="address-space limit per worker; a case past it is recorded as crashed (default: "
+        "$JAX_CONFORMANCE_MEMORY_LIMIT_MB, else none)",
     )
     group.addoption(
         "--isolation",
@@ -179,7 +180,10 @@ def mode_from_options(x64: str | None, explicit_x64_dtypes: str | None, flags: l
 
 def missing_adapter() -> str:
     names = ", ".join(sorted(installed_adapters())) or "none"
-    return f"the conformance suite needs --adapter=NAME (installed adapters: {names}), e.g. pytest conformance/ --adapter=jax"
+    return (
+        f"the conformance suite needs --adapter=NAME (installed adapters: {names}), e.g. pytest "
+        "conformance/ --adapter=jax"
+    )
 
 
 def is_xdist_worker(config: pytest.Config) -> bool:

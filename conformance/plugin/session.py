@@ -83,7 +83,8 @@ class Suite:
         missing = [b for b in wanted if b not in available]
         if missing:
             raise UsageError(
-                f"backend {', '.join(missing)} not available in adapter {self.adapter!r}; it has: {', '.join(available)}"
+                f"backend {', '.join(missing)} not available in adapter {self.adapter!r}; it has: "
+                f"{', '.join(available)}"
             )
         return list(dict.fromkeys(wanted))
 

@@ -379,7 +379,10 @@ class BlockStrength:
         t = shown[0]
         more = f" (+{len(shown) - 1} more)" if len(shown) > 1 else ""
         why = f" (declared loose: {self.loose})" if self.status == "loose" else ""
-        return f"{head}: {self.status}{why}: /{t.pattern}/ lets through {t.kind} {t.what}: {t.excerpt!r} [{t.mode}]{more}"
+        return (
+            f"{head}: {self.status}{why}: /{t.pattern}/ lets through {t.kind} {t.what}: "
+            f"{t.excerpt!r} [{t.mode}]{more}"
+        )
 
 
 def _mode_slug(record: Mapping[str, Any]) -> str:
@@ -595,7 +598,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m jax_conformance.report.message_strength",
-        description="The message score of result files: each raises/warns match against rewordings of the message seen.",
+        description="The message score of result files: each raises/warns match against rewordings "
+        "of the message seen.",
     )
     parser.add_argument("results", nargs="+", type=Path)
     parser.add_argument(
@@ -613,7 +617,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for b in blocks:
         if b.misses:
             print(
-                f"  {b.case} [{b.key}]: does not accept the message seen in {', '.join(sorted(set(b.misses)))}: {b.patterns}"
+                f"  {b.case} [{b.key}]: does not accept the message seen in "
+                f"{', '.join(sorted(set(b.misses)))}: {b.patterns}"
             )
     return 1 if any(b.status == "weak" and b.normative for b in blocks) else 0
 

@@ -197,7 +197,8 @@ class DocsDifference:
     case: CaseInfo
     # (adapter, version, [(column, why the documented expectation failed)]), oldest release first
     releases: list[tuple[str, str, list[tuple[Column, str]]]]
-    # adapter -> the first release seen to differ, and the latest earlier release where the docs held ("" if none was run)
+    # adapter -> the first release seen to differ, and the latest earlier release where the docs
+    # held ("" if none was run)
     since: dict[str, tuple[str, str]]
 
 
@@ -375,14 +376,16 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
 
 
 def fatal_problems(model: ReportModel) -> list[str]:
-    """The problems that stop `jax-conformance report` unless --allow-partial: corrupt records, files that are not results."""
+    """The problems that stop `jax-conformance report` unless --allow-partial: corrupt records, files
+    that are not results."""
     return [p for p in model.problems if getattr(p, "fatal", False)]
 
 
 def build_model(
     paths: Sequence[str | Path], baseline: Sequence[str | Path] = (), mutation: Path | None = None
 ) -> ReportModel:
-    """Merge result files into one model; `baseline` files are only compared against; `mutation` is a mutate score file."""
+    """Merge result files into one model; `baseline` files are only compared against; `mutation` is a
+    mutate score file."""
     runs, problems = load(paths)
     columns, cases, cells = _grid(runs)
     comparisons: list[Comparison] = []
@@ -723,7 +726,8 @@ def _message_lines(messages: object) -> dict[str, str]:
     if not isinstance(messages, dict):
         return {}
     out = {
-        "message score": f"{messages.get('score', '?')} raises/warns patterns strong ({messages.get('weak_count', '?')} weak, "
+        "message score": f"{messages.get('score', '?')} raises/warns patterns strong "
+        f"({messages.get('weak_count', '?')} weak, "
         f"{messages.get('loose_count', '?')} declared loose, {messages.get('unchecked', '?')} unchecked)"
     }
     for kind in ("weak", "loose"):
@@ -733,6 +737,7 @@ def _message_lines(messages: object) -> dict[str, str]:
             shown = (b.get("let_through") or b.get("excused") or [{}])[0]
             why = f"declared loose: {b.get('loose')}; " if kind == "loose" else ""
             out[f"{kind} message pattern {b.get('case')} [{b.get('block')}]"] = (
-                f"{why}/{shown.get('pattern', '')}/ let through {shown.get('kind', '')} {shown.get('what', '')}: {shown.get('rewording', '')!r}"
+                f"{why}/{shown.get('pattern', '')}/ let through {shown.get('kind', '')} "
+                f"{shown.get('what', '')}: {shown.get('rewording', '')!r}"
             )
     return out

@@ -102,7 +102,8 @@ def explain(per_mode: dict[str, tuple[str, str]]) -> str:
 
 
 def observed_key(actual: object) -> str:
-    """What a case did, in a word: `raised <type>`, `dtype <name>` or `Python float 1.0` (empty when the record does not say)."""
+    """What a case did, in a word: `raised <type>`, `dtype <name>` or `Python float 1.0` (empty when
+    the record does not say)."""
     if not isinstance(actual, dict):
         return ""
     raised = actual.get("raised")

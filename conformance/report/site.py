@@ -181,7 +181,9 @@ class Headline:
     expectations: str = (
         ""  # a link to the adapter's expectations file (its known divergences), where it is here
     )
-    spec_errors: int = 0  # cells whose spec is at fault (it does not load, or its own code fails): counted apart, never unexpected
+    # cells whose spec is at fault (it does not load, or its own code fails): counted apart, never
+    # unexpected
+    spec_errors: int = 0
 
     @property
     def expectations_name(self) -> str:
@@ -249,7 +251,8 @@ def headlines(model: ReportModel) -> list[Headline]:
 
 
 def compat_json(table: ReleaseTable, model: ReportModel) -> dict[str, Any]:
-    """One behaviour x release table for the page: per row the case's index, a letter per release, the first release it holds."""
+    """One behaviour x release table for the page: per row the case's index, a letter per release, the
+    first release it holds."""
     index = {c.id: c.index for c in model.cases}
     order = table.versions
     return {

@@ -92,7 +92,10 @@ def how(today: Behaviour, then: Behaviour) -> str:
             return f"{today.verdict} today, {then.verdict} under the flags (applicability changes)"
         return f"{today.verdict} today, {then.verdict} under the flags"
     if today.block != then.block:
-        return f"{then.verdict} in both, through another expect block (line {today.block} today, {then.block} under the flags)"
+        return (
+            f"{then.verdict} in both, through another expect block (line {today.block} today, "
+            f"{then.block} under the flags)"
+        )
     return f"{then.verdict} in both; the implementation does something else"
 
 
@@ -139,7 +142,9 @@ class FlipCase:
 class FlagGroup:
     """The cases a flag explains (or the combination, or cases not attributed), with counts."""
 
-    name: str  # a flag as a mode names it (`jax_custom_vjp3`, `jax_foo=false`), or COMBINATION / UNATTRIBUTED / ALONE_ONLY
+    # a flag as a mode names it (`jax_custom_vjp3`, `jax_foo=false`), or COMBINATION / UNATTRIBUTED
+    # / ALONE_ONLY
+    name: str
     help: str  # the flag's help text from the run's flag table ("" where it has none)
     cases: list[FlipCase]
     changed_alone: (
@@ -182,7 +187,8 @@ class FlagGroup:
         rest = sum(sum(t.values()) for _, t in ranked[SENTENCE_KINDS:])
         if rest:
             parts.append(
-                f"{rest} other{'s' if rest != 1 else ''} in {len(ranked) - SENTENCE_KINDS} more way{'s' if len(ranked) - SENTENCE_KINDS != 1 else ''}"
+                f"{rest} other{'s' if rest != 1 else ''} in {len(ranked) - SENTENCE_KINDS} more "
+                f"way{'s' if len(ranked) - SENTENCE_KINDS != 1 else ''}"
             )
         verb = "case behaves" if n == 1 else "cases behave"
         return f"{self.name}: {n} {verb} otherwise: {', '.join(parts)}."

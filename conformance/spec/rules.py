@@ -299,7 +299,10 @@ class DocumentedNeedsDoc(Rule):
 
 class TestedNeedsTest(Rule):
     id = "BASIS-SOURCE"
-    doc = "A case's source supports its basis: `documented` names a doc page or URL, `tested` a JAX test file (tests/...)."
+    doc = (
+        "A case's source supports its basis: `documented` names a doc page or URL, `tested` a "
+        "JAX test file (tests/...)."
+    )
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         supported = {

@@ -182,7 +182,8 @@ class WhenUnreachable(Rule):
                 yield self.error(
                     spec,
                     block.line,
-                    f"in case {case.id!r}: expect block (when {block.when.describe()}) can never be chosen; an earlier block covers it or its conditions contradict",
+                    f"in case {case.id!r}: expect block (when {block.when.describe()}) can never be "
+                    "chosen; an earlier block covers it or its conditions contradict",
                 )
 
 
@@ -190,7 +191,8 @@ class WhenOverlap(Rule):
     id = "WHEN-OVERLAP"
     doc = (
         "Two outcome blocks do not both match one mode: which one applies must not depend on their order "
-        "(not_applicable blocks may carve out, and so may a block naming flags out of a later block naming fewer of them)."
+        "(not_applicable blocks may carve out, and so may a block naming flags out of a later "
+        "block naming fewer of them)."
     )
 
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
@@ -208,7 +210,8 @@ class WhenOverlap(Rule):
                         spec,
                         b.line,
                         f"in case {case.id!r}: this block and the one on line {a.line} both match "
-                        f"{mode.label}, backend={backend}, adapter={adapter}, version {version}; make their `when` disjoint",
+                        f"{mode.label}, backend={backend}, adapter={adapter}, version {version}; "
+                        "make their `when` disjoint",
                     )
                     break
 

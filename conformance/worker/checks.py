@@ -170,7 +170,8 @@ def check_warns(
             problems.append(
                 Mismatch(
                     "warns",
-                    f"{len(hits)} warning(s) {expected}, but should be exactly {count} (saw: {_warning_text(obs.warnings)})",
+                    f"{len(hits)} warning(s) {expected}, but should be exactly {count} (saw: "
+                    f"{_warning_text(obs.warnings)})",
                     f"{count} x {expected}",
                     _warning_text(obs.warnings),
                 )
@@ -195,7 +196,8 @@ def check_dtype(expected: str, obs: Observation, resolver: Resolver) -> list[Mis
             problems.append(
                 Mismatch(
                     "dtype",
-                    f"result{path} is {type(leaf).__name__} {short(leaf, 200)} with no dtype, but should have dtype {expected}",
+                    f"result{path} is {type(leaf).__name__} {short(leaf, 200)} with no dtype, but "
+                    f"should have dtype {expected}",
                     expected,
                     type(leaf).__name__,
                 )
@@ -313,7 +315,8 @@ def _compare(path: str, actual: Any, expected: Any, rtol: float, atol: float) ->
         return [
             Mismatch(
                 "value",
-                f"{path} has shape {got.shape}, but the expected value has shape {want.shape}: {short(got.tolist(), 300)} vs {short(expected, 300)}",
+                f"{path} has shape {got.shape}, but the expected value has shape {want.shape}: "
+                f"{short(got.tolist(), 300)} vs {short(expected, 300)}",
                 expected,
                 _tolist(got),
             )

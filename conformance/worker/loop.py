@@ -231,7 +231,8 @@ def _run(adapter: Adapter, payload: CasePayload, check_state: bool) -> tuple[Ver
             verdict["outcome"] = "error"
             verdict["leaked"] = changed
             verdict["message"] = (
-                f"the case changed process-wide state {cut(json.dumps(changed, default=repr), VALUE_CHARS, 'state')} without "
+                "the case changed process-wide state "
+                f"{cut(json.dumps(changed, default=repr), VALUE_CHARS, 'state')} without "
                 "`isolate: process`; the worker was restarted so later cases are not affected\n"
                 + verdict.get("message", "")
             )

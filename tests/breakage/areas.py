@@ -606,7 +606,8 @@ RULE_BREAKAGES = (
         "NondiffOnlyCallables",
         _ids(
             V_ND,
-            "old-style-concrete-grad old-style-concrete-primal old-style-closed-over-bounds-under-jit old-style-vmap-over-x-only",
+            "old-style-concrete-grad old-style-concrete-primal "
+            "old-style-closed-over-bounds-under-jit old-style-vmap-over-x-only",
         ),
         f"{V_ND}.skip-app-grad",
     ),
@@ -650,7 +651,8 @@ RULE_BREAKAGES = (
             V_CL, "jit-tracer-grad-outside-jit jax-test-closure-over-constant-under-scan-and-vmap"
         )
         + _ids(J_SZ, "jacfwd-of-jit")
-        # issue 24 part 2: the JAX-test programs of specs/custom_jvp/transforms_more.yaml, custom_vjp/jax_tests_more.yaml
+        # issue 24 part 2: the JAX-test programs of specs/custom_jvp/transforms_more.yaml,
+        # custom_vjp/jax_tests_more.yaml
         + _ids(
             J_TM,
             "remat-value-and-grad checkpoint-higher-order-every-depth scan-grad-and-second-order "
@@ -787,7 +789,8 @@ RULE_BREAKAGES = (
         _ids(
             V_CL,
             "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used jax-test-closed-over-vmap-tracer "
-            "jax-test-closed-over-tracer-in-residual jax-test-bwd-closes-over-tracer jax-test-bwd-closes-over-tracer-more "
+            "jax-test-closed-over-tracer-in-residual jax-test-bwd-closes-over-tracer "
+            "jax-test-bwd-closes-over-tracer-more "
             "jax-test-fwd-closes-over-tracer jax-test-vjp3-closed-over-vmap-tracer "
             "jax-test-vjp3-closed-over-tracer-in-residual jax-test-vjp3-closure-with-vmap2-primal "
             "jax-test-vjp3-closure-with-vmap2-grad",
@@ -853,7 +856,8 @@ RULE_BREAKAGES = (
         "OptimizeRematMissing",
         _ids(
             V_OPT,
-            "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros optimize-remat-keyword-only-fwd "
+            "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros "
+            "optimize-remat-keyword-only-fwd "
             "optimize-remat-under-remat",
         ),
         f"{V_OPT}.symbolic-zeros-perturbed",
@@ -910,7 +914,8 @@ RULE_BREAKAGES = (
         "JvpRuleRunsOnPrimalCall",
         _ids(
             J_RO,
-            "not-a-pair-plain-call-unaffected tangent-structure-plain-call-unaffected tangent-shape-plain-call-unaffected",
+            "not-a-pair-plain-call-unaffected tangent-structure-plain-call-unaffected "
+            "tangent-shape-plain-call-unaffected",
         )
         + _ids(J_B, "rule-runs-only-under-differentiation"),
         f"{J_RO}.pair-works",
@@ -993,7 +998,8 @@ RULE_BREAKAGES = (
         "JvpSymbolicZerosIgnored",
         _ids(
             J_SZ,
-            "constant-arguments-get-symbolic-zeros constant-arguments-under-jit constant-arguments-under-vmap grad-of-vmap "
+            "constant-arguments-get-symbolic-zeros constant-arguments-under-jit "
+            "constant-arguments-under-vmap grad-of-vmap "
             "not-instantiated-under-jvp-of-vmap scan-under-grad jax-test-output-types",
         ),
         f"{J_SZ}.jacfwd-of-jit",
@@ -1075,8 +1081,10 @@ RULE_BREAKAGES = (
         + _ids(V_PC, "grad-still-works")
         + _ids(
             J_B,
-            "defjvps-first-rule-none defjvps-none-is-zero defjvps-per-argument-summed grad-of-grad-differentiates-the-rule "
-            "higher-order-uses-rule-when-rule-calls-f keyword-and-default-arguments log1pexp-defjvps log1pexp-stable-grad "
+            "defjvps-first-rule-none defjvps-none-is-zero defjvps-per-argument-summed "
+            "grad-of-grad-differentiates-the-rule "
+            "higher-order-uses-rule-when-rule-calls-f keyword-and-default-arguments "
+            "log1pexp-defjvps log1pexp-stable-grad "
             "nonlinear-rule-runs-under-jvp python-control-flow pytree-dict-tangent pytree-namedtuple-in-dict-out "
             "sqrt-ratio-convention-at-zero",
         )

@@ -74,7 +74,10 @@ class JvpTangentStructureUnchecked(BrokenJax):
 
 
 class JvpTangentTypeUnchecked(BrokenJax):
-    claim = "1/2: each tangent output has its primal's shape and tangent dtype (float0 for integers; coerced silently instead)"
+    claim = (
+        "1/2: each tangent output has its primal's shape and tangent dtype (float0 for "
+        "integers; coerced silently instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         jnp = jax.numpy
@@ -100,7 +103,10 @@ class JvpTangentTypeUnchecked(BrokenJax):
 
 
 class RulePrimalNotCheckedAgainstFunction(BrokenJax):
-    claim = "1/6: the primal output of a custom_jvp rule or custom_vjp fwd is the function's (the function's output is substituted silently instead)"
+    claim = (
+        "1/6: the primal output of a custom_jvp rule or custom_vjp fwd is the function's (the "
+        "function's output is substituted silently instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         def change(cj: Any, primals: Any, out: Any) -> Any:
@@ -139,7 +145,10 @@ class RulePrimalNotCheckedAgainstFunction(BrokenJax):
 
 
 class JvpRuleRunsOnPrimalCall(BrokenJax):
-    claim = "1: a custom_jvp's rule runs only under differentiation (the plain call goes through jvp of the rule instead)"
+    claim = (
+        "1: a custom_jvp's rule runs only under differentiation (the plain call goes through "
+        "jvp of the rule instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         state = threading.local()
@@ -352,11 +361,15 @@ class SymbolicZeroFromPrimalIsOne(BrokenJax):
         cd.zero_from_primal = zero_from_primal
 
 
-# ---------------------------------------------------------------- issue 24: argument resolution, compile-time evaluation
+# ---------------------------------------------------------------- issue 24: argument resolution,
+# compile-time evaluation
 
 
 class ResolveKwargsLenient(BrokenJax):
-    claim = "B88/B106: arguments that do not bind to the signature are a TypeError naming the decorated function (a missing one becomes None and a keyword-only one is dropped instead)"
+    claim = (
+        "B88/B106: arguments that do not bind to the signature are a TypeError naming the "
+        "decorated function (a missing one becomes None and a keyword-only one is dropped instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         import inspect
@@ -378,7 +391,10 @@ class ResolveKwargsLenient(BrokenJax):
 
 
 class CompileTimeEvalIgnored(BrokenJax):
-    claim = "B91: under jax.ensure_compile_time_eval inside jit a custom_jvp sees concrete values (the block changes nothing instead: Tracers)"
+    claim = (
+        "B91: under jax.ensure_compile_time_eval inside jit a custom_jvp sees concrete values "
+        "(the block changes nothing instead: Tracers)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         import contextlib
@@ -397,7 +413,10 @@ ALL: tuple[type[BrokenJax], ...] = tuple(
 
 
 class PullbackCotangentsWeak(BrokenJax):
-    claim = "10 (i24.4): a pullback's cotangent has its primal's dtype and weak type (a strong input gives a strong cotangent)"
+    claim = (
+        "10 (i24.4): a pullback's cotangent has its primal's dtype and weak type (a strong "
+        "input gives a strong cotangent)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         from jax._src.lax import lax as lax_internal

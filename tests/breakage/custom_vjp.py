@@ -569,7 +569,8 @@ class PrimalWithoutRule(BrokenJax):
         _call_patch(cd.custom_vjp, lenient)
 
 
-# ---------------------------------------------------------------- issue 14: None in subtrees, non-array nondiff values, closure_convert
+# ---------------------------------------------------------------- issue 14: None in subtrees,
+# non-array nondiff values, closure_convert
 
 
 class NestedNoneCotangentAsOne(BrokenJax):
@@ -616,7 +617,10 @@ class ClosureConvertHoistsEverything(BrokenJax):
 
 
 class ClosureConvertStructureUnchecked(BrokenJax):
-    claim = "14.8: the converted function's inputs must match the example arguments' structure (aux lists are spread silently instead)"
+    claim = (
+        "14.8: the converted function's inputs must match the example arguments' structure "
+        "(aux lists are spread silently instead)"
+    )
 
     def patch(self, jax: Any, cd: Any) -> None:
         original = jax.closure_convert

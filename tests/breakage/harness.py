@@ -169,7 +169,10 @@ def describe(run: BreakageRun, case: str) -> str:
     """One case's record under a breakage, for a failed assertion."""
     record = run.records.get(case)
     if record is None:
-        return f"{case} under {run.breakage.adapter} [{run.breakage.mode.slug}]: the case did not run\n{run.output[-3000:]}"
+        return (
+            f"{case} under {run.breakage.adapter} [{run.breakage.mode.slug}]: the case did not "
+            f"run\n{run.output[-3000:]}"
+        )
     mode = Mode.from_json(record["mode"])
     return (
         f"{case} [mode {mode.slug}] under {run.breakage.adapter}: {record['outcome']}"

@@ -530,7 +530,10 @@ class GlobalUpdateThreadLocal(Breakage):
 
 
 class LegacyContextApisKept(Breakage):
-    breaks = "no contextual x64 API besides jax.enable_x64: jax.experimental.enable_x64 is gone from 0.9.0, jax.config has no `use`"
+    breaks = (
+        "no contextual x64 API besides jax.enable_x64: jax.experimental.enable_x64 is gone "
+        "from 0.9.0, jax.config has no `use`"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         jax = ns["jax"]
@@ -595,7 +598,10 @@ class ErrorReduced(Breakage):
 
 
 class WarningAlwaysInt64(Breakage):
-    breaks = "warn mode: the warning names the dtype that was requested and the one it becomes (not always int64 -> int32)"
+    breaks = (
+        "warn mode: the warning names the dtype that was requested and the one it becomes "
+        "(not always int64 -> int32)"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         import re
@@ -629,7 +635,10 @@ class Explicit32BitWarns(Breakage):
 
 
 class PythonTypesAre64BitRequests(Breakage):
-    breaks = "dtype=int/float/complex (and astype(int)/astype(float)) mean the default of that kind, not a 64-bit request"
+    breaks = (
+        "dtype=int/float/complex (and astype(int)/astype(float)) mean the default of that "
+        "kind, not a 64-bit request"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         dtypes = _dtypes_module()
@@ -647,7 +656,10 @@ class PythonTypesAre64BitRequests(Breakage):
 
 
 class Default64BitWarns(Breakage):
-    breaks = "creating arrays of the default dtypes never warns, however x64 was turned on (environment, update, enable_x64)"
+    breaks = (
+        "creating arrays of the default dtypes never warns, however x64 was turned on "
+        "(environment, update, enable_x64)"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         dtypes = _dtypes_module()
@@ -669,7 +681,8 @@ class Default64BitWarns(Breakage):
         dtypes.default_types["f"] = dtypes._DEFAULT_TYPEMAP[float] = dtypes.default_float_dtype
 
 
-# ---------------------------------------------------------------- issue 13, item 4: jax.enable_x64 as JAX's tests use it
+# ---------------------------------------------------------------- issue 13, item 4: jax.enable_x64
+# as JAX's tests use it
 
 
 class DefaultArgumentOff(Breakage):
@@ -754,7 +767,8 @@ class ControlFlowCacheIgnoresX64(Breakage):
         jax.checkpoint = lambda fun=None, **k: real_checkpoint(pinned(fun), **k)
 
 
-# ---------------------------------------------------------------- issue 13, items 6 and 7: allow mode beyond creation, promotion
+# ---------------------------------------------------------------- issue 13, items 6 and 7: allow
+# mode beyond creation, promotion
 
 
 class JitPythonScalarsNarrow(Breakage):
@@ -887,7 +901,10 @@ class CanonicalizeUnknownToFloat(Breakage):
 
 
 class RandomSamplersSilentlyTruncate(Breakage):
-    breaks = "warn mode: a jax.random sampler asked for a 64-bit dtype warns like every other function (jax#17366: uniform did not)"
+    breaks = (
+        "warn mode: a jax.random sampler asked for a 64-bit dtype warns like every other "
+        "function (jax#17366: uniform did not)"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         import functools
@@ -912,7 +929,10 @@ class RandomSamplersSilentlyTruncate(Breakage):
 
 
 class NumpyInt64OutOfRangeRaises(Breakage):
-    breaks = "x64 off: a NumPy int64 outside the int32 range is wrapped to int32 silently (the jax#18385 behaviour), not refused"
+    breaks = (
+        "x64 off: a NumPy int64 outside the int32 range is wrapped to int32 silently (the "
+        "jax#18385 behaviour), not refused"
+    )
 
     def patch(self, ns: dict[str, Any]) -> None:
         jax, jnp = ns["jax"], ns["jnp"]

@@ -1,4 +1,5 @@
-"""The flags the reference models: its table, start-up from JAX_<NAME>, and jax_custom_vjp3 read when custom_vjp(...) is created."""
+"""The flags the reference models: its table, start-up from JAX_<NAME>, and jax_custom_vjp3 read when
+custom_vjp(...) is created."""
 
 from __future__ import annotations
 
