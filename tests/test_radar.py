@@ -429,6 +429,26 @@ def test_a_release_the_store_holds_is_not_run_again(tmp_path: Path) -> None:
     ]
 
 
+def test_a_resumed_full_run_skips_the_modes_that_ended(tmp_path: Path) -> None:
+    """An interrupted search resumes at the mode it stopped in: a mode whose full run ended is not
+    run again (and its file not overwritten), one whose run was cut short is."""
+    from jax_conformance.compat.observer import RealObserver
+    from jax_conformance.mode import Mode
+
+    store = Store(tmp_path / "radar")
+    _write_run(store.result_path("0.10.2", "off-warn", None), "0.10.2", OFF, {"a.x": "int32"})
+    cut = {"x64": False, "explicit_x64_dtypes": "error"}
+    _write_run(
+        store.result_path("0.10.2", "off-error", None), "0.10.2", cut, {"a.x": "int32"}, ended=False
+    )
+    slugs = ["off-warn", "off-error", "on"]
+    observer = RealObserver(
+        store, [Mode.from_slug(m) for m in slugs], tmp_path / "cache", {}, tmp_path / "specs"
+    )
+    assert [m.slug for m in observer.modes_to_run("0.10.2", None)] == ["off-error", "on"]
+    assert [m.slug for m in observer.modes_to_run("0.12.0", None)] == slugs
+
+
 def test_a_harness_error_is_no_change() -> None:
     from jax_conformance.compat.radar import HARNESS, differs, record_signature
 

@@ -140,6 +140,15 @@ class RealObserver:
             self.installer,
         )
 
+    def modes_to_run(self, release: str, cases: Sequence[str] | None) -> list[Mode]:
+        """The modes a probe needs, less (for a full run) those whose full run already ended: an
+        interrupted search resumes at the mode it was stopped in, never overwriting a finished one."""
+        modes = [m for m in self.modes if m.slug in self.needed(cases)]
+        if cases is None:
+            _, full = self.store.observations(release, [m.slug for m in modes])
+            modes = [m for m in modes if m.slug not in full]
+        return modes
+
     def _run(self, todo: Mapping[str, Sequence[str] | None]) -> None:
         scheduler = Scheduler[ModeRun](
             self.jobs, timeout=self.run_timeout, on_finish=self._finished
@@ -166,7 +175,7 @@ class RealObserver:
             real = None if cases is None else [c for c in cases if not c.startswith(FLAG)]
             if real is not None and not real:
                 real = [self.filler] if self.filler else []
-            modes = [m for m in self.modes if m.slug in self.needed(cases)]
+            modes = self.modes_to_run(release, cases)
             self.say(
                 f"jax {release}: environment {how}; running {'every case' if real is None else f'{len(real)} cases'}"
                 f" in {', '.join(m.slug for m in modes)}"
