@@ -9,6 +9,7 @@ line as it finishes. What the store already holds is never run again.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import json
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -235,6 +236,10 @@ class RealObserver:
         run.reason = failure(run)
         stat = self.stats.setdefault(run.version, ReleaseStat(run.version))
         stat.run_s += run.seconds
+        if run.results.parent.is_dir():  # the run's wall time beside its results (bench/radar.py)
+            run.results.with_suffix(".wall.json").write_text(
+                json.dumps({"seconds": round(run.seconds, 1), "reason": run.reason or ""})
+            )
         counts = ", ".join(
             f"{n} {k.replace('_', ' ')}"
             for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1])
