@@ -531,3 +531,45 @@ def test_the_keyword_selects_each_case_and_parses() -> None:
         )
         == "x64.defaults.arange-int or promotion.table.add[int8 or promotion.table."
     )
+
+
+GATED = """\
+topic: x64.explicit
+source: {doc: docs/default_dtypes.md}
+cases:
+  - id: x64.explicit.error
+    claim: an explicit float64 request raises in error mode
+    basis: observed
+    run: jnp.zeros(2, dtype="float64")
+    expect:
+      - when: {x64: false, explicit_x64_dtypes: error, version: ">=0.5.3"}
+        raises: {type: ValueError, match: "float64"}
+      - when: {x64: false, explicit_x64_dtypes: error, version: "<=0.4.30"}
+        dtype: float32
+      - when: {x64: true, adapter: [reference], version: ">=0.4.33"}
+        dtype: float32
+"""
+
+
+def test_a_gate_where_nothing_changed_is_flagged_with_the_release_found(tmp_path: Path) -> None:
+    """The case changed in 0.4.34; its gates move at 0.5.3 and at 0.4.31, where nothing changed:
+    each is flagged with the release the radar found. A gate at the found release, one for another
+    adapter and a case the search did not observe are not."""
+    from jax_conformance.compat.gates import gate_flags
+
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "explicit.yaml").write_text(GATED)
+    order = ["0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.5.3"]
+    changes = {"x64.explicit.error": ["0.4.34"]}
+    flags = gate_flags([tmp_path / "specs"], order, changes, ["x64.explicit.error"], root=tmp_path)
+    assert [(f.spec_file, f.line, f.gate, f.moves_at, f.changed_in) for f in flags] == [
+        ("specs/explicit.yaml", 9, ">=0.5.3", "0.5.3", ("0.4.34",)),
+        ("specs/explicit.yaml", 11, "<=0.4.30", "0.4.31", ("0.4.34",)),
+    ]
+    assert (
+        "gate '>=0.5.3' moves at 0.5.3, where nothing the radar sees changed" in flags[0].describe()
+    )
+    moved = GATED.replace(">=0.5.3", ">=0.4.34").replace("<=0.4.30", "<0.4.34")
+    (tmp_path / "specs" / "explicit.yaml").write_text(moved)
+    assert gate_flags([tmp_path / "specs"], order, changes, ["x64.explicit.error"]) == []
+    assert gate_flags([tmp_path / "specs"], order, {}, []) == []  # not observed: not judged

@@ -24,6 +24,7 @@ from jax_conformance.compat.drive import (
     add_radar_arguments,
     changes_json,
     format_changes_text,
+    gate_check,
     merged_results,
     print_json,
     save_search,
@@ -417,6 +418,8 @@ def radar_main(args: argparse.Namespace, start: float) -> int:
     print()
     print(format_table(table, changes_only=True))
     data = changes_json(run)
+    gates = gate_check(run, data)
+    data["gates"] = [g.to_json() for g in gates]
     print_json(data, args.out / "radar.json")
     save_search(run.store.root, data)
     print_json({**summary(table), "radar": data}, args.out / "compat-summary.json")
@@ -429,6 +432,10 @@ def radar_main(args: argparse.Namespace, start: float) -> int:
             f"upgrade flag {flag}: "
             + "; ".join(f"{h['before']} -> {h['after']} in {h['release']}" for h in history)
         )
+    if gates:
+        print(f"version gates that move where the radar saw no change ({len(gates)}):")
+        for gate in gates:
+            print(f"  {gate.describe()}")
     built = {r: e for r, e in data["environments"].items() if not e["cached"] and not e["reason"]}
     if built:
         print(

@@ -29,6 +29,7 @@ from jax_conformance.compat.envs import (
     enforce_budget,
     find_python,
 )
+from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
 from jax_conformance.compat.radar import FLAG, Search, Store, bisect
 from jax_conformance.errors import UsageError
@@ -275,6 +276,16 @@ def changes_json(run: RadarRun) -> dict[str, Any]:
         "seconds": round(run.seconds, 1),
         "discovery_s": round(run.discovery_s, 1),
     }
+
+
+def gate_check(run: RadarRun, data: dict[str, Any], specs: Path = SPECS_DIR) -> list[GateFlag]:
+    """The version gates in `specs` that move at a searched release where the case did not change."""
+    changed: dict[str, set[str]] = {}
+    for ch in data["changes"]:
+        changed.setdefault(ch["case"], set()).add(ch["release"])
+    observed = case_facts(run.store, run.search.releases)
+    available = [r for r in run.search.releases if r not in run.search.unavailable]
+    return gate_flags([specs], available, changed, observed, root=specs.parent)
 
 
 def flag_history(search: Search) -> dict[str, list[dict[str, str]]]:
