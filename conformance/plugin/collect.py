@@ -22,7 +22,7 @@ from jax_conformance.spec.cache import gc_paused, is_large_load
 from jax_conformance.spec.expectations import Entry
 from jax_conformance.spec.loader import is_spec_file, spec_files
 from jax_conformance.spec.model import Case, Spec
-from jax_conformance.spec.rules import duplicate_ids, exception_names, known_tags
+from jax_conformance.spec.rules import duplicate_ids, exception_names, known_tags, tags_for
 from jax_conformance.text import LINE_CHARS, cut
 from jax_conformance.usage import Selection
 
@@ -146,7 +146,10 @@ class SpecFile(pytest.File):
         if isinstance(loaded, SpecFileErrors):
             self._fail(loaded)
         self._check_names(loaded, suite)
-        tags = known_tags()
+        tags = tags_for(self.path)
+        for tag in set(tags) - set(known_tags()):  # a library's own tags.yaml: its markers too
+            if not any(m.split(":")[0] == tag for m in self.config.getini("markers")):
+                self.config.addinivalue_line("markers", f"{tag}: {tags[tag]}")
         markers = {
             tag: getattr(pytest.mark, tag)
             for case in loaded.cases

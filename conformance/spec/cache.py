@@ -129,7 +129,7 @@ class SpecCache:
             data = self._entry(path).read_bytes()
         except OSError:
             return None
-        digest = self.digest(text)
+        digest = self.digest(text + _own_tags_text(path))
         if data[: len(digest)] != digest:
             return None
         try:
@@ -146,7 +146,8 @@ class SpecCache:
             self._prune()
             tmp = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
             tmp.write_bytes(
-                self.digest(text) + pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
+                self.digest(text + _own_tags_text(path))
+                + pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
             )
             os.replace(tmp, entry)  # readers see the old entry or the new one, never half of one
         except Exception:
@@ -163,6 +164,18 @@ class SpecCache:
         for e in by_age[: len(entries) - self.MAX_ENTRIES // 2]:
             with contextlib.suppress(OSError):
                 os.unlink(e.path)
+
+
+def _own_tags_text(path: Path) -> str:
+    """The text of the tags.yaml a spec outside this project's specs reads (its folder's, or the
+    nearest above it): a tag taken out of it must not leave a cached spec valid. "" for ours."""
+    folder = path.resolve().parent
+    if folder == SPECS_DIR or SPECS_DIR in folder.parents:
+        return ""
+    for candidate in (folder, *folder.parents):
+        with contextlib.suppress(OSError):
+            return "\0tags.yaml\0" + (candidate / "tags.yaml").read_text(encoding="utf-8")
+    return ""
 
 
 def _mtime(entry: os.DirEntry[str]) -> float:

@@ -93,9 +93,10 @@ class Expectation:
         return self.expected.get("not_applicable")
 
 
-BASES = ("documented", "tested", "observed", "unsupported")
+BASES = ("documented", "tested", "observed", "unsupported", "library")
 # The kinds of requirement a conformance verdict counts; `observed` is shown beside them, `unsupported` never.
-NORMATIVE_BASES = frozenset({"documented", "tested"})
+# `library`: a library's own requirement (its docs or tests, not JAX's), in a library's spec directory.
+NORMATIVE_BASES = frozenset({"documented", "tested", "library"})
 
 
 @dataclass

@@ -80,11 +80,42 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 @functools.cache
 def known_tags() -> dict[str, str]:
     """Tags a spec may use (specs/tags.yaml): each becomes a pytest marker."""
-    if not TAGS_PATH.exists():
+    return read_tags(TAGS_PATH)
+
+
+def read_tags(path: Path) -> dict[str, str]:
+    """A tags.yaml: tag -> description ({} when there is none, or it is no mapping); read again
+    when the file changes (a long session, or a test, editing a library's tags)."""
+    try:
+        stat = path.stat()
+    except OSError:
         return {}
-    with TAGS_PATH.open(encoding="utf-8") as f:
+    return _read_tags(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _read_tags(path: Path, _mtime_ns: int, _size: int) -> dict[str, str]:
+    with path.open(encoding="utf-8") as f:
         data = yaml.safe_load(f) or {}
-    return {str(k): str(v) for k, v in data.items()}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+@functools.cache
+def own_tags_path(folder: Path) -> Path | None:
+    """The tags.yaml nearest a spec's folder (the folder itself, or the first folder above it that
+    has one): a library's spec directory brings its own tags."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / "tags.yaml").is_file():
+            return candidate / "tags.yaml"
+    return None
+
+
+def tags_for(spec_path: Path) -> dict[str, str]:
+    """The tags a spec file may use: this project's (specs/tags.yaml) and its own directory's."""
+    own = own_tags_path(spec_path.resolve().parent)
+    if own is None or own == TAGS_PATH:
+        return known_tags()
+    return {**known_tags(), **read_tags(own)}
 
 
 class IdPrefix(Rule):
@@ -119,23 +150,30 @@ class DuplicateIdInFile(Rule):
 
 class UnknownTag(Rule):
     id = "TAG-UNKNOWN"
-    doc = "Tags become pytest markers; a typo would select nothing, so tags come from specs/tags.yaml."
+    doc = (
+        "Tags become pytest markers; a typo would select nothing, so tags come from specs/tags.yaml "
+        "or the tags.yaml of the spec's own directory (its folder or the nearest above it)."
+    )
 
     def check(self, spec: Spec) -> Iterator[SpecError]:
-        known = known_tags()
+        known = tags_for(spec.path)
         if not known:
             return
+        own = own_tags_path(spec.path.resolve().parent)
+        where = (
+            str(own) if own is not None else "specs/tags.yaml (or a tags.yaml beside your specs)"
+        )
         for line, tag in list_items(spec.raw, "tags"):
             if tag not in known:
-                yield self.error(spec, line, self._msg(tag, known))
+                yield self.error(spec, line, self._msg(tag, known, where))
         for case in spec.cases:
             for line, tag in list_items(case.raw, "tags"):
                 if tag not in known:
-                    yield self.error(spec, line, self._msg(tag, known))
+                    yield self.error(spec, line, self._msg(tag, known, where))
 
     @staticmethod
-    def _msg(tag: str, known: dict[str, str]) -> str:
-        return f"unknown tag {tag!r}; add it to specs/tags.yaml or use one of: {', '.join(sorted(known))}"
+    def _msg(tag: str, known: dict[str, str], where: str) -> str:
+        return f"unknown tag {tag!r}; add it to {where} or use one of: {', '.join(sorted(known))}"
 
 
 def _class_names(case: Case) -> Iterator[tuple[int, str, str]]:
@@ -268,7 +306,8 @@ class DtypeName(Rule):
 class BasisGiven(Rule):
     id = "BASIS-MISSING"
     doc = (
-        "Every case says what kind of requirement it is (`basis`: documented, tested, observed, unsupported), "
+        "Every case says what kind of requirement it is (`basis`: documented, tested, observed, unsupported, "
+        "library), "
         "on the case or as its file's default: only documented and tested count as conformance."
     )
 
@@ -307,6 +346,7 @@ class TestedNeedsTest(Rule):
     def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
         supported = {
             "documented": ("doc or url", lambda s: "doc" in s or "url" in s),
+            "library": ("doc or url of the library's own", lambda s: "doc" in s or "url" in s),
             "tested": (
                 "JAX test (file: tests/...)",
                 lambda s: str(s.get("file", "")).startswith("tests/"),
@@ -383,7 +423,36 @@ class TableGenerated(Rule):
                 )
 
 
-LINT_ONLY_RULES: tuple[Rule, ...] = (BasisGiven(), CodeNames(), TableGenerated())
+class LibrarySource(Rule):
+    id = "LIBRARY-SOURCE"
+    doc = (
+        "A `basis: library` case (the library's own requirement, not JAX's) names where the library "
+        "states it: a `url`, or a `doc` file that exists beside the spec (its folder or one above it)."
+    )
+
+    def check_case(self, spec: Spec, case: Case) -> Iterator[SpecError]:
+        if case.basis != "library":
+            return
+        folder = spec.path.resolve().parent
+        line = case.field_lines.get("source", case.field_lines.get("basis", case.field_lines["id"]))
+        for source in case.source:
+            if "url" in source and not re.match(r"^https?://\S+$", str(source["url"])):
+                yield self.error(
+                    spec, line, f"case {case.id!r}: url {source['url']!r} is not an http(s) URL"
+                )
+            doc = source.get("doc")
+            if doc is None:
+                continue
+            if not any((base / str(doc)).is_file() for base in (folder, *folder.parents)):
+                yield self.error(
+                    spec,
+                    line,
+                    f"case {case.id!r} is the library's own requirement, but its doc {doc!r} is no "
+                    f"file in {folder} or a folder above it",
+                )
+
+
+LINT_ONLY_RULES: tuple[Rule, ...] = (BasisGiven(), CodeNames(), TableGenerated(), LibrarySource())
 
 # Rules over expect blocks that apply to `documented:` blocks as well.
 BLOCK_RULES: tuple[Rule, ...] = (

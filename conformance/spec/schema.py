@@ -253,3 +253,19 @@ def schema_errors(doc: Any, path: Path) -> list[SpecError]:
             SpecError(path, line_of(doc, error.absolute_path), "SCHEMA", _schema_message(error))
         )
     return errors
+
+
+def modeline(spec_file: Path | None = None) -> str:
+    """The line that points an editor (yaml-language-server: VS Code's YAML extension, Neovim,
+    Helix) at this schema from a spec file anywhere, e.g. a library's own spec directory."""
+    target = str(SCHEMA_PATH)
+    if spec_file is not None:
+        import os
+
+        target = os.path.relpath(SCHEMA_PATH, Path(spec_file).resolve().parent)
+    return f"# yaml-language-server: $schema={target}"
+
+
+if __name__ == "__main__":  # python -m jax_conformance.spec.schema: where the installed schema is
+    print(SCHEMA_PATH)
+    print(modeline())
