@@ -56,6 +56,26 @@ def check_spec_paths(paths: list[Path], option: str = "--specs") -> None:
             raise UsageError(f"{what}: not a spec file (a *.yaml or *.yml with `cases:`)")
 
 
+def extend_pythonpath(dirs: Iterable[str | Path], option: str = "--pythonpath") -> None:
+    """--pythonpath: directories spec code imports from (a library's own modules), put before
+    PYTHONPATH for this process and every process it starts (mode processes, workers); a directory
+    that does not exist is a usage error naming it."""
+    import os
+    import sys
+
+    paths = []
+    for d in dirs:
+        path = Path(d).resolve()
+        if not path.is_dir():
+            raise UsageError(f"{option} {d}: no such directory")
+        paths.append(str(path))
+    if not paths:
+        return
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*paths, *rest]))
+    sys.path[:0] = [p for p in paths if p not in sys.path]
+
+
 def check_adapter(name: str, option: str = "--adapter") -> None:
     """An adapter name must be installed (the `jax_conformance.adapters` entry points) or an
     importable `module:Class`; checked here, before any process is started."""

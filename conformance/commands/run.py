@@ -31,6 +31,7 @@ from jax_conformance.usage import (
     check_adapter,
     check_expression,
     check_spec_paths,
+    extend_pythonpath,
     keyword_selection,
     mark_selection,
     positive_float,
@@ -91,6 +92,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--specs", action="append", metavar="DIR", help="spec directories (default: specs/)"
+    )
+    parser.add_argument(
+        "--pythonpath",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory spec code imports from (a library's own modules), before PYTHONPATH; the "
+        "directory the run starts in is on the path already",
+    )
+    parser.add_argument(
+        "--title",
+        default=None,
+        help="the report's title (default: 'JAX conformance report'; name what was checked, e.g. "
+        "'mylib's rules under JAX')",
     )
     parser.add_argument(
         "--out",
@@ -374,6 +389,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     for adapter in adapters:
         check_adapter(adapter)
     check_spec_paths([Path(p) for p in args.specs or []])
+    extend_pythonpath(args.pythonpath)
     for option, expr in (("-k", args.keyword), ("-m", args.markexpr)):
         if expr:
             check_expression(option, expr)
@@ -509,7 +525,8 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_report:
         from jax_conformance.report import build_site
 
-        index, _ = build_site([merged], out, args.baseline)
+        title = {"title": args.title} if args.title else {}
+        index, _ = build_site([merged], out, args.baseline, **title)
         print(f"report: {index}{' (incomplete: the run was interrupted)' if interrupted else ''}")
     if args.out is None:
         link = rundir.point_latest(out)

@@ -18,7 +18,13 @@ from jax_conformance.adapters import installed_adapters
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import EXPLICIT_MODES, Mode, parse_flag, parse_truth
 from jax_conformance.plugin.caserunner import ISOLATION_MODES
-from jax_conformance.usage import check_adapter, check_spec_paths, positive_float, positive_int
+from jax_conformance.usage import (
+    check_adapter,
+    check_spec_paths,
+    extend_pythonpath,
+    positive_float,
+    positive_int,
+)
 
 DEFAULT_CASE_TIMEOUT = "60"  # seconds; the ini value `conformance_case_timeout`
 
@@ -63,6 +69,13 @@ def add_options(parser: pytest.Parser) -> None:
         action="append",
         metavar="DIR",
         help=f"spec directories for `pytest conformance/` (default: {SPECS_DIR})",
+    )
+    group.addoption(
+        "--pythonpath",
+        action="append",
+        metavar="DIR",
+        help="a directory spec code imports from (a library's own modules), before PYTHONPATH for "
+        "the workers too; the directory pytest starts in is on the path already",
     )
     group.addoption(
         "--case-timeout",
@@ -147,6 +160,7 @@ class Options:
             return
         check_adapter(self.adapter)
         check_spec_paths(list(self.specs))
+        extend_pythonpath(config.getoption("pythonpath") or ())
 
     def targets_suite(self, config: pytest.Config) -> bool:
         """Whether pytest was asked to collect the suite: the package folder, a spec directory, or
