@@ -658,14 +658,16 @@ RULE_BREAKAGES = (
             "remat-value-and-grad checkpoint-higher-order-every-depth scan-grad-and-second-order "
             "scan-second-order-nonlinear-rule scan-under-vmap closes-over-constant-in-scan-under-vmap "
             "jvp-of-vmap-batched-nondiff vmap-rank1 nested-vmaps linear-rule-transposed-in-scan "
-            "rule-calling-function-transposed dce-symbolic-zeros-forward-over-reverse",
+            "rule-calling-function-transposed dce-symbolic-zeros-forward-over-reverse "
+            "jvp-of-jvp-primal-uses-rule prng-key-in-nondiff-under-vmap-and-jvp",
         )
         + _ids(
             V_TM,
             "scan-grad-and-second-order remat-higher-order-every-depth vjp-function-as-residual "
             "vjp-function-returned-from-jit nested-value-and-grad python-control-flow python-control-flow-bwd "
             "vmap-rank1 nested-vmaps grad-of-vmap-none-cotangent custom-gradient "
-            "custom-gradient-two-arguments-and-arrays",
+            "custom-gradient-two-arguments-and-arrays vjp-of-vmap-of-scan-unbatched-coefficient "
+            "bwd-pytree-need-not-accept-nones symbolic-zeros-custom-pytree optimize-remat-custom-vmap-fwd",
         ),
         f"{V_ND}.app-primal",
     ),
@@ -762,7 +764,8 @@ RULE_BREAKAGES = (
             J_ND,
             "tracer-under-jit-primal tracer-under-jit-grad tracer-under-vmap tracer-under-vmap-primal "
             "grad-wrt-nondiff-is-zero",
-        ),
+        )
+        + _ids(J_TM, "prng-key-in-nondiff-under-vmap-and-jvp"),
         f"{J_ND}.app-grad-uses-rule",
     ),
     _rule(
@@ -848,7 +851,8 @@ RULE_BREAKAGES = (
         + _ids(V_PC, "jax-test-vjp3-jvp-of-symbolic-zeros-rule")
         + _ids(
             V_TM,
-            "symbolic-zeros-static-and-dynamic-under-jit-and-vmap symbolic-zeros-jacrev-of-jit-and-allow-int",
+            "symbolic-zeros-static-and-dynamic-under-jit-and-vmap symbolic-zeros-jacrev-of-jit-and-allow-int "
+            "symbolic-zeros-custom-pytree",
         ),
         f"{V_OPT}.optimize-remat",
     ),
@@ -859,7 +863,8 @@ RULE_BREAKAGES = (
             "optimize-remat optimize-remat-under-jit optimize-remat-with-symbolic-zeros "
             "optimize-remat-keyword-only-fwd "
             "optimize-remat-under-remat",
-        ),
+        )
+        + _ids(V_TM, "optimize-remat-custom-vmap-fwd"),
         f"{V_OPT}.symbolic-zeros-perturbed",
     ),
     _rule(
@@ -1112,6 +1117,12 @@ RULE_BREAKAGES = (
         ),
         f"{V_ND}.app-primal",
         "custom_jvp",
+    ),
+    # issue 24, the remaining JAX-test rows: a bwd pytree whose unflatten rejects None
+    _rule(
+        "BwdTreeRebuiltWithNones",
+        _ids(V_TM, "bwd-pytree-need-not-accept-nones"),
+        f"{V_TM}.custom-gradient",
     ),
     # issue 24, part 4: the gradient family (dtype and weak type over dtypes and transforms)
     _rule(

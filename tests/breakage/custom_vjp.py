@@ -641,6 +641,24 @@ class ClosureConvertStructureUnchecked(BrokenJax):
         jax.closure_convert = closure_convert
 
 
+# ---------------------------------------------------------------- issue 24: the remaining JAX-test rows
+
+
+class BwdTreeRebuiltWithNones(BrokenJax):
+    claim = (
+        "24: bwd may return a custom pytree whose unflatten rejects None children (a copy of its "
+        "structure is first built with None leaves instead, so such an unflatten fails)"
+    )
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        def change(out: Any, seen: list[Any]) -> Any:
+            treedef = jax.tree_util.tree_structure(out)
+            jax.tree_util.tree_unflatten(treedef, [None] * treedef.num_leaves)
+            return out
+
+        _wrap_bwd_output(cd, change)
+
+
 ALL: tuple[type[BrokenJax], ...] = tuple(
     cls
     for cls in list(globals().values())
