@@ -317,6 +317,59 @@ def check_own_specs(inst: Installed) -> None:
     ), out
 
 
+def check_contract_fixture(inst: Installed) -> None:
+    """A library's own project, beside the installed wheel: its test uses the `jax_contract` fixture
+    (registered by the wheel's pytest11 entry point) on a correct rule and a rule wrong by a factor;
+    one mode, so one process per test."""
+    project = inst.base / "mylib"
+    project.mkdir()
+    (project / "mylib_rules.py").write_text(
+        textwrap.dedent("""\
+        import jax, jax.numpy as jnp
+
+        @jax.custom_vjp
+        def good_sin(x):
+            return jnp.sin(x)
+
+        good_sin.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, g: (g * c,))
+
+        @jax.custom_vjp
+        def doubled_slope(x):
+            return jnp.sin(x)
+
+        doubled_slope.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, g: (2.0 * g * c,))
+        """),
+        encoding="utf-8",
+    )
+    (project / "test_mylib.py").write_text(
+        textwrap.dedent("""\
+        import jax.numpy as jnp
+        from mylib_rules import doubled_slope, good_sin
+
+        def test_good(jax_contract):
+            jax_contract.check(good_sin, jnp.array([0.5, 2.0]), modes=["off-warn"])
+
+        def test_doubled(jax_contract):
+            jax_contract.check(doubled_slope, jnp.array([0.5, 2.0]), modes=["off-warn"])
+        """),
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [inst.bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf"],
+        cwd=project,
+        env=inst.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out  # 1: tests ran and some failed
+    assert re.search(r"\b1 failed, 1 passed\b", out), out
+    assert re.search(r"FAILED test_mylib.py::test_doubled\b", out), out
+    assert "FAIL derivatives.finite-differences [off-warn] " in out, out
+    assert "test_good" not in "".join(ln for ln in out.splitlines() if ln.startswith("FAILED")), out
+
+
 @pytest.mark.slow
 def test_the_wheel_installs_and_runs_outside_the_checkout(
     installed: tuple[Installed, Path, Path],
@@ -328,4 +381,5 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(
     check_lint_and_run(inst)
     check_pytest(inst)
     check_own_specs(inst)
+    check_contract_fixture(inst)
     assert list(inst.cwd.iterdir()) == [], "the commands wrote into the directory they ran from"
