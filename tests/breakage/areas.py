@@ -115,14 +115,22 @@ X64_BREAKAGES = (
         "CanonicalizeIdentity",
         "3 table",
         "off-warn",
-        ("x64.canonicalize.narrowed-64bit", "x64.canonicalize.python-types"),
+        (
+            "x64.canonicalize.narrowed-64bit",
+            "x64.canonicalize.python-types",
+            "x64.canonicalize.jnp-scalar-types-and-longlong",
+        ),
         ("x64.canonicalize.unchanged",),
     ),
     _x64(
         "CanonicalizeWidensNarrowTypes",
         "3 table (unchanged dtypes)",
         "on",
-        ("x64.canonicalize.unchanged",),
+        (
+            "x64.canonicalize.unchanged",
+            "x64.canonicalize.int4-uint4-unchanged",
+            "x64.canonicalize.jnp-scalar-types-and-longlong",
+        ),
         ("x64.canonicalize.narrowed-64bit",),
     ),
     # claim 4: warn / error / allow

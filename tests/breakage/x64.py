@@ -175,7 +175,13 @@ class CanonicalizeWidensNarrowTypes(Breakage):
     def patch(self, ns: dict[str, Any]) -> None:
         jax = ns["jax"]
         real = jax.dtypes.canonicalize_dtype
-        widen = {"float16": "float32", "int8": "int32", "uint16": "uint32"}
+        widen = {
+            "float16": "float32",
+            "int8": "int32",
+            "uint16": "uint32",
+            "int4": "int8",
+            "uint4": "uint8",
+        }
 
         def widening(dtype: Any, allow_extended_dtype: bool = False) -> Any:
             out = real(dtype, allow_extended_dtype)
