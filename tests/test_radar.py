@@ -17,6 +17,7 @@ from jax_conformance.compat.discover import discover, parse_range
 from jax_conformance.compat.radar import (
     ABSENT,
     FLAG,
+    HARNESS,
     MISSING,
     Observations,
     Store,
@@ -449,8 +450,33 @@ def test_a_resumed_full_run_skips_the_modes_that_ended(tmp_path: Path) -> None:
     assert [m.slug for m in observer.modes_to_run("0.12.0", None)] == slugs
 
 
+def test_a_full_run_case_that_met_a_harness_error_is_run_again_once(tmp_path: Path) -> None:
+    """An end's full run in which the harness failed on a case (not the release) leaves that case
+    unobservable; the observer asks for that case alone to be run again, once per search."""
+    from jax_conformance.compat.observer import RealObserver
+    from jax_conformance.mode import Mode
+
+    store = Store(tmp_path / "radar")
+    path = store.result_path("0.10.2", "off-warn", None)
+    _write_run(path, "0.10.2", OFF, {"a.ok": "int32", "a.hurt": "int32"})
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for rec in records:
+        if rec.get("case") == "a.hurt":
+            rec.update(outcome="error", message="harness error: UnboundLocalError", actual=None)
+    path.write_text("".join(json.dumps(rec) + "\n" for rec in records))
+    assert store.observations("0.10.2", ["off-warn"])[0]["a.hurt"] == {"off-warn": HARNESS}
+    ran: list[dict[str, object]] = []
+    observer = RealObserver(
+        store, [Mode.from_slug("off-warn")], tmp_path / "cache", {}, tmp_path / "specs"
+    )
+    observer._run = ran.append  # type: ignore[assignment, method-assign]
+    observer.observe({"0.10.2": None})
+    observer.observe({"0.10.2": None})
+    assert ran == [{"0.10.2": ["a.hurt"]}]
+
+
 def test_a_harness_error_is_no_change() -> None:
-    from jax_conformance.compat.radar import HARNESS, differs, record_signature
+    from jax_conformance.compat.radar import differs, record_signature
 
     rec = {"outcome": "error", "message": "harness error: UnboundLocalError: ...", "actual": None}
     assert record_signature(rec) == HARNESS  # type: ignore[arg-type]

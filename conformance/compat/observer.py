@@ -19,7 +19,7 @@ from pathlib import Path
 from jax_conformance.compat.as_of import AS_OF
 from jax_conformance.compat.as_of import PATH as AS_OF_ADAPTER
 from jax_conformance.compat.envs import Environment, ModeRun, _clean_environ, ensure_env, python_tag
-from jax_conformance.compat.radar import FLAG, Observations, Store, Unavailable
+from jax_conformance.compat.radar import FLAG, HARNESS, Observations, Store, Unavailable
 from jax_conformance.launch.scheduler import Scheduler
 from jax_conformance.launch.service import closing_records, failure, run_modes
 from jax_conformance.mode import Mode
@@ -80,6 +80,7 @@ class RealObserver:
     # case -> the modes where it differed between the ends of its interval (set by `radar.bisect`):
     # a probe runs only those modes; a case not listed runs in every mode
     modes_for: dict[str, set[str]] = field(default_factory=dict)
+    _retried: set[str] = field(default_factory=set)  # releases whose harness errors were run again
 
     def needed(self, cases: Sequence[str] | None) -> list[str]:
         """The modes a probe of these cases runs (every mode for a full run)."""
@@ -112,6 +113,7 @@ class RealObserver:
                 todo[release] = cases
         if todo:
             self._run(todo)
+        self._retry_harness_errors(probes)
         for release, cases in probes.items():
             if release in out:
                 continue
@@ -140,6 +142,27 @@ class RealObserver:
             self.pins,
             self.installer,
         )
+
+    def _retry_harness_errors(self, probes: Mapping[str, Sequence[str] | None]) -> None:
+        """A full run's cases that met a harness error (the harness, not the release, failed: a
+        checkout mid-edit, a worker lost) are run once more, in the modes where they did: until
+        then the search cannot compare them, and a change in them would go unseen."""
+        again: dict[str, list[str]] = {}
+        for release, cases in probes.items():
+            if cases is not None or release in self._retried or self.store.unavailable(release):
+                continue
+            obs, _ = self.store.observations(release, self.slugs)
+            harmed = sorted(
+                c for c, sig in obs.items() if not c.startswith(FLAG) and HARNESS in sig.values()
+            )
+            self._retried.add(release)
+            if harmed:
+                self.say(
+                    f"jax {release}: {len(harmed)} cases met a harness error; running them again"
+                )
+                again[release] = harmed
+        if again:
+            self._run(again)
 
     def modes_to_run(self, release: str, cases: Sequence[str] | None) -> list[Mode]:
         """The modes a probe needs, less (for a full run) those whose full run already ended: an
@@ -183,7 +206,9 @@ class RealObserver:
             )
             for mode in modes:
                 done, _ = self.store.observations(release, [mode.slug])
-                if real is not None and all(mode.slug in done.get(c, {}) for c in real):
+                if real is not None and all(
+                    done.get(c, {}).get(mode.slug) not in (None, HARNESS) for c in real
+                ):
                     continue
                 path = self.store.result_path(release, mode.slug, real)
                 path.parent.mkdir(parents=True, exist_ok=True)
