@@ -173,3 +173,17 @@ BROKEN = {
     "bwd_too_few": ((X,), (), "rule.bwd-structure", ("off-warn", "on")),
     "warns_in_bwd": ((), (), "x64.no-extra-warning", ("off-warn",)),
 }
+
+
+# Not in BROKEN: a rule written before JAX 0.4.34 (test_contract's releases test). The tangent of its
+# integer output is an int32 zero where float0 is expected: rule.fwd-pair fails in every release,
+# and from 0.4.34 JAX refuses the rule, so every derivative item stops holding there.
+@jax.custom_jvp
+def int_tangent_rule(x):
+    return 2.0 * x, jax.lax.convert_element_type(jnp.sum(x), jnp.int32)
+
+
+@int_tangent_rule.defjvp
+def _int_tangent_rule_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return int_tangent_rule(x), (2.0 * t, jnp.zeros((), jnp.int32))

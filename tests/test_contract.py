@@ -15,7 +15,7 @@ import sys
 import textwrap
 
 import pytest
-from jax_conformance import SPECS_DIR
+from jax_conformance import CHECKOUT, SPECS_DIR
 from jax_conformance.contract import ITEMS, Expr, Target, check_many
 from jax_conformance.contract.items import FAIL, PASS
 from jax_conformance.spec.loader import load_spec, spec_files
@@ -23,6 +23,7 @@ from jax_conformance.spec.loader import load_spec, spec_files
 from tests import contract_rules
 
 pytestmark = pytest.mark.slow
+ROOT = CHECKOUT
 
 
 def test_every_item_names_spec_cases_that_exist():
@@ -178,3 +179,45 @@ def test_fixture_reports_ordinary_pytest_results(pytester):
         ["*FAIL derivatives.finite-differences [[]off-warn[]] jacrev (the rule): expected*"]
     )
     assert FAIL == "fail"
+
+
+def cached_env(release: str) -> bool:
+    from jax_conformance.compat.envs import MARKER, default_cache_dir
+
+    return any((default_cache_dir() / "envs").glob(f"jax-{release}-*/{MARKER}"))
+
+
+def test_releases_say_where_an_item_stops_holding():
+    """--releases over compat's cached environments: a rule with an int32 tangent for an integer
+    output (float0 expected) runs in 0.4.33 and is refused from 0.4.34."""
+    from jax_conformance.contract.releases import run_releases
+
+    missing = [r for r in ("0.4.33", "0.4.34") if not cached_env(r)]
+    if missing:
+        pytest.skip(
+            f"no cached environment for jax {missing}: `jax-conformance compat --versions "
+            "0.4.33,0.4.34` builds them"
+        )
+    target = Target("tests.contract_rules:int_tangent_rule", (Expr(contract_rules.X),))
+    result = run_releases([target], ["0.4.33", "0.4.34"], ["off-warn"], pythonpath=[str(ROOT)])
+    assert [r.jax_version for r in result.releases] == ["0.4.33", "0.4.34"], result.errors()
+    assert not result.errors() and not result.ok
+    for line in result.failure_lines():  # the rule's own fault, in both releases
+        assert (
+            "FAIL rule.fwd-pair [off-warn] jvp rule (output 1): expected tangent dtype float0; got int32"
+            in line
+        )
+    changed = {c.item: c for c in result.changes}
+    assert set(changed) >= {"transforms.jit", "transforms.vmap", "derivatives.agree", "grad.dtype"}
+    assert "rule.fwd-pair" not in changed and "primal.matches-fwd" not in changed
+    jit = changed["transforms.jit"]
+    assert (jit.before, jit.before_status, jit.after, jit.after_status) == (
+        "0.4.33",
+        "pass",
+        "0.4.34",
+        "blocked",
+    )
+    assert "Custom JVP rule must produce primal and tangent outputs" in jit.note
+    assert jit.line().startswith(
+        "transforms.jit [off-warn] stops holding in 0.4.34: ok in 0.4.33, blocked from 0.4.34"
+    )

@@ -59,6 +59,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "deliberately not the derivative (gradient scaling or clipping); repeat for more",
     )
     parser.add_argument(
+        "--releases",
+        action="append",
+        metavar="RELEASES",
+        help="comma-separated JAX releases to check in, e.g. 0.4.33,0.4.34,latest ('latest' or "
+        "'installed': the JAX installed here); each release runs in compat's cached environment "
+        "for it (built once if missing), and the table says in which release each item starts or "
+        "stops holding",
+    )
+    parser.add_argument(
+        "--install-timeout",
+        type=float,
+        default=900,
+        help="seconds to build one release's environment when it is not cached (default 900)",
+    )
+    parser.add_argument(
         "-j", "--jobs", type=int, default=2, help="mode processes at a time (default 2)"
     )
     parser.add_argument(
@@ -101,6 +116,8 @@ def main(args: argparse.Namespace) -> int:
         skip=tuple(args.skip),
     )
     start = time.monotonic()
+    if args.releases:
+        return _main_releases(args, target, start)
     print(
         f"jax-conformance check {args.target}: {len(modes)} mode processes ({', '.join(m.slug for m in modes)}), "
         f"{args.jobs} at a time",
@@ -135,6 +152,48 @@ def main(args: argparse.Namespace) -> int:
     print(
         f"\n{'every item holds in every mode' if result.ok else f'{len(lines)} failure(s)'} "
         f"({held} item x mode cells pass; {time.monotonic() - start:.1f}s)"
+    )
+    return 0 if result.ok else 1
+
+
+def _main_releases(args: argparse.Namespace, target: Target, start: float) -> int:
+    """--releases: every mode in every release, the table per release, and where items change."""
+    from jax_conformance.contract.releases import parse_releases, run_releases
+
+    releases = parse_releases(args.releases)
+    print(
+        f"jax-conformance check {args.target}: releases {', '.join(releases)}, {args.jobs} mode "
+        "processes at a time",
+        file=sys.stderr,
+    )
+    result = run_releases(
+        [target],
+        releases,
+        args.modes,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        install_timeout=args.install_timeout,
+        pythonpath=[_cwd()],
+        say=lambda line: print(f"[{time.monotonic() - start:6.1f}s] {line}", file=sys.stderr),
+    )
+    if args.json:
+        import dataclasses
+        import json
+
+        print(json.dumps(dataclasses.asdict(result), default=str, indent=1))
+        return 0 if result.ok else 1
+    print(result.table())
+    print("\nchanges between releases:" if result.changes else "\nno item changes between releases")
+    for change in result.changes:
+        print(f"  {change.line()}")
+    lines = result.errors() + [ln for ln in result.failure_lines() if " FAIL " in f" {ln}"]
+    if lines:
+        print()
+        for line in lines:
+            print(line)
+    print(
+        f"\n{'every item holds in every mode of every release' if result.ok else 'not every item holds'} "
+        f"({len(result.releases)} releases; {time.monotonic() - start:.1f}s)"
     )
     return 0 if result.ok else 1
 

@@ -220,9 +220,17 @@ def contract_modes(
 # ---------------------------------------------------------------- running
 
 
-def _child_env(mode: Mode, pythonpath: Sequence[str]) -> dict[str, str]:
+def _child_env(
+    mode: Mode, pythonpath: Sequence[str], python: str = sys.executable
+) -> dict[str, str]:
+    """The mode's environment; this interpreter's path goes along only to this interpreter (another
+    release's environment has its own JAX, and this harness installed in it)."""
     env = {**os.environ, **mode.environ()}
-    paths = [p for p in [*pythonpath, *sys.path] if p and os.path.isdir(p)]
+    own = python == sys.executable
+    if not own:
+        env.pop("PYTHONPATH", None)
+        env.pop("VIRTUAL_ENV", None)
+    paths = [p for p in [*pythonpath, *(sys.path if own else ())] if p and os.path.isdir(p)]
     env["PYTHONPATH"] = os.pathsep.join(
         dict.fromkeys([*paths, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
     )
@@ -248,7 +256,7 @@ def run_mode(
                 [python, "-m", RUNNER, "--request", str(request)],
                 capture_output=True,
                 text=True,
-                env=_child_env(mode, pythonpath),
+                env=_child_env(mode, pythonpath, python),
                 timeout=timeout,
                 cwd=cwd,
             )

@@ -105,6 +105,13 @@ def find_rule(fn: Any) -> Any:
 # ---------------------------------------------------------------- comparing values
 
 
+def _dtype_name(dtype: Any) -> str:
+    """float0 by its name (NumPy calls it void)."""
+    import jax
+
+    return "float0" if np.dtype(dtype) == np.dtype(jax.dtypes.float0) else np.dtype(dtype).name
+
+
 def _flatten(tree: Any) -> tuple[list[Any], Any]:
     return jax.tree_util.tree_flatten(tree)
 
@@ -461,8 +468,8 @@ class Check:
                 if want is not None and hasattr(t, "dtype") and np.dtype(t.dtype) != np.dtype(want):
                     raise ItemFailure(
                         f"{where} (output {i})",
-                        f"tangent dtype {np.dtype(want).name}",
-                        f"{np.dtype(t.dtype).name}",
+                        f"tangent dtype {_dtype_name(want)}",
+                        _dtype_name(t.dtype),
                     )
         return None
 
