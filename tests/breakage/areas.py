@@ -144,6 +144,8 @@ X64_BREAKAGES = (
             "x64.explicit.message-float64",
             "x64.transforms.jit",
             "x64.promotion.explicit-floats",
+            "x64.enable_x64.jit-cache-random-uniform",
+            "x64.enable_x64.jit-cache-static-dtype",
         ),
     ),
     _x64(
@@ -290,6 +292,7 @@ X64_BREAKAGES = (
             "x64.jit_cache.retrace-on-switch",
             "x64.jit_cache.retrace-from-on",
             "x64.jit_cache.retrace-same-argument-type",
+            "x64.enable_x64.jit-cache-static-dtype",
         ),
     ),
     _x64(
@@ -431,6 +434,8 @@ X64_BREAKAGES = (
                 "opposite-threads",
                 "no-argument-and-decorator",
                 "near-singular-inverse",
+                "jit-cache-random-uniform",
+                "jit-cache-static-dtype",
             )
         ),
         ("x64.enable_x64.grad-of-block",),
