@@ -180,3 +180,61 @@ def test_the_schema_is_found_from_outside_the_checkout(tmp_path):
     assert Path(out[0]) == schema.SCHEMA_PATH and Path(out[0]).is_file()
     assert out[1] == f"# yaml-language-server: $schema={schema.SCHEMA_PATH}"
     assert "library" in schema.schema()["$defs"]["basis"]["enum"]
+
+
+RULES = """\
+import jax, jax.numpy as jnp
+
+@jax.custom_vjp
+def doubled_slope(x):
+    return jnp.sin(x)
+
+doubled_slope.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, g: (2.0 * g * c,))
+"""
+
+
+@pytest.mark.slow
+def test_check_results_show_in_the_report_under_your_rules(run):
+    """`check --report OUT` beside the library's run: OUT's report is rendered again, its title kept,
+    with a Your rules section (the item x mode table and the failure line)."""
+    out, _ = run
+    (out.parent / "mylib" / "rules.py").write_text(RULES)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jax_conformance.cli",
+            "check",
+            "mylib.rules:doubled_slope",
+            "--args",
+            "jnp.array([0.5, 2.0])",
+            "--modes",
+            "off-warn",
+            "--report",
+            str(out),
+        ],
+        cwd=out.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    saved = json.loads((out / "contract" / "mylib.rules_doubled_slope.json").read_text())
+    assert saved["columns"] == ["off-warn"] and not saved["ok"]
+    rows = {r["item"]: r["cells"] for r in saved["targets"][0]["rows"]}
+    assert rows["derivatives.finite-differences"] == ["fail"] and rows["transforms.vmap"] == [
+        "pass"
+    ]
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert (
+        "<title>mylib&#39;s own claims</title>" in page
+        or "<title>mylib's own claims</title>" in page
+    )
+    section = page[page.index('<section id="your-rules">') :]
+    assert "<h3>mylib.rules:doubled_slope</h3>" in section
+    assert (
+        '<td class="o-failed">FAIL</td>'
+        in section.split("derivatives.finite-differences", 1)[1][:80]
+    )
+    assert "FAIL derivatives.finite-differences [off-warn]" in section
+    assert '<a href="#your-rules">Your rules</a>' in page

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from jax_conformance.contract.engine import Target, contract_modes, run_contract
@@ -83,6 +84,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the result as JSON instead of the table"
     )
     parser.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="save the result into DIR/contract/ and, where DIR holds a run's results.jsonl (`run "
+        '--out DIR`), render DIR\'s report again with a "Your rules" section',
+    )
+    parser.add_argument(
         "--items",
         action="store_true",
         help="list the contract's items and their spec cases, and exit",
@@ -131,6 +139,8 @@ def main(args: argparse.Namespace) -> int:
     result = run_contract(
         [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=[_cwd()], on_mode=done
     )
+    if args.report is not None:
+        _save_report(result, args)
     if args.json:
         import dataclasses
         import json
@@ -176,6 +186,8 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
         pythonpath=[_cwd()],
         say=lambda line: print(f"[{time.monotonic() - start:6.1f}s] {line}", file=sys.stderr),
     )
+    if args.report is not None:
+        _save_report(result, args)
     if args.json:
         import dataclasses
         import json
@@ -196,6 +208,38 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
         f"({len(result.releases)} releases; {time.monotonic() - start:.1f}s)"
     )
     return 0 if result.ok else 1
+
+
+def _save_report(result: Any, args: argparse.Namespace) -> None:
+    """--report DIR: the result saved for DIR's report, and the report rendered again (its title kept)."""
+    import html
+    import re
+    import shlex
+
+    from jax_conformance.contract.save import save
+
+    command = "jax-conformance check " + shlex.join(sys.argv[2:])
+    path = save(result, command, args.report, args.target)
+    print(f"saved for the report: {path}", file=sys.stderr)
+    results = args.report / "results.jsonl"
+    if not results.is_file():
+        print(
+            f"{args.report} has no results.jsonl: a report built there (`jax-conformance run --out "
+            f"{args.report}` or `jax-conformance report ... --out {args.report}`) shows it under Your rules",
+            file=sys.stderr,
+        )
+        return
+    from jax_conformance.report import DEFAULT_TITLE, build_site
+
+    index = args.report / "index.html"
+    found = (
+        re.search(r"<title>(.*?)</title>", index.read_text(encoding="utf-8"))
+        if index.is_file()
+        else None
+    )
+    title = html.unescape(found.group(1)) if found else DEFAULT_TITLE
+    page, _ = build_site([results], args.report, title=title)
+    print(f"report: {page} (Your rules: {path.name})", file=sys.stderr)
 
 
 def _cwd() -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import jinja2
 import markupsafe
 from jax_conformance import REPORT_ASSETS
+from jax_conformance.report import contract_section
 from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
 from jax_conformance.report.releases import (
     HOLDS,
@@ -370,6 +371,7 @@ def render(model: ReportModel, out: Path, title: str = "JAX conformance report")
                 shown_changes=SHOWN_CHANGES,
                 interrupted=[c for c in model.columns if c.interrupted],
                 results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",
+                your_rules=contract_section.render_section(contract_section.load(out)),
             )
         )
         os.rename(tmp, assets / build)

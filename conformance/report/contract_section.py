@@ -1,0 +1,74 @@
+"""The report's "Your rules" section: the `jax-conformance check` results saved in the report's
+directory (OUT/contract/*.json, written by `check --report OUT`), one table per checked function,
+item x mode (or release), with its failure lines and, across releases, where an item changed.
+
+Rendered here as escaped HTML so that the page template needs only one hook."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+FORMAT = "jax-conformance-check"  # jax_conformance.contract.save.FORMAT (this module imports no JAX code)
+CELL = {"pass": "ok", "fail": "FAIL", "n/a": "n/a", "blocked": "blocked", "error": "ERROR"}
+CSS = {"pass": "o-passed", "fail": "o-failed", "error": "o-failed", "n/a": "o-not_applicable"}
+
+
+def load(out: Path) -> list[dict[str, Any]]:
+    """The saved checks in OUT/contract/, by file name; a file that is not one is left out."""
+    found = []
+    for path in sorted((out / "contract").glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("format") == FORMAT:
+            found.append(data)
+    return found
+
+
+def render_section(checks: list[dict[str, Any]]) -> str:
+    """The section's HTML ("" when there are no checks)."""
+    if not checks:
+        return ""
+    e = html.escape
+    parts = [
+        '<section id="your-rules">',
+        "<h2>Your rules</h2>",
+        "<p>Custom derivative rules checked with <code>jax-conformance check</code> against the "
+        "contract JAX documents and tests for custom_vjp / custom_jvp functions.</p>",
+    ]
+    for check in checks:
+        verdict = "every item holds" if check.get("ok") else "not every item holds"
+        versions = ", ".join(dict.fromkeys(str(v) for v in check.get("jax_versions", [])))
+        for target in check.get("targets", []):
+            kinds = "/".join(target.get("kinds", []))
+            parts.append(
+                f'<h3>{e(target["label"])}</h3><p class="meta">{e(kinds + ", " if kinds else "")}'
+                f"JAX {e(versions)}: <strong>{e(verdict)}</strong> · <code>{e(check.get('command', ''))}</code></p>"
+            )
+            head = "".join(f"<th>{e(c)}</th>" for c in check.get("columns", []))
+            rows = []
+            for row in target.get("rows", []):
+                cells = "".join(
+                    f'<td class="{CSS.get(s, "")}">{e(CELL.get(s, s))}</td>' for s in row["cells"]
+                )
+                rows.append(
+                    f'<tr><td title="{e(row.get("statement", ""))}">{e(row["item"])}</td>{cells}</tr>'
+                )
+            parts.append(
+                f'<table class="your-rules"><thead><tr><th>item</th>{head}</tr></thead>'
+                f"<tbody>{''.join(rows)}</tbody></table>"
+            )
+        for title, lines in (
+            ("Changes between releases", check.get("changes", [])),
+            ("Failures", check.get("failures", [])),
+        ):
+            if lines:
+                parts.append(f"<h4>{title}</h4><ul>")
+                parts += [f"<li><code>{e(line)}</code></li>" for line in lines]
+                parts.append("</ul>")
+    parts.append("</section>")
+    return "\n".join(parts)
