@@ -60,6 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "deliberately not the derivative (gradient scaling or clipping); repeat for more",
     )
     parser.add_argument(
+        "--pythonpath",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory the function's module imports from (the directory the command starts in "
+        "is on the path already)",
+    )
+    parser.add_argument(
         "--releases",
         action="append",
         metavar="RELEASES",
@@ -137,7 +145,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"[{time.monotonic() - start:6.1f}s] {mode.slug}: {what}", file=sys.stderr)
 
     result = run_contract(
-        [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=[_cwd()], on_mode=done
+        [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=_path(args), on_mode=done
     )
     if args.report is not None:
         _save_report(result, args)
@@ -183,7 +191,7 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
         jobs=args.jobs,
         timeout=args.timeout,
         install_timeout=args.install_timeout,
-        pythonpath=[_cwd()],
+        pythonpath=_path(args),
         say=lambda line: print(f"[{time.monotonic() - start:6.1f}s] {line}", file=sys.stderr),
     )
     if args.report is not None:
@@ -240,6 +248,16 @@ def _save_report(result: Any, args: argparse.Namespace) -> None:
     title = html.unescape(found.group(1)) if found else DEFAULT_TITLE
     page, _ = build_site([results], args.report, title=title)
     print(f"report: {page} (Your rules: {path.name})", file=sys.stderr)
+
+
+def _path(args: argparse.Namespace) -> list[str]:
+    """The start directory, then --pythonpath (each must exist)."""
+    import os
+
+    missing = [d for d in args.pythonpath if not os.path.isdir(d)]
+    if missing:
+        raise UsageError(f"--pythonpath {missing[0]}: no such directory")
+    return [_cwd(), *(os.path.abspath(d) for d in args.pythonpath)]
 
 
 def _cwd() -> str:
