@@ -221,3 +221,31 @@ def test_releases_say_where_an_item_stops_holding():
     assert jit.line().startswith(
         "transforms.jit [off-warn] stops holding in 0.4.34: ok in 0.4.33, blocked from 0.4.34"
     )
+
+
+def test_usage_errors_before_any_mode_process(tmp_path):
+    """A --pythonpath that is not there and a release that is no release are named, exit 2."""
+    for argv, message in (
+        (
+            ["--pythonpath", str(tmp_path / "nope")],
+            f"--pythonpath {tmp_path / 'nope'}: no such directory",
+        ),
+        (["--releases", "0.4.34,newest"], "--releases 'newest': not a release"),
+    ):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "jax_conformance.cli",
+                "check",
+                "mylib:f",
+                "--args",
+                "1.0",
+                *argv,
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 2 and message in proc.stderr, (proc.returncode, proc.stderr)
