@@ -520,6 +520,21 @@ X64_BREAKAGES = (
         ("x64.canonicalize.unsupported-type",),
         ("x64.canonicalize.narrowed-64bit",),
     ),
+    # issue 24, the remaining JAX-test rows (A26, A30)
+    _x64(
+        "JitKeyUncanonicalizedDtypes",
+        "A26 a float64 argument with x64 off reuses the float32 trace",
+        "off-warn",
+        ("x64.jit_cache.kwargs-and-argument-dtypes",),
+        ("x64.jit_cache.retrace-same-argument-type",),
+    ),
+    _x64(
+        "TracedPythonFloatsNarrow",
+        "A30 a traced Python float is a weak literal of the default float",
+        "on",
+        ("x64.promotion.make-jaxpr-python-float-literal",),
+        ("x64.promotion.lowered-in-avals",),
+    ),
     # issue 24, part 4: the families (specs/x64/dtype_families.yaml)
     _x64(
         "NoTruncationWarning",

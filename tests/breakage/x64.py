@@ -957,3 +957,57 @@ class NumpyInt64OutOfRangeRaises(Breakage):
                 return _real(obj, *args, **kwargs)
 
             setattr(jnp, name, strict)
+
+
+# ---------------------------------------------------------------- issue 24: the remaining JAX-test rows
+
+
+class JitKeyUncanonicalizedDtypes(Breakage):
+    breaks = (
+        "x64 off: a jitted function's cache key holds its arguments' canonical dtypes (a float64 "
+        "NumPy argument is float32 and reuses a float32 trace); the raw NumPy dtype keys it instead"
+    )
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        real = jax.jit
+
+        def jit(fun: Any = None, **kwargs: Any) -> Any:
+            per_dtypes: dict[tuple[str, ...], Any] = {}
+
+            def call(*args: Any, **kw: Any) -> Any:
+                leaves = jax.tree_util.tree_leaves((args, kw))
+                key = tuple(
+                    np.asarray(a).dtype.str
+                    for a in leaves
+                    if isinstance(a, np.generic | np.ndarray)
+                )
+                if key not in per_dtypes:
+                    # a fresh function per key: JAX's trace cache is keyed by the function object
+                    per_dtypes[key] = real(lambda *a, **k: fun(*a, **k), **kwargs)
+                return per_dtypes[key](*args, **kw)
+
+            return call
+
+        jax.jit = jit
+
+
+class TracedPythonFloatsNarrow(Breakage):
+    breaks = (
+        "a Python float a traced function returns is a weakly typed literal of the mode's default "
+        "float (float64 with x64 on); make_jaxpr records it as a strong float32 instead"
+    )
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax, jnp = ns["jax"], ns["jnp"]
+        real = jax.make_jaxpr
+
+        def make_jaxpr(fun: Any, *args: Any, **kwargs: Any) -> Any:
+            def narrowed(*a: Any, **k: Any) -> Any:
+                return jax.tree_util.tree_map(
+                    lambda v: jnp.asarray(v, jnp.float32) if type(v) is float else v, fun(*a, **k)
+                )
+
+            return real(narrowed, *args, **kwargs)
+
+        jax.make_jaxpr = make_jaxpr
