@@ -578,16 +578,21 @@ cases:
 
 
 def test_a_gate_where_nothing_changed_is_flagged_with_the_release_found(tmp_path: Path) -> None:
-    """The case changed in 0.4.34; its gates move at 0.5.3 and at 0.4.31, where nothing changed:
-    each is flagged with the release the radar found. A gate at the found release, one for another
-    adapter and a case the search did not observe are not."""
+    """The case changed in 0.4.34 in off-error; its gates move at 0.5.3 and at 0.4.31, where nothing
+    changed: each is flagged with the release the radar found. A gate at the found release, one for
+    another adapter or a flag mode the search did not run, and a case it did not observe are not;
+    a change in a mode the block does not apply in explains no gate."""
     from jax_conformance.compat.gates import gate_flags
+    from jax_conformance.mode import Mode
 
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "explicit.yaml").write_text(GATED)
     order = ["0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.5.3"]
-    changes = {"x64.explicit.error": ["0.4.34"]}
-    flags = gate_flags([tmp_path / "specs"], order, changes, ["x64.explicit.error"], root=tmp_path)
+    modes = [Mode.from_slug(m) for m in ("off-warn", "off-error", "off-allow", "on")]
+    changes = {"x64.explicit.error": {"0.4.34": ["off-error"]}}
+    flags = gate_flags(
+        [tmp_path / "specs"], order, changes, ["x64.explicit.error"], modes, root=tmp_path
+    )
     assert [(f.spec_file, f.line, f.gate, f.moves_at, f.changed_in) for f in flags] == [
         ("specs/explicit.yaml", 9, ">=0.5.3", "0.5.3", ("0.4.34",)),
         ("specs/explicit.yaml", 11, "<=0.4.30", "0.4.31", ("0.4.34",)),
@@ -597,5 +602,17 @@ def test_a_gate_where_nothing_changed_is_flagged_with_the_release_found(tmp_path
     )
     moved = GATED.replace(">=0.5.3", ">=0.4.34").replace("<=0.4.30", "<0.4.34")
     (tmp_path / "specs" / "explicit.yaml").write_text(moved)
-    assert gate_flags([tmp_path / "specs"], order, changes, ["x64.explicit.error"]) == []
-    assert gate_flags([tmp_path / "specs"], order, {}, []) == []  # not observed: not judged
+    assert gate_flags([tmp_path / "specs"], order, changes, ["x64.explicit.error"], modes) == []
+    assert gate_flags([tmp_path / "specs"], order, {}, [], modes) == []  # not observed: not judged
+    elsewhere = {"x64.explicit.error": {"0.4.34": ["on"]}}  # a change in a mode the blocks skip
+    assert (
+        len(gate_flags([tmp_path / "specs"], order, elsewhere, ["x64.explicit.error"], modes)) == 2
+    )
+    (tmp_path / "specs" / "explicit.yaml").write_text(
+        GATED.replace(
+            "x64: false, explicit", "flags: {jax_custom_vjp3: true}, x64: false, explicit"
+        )
+    )
+    assert (
+        gate_flags([tmp_path / "specs"], order, {}, ["x64.explicit.error"], modes) == []
+    )  # a flag mode: not searched

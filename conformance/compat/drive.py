@@ -280,12 +280,14 @@ def changes_json(run: RadarRun) -> dict[str, Any]:
 
 def gate_check(run: RadarRun, data: dict[str, Any], specs: Path = SPECS_DIR) -> list[GateFlag]:
     """The version gates in `specs` that move at a searched release where the case did not change."""
-    changed: dict[str, set[str]] = {}
+    changed: dict[str, dict[str, set[str]]] = {}
     for ch in data["changes"]:
-        changed.setdefault(ch["case"], set()).add(ch["release"])
+        changed.setdefault(ch["case"], {}).setdefault(ch["release"], set()).update(ch["modes"])
     observed = case_facts(run.store, run.search.releases)
     available = [r for r in run.search.releases if r not in run.search.unavailable]
-    return gate_flags([specs], available, changed, observed, root=specs.parent)
+    return gate_flags(
+        [specs], available, changed, observed, list(run.observer.modes), root=specs.parent
+    )
 
 
 def flag_history(search: Search) -> dict[str, list[dict[str, str]]]:
