@@ -205,7 +205,7 @@ def test_releases_say_where_an_item_stops_holding():
     for line in result.failure_lines():  # the rule's own fault, in both releases
         assert (
             "FAIL rule.fwd-pair [off-warn] jvp rule (output 1): expected tangent dtype float0; got int32"
-            in line
+            " (contract: custom_jvp.integer_inputs.float0-tangent-jvp)" in line
         )
     changed = {c.item: c for c in result.changes}
     assert set(changed) >= {"transforms.jit", "transforms.vmap", "derivatives.agree", "grad.dtype"}

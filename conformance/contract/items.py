@@ -36,6 +36,7 @@ ITEMS: tuple[Item, ...] = (
             "custom_jvp.rule_outputs.tangent-structure-differs",
             "custom_jvp.rule_outputs.tangent-shape-differs",
             "custom_jvp.rule_outputs.tangent-dtype-differs",
+            "custom_jvp.integer_inputs.float0-tangent-jvp",
         ),
     ),
     Item(
@@ -75,6 +76,7 @@ ITEMS: tuple[Item, ...] = (
         (
             "x64.transforms.grad-float64-input",
             "x64.transforms.grad",
+            "custom_vjp.families.grad-dtype-and-weak-type",
             "custom_vjp.integer_inputs.int-cotangent-is-float0",
             "custom_jvp.integer_inputs.rule-gets-float0-tangent-jvp",
             "autodiff.jvp_arguments.tangent-dtype-must-be-primal-dtype",
