@@ -9,6 +9,7 @@ this process.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,33 @@ def test_check_results_show_in_the_report_under_your_rules(run):
     )
     assert "FAIL derivatives.finite-differences [off-warn]" in section
     assert '<a href="#your-rules">Your rules</a>' in page
+
+
+@pytest.mark.slow
+def test_the_pytest_plugin_takes_pythonpath(tmp_path):
+    """pytest --pyargs jax_conformance --specs DIR --pythonpath DIR: the same imports, in pytest."""
+    project = make_project(tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--pyargs",
+            "jax_conformance",
+            "--adapter=reference",
+            "--specs",
+            "specs",
+            "--pythonpath",
+            "extra",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-k",
+            "mylib.halve",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0 and re.search(r"^2 passed", proc.stdout, re.M), proc.stdout
