@@ -49,6 +49,8 @@ def build_jax_module() -> types.ModuleType:
         lax_control,
         lax_indexing,
         numpy_api,
+        numpy_dtypes,
+        promotion,
         tree_util,
         vmap,
     )
@@ -61,7 +63,8 @@ def build_jax_module() -> types.ModuleType:
         canonicalize_dtype=dtypes.canonicalize_dtype,
         float0=dtypes.float0,
         issubdtype=dtypes.issubdtype,
-        result_type=numpy_api.result_type,
+        result_type=numpy_dtypes.dtypes_result_type,
+        TypePromotionError=promotion.TypePromotionError,
         dtype=lambda x: dtypes.dtype_of_input(x)[0] if not hasattr(x, "dtype") else x.dtype,
     )
     if dtypes.bfloat16 is not None:
@@ -152,15 +155,49 @@ def build_jax_module() -> types.ModuleType:
         checkpoint=custom.checkpoint,
         remat=custom.checkpoint,
         jacfwd=ad.jacfwd,
-        # eval_shape: the model runs the function and keeps only the shapes and dtypes of what it returns
-        eval_shape=lambda fun, *a, **k: tree_util.tree_map(
-            lambda x: jit.ShapeDtypeStruct(numpy_api.asarray(x).shape, numpy_api.asarray(x).dtype),
-            fun(*a, **k),
-        ),
+        eval_shape=_eval_shape,
+        jacrev=_jacrev,
         # Python values stay concrete while the reference's jit traces, so the block needs no switch of its own
         ensure_compile_time_eval=contextlib.nullcontext,
     )
     return jax
+
+
+# eval_shape's trace cache: (function, argument types, flags) -> the output's shapes and dtypes.
+_EVAL_SHAPE_CACHE: dict[Any, Any] = {}
+
+
+def _eval_shape(fun: Any, *args: Any, **kwargs: Any) -> Any:
+    """`jax.eval_shape`: the model runs the function once per argument types (dtype, shape,
+    weak_type) and flags, and keeps the shapes, dtypes and weak types of what it returns."""
+    from jax_conformance.adapters.reference import jit, numpy_api, tree_util
+    from jax_conformance.adapters.reference.config import config
+    from jax_conformance.adapters.reference.core import get_aval
+
+    def struct(x: Any) -> Any:
+        a = get_aval(numpy_api.asarray(x) if not hasattr(x, "weak_type") else x)
+        return jit.ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+
+    leaves = tree_util.tree_leaves((args, kwargs))
+    key = (
+        fun,
+        tree_util.tree_structure((args, kwargs)),
+        tuple((s.shape, s.dtype, s.weak_type) for s in map(struct, leaves)),
+        config.x64_enabled,
+        config.jax_explicit_x64_dtypes,
+        config.jax_numpy_dtype_promotion,
+    )
+    if key not in _EVAL_SHAPE_CACHE:
+        _EVAL_SHAPE_CACHE[key] = tree_util.tree_map(struct, fun(*args, **kwargs))
+    return _EVAL_SHAPE_CACHE[key]
+
+
+def _jacrev(fun: Any, argnums: int = 0) -> Any:
+    """`jax.jacrev` of a function with one scalar output: its gradient (the one row of its
+    Jacobian, by reverse mode); other outputs are not modelled."""
+    from jax_conformance.adapters.reference import ad
+
+    return ad.grad(fun, argnums)
 
 
 class ReferenceAdapter(Adapter):

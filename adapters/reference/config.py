@@ -1,7 +1,8 @@
 """`jax.config`: the flags the reference models, how they start from the environment, and how they change.
 
 JAX reads each flag's variable (`JAX_ENABLE_X64`, `JAX_EXPLICIT_X64_DTYPES`, `JAX_CUSTOM_VJP3`,
-`JAX_DISABLE_BWD_CHECKS`: the name in upper case) once, at import; the reference reads them when
+`JAX_DISABLE_BWD_CHECKS`, `JAX_NUMPY_DTYPE_PROMOTION`: the name in upper case) once, at import;
+the reference reads them when
 the adapter builds its namespace (`load_from_environ`), which plays the part of `import jax`.
 After that only `config.update` (or the `enable_x64` context) changes them. `FLAGS` is the table
 the adapter reports (`ReferenceAdapter.info()["flags"]`); a flag that is not in it is not modelled.
@@ -78,8 +79,15 @@ FLAGS: dict[str, Flag] = {
         "Turns off the shape checks of a custom_vjp bwd rule's output "
         "(custom_vjp._leaf_cotangent, custom_vjp3.cotangents_from_bwd3).",
     ),
+    "jax_numpy_dtype_promotion": Flag(
+        "standard",
+        False,
+        "Type promotion: 'standard' (the lattice) or 'strict' (safe weak promotions only) "
+        "(promotion.py, numpy_dtypes.promotion_mode).",
+    ),
 }
 _BOOL_FLAGS = ("jax_custom_vjp3", "jax_disable_bwd_checks")
+_PROMOTION_MODES = ("standard", "strict")
 
 
 class Config:
@@ -90,6 +98,7 @@ class Config:
             "jax_enable_x64": False,
             "jax_explicit_x64_dtypes": ExplicitX64Mode.WARN,
             **{name: FLAGS[name].default for name in _BOOL_FLAGS},
+            "jax_numpy_dtype_promotion": "standard",
         }
         self._local = threading.local()  # `with enable_x64(...)` is per thread
 
@@ -106,7 +115,12 @@ class Config:
             raise ValueError(
                 f'Invalid value "{edm}" for JAX flag jax_explicit_x64_dtypes'
             ) from None
-        self._values = {"jax_enable_x64": x64, "jax_explicit_x64_dtypes": mode}
+        promotion = os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard") or "standard"
+        self._values = {
+            "jax_enable_x64": x64,
+            "jax_explicit_x64_dtypes": mode,
+            "jax_numpy_dtype_promotion": _promotion_mode(promotion),
+        }
         for name in _BOOL_FLAGS:
             var = name.upper()
             self._values[name] = (
@@ -123,6 +137,8 @@ class Config:
             self._values[name] = bool(value)  # JAX 0.10.2 parses with bool(): 'false' enables it
         elif name in _BOOL_FLAGS:
             self._values[name] = bool(value)
+        elif name == "jax_numpy_dtype_promotion":
+            self._values[name] = _promotion_mode(value)
         else:
             self._values[name] = _explicit_mode(value)
 
@@ -159,6 +175,11 @@ class Config:
     def jax_disable_bwd_checks(self) -> bool:
         return bool(self._values["jax_disable_bwd_checks"])
 
+    @property
+    def jax_numpy_dtype_promotion(self) -> str:
+        """'standard' or 'strict': read by every promotion (numpy_dtypes.promotion_mode)."""
+        return str(self._values["jax_numpy_dtype_promotion"])
+
     def flag_table(self) -> list[dict[str, Any]]:
         """The flags the reference models: name, default, value in effect, upgrade, help (results.FlagInfo).
 
@@ -194,6 +215,15 @@ def _explicit_mode(value: Any) -> ExplicitX64Mode:
     raise TypeError(
         f"new enum value must be an instance of {ExplicitX64Mode}, got {value!r} of type {type(value)}."
     )
+
+
+def _promotion_mode(value: Any) -> str:
+    """JAX's enum flag: 'standard' or 'strict', anything else a ValueError at start-up or update."""
+    if value not in _PROMOTION_MODES:
+        raise ValueError(
+            f"new enum value must be in {list(_PROMOTION_MODES)}, got {value!r} of type {type(value)}."
+        )
+    return str(value)
 
 
 config = Config()

@@ -1,6 +1,11 @@
 """`jax.numpy`'s dtypes and values: the scalar types (`jnp.float32(x)`), how a value becomes an array
 (`lift`, Python scalars weakly typed), how operands are promoted (`promote`, with the x64 leftover
 rule), and the dtype queries `promote_types`, `can_cast`, `iinfo`, `finfo`, `result_type`.
+
+Promotion (the operators, `promote_types`, `result_type`) is the join on the lattice of
+`promotion.py`, in the mode the flags say (`promotion_mode`: x64, jax_explicit_x64_dtypes,
+jax_numpy_dtype_promotion); only a dtype the lattice has no node for (float0) takes the older
+kind-rank rule of `dtypes.result_type`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from typing import Any, Literal
 
 import numpy as np
 from jax_conformance.adapters.reference import lax
+from jax_conformance.adapters.reference import promotion as P
+from jax_conformance.adapters.reference.config import config
 from jax_conformance.adapters.reference.core import Array, ShapedArray, Tracer, get_aval
 from jax_conformance.adapters.reference.dtypes import (
     bfloat16,
@@ -91,13 +98,33 @@ def convert(x: Any, dt: np.dtype, weak: bool = False) -> Any:
     return lax._convert(x, dt, weak)
 
 
+def promotion_mode() -> P.Mode:
+    """The flags promotion reads, as they are now (enable_x64 included)."""
+    return P.Mode(
+        x64=config.x64_enabled,
+        explicit_x64_dtypes=config.jax_explicit_x64_dtypes.name.lower(),
+        promotion=config.jax_numpy_dtype_promotion,
+    )
+
+
+def join_operands(pairs: list[tuple[np.dtype, bool]]) -> tuple[np.dtype, bool]:
+    """(dtype, weak) of an operation on operands given as (dtype, weak): the lattice's join
+    (`promotion.lattice_result_type`); TypePromotionError where the mode has no common bound."""
+    if all(P.is_node(P.node_of_dtype(d)) for d, _ in pairs):
+        ops = [P.Operand(P.node_of_dtype(d), bool(w)) for d, w in pairs]
+        name, weak = P.lattice_result_type(*ops, mode=promotion_mode())
+        return P.dtype(name), weak
+    out = pairs[0]
+    for p in pairs[1:]:
+        out = _result_type(out, p)
+    return out
+
+
 def promote(*args: Any, name: str = "op") -> list[Any]:
     """Operands of one dtype (JAX's promotion, weak Python scalars) and one shape (broadcast)."""
     xs = [lift(a) for a in args]
     avals = [get_aval(x) for x in xs]
-    out = (avals[0].dtype, avals[0].weak_type)
-    for a in avals[1:]:
-        out = _result_type(out, (a.dtype, a.weak_type))
+    out = join_operands([(a.dtype, a.weak_type) for a in avals])
     out = _x64_leftover(out, avals)
     try:
         shape = np.broadcast_shapes(*[a.shape for a in avals])
@@ -161,34 +188,16 @@ def _operand(x: Any) -> Any:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """`jnp.promote_types`: JAX's promotion of two dtypes, never canonicalized (int32 with float64 is
-    float64 even with x64 off). Python's int/float/complex are weak: they give way to an array dtype of
-    their kind or above, and otherwise become np.dtype(int/float/complex) (a weak complex meeting a
-    float takes the float's width)."""
+    """`jnp.promote_types`: the join of two dtypes on the lattice, never canonicalized (int32 with
+    float64 is float64 even with x64 off). Python's int/float/complex are the weak nodes; a weak
+    join is np.dtype(int/float/complex) (`promotion.promote_types`)."""
 
-    def node(x: Any) -> tuple[np.dtype, bool]:
+    def spec(x: Any) -> Any:
         if any(x is t for t in (int, float, complex)):  # by identity: jnp.int64 == int holds
-            return np.dtype(x), True
-        return (np.dtype(bool) if x is builtins.bool else to_dtype(x)), False
+            return x
+        return np.dtype(bool) if x is builtins.bool else to_dtype(x)
 
-    (da, wa), (db, wb) = node(a), node(b)
-    rank = {"b": 0, "i": 1, "u": 1, "f": 2, "V": 2, "c": 3}
-    if wa and wb:
-        return da if rank[da.kind] >= rank[db.kind] else db
-    if wa or wb:
-        (weak, strong) = (da, db) if wa else (db, da)
-        if rank[weak.kind] <= rank[strong.kind]:
-            return strong
-        if weak.kind == "c" and rank[strong.kind] == 2:
-            return np.dtype("complex128" if strong.itemsize == 8 else "complex64")
-        return weak
-    if (
-        da.kind in "iu"
-        and db.kind in "iu"
-        and _result_type((da, False), (db, False))[0].kind == "f"
-    ):
-        return np.dtype("float64")  # uint64 with a signed int: JAX's weak float, as np.dtype(float)
-    return _result_type((da, False), (db, False))[0]
+    return P.promote_types(spec(a), spec(b), promotion_mode())
 
 
 def can_cast(
@@ -215,9 +224,18 @@ def finfo(dtype: Any) -> Any:
 
 def result_type(*args: Any) -> np.dtype:
     """`jnp.result_type`: the dtype an operation on these operands would have."""
+    return dtypes_result_type(*args)
+
+
+def dtypes_result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    """`jax.dtypes.result_type`: the join of the operands (`promotion.result_type`: a weak result
+    has its kind's default dtype), with the weak flag if asked."""
     # None stands for the default float, as NumPy's result_type(None) is its float64.
     avals = [ShapedArray((), default_float()) if a is None else _operand(a) for a in args]
-    out = (avals[0].dtype, avals[0].weak_type)
-    for a in avals[1:]:
-        out = _result_type(out, (a.dtype, a.weak_type))
-    return out[0]
+    pairs = [(np.dtype(a.dtype), bool(a.weak_type)) for a in avals]
+    if all(P.is_node(P.node_of_dtype(d)) for d, _ in pairs):
+        ops = [P.Operand(P.node_of_dtype(d), w) for d, w in pairs]
+        dt, weak = P.result_type(*ops, mode=promotion_mode(), return_weak_type_flag=True)
+    else:
+        dt, weak = join_operands(pairs)
+    return (dt, weak) if return_weak_type_flag else dt

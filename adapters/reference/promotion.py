@@ -198,6 +198,11 @@ def upper_bounds(lattice: dict[str, list[str]]) -> dict[str, frozenset[str]]:
 _UB_CACHE: dict[tuple[bool, bool], dict[str, frozenset[str]]] = {}
 
 
+def is_node(name: str) -> bool:
+    """Whether a dtype name is a node of the lattice (float0 and structured dtypes are not)."""
+    return name in _bounds(False, True)
+
+
 def _bounds(strict: bool, x64: bool) -> dict[str, frozenset[str]]:
     key = (strict, x64 and not strict)
     if key not in _UB_CACHE:
@@ -449,7 +454,7 @@ def documented_in_mode(node: str, x64: bool) -> tuple[str, bool]:
 __all__ = [
     "DOC_CODES", "DOC_EDGES", "DOC_ORDER", "EXTRA_LEAVES", "Mode", "Operand", "SMALL_FLOATS",
     "SMALL_INTS", "TypePromotionError", "WEAK_NODES", "array_operand", "canonical",
-    "documented_in_mode", "documented_table", "explicit", "join", "lattice_result_type",
+    "documented_in_mode", "documented_table", "explicit", "is_node", "join", "lattice_result_type",
     "promote_types", "result_type", "standard_lattice", "strict_lattice", "typed",
     "upper_bounds", "weak_operand",
 ]  # fmt: skip

@@ -33,7 +33,9 @@ def _reference() -> Any:
     name = "reference_promotion_model"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "adapters" / "reference" / "promotion.py")
+    spec = importlib.util.spec_from_file_location(
+        name, REPO / "adapters" / "reference" / "promotion.py"
+    )
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
@@ -46,7 +48,11 @@ DOC = P.documented_table()
 
 
 def mode(x64: str, promotion: str) -> Any:
-    return P.Mode(x64=x64 == "on", explicit_x64_dtypes="warn" if x64 == "on" else x64.split("-")[1], promotion=promotion)
+    return P.Mode(
+        x64=x64 == "on",
+        explicit_x64_dtypes="warn" if x64 == "on" else x64.split("-")[1],
+        promotion=promotion,
+    )
 
 
 def _tuple_words(text: str) -> str:
@@ -56,20 +62,41 @@ def _tuple_words(text: str) -> str:
     assert m, text
     items = [i.strip() for i in re.split(r", (?=['\"<])", m.group(1).rstrip(","))]
     orders = ["(" + ", ".join(items) + ")", "(" + ", ".join(reversed(items)) + ")"]
-    return "^Input dtypes (?:" + "|".join(re.escape(o) for o in dict.fromkeys(orders)) + ") have no available implicit dtype promotion path"
+    return (
+        "^Input dtypes (?:"
+        + "|".join(re.escape(o) for o in dict.fromkeys(orders))
+        + ") have no available implicit dtype promotion path"
+    )
 
 
 def _raises(exc: Exception) -> dict[str, Any]:
     text = str(exc)
     if text.startswith("Explicitly requested dtype"):
         head = text.split(" is not available")[0]
-        return {"raises": {"type": "ValueError", "match": "^" + re.escape(head) + r" is not available\b"}}
+        return {
+            "raises": {
+                "type": "ValueError",
+                "match": "^" + re.escape(head) + r" is not available\b",
+            }
+        }
     words = _tuple_words(text)
     if "when jax_numpy_dtype_promotion=strict" in text:
-        return {"raises": {"type": "ValueError", "match": words + r" when jax_numpy_dtype_promotion=strict\b"}}
+        return {
+            "raises": {
+                "type": "ValueError",
+                "match": words + r" when jax_numpy_dtype_promotion=strict\b",
+            }
+        }
     m = re.search(r"To avoid unintended promotion, (.*?) do not support implicit promotion", text)
-    tail = (r"\. To avoid unintended promotion, " + re.escape(m.group(1)) + " do not support implicit promotion") if m \
+    tail = (
+        (
+            r"\. To avoid unintended promotion, "
+            + re.escape(m.group(1))
+            + " do not support implicit promotion"
+        )
+        if m
         else r"\. Try explicitly casting"
+    )
     return {"raises": {"type": "ValueError", "match": words + tail}}
 
 
@@ -100,8 +127,6 @@ def _block(key: str) -> dict[str, Any]:
     return json.loads(key.split(":", 1)[1]) if key.startswith(("on:", "off:")) else json.loads(key)
 
 
-REFERENCE_NA = {"when": {"adapter": "reference"},
-                "not_applicable": "the reference's jnp does not promote through its lattice model yet"}
 NODES = P.DOC_ORDER + [n for n in P.SMALL_INTS + P.SMALL_FLOATS if P.available(n)]
 SCALAR = {"int*": "1", "float*": "1.0", "complex*": "1j"}
 
@@ -111,30 +136,61 @@ def spec_code(n: str) -> str:
 
 
 def value_code(n: str) -> str:
-    return SCALAR[n] if n in P.WEAK_NODES else f"jnp.ones((2,), '{n}')"  # i*/f*/c*: the Python scalar
+    return (
+        SCALAR[n] if n in P.WEAK_NODES else f"jnp.ones((2,), '{n}')"
+    )  # i*/f*/c*: the Python scalar
 
 
 def operand(n: str, m: Any) -> Any:
     return P.weak_operand(n, m) if n in P.WEAK_NODES else P.array_operand(n, m)
 
 
-def _documented(a: str, b: str, fn: str, actual: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]] | None:
-    doc = DOC
-    if (a, b) not in doc:
+DOC_STRICT = P.Mode(x64=True, promotion="strict")
+
+
+def _refused_operand(block: dict[str, Any]) -> bool:
+    return str(block.get("raises", {}).get("match", "")).startswith("^Explicitly")
+
+
+def _documented(
+    a: str, b: str, fn: str, actual: dict[tuple[str, str], dict[str, Any]]
+) -> list[dict[str, Any]] | None:
+    """The documented cell per mode. Standard: the table's (x64-on) join canonicalized to the mode.
+    Strict: the "Strict dtype promotion" section's rule (only safe weak promotions; the strict
+    lattice of the model) joined with x64 on and canonicalized the same way; a refusal there is
+    the documented error words naming both dtypes."""
+    if (a, b) not in DOC:
         return None
-    out: list[dict[str, Any]] = [{"when": STRICT, "not_applicable": "the table documents standard promotion"}]
-    per: dict[str, dict[str, Any]] = {}
-    for x in X64:
-        if "raises" in actual["standard", x]:
-            per[x] = {"not_applicable": "the operand itself is refused in this mode (no such cell)"}
-            continue
-        dt, weak = P.documented_in_mode(doc[a, b], x == "on")
-        per[x] = {"dtype": dt} if fn == "promote_types" else {"dtype": dt, "weak_type": weak}
-    groups: dict[str, list[str]] = {}
-    for x in X64:
-        groups.setdefault(("on:" if x == "on" else "off:") + json.dumps(per[x], sort_keys=True), []).append(x)
-    for key, names in groups.items():
-        out.append({"when": _x64_when(names), **_block(key)})
+    out: list[dict[str, Any]] = []
+    for pr in PROMOTIONS:
+        per: dict[str, dict[str, Any]] = {}
+        for x in X64:
+            if _refused_operand(actual[pr, x]) or (pr == "standard" and "raises" in actual[pr, x]):
+                per[x] = {
+                    "not_applicable": "the operand itself is refused in this mode (no such cell)"
+                }
+                continue
+            if pr == "strict":
+                try:
+                    node = P.join([a, b], DOC_STRICT)
+                except P.TypePromotionError as exc:
+                    # the words name the operands as the mode has them (a truncated int64 is int32)
+                    refused = "raises" in actual[pr, x]
+                    per[x] = actual[pr, x] if refused else _raises(exc)
+                    continue
+            else:
+                node = DOC[a, b]
+            dt, weak = P.documented_in_mode(node, x == "on")
+            per[x] = {"dtype": dt} if fn == "promote_types" else {"dtype": dt, "weak_type": weak}
+        groups: dict[str, list[str]] = {}
+        for x in X64:
+            groups.setdefault(
+                ("on:" if x == "on" else "off:") + json.dumps(per[x], sort_keys=True), []
+            ).append(x)
+        for key, names in groups.items():
+            when = {**_x64_when(names), **(STRICT if pr == "strict" else {})}
+            block = _block(key)
+            out.append({"when": when, **block} if when else block)
     return out
 
 
@@ -147,26 +203,33 @@ def cell(fn: str, a: str, b: str) -> dict[str, Any]:
             if fn == "promote_types":
                 per[pr, x] = outcome(lambda: P.promote_types(sa, sb, m), False)  # noqa: B023
             elif fn == "result_type":
-                per[pr, x] = outcome(lambda: P.result_type(sa, sb, mode=m, return_weak_type_flag=True), True)  # noqa: B023
+                per[pr, x] = outcome(
+                    lambda: P.result_type(sa, sb, mode=m, return_weak_type_flag=True),  # noqa: B023
+                    True,
+                )
             else:
-                per[pr, x] = outcome(lambda: P.lattice_result_type(operand(a, m), operand(b, m), mode=m), True)  # noqa: B023
+                per[pr, x] = outcome(
+                    lambda: P.lattice_result_type(operand(a, m), operand(b, m), mode=m),  # noqa: B023
+                    True,
+                )
     code = value_code if fn == "add" else spec_code
     documented = (a, b) in DOC
     bind = f"a = {code(a)}; b = {code(b)}"
     if fn == "add" and a in P.WEAK_NODES and b in P.WEAK_NODES:
         # two Python scalars add in Python: b is the weakly typed array of its scalar instead
         bind = f"a = {code(a)}; b = jnp.asarray({code(b)})"
-    rec: dict[str, Any] = {"id": f"{a}|{b}", "bind": bind,
-                           "basis": "documented" if documented else "tested"}
+    rec: dict[str, Any] = {
+        "id": f"{a}|{b}",
+        "bind": bind,
+        "basis": "documented" if documented else "tested",
+    }
     if not documented:
         rec["source"] = TESTED
     if fn == "add" and not (a in P.WEAK_NODES or b in P.WEAK_NODES):
         # jit (cold and warm) costs a compile per pair: it runs where weak types are at stake (a
         # Python scalar operand, the jax#11388 class); the strong pairs run eagerly only
         rec["paths"] = ["eager"]
-    # The reference adapter has the lattice (adapters/reference/promotion.py, which these cells come
-    # from) but its jnp does not use it yet: not applicable there until it does (issue #25).
-    rec["expect"] = [REFERENCE_NA, *_since(_collapse(per))]
+    rec["expect"] = _since(_collapse(per))
     d = _documented(a, b, fn, per)
     if d is not None:
         rec["documented"] = _since(d)
@@ -181,7 +244,9 @@ def _collapse(per: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]
     for pr in PROMOTIONS:
         groups: dict[str, list[str]] = {}
         for x in X64:
-            groups.setdefault(("on:" if x == "on" else "off:") + json.dumps(per[pr, x], sort_keys=True), []).append(x)
+            groups.setdefault(
+                ("on:" if x == "on" else "off:") + json.dumps(per[pr, x], sort_keys=True), []
+            ).append(x)
         if len({json.dumps(per[pr, x], sort_keys=True) for x in X64}) == 1:
             groups = {"all:" + json.dumps(per[pr, "on"], sort_keys=True): X64}
         for key, names in groups.items():
@@ -195,7 +260,10 @@ TABLES = {
     # file: (operation, operand nodes)
     "promote_types.cells.json": ("promote_types", NODES),
     "result_type.cells.json": ("result_type", NODES),
-    "add.cells.json": ("add", P.DOC_ORDER),  # eager `+` compiles per pair: the documented 18x18 only
+    "add.cells.json": (
+        "add",
+        P.DOC_ORDER,
+    ),  # eager `+` compiles per pair: the documented 18x18 only
 }
 
 
@@ -212,8 +280,11 @@ def render() -> dict[str, str]:
     """Each data file's text, keyed by its name in specs/promotion/."""
     out = {}
     for name, (fn, nodes) in TABLES.items():
-        lines = ['{"generated_by": "specs/promotion/generate.py",',
-                 f' "operation": "{fn}",', ' "cells": [']
+        lines = [
+            '{"generated_by": "specs/promotion/generate.py",',
+            f' "operation": "{fn}",',
+            ' "cells": [',
+        ]
         cells = [json.dumps(cell(fn, a, b), sort_keys=False) for a in nodes for b in nodes]
         lines += ["  " + c + ("," if i < len(cells) - 1 else "") for i, c in enumerate(cells)]
         lines.append("]}")
@@ -228,7 +299,9 @@ def main() -> int:
         path = HERE / name
         if check:
             if not path.exists() or path.read_text() != text:
-                print(f"{path}: differs from the generator's output (run {Path(__file__).relative_to(REPO)})")
+                print(
+                    f"{path}: differs from the generator's output (run {Path(__file__).relative_to(REPO)})"
+                )
                 bad += 1
         else:
             path.write_text(text)
