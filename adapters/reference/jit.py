@@ -255,10 +255,12 @@ class ShapeDtypeStruct:
 
     shape: tuple[int, ...]
     dtype: np.dtype
+    weak_type: bool
 
-    def __init__(self, shape: Sequence[int], dtype: Any) -> None:
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
         object.__setattr__(self, "shape", tuple(shape))
         object.__setattr__(self, "dtype", np.dtype(dtype))
+        object.__setattr__(self, "weak_type", bool(weak_type))
 
 
 def _spec_aval(x: Any) -> ShapedArray:

@@ -18,7 +18,11 @@ from jax_conformance.adapters.reference.core import (
     bind,
     get_aval,
 )
-from jax_conformance.adapters.reference.dtypes import check_user_dtype, default_float, default_int
+from jax_conformance.adapters.reference.dtypes import (
+    canonicalize_dtype,
+    check_user_dtype,
+    default_int,
+)
 from jax_conformance.adapters.reference.numpy_dtypes import convert, lift, promote, to_inexact
 
 
@@ -211,17 +215,34 @@ def _keep(out: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return lax.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(get_aval(x).shape)))
 
 
+def _reduction_dtype(dt: np.dtype, promote_integers: bool) -> np.dtype | None:
+    """The dtype sum and prod accumulate in when none is given (None: the operand's own).
+
+    promote_integers (JAX's default): bool and signed integers narrower than the default int
+    become the default int (int32 / int64 by x64), unsigned ones narrower than it the default
+    uint. Without it integers keep their dtype and bool becomes int32 in every x64 mode
+    (measured on JAX 0.10.2: specs/promotion/weak_types.yaml)."""
+    if dt.kind == "b":
+        return default_int() if promote_integers else np.dtype("int32")
+    if promote_integers and dt.kind in "iu" and dt.itemsize < default_int().itemsize:
+        return (
+            default_int() if dt.kind == "i" else np.dtype(default_int().name.replace("int", "uint"))
+        )
+    return None
+
+
 def sum(
-    a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, initial: Any = None
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    promote_integers: bool = True,
 ) -> Any:  # noqa: A001
     x = lift(a)
     dt = check_user_dtype(dtype, "sum")
-    av = get_aval(x)
-    if dt is None and (
-        av.dtype.kind == "b"
-        or (av.dtype.kind == "i" and av.dtype.itemsize < default_int().itemsize)
-    ):
-        dt = default_int()
+    if dt is None:
+        dt = _reduction_dtype(get_aval(x).dtype, promote_integers)
     if dt is not None:
         x = convert(x, dt)
     axes = _axes(x, axis)
@@ -229,11 +250,58 @@ def sum(
     return out if initial is None else add(out, convert(lift(initial), get_aval(out).dtype))
 
 
+_reduce_prod_p = Primitive(
+    "reduce_prod", lambda x, *, axes: np.prod(x, axis=axes, dtype=x.dtype), lax._never_weak
+)
+_cumsum_p = Primitive("cumsum", lambda x, *, axis: np.cumsum(x, axis=axis, dtype=x.dtype))
+_cumprod_p = Primitive("cumprod", lambda x, *, axis: np.cumprod(x, axis=axis, dtype=x.dtype))
+
+
+def prod(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    promote_integers: bool = True,
+) -> Any:
+    """`jnp.prod`: the accumulation dtype as `sum`'s (no derivative rule: no spec needs one)."""
+    x = lift(a)
+    dt = check_user_dtype(dtype, "prod")
+    if dt is None:
+        dt = _reduction_dtype(get_aval(x).dtype, promote_integers)
+    if dt is not None:
+        x = convert(x, dt)
+    axes = _axes(x, axis)
+    return _keep(bind(_reduce_prod_p, x, axes=axes), x, axes, keepdims)
+
+
+def _cumulative(prim: Primitive, name: str) -> Any:
+    def f(a: Any, axis: Any = None, dtype: Any = None) -> Any:
+        """Bool accumulates in the default int; integers keep their dtype (no promote_integers)."""
+        x = lift(a)
+        dt = check_user_dtype(dtype, name)
+        if dt is None and get_aval(x).dtype.kind == "b":
+            dt = default_int()
+        if dt is not None:
+            x = convert(x, dt)
+        if axis is None:
+            x, axis = reshape(x, (-1,)), 0
+        return bind(prim, x, axis=axis)
+
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+cumsum, cumprod = _cumulative(_cumsum_p, "cumsum"), _cumulative(_cumprod_p, "cumprod")
+
+
 def mean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Integers and bool average in the float of their width (float32 up to 32 bits, in every
+    x64 mode; JAX 0.10.2, specs/promotion/weak_types.yaml), canonicalized."""
     x = lift(a)
     av = get_aval(x)
     if av.dtype.kind in "biu":
-        x = convert(x, default_float())
+        x = convert(x, canonicalize_dtype(to_inexact(av.dtype)))
     axes = _axes(x, axis)
     count = int(np.prod([av.shape[i] for i in axes], dtype=np.int64))
     total = lax.reduce_sum(x, axes)
