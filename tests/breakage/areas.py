@@ -535,6 +535,13 @@ X64_BREAKAGES = (
         ("x64.promotion.make-jaxpr-python-float-literal",),
         ("x64.promotion.lowered-in-avals",),
     ),
+    _x64(
+        "NarrowFloatsWidened",
+        "A23 narrow float dtypes are kept in every mode",
+        "off-allow",
+        ("x64.allow_mode.float-family-creation",),
+        ("x64.explicit.empty",),
+    ),
     # issue 24, part 4: the families (specs/x64/dtype_families.yaml)
     _x64(
         "NoTruncationWarning",

@@ -1011,3 +1011,25 @@ class TracedPythonFloatsNarrow(Breakage):
             return real(narrowed, *args, **kwargs)
 
         jax.make_jaxpr = make_jaxpr
+
+
+class NarrowFloatsWidened(Breakage):
+    breaks = (
+        "an explicit float dtype narrower than 32 bits (bfloat16, float16, float8, float4) is kept "
+        "in every mode; jnp.array widens it to float32 instead"
+    )
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        real = jnp.array
+
+        def array(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if (
+                dtype is not None
+                and jnp.issubdtype(dtype, jnp.floating)
+                and jnp.finfo(dtype).bits < 32
+            ):
+                dtype = jnp.float32
+            return real(obj, dtype, *args, **kwargs)
+
+        jnp.array = array
