@@ -249,3 +249,28 @@ def test_usage_errors_before_any_mode_process(tmp_path):
             timeout=120,
         )
         assert proc.returncode == 2 and message in proc.stderr, (proc.returncode, proc.stderr)
+
+
+def test_json_output_of_a_target_that_does_not_import(tmp_path):
+    """--json prints the saved format; a module that is not there is an ERROR per mode, exit 1."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "check", "no_such_module_here:f"]
+        + ["--args", "1.0", "--modes", "off-warn", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    import json
+
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["format"] == "jax-conformance-check" and data["columns"] == ["off-warn"]
+    assert not data["ok"] and {c for r in data["targets"][0]["rows"] for c in r["cells"]} == {
+        "error"
+    }
+    (line,) = data["failures"]
+    assert (
+        line.startswith("ERROR no_such_module_here:f [off-warn]: ")
+        and "no_such_module_here" in line[40:]
+    )

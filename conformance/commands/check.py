@@ -89,7 +89,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=float, default=900, help="seconds per mode process (default 900)"
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the result as JSON instead of the table"
+        "--json",
+        action="store_true",
+        help="print the result as JSON instead of the table (the format --report saves: columns, "
+        "per target each item's status per column, failure lines, release changes)",
     )
     parser.add_argument(
         "--report",
@@ -150,10 +153,7 @@ def main(args: argparse.Namespace) -> int:
     if args.report is not None:
         _save_report(result, args)
     if args.json:
-        import dataclasses
-        import json
-
-        print(json.dumps(dataclasses.asdict(result), default=str, indent=1))
+        _print_json(result)
         return 0 if result.ok else 1
     print(result.table())
     notes = result.notes()
@@ -197,10 +197,7 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
     if args.report is not None:
         _save_report(result, args)
     if args.json:
-        import dataclasses
-        import json
-
-        print(json.dumps(dataclasses.asdict(result), default=str, indent=1))
+        _print_json(result)
         return 0 if result.ok else 1
     print(result.table())
     print("\nchanges between releases:" if result.changes else "\nno item changes between releases")
@@ -218,16 +215,30 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
     return 0 if result.ok else 1
 
 
+def _command() -> str:
+    import shlex
+
+    return "jax-conformance check " + shlex.join(sys.argv[2:])
+
+
+def _print_json(result: Any) -> None:
+    """--json: the format `--report` saves (jax_conformance.contract.save; the results hold tuple
+    keys, which JSON has not)."""
+    import json
+
+    from jax_conformance.contract.save import check_data
+
+    print(json.dumps(check_data(result, _command()), indent=1))
+
+
 def _save_report(result: Any, args: argparse.Namespace) -> None:
     """--report DIR: the result saved for DIR's report, and the report rendered again (its title kept)."""
     import html
     import re
-    import shlex
 
     from jax_conformance.contract.save import save
 
-    command = "jax-conformance check " + shlex.join(sys.argv[2:])
-    path = save(result, command, args.report, args.target)
+    path = save(result, _command(), args.report, args.target)
     print(f"saved for the report: {path}", file=sys.stderr)
     results = args.report / "results.jsonl"
     if not results.is_file():
