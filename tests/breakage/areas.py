@@ -1256,6 +1256,51 @@ PROMOTION = Area(
             (f"{PT}[int8|int*]", f"{PT}[float32|float*]"),
             (f"{PT}[int8|int8]", f"{PT}[int8|int16]"),
         ),
+        # specs/promotion/weak_types.yaml: each case fails under one of these
+        Breakage(
+            "tests.breakage.promotion:AdOutputsStrong",
+            OFF_WARN,
+            ("promotion.weak.ad-of-python-float",),
+            ("promotion.weak.eval-shape-keeps-weak-type",),
+        ),
+        Breakage(
+            "tests.breakage.promotion:EvalShapeDropsWeakType",
+            Mode.from_slug("on"),
+            ("promotion.weak.eval-shape-keeps-weak-type",),
+            ("promotion.weak.ad-of-python-float",),
+        ),
+        Breakage(
+            "tests.breakage.promotion:JitArgsMadeStrong",
+            OFF_WARN,
+            (
+                "promotion.weak.jit-cache-splits-on-weak-type",
+                "promotion.weak.python-scalars-eager-and-jit",
+                "promotion.weak.jit-invariance",
+            ),
+            ("promotion.weak.binary-non-promotion",),
+        ),
+        Breakage(
+            "tests.breakage.promotion:JitArgsMadeStrong",
+            Mode.from_slug("on"),
+            ("promotion.weak.cache-miss-explained",),
+            (),
+        ),
+        Breakage(
+            "tests.breakage.promotion:EqualWeakOperandsStrong",
+            OFF_WARN_STRICT,
+            (
+                "promotion.weak.binary-non-promotion",
+                "promotion.weak.result-type-flag",
+                "promotion.weak.unary-result-type",
+            ),
+            ("promotion.weak.reduction-dtypes",),
+        ),
+        Breakage(
+            "tests.breakage.promotion:ReductionPromotionFlipped",
+            Mode.from_slug("on"),
+            ("promotion.weak.reduction-dtypes", "promotion.weak.reduction-promote-integers-false"),
+            ("promotion.weak.unary-result-type",),
+        ),
     ),
     ("tests.breakage.promotion",),
 )

@@ -108,3 +108,123 @@ class StrictTooStrict(Breakage):
             return original(promotion, x64, *nodes)
 
         _wrap_join(join)
+
+
+# ---------------------------------------------------------------- weak types (specs/promotion/weak_types.yaml)
+
+
+def _strong(x: Any) -> Any:
+    """x as a strongly typed array of its dtype (pytrees leaf by leaf)."""
+    import jax
+    from jax._src.lax import lax as lax_internal
+
+    return jax.tree_util.tree_map(
+        lambda v: lax_internal._convert_element_type(v, v.dtype, weak_type=False), x
+    )
+
+
+class AdOutputsStrong(Breakage):
+    """grad, jacfwd and jacrev return strongly typed values (a Python float's derivative is not weak)."""
+
+    breaks = "the derivative of a weakly typed input is weakly typed"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        for name in ("grad", "jacfwd", "jacrev"):
+            original = getattr(jax, name)
+
+            def transform(fun: Any, *a: Any, _original: Any = original, **k: Any) -> Any:
+                g = _original(fun, *a, **k)
+                return lambda *args, **kwargs: _strong(g(*args, **kwargs))
+
+            setattr(jax, name, transform)
+
+
+class EvalShapeDropsWeakType(Breakage):
+    """jax.eval_shape reports every output as strongly typed."""
+
+    breaks = "eval_shape keeps the weak_type of what it traces"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax = ns["jax"]
+        original = jax.eval_shape
+
+        def eval_shape(fun: Any, *a: Any, **k: Any) -> Any:
+            return jax.tree_util.tree_map(
+                lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, weak_type=False),
+                original(fun, *a, **k),
+            )
+
+        jax.eval_shape = eval_shape
+
+
+class JitArgsMadeStrong(Breakage):
+    """A jitted function turns its Python scalar arguments into strongly typed arrays of the default
+    dtype before the cache lookup: a Python float hits the float32 trace, and its result is strong."""
+
+    breaks = "jit's cache key and its results keep a Python scalar argument's weak type"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jax, jnp = ns["jax"], ns["jnp"]
+        original_jit = jax.jit
+
+        def jit(fun: Any, *args: Any, **kwargs: Any) -> Any:
+            jitted = original_jit(fun, *args, **kwargs)
+
+            def call(*a: Any, **k: Any) -> Any:
+                a = tuple(
+                    _strong(jnp.asarray(v))
+                    if isinstance(v, (int, float, complex)) and not isinstance(v, bool)
+                    else v
+                    for v in a
+                )
+                return jitted(*a, **k)
+
+            return call
+
+        jax.jit = jit
+
+
+class EqualWeakOperandsStrong(Breakage):
+    """The join of weakly typed operands that all have one dtype is called strong (dtypes.
+    lattice_result_type, which operators and result_type both use): x + x of a weak x, and
+    result_type of one weak value, lose the weak flag."""
+
+    breaks = "a weak value with weak values of its dtype stays weak (and result_type says so)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        dtypes = _dtypes()
+        original = dtypes.lattice_result_type
+
+        def lattice_result_type(*args: Any) -> Any:
+            dt, weak = original(*args)
+            operands = [a for a in args if hasattr(a, "weak_type")]
+            same = len({str(a.dtype) for a in operands}) == 1
+            if (
+                operands
+                and len(operands) == len(args)
+                and same
+                and all(a.weak_type for a in operands)
+            ):
+                weak = False
+            return dt, weak
+
+        dtypes.lattice_result_type = lattice_result_type
+
+
+class ReductionPromotionFlipped(Breakage):
+    """jnp.sum and jnp.prod read promote_integers the wrong way round."""
+
+    breaks = "sum and prod accumulate narrow integers and bool in the default int unless promote_integers=False"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        for name in ("sum", "prod"):
+            original = getattr(jnp, name)
+
+            def reduce(
+                *a: Any, _original: Any = original, promote_integers: bool = True, **k: Any
+            ) -> Any:
+                return _original(*a, promote_integers=not promote_integers, **k)
+
+            setattr(jnp, name, reduce)
