@@ -1155,6 +1155,11 @@ RULE_BREAKAGES = (
     ),
     # issue 24, the remaining JAX-test rows: a bwd pytree whose unflatten rejects None
     _rule(
+        "DisableBwdChecksIgnored",
+        _ids(V_RO, "disable-bwd-checks-skips-shape-check"),
+        f"{V_RO}.bwd-wrong-shape",
+    ),
+    _rule(
         "BwdTreeRebuiltWithNones",
         _ids(V_TM, "bwd-pytree-need-not-accept-nones"),
         f"{V_TM}.custom-gradient",

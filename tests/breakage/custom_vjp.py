@@ -664,3 +664,20 @@ ALL: tuple[type[BrokenJax], ...] = tuple(
     for cls in list(globals().values())
     if isinstance(cls, type) and issubclass(cls, BrokenJax) and cls is not BrokenJax
 )
+
+
+class DisableBwdChecksIgnored(BrokenJax):
+    claim = (
+        "24: jax.config.update('jax_disable_bwd_checks', True) switches bwd's shape checks off "
+        "(the update is ignored instead, so the checks stay on)"
+    )
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        real = jax.config.update
+
+        def update(name: str, value: Any) -> Any:
+            if name == "jax_disable_bwd_checks":
+                return None
+            return real(name, value)
+
+        jax.config.update = update
