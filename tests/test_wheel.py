@@ -315,6 +315,12 @@ def check_own_specs(inst: Installed) -> None:
     assert re.search(
         rf"^{len(case_ids(ROOT / 'specs' / 'x64' / 'defaults.yaml')) + 1} passed", out, re.M
     ), out
+    # An editor outside the checkout finds the installed schema (and the line that points at it).
+    path, modeline = inst.sh(
+        inst.bin("python"), "-m", "jax_conformance.spec.schema"
+    ).stdout.splitlines()
+    assert Path(path).is_file() and inst.venv in Path(path).parents, path
+    assert modeline == f"# yaml-language-server: $schema={path}"
 
 
 def check_contract_fixture(inst: Installed) -> None:
