@@ -414,9 +414,16 @@ def radar_main(args: argparse.Namespace, start: float) -> int:
     run = search_range(args, args.releases)
     merged = args.out / "compat-results.jsonl"
     lines = merged_results(run, merged)
-    table = build_table(load_runs([merged]), run.search.releases)
+    probed = {r for r, _ in run.search.probes} - set(run.search.unavailable)
+    # a release the bisection did not need has no results: no column (it is not unavailable)
+    table = build_table(load_runs([merged]), [r for r in run.search.releases if r in probed])
     print()
     print(format_table(table, changes_only=True))
+    skipped = [
+        r for r in run.search.releases if r not in probed and r not in run.search.unavailable
+    ]
+    if skipped:
+        print(f"not run (the search needed no observation there): {', '.join(skipped)}")
     data = changes_json(run)
     gates = gate_check(run, data)
     data["gates"] = [g.to_json() for g in gates]
