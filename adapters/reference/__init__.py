@@ -157,6 +157,7 @@ def build_jax_module() -> types.ModuleType:
         jacfwd=ad.jacfwd,
         eval_shape=_eval_shape,
         jacrev=_jacrev,
+        numpy_dtype_promotion=_numpy_dtype_promotion,
         # Python values stay concrete while the reference's jit traces, so the block needs no switch of its own
         ensure_compile_time_eval=contextlib.nullcontext,
     )
@@ -190,6 +191,20 @@ def _eval_shape(fun: Any, *args: Any, **kwargs: Any) -> Any:
     if key not in _EVAL_SHAPE_CACHE:
         _EVAL_SHAPE_CACHE[key] = tree_util.tree_map(struct, fun(*args, **kwargs))
     return _EVAL_SHAPE_CACHE[key]
+
+
+@contextlib.contextmanager
+def _numpy_dtype_promotion(value: str) -> Any:
+    """`jax.numpy_dtype_promotion('strict' | 'standard')`: the flag for the block (process-wide
+    in the model; JAX's is thread-local)."""
+    from jax_conformance.adapters.reference.config import config
+
+    previous = config.jax_numpy_dtype_promotion
+    config.update("jax_numpy_dtype_promotion", value)
+    try:
+        yield
+    finally:
+        config.update("jax_numpy_dtype_promotion", previous)
 
 
 def _jacrev(fun: Any, argnums: int = 0) -> Any:

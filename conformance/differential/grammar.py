@@ -285,6 +285,49 @@ def _promotion(draw: st.DrawFn) -> list[str]:
     return lines + [f"result = {expr}"]
 
 
+# The documented promotion table's 18 nodes as promote_types / result_type take them (the weak
+# i*, f*, c* as Python's int, float, complex).
+TABLE_NODES = [
+    "'bool'", "'uint8'", "'uint16'", "'uint32'", "'uint64'", "'int8'", "'int16'", "'int32'",
+    "'int64'", "'bfloat16'", "'float16'", "'float32'", "'float64'", "'complex64'", "'complex128'",
+    "int", "float", "complex",
+]  # fmt: skip
+WEAK_VALUES = {"int": "1", "float": "1.0", "complex": "1j"}
+
+
+def _table_operand(draw: st.DrawFn, node: str) -> str:
+    """An operand of a node: an array of the dtype, or for a weak node a Python scalar or a weakly
+    typed array (jnp.asarray of the scalar)."""
+    if node in WEAK_VALUES:
+        value = WEAK_VALUES[node]
+        return value if draw(st.booleans()) else f"jnp.asarray({value})"
+    return f"jnp.ones((2,), {node})"
+
+
+@area("promotion_table")
+def _promotion_table(draw: st.DrawFn) -> list[str]:
+    """A cell of the promotion table (specs/promotion): promote_types, result_type with the weak
+    flag, or `+` on the nodes' operands (weak_type observed), eagerly or under jit, in standard or
+    strict promotion (jax.numpy_dtype_promotion)."""
+    a, b = draw(st.sampled_from(TABLE_NODES)), draw(st.sampled_from(TABLE_NODES))
+    form = draw(st.sampled_from(["promote_types", "result_type", "add", "add_jit"]))
+    if form == "promote_types":
+        body = [f"result = jnp.promote_types({a}, {b})"]
+    elif form == "result_type":
+        body = [f"result = jax.dtypes.result_type({a}, {b}, return_weak_type_flag=True)"]
+    else:
+        x, y = _table_operand(draw, a), _table_operand(draw, b)
+        if x in WEAK_VALUES.values() and y in WEAK_VALUES.values():
+            y = f"jnp.asarray({y})"  # two Python scalars add in Python
+        body = [f"x = {x}", f"y = {y}"]
+        body.append(
+            "result = jax.jit(lambda x, y: x + y)(x, y)" if form == "add_jit" else "result = x + y"
+        )
+    if draw(st.booleans()):
+        return ["with jax.numpy_dtype_promotion('strict'):", *("    " + line for line in body)]
+    return body
+
+
 @area("canonicalize")
 def _canonicalize(draw: st.DrawFn) -> list[str]:
     """canonicalize_dtype, result_type over dtypes and values, promote_types, can_cast, iinfo/finfo."""
