@@ -100,7 +100,7 @@ def test_no_row_is_listed_twice() -> None:
     ("name", "letter", "count"), [("x64.yaml", "A", 39), ("custom.yaml", "B", 108)]
 )
 def test_each_map_has_every_row_of_its_survey(name: str, letter: str, count: int) -> None:
-    """Rows A1-A39 (x64: A31-A39 are the survey's promotion rows) and B1-B108 (custom rules: the 73 baseline rows and the survey's new rows
-    B74-B108) of the survey, each once."""
+    """Rows A1-A39 (x64; A31-A39: the survey's promotion rows) and B1-B108 (custom rules: the 73
+    baseline rows and the survey's new rows B74-B108) of the survey, each once."""
     rows = [entry["row"] for entry in _entries(COVERAGE / name)]
     assert sorted(rows, key=lambda r: int(r[1:])) == [f"{letter}{i}" for i in range(1, count + 1)]
