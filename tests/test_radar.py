@@ -452,7 +452,8 @@ def test_a_resumed_full_run_skips_the_modes_that_ended(tmp_path: Path) -> None:
 
 def test_a_full_run_case_that_met_a_harness_error_is_run_again_once(tmp_path: Path) -> None:
     """An end's full run in which the harness failed on a case (not the release) leaves that case
-    unobservable; the observer asks for that case alone to be run again, once per search."""
+    unobservable; the observer asks for that case alone to be run again, once per search, and the
+    merged results keep what the second run observed."""
     from jax_conformance.compat.observer import RealObserver
     from jax_conformance.mode import Mode
 
@@ -473,6 +474,22 @@ def test_a_full_run_case_that_met_a_harness_error_is_run_again_once(tmp_path: Pa
     observer.observe({"0.10.2": None})
     observer.observe({"0.10.2": None})
     assert ran == [{"0.10.2": ["a.hurt"]}]
+    # the run again observed it: the merged results keep that record, not the harness error
+    _write_run(
+        store.result_path("0.10.2", "off-warn", ["a.hurt"]), "0.10.2", OFF, {"a.hurt": "int32"}
+    )
+    assert store.observations("0.10.2", ["off-warn"])[0]["a.hurt"] == {
+        "off-warn": "passed: dtype int32"
+    }
+    from types import SimpleNamespace
+
+    merged = tmp_path / "merged.jsonl"
+    drive.merged_results(
+        SimpleNamespace(search=SimpleNamespace(releases=["0.10.2"]), store=store), merged
+    )  # type: ignore[arg-type]
+    kept = [json.loads(line) for line in merged.read_text().splitlines()]
+    assert [r["outcome"] for r in kept if r.get("case") == "a.hurt"] == ["passed"]
+    assert [r["outcome"] for r in kept if r.get("case") == "a.ok"] == ["passed"]
 
 
 def test_a_harness_error_is_no_change() -> None:

@@ -31,7 +31,7 @@ from jax_conformance.compat.envs import (
 )
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
-from jax_conformance.compat.radar import FLAG, Search, Store, bisect
+from jax_conformance.compat.radar import FLAG, HARNESS, Search, Store, bisect, record_signature
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.records import ResultRecord, ResultsWriter, load_runs, read_records
@@ -199,13 +199,26 @@ def search_range(
 
 
 def merged_results(run: RadarRun, target: Path) -> int:
-    """Every stored run of the searched releases (in release order) into one results file."""
+    """Every stored run of the searched releases (in release order) into one results file; a case
+    record that says the harness failed is left out where a later run of the same release and
+    mode observed that case (the observer runs such cases again)."""
     files = [f for r in sorted(run.search.releases, key=version_key) for f in run.store.files(r)]
+    observed: set[tuple[str, str, str]] = set()
+    for path in files:
+        for record in read_records(path):
+            if record.get("record") == "case" and record_signature(record) != HARNESS:
+                observed.add(_record_key(path, record))
     count = 0
     writer = ResultsWriter(target)
     try:
         for path in files:
             for record in read_records(path):
+                if (
+                    record.get("record") == "case"
+                    and record_signature(record) == HARNESS
+                    and _record_key(path, record) in observed
+                ):
+                    continue
                 # the as-of adapter is JAX: its records are shown as jax's
                 writer.write(
                     {**record, "adapter": "jax"}
@@ -216,6 +229,11 @@ def merged_results(run: RadarRun, target: Path) -> int:
     finally:
         writer.close()
     return count
+
+
+def _record_key(path: Path, record: ResultRecord) -> tuple[str, str, str]:
+    """(release, mode, case) of a record in the store (`<release>/<mode>/<tag>.jsonl`)."""
+    return (path.parent.parent.name, path.parent.name, str(record.get("case")))
 
 
 def case_facts(store: Store, releases: Sequence[str]) -> dict[str, ResultRecord]:
