@@ -279,8 +279,12 @@ def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None =
         ) from None
     except OSError as exc:
         raise SpecFileErrors(path, [SpecError(path, 1, "FILE-UNREADABLE", str(exc))]) from None
+    # The key is read once, before the spec is built: read again at `put`, a table data file
+    # rewritten in between (a generator run beside a pytest run) stored the old cells under the
+    # new text's key, and every later run read the stale cells.
+    key_text = _cache_text(path, text) if cache is not None and rules else ""
     if cache is not None and rules:
-        cached = cache.get(path, _cache_text(path, text))
+        cached = cache.get(path, key_text)
         if cached is not None:
             return cached
     try:
@@ -304,7 +308,7 @@ def load_spec(path: Path | str, *, rules: bool = True, cache: SpecCache | None =
         if errors:
             raise SpecFileErrors(path, errors)
         if cache is not None:
-            cache.put(path, _cache_text(path, text), spec)
+            cache.put(path, key_text, spec)
     return spec
 
 
