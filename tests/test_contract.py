@@ -218,6 +218,11 @@ def test_releases_say_where_an_item_stops_holding():
         "blocked",
     )
     assert "Custom JVP rule must produce primal and tangent outputs" in jit.note
+    second = changed["transforms.second-order"]  # the first derivative raised: blocked, not n/a
+    assert (second.after_status, second.note.split(":")[0]) == (
+        "blocked",
+        "blocked by rule.fwd-pair",
+    )
     assert jit.line().startswith(
         "transforms.jit [off-warn] stops holding in 0.4.34: ok in 0.4.33, blocked from 0.4.34"
     )

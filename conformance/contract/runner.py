@@ -741,6 +741,8 @@ class Check:
         def S(x: Any) -> Any:  # <w, (vjp of F at x)(u)>: a scalar that is a first derivative
             return jnp.vdot(jax.vjp(F, x)[1](u)[0], w)
 
+        # The first derivative alone: its error is a first-order finding (failed, or blocked by a gate).
+        S(x0)
         try:
             hv = jax.grad(S)(x0)
         except Exception as exc:  # noqa: BLE001
