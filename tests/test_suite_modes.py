@@ -21,7 +21,9 @@ def test_suite_passes_against_jax(mode: Mode, tmp_path) -> None:
     out = tmp_path / "results.jsonl"
     # One mode under xdist (the whole suite split over two workers), the others serial: -n 2 costs
     # about 20% more CPU than a serial run, and `./dev test` already keeps both cores busy.
-    xdist = ["-n", "2"] if mode == DEFAULT_MODES[0] else []
+    # --dist loadfile: a table case's cells run in one batch in the worker that holds them; split
+    # over two workers (--dist load) each worker ran the whole batch of the promotion tables.
+    xdist = ["-n", "2", "--dist", "loadfile"] if mode == DEFAULT_MODES[0] else []
     argv = pytest_command(
         "jax", mode, out, extra=[*xdist, *pytest_options(expectations=[EXPECTATIONS])]
     )
