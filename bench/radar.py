@@ -214,7 +214,11 @@ def table(entry: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
     ]
     for r in c["per_release"]:
-        if "unavailable" in r:
+        if not r.get("mode_runs") and r.get("build_s") is None and "unavailable" not in r:
+            lines.append(
+                f"| {r['release']} | not installed: the search needed no run there | | 0 | |"
+            )
+        elif "unavailable" in r:
             lines.append(f"| {r['release']} | unavailable: {r['unavailable'][:80]} | | | |")
         else:
             lines.append(
