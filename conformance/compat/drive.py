@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.compat.as_of import PATH as AS_OF_ADAPTER
@@ -206,8 +206,11 @@ def merged_results(run: RadarRun, target: Path) -> int:
     observed: set[tuple[str, str, str]] = set()
     for path in files:
         for record in read_records(path):
-            if record.get("record") == "case" and record_signature(record) != HARNESS:
-                observed.add(_record_key(path, record))
+            if (
+                record.get("record") == "case"
+                and record_signature(cast(ResultRecord, record)) != HARNESS
+            ):
+                observed.add(_record_key(path, cast(ResultRecord, record)))
     count = 0
     writer = ResultsWriter(target)
     try:
@@ -215,8 +218,8 @@ def merged_results(run: RadarRun, target: Path) -> int:
             for record in read_records(path):
                 if (
                     record.get("record") == "case"
-                    and record_signature(record) == HARNESS
-                    and _record_key(path, record) in observed
+                    and record_signature(cast(ResultRecord, record)) == HARNESS
+                    and _record_key(path, cast(ResultRecord, record)) in observed
                 ):
                     continue
                 # the as-of adapter is JAX: its records are shown as jax's
