@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jax_conformance.plugin import PACKAGE_DIR
@@ -84,6 +85,28 @@ LONG_FIRST = (
     "test_plugin.py",
     "test_verdicts.py",
 )
+
+
+# Files whose tests are independent and each minutes long: under `--dist loadfile` each of their
+# tests is a scheduling unit of its own, so the two workers share them (as one unit the four modes
+# of test_suite_modes.py ran one after another on one worker, the other idle for the last ~20
+# minutes of the run). Every other file stays whole on one worker, so its module fixtures (every
+# breakage run of an area, the report sites) run once.
+TEST_PER_UNIT = ("test_suite_modes.py",)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's file scheduler, with the tests of TEST_PER_UNIT scheduled one by one."""
+    if config.getvalue("dist") != "loadfile":
+        return None  # xdist's own choice
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndLongTests(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return nodeid if file.rsplit("/", 1)[-1] in TEST_PER_UNIT else file
+
+    return FilesAndLongTests(config, log)
 
 
 def pytest_collection_modifyitems(
