@@ -150,10 +150,7 @@ def main(args: argparse.Namespace) -> int:
     result = run_contract(
         [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=_path(args), on_mode=done
     )
-    if args.report is not None:
-        _save_report(result, args)
-    if args.json:
-        _print_json(result)
+    if _saved_or_printed_as_json(result, args):
         return 0 if result.ok else 1
     print(result.table())
     notes = result.notes()
@@ -172,6 +169,15 @@ def main(args: argparse.Namespace) -> int:
         f"({held} item x mode cells pass; {time.monotonic() - start:.1f}s)"
     )
     return 0 if result.ok else 1
+
+
+def _saved_or_printed_as_json(result: Any, args: argparse.Namespace) -> bool:
+    """--report saves the result beside a report; --json prints it (then nothing else is printed)."""
+    if args.report is not None:
+        _save_report(result, args)
+    if args.json:
+        _print_json(result)
+    return bool(args.json)
 
 
 def _main_releases(args: argparse.Namespace, target: Target, start: float) -> int:
@@ -194,10 +200,7 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
         pythonpath=_path(args),
         say=lambda line: print(f"[{time.monotonic() - start:6.1f}s] {line}", file=sys.stderr),
     )
-    if args.report is not None:
-        _save_report(result, args)
-    if args.json:
-        _print_json(result)
+    if _saved_or_printed_as_json(result, args):
         return 0 if result.ok else 1
     print(result.table())
     print("\nchanges between releases:" if result.changes else "\nno item changes between releases")
