@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
 
 from jax_conformance import CHECKOUT, __version__
 from jax_conformance.text import RECORD_MESSAGE_CHARS, cut
@@ -70,6 +70,8 @@ FORMAT_VERSION = 1
 MAX_RECORD_CHARS = 4 * RECORD_MESSAGE_CHARS
 # A flag's value, or a setting, as JSON holds it.
 JSONScalar = bool | int | float | str | None
+# A JSON value of open shape (what json.loads returns, what a YAML spec parses to).
+JSON: TypeAlias = bool | int | float | str | None | list["JSON"] | dict[str, "JSON"]
 # How a case got its fresh process (docs/RUNNER.md, "The process of an isolated case").
 Isolation = Literal["fork-full", "fork-light", "spawn"]
 
@@ -91,9 +93,9 @@ class AdapterInfo(TypedDict):
     implementation_version: str
     behaviour_version: str  # the JAX release it is or models; see the module docstring
     backends: list[str]
-    environment: dict[
-        str, Any
-    ]  # free-form: versions, platform, devices; `notes` (list[str]) are shown
+    # free-form: versions, platform, devices; `notes` (list[str]) are shown. Left untyped: each
+    # adapter writes its own keys, and the plugin's header lines read `notes` as the list it is.
+    environment: dict[str, Any]
     flags: NotRequired[list[FlagInfo]]  # the flags the implementation has (docs/RUNNER.md, "Flags")
 
 
@@ -119,7 +121,7 @@ class DocumentedRecord(DocumentedCheck):
     """`documented` in a case record: the check, with what the docs say and where."""
 
     says: str
-    source: list[Any]
+    source: list[dict[str, str]]  # `spec.loader` sources: url, and what it shows
 
 
 class Verdict(TypedDict):
@@ -127,14 +129,14 @@ class Verdict(TypedDict):
 
     outcome: Outcome
     message: str
-    expected: Any  # the chosen expect block (its JSON), or None
-    actual: Any  # what was observed (`describe_observation`), or None
+    expected: object  # the chosen expect block (its JSON), or None
+    actual: object  # what was observed (`describe_observation`), or None
     duration_s: float
     spec_error: NotRequired[bool]  # the spec, not the implementation, is at fault
     documented: NotRequired[DocumentedCheck]
     mismatches: NotRequired[list[str]]  # the block's keys that did not hold
     example: NotRequired[dict[str, str]]  # the falsifying example of a `given` case
-    leaked: NotRequired[dict[str, Any]]  # process-wide state the case changed
+    leaked: NotRequired[dict[str, object]]  # process-wide state the case changed
     isolation: NotRequired[Isolation]  # set by the parent for an `isolate: process` case
 
 
@@ -152,7 +154,7 @@ class RunHeader(TypedDict):
     ]  # absent only in a note for a mode that died before its header
     mode: ModeJSON
     backends: list[str]
-    environment: dict[str, Any]
+    environment: dict[str, Any]  # as AdapterInfo's
     flags: NotRequired[list[FlagInfo]]  # the adapter's flag table, values in effect in this mode
     hypothesis: NotRequired[dict[str, JSONScalar]]  # the settings the run's `given` cases used
     argv: NotRequired[list[str]]
@@ -184,15 +186,15 @@ class ResultRecord(TypedDict):
     mode: ModeJSON
     outcome: Outcome
     message: str
-    expected: Any
-    actual: Any
+    expected: object
+    actual: object
     duration_s: float
     topic: NotRequired[str]
     claim: NotRequired[str]
     tags: NotRequired[list[str]]
     behaviour_version: NotRequired[str]  # every record of a case that ran; see the module docstring
     expect_line: NotRequired[int | None]
-    source: NotRequired[Any]
+    source: NotRequired[list[dict[str, str]]]
     nodeid: NotRequired[str]
     basis: NotRequired[str | None]  # documented, tested, observed, unsupported, or None
     spec_error: NotRequired[bool]
@@ -219,7 +221,7 @@ class EndRecord(TypedDict):
 Record = RunHeader | CollectedRecord | ResultRecord | EndRecord
 
 
-def adapter_info(raw: Mapping[str, Any]) -> AdapterInfo:
+def adapter_info(raw: Mapping[str, object]) -> AdapterInfo:
     """An adapter's `info()` as an AdapterInfo: the one place `behaviour_version` gets its default."""
     version = str(raw["implementation_version"])
     info = {
@@ -227,10 +229,22 @@ def adapter_info(raw: Mapping[str, Any]) -> AdapterInfo:
         "adapter": str(raw.get("adapter", "")),
         "implementation_version": version,
         "behaviour_version": str(raw.get("behaviour_version") or version),
-        "backends": [str(b) for b in raw["backends"]],
-        "environment": dict(raw.get("environment") or {}),
+        "backends": [str(b) for b in _iterable(raw["backends"], "backends")],
+        "environment": dict(_mapping(raw.get("environment") or {}, "environment")),
     }
     return cast(AdapterInfo, info)  # extra keys an adapter adds are kept
+
+
+def _iterable(value: object, name: str) -> Iterable[object]:
+    if not isinstance(value, Iterable):
+        raise TypeError(f"an adapter's info: {name} is {type(value).__name__}, not a list")
+    return value
+
+
+def _mapping(value: object, name: str) -> Mapping[str, object]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"an adapter's info: {name} is {type(value).__name__}, not a mapping")
+    return value
 
 
 def now() -> str:
@@ -257,11 +271,11 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def encode(record: Record | Mapping[str, Any]) -> bytes:
+def encode(record: Record | Mapping[str, object]) -> bytes:
     """One record as one line, the only way a record reaches a file: a run header gets the format
     `version`, an oversized message is cut with a note and oversized `actual`/`expected` replaced
     by one, so a line stays bounded, and a lone surrogate cannot make the line unwritable."""
-    fields: dict[str, Any] = dict(record)
+    fields: dict[str, object] = dict(record)
     if fields.get("record") == "run":
         fields.setdefault("version", FORMAT_VERSION)
     msg = fields.get("message")
@@ -288,7 +302,7 @@ class ResultsWriter:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
         self._fd: int | None = os.open(self.path, flags, 0o644)
 
-    def write(self, record: Record | Mapping[str, Any]) -> None:
+    def write(self, record: Record | Mapping[str, object]) -> None:
         if self._fd is None:
             return
         data = encode(record)
@@ -529,7 +543,7 @@ def harness_header(
     implementation_version: str,
     behaviour_version: str | None = None,
     backends: Sequence[str] = (),
-    environment: Mapping[str, Any] | None = None,
+    environment: Mapping[str, object] | None = None,
     status: str | None = None,
     reason: str | None = None,
     written_by: str | None = None,
@@ -591,7 +605,7 @@ def unavailable(
     reason: str,
     *,
     status: str = "unavailable",
-    environment: Mapping[str, Any] | None = None,
+    environment: Mapping[str, object] | None = None,
 ) -> list[Record]:
     """A `run` and an `end` record for a mode that cannot run in this implementation (a release that
     does not install, or lacks a flag the mode sets), with the reason: a fact about the release,

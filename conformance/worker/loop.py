@@ -158,7 +158,10 @@ def _out_of_memory(verdict: Verdict) -> str | None:
     """The exception that says the case ran out of memory, unless the case expected it."""
     if verdict.get("outcome") == "passed":
         return None
-    raised = (verdict.get("actual") or {}).get("raised") or {}
+    actual = verdict.get("actual")
+    raised = (actual.get("raised") if isinstance(actual, Mapping) else None) or {}
+    if not isinstance(raised, Mapping):
+        return None
     kind, message = str(raised.get("type", "")), str(raised.get("message", ""))
     if kind.endswith("MemoryError") or (
         "RESOURCE_EXHAUSTED" in message and "memory" in message.lower()
@@ -215,8 +218,9 @@ def _run(adapter: Adapter, payload: CasePayload, check_state: bool) -> tuple[Ver
     if oom is not None:
         limit = memory_limit_mb()
         verdict["outcome"] = "crashed"
+        seen = verdict.get("actual")
         verdict["actual"] = {
-            **(verdict.get("actual") or {}),
+            **(seen if isinstance(seen, Mapping) else {}),
             "crash": {"out_of_memory": True, "memory_limit_mb": limit},
         }
         verdict["message"] = (
