@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from jax_conformance.adapters.reference.mutants import ENV_VAR
 from jax_conformance.errors import UsageError
@@ -37,6 +37,7 @@ from jax_conformance.flag_table import modes_for
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import run_modes
 from jax_conformance.mode import Mode
+from jax_conformance.records import ResultRecord
 from jax_conformance.report import message_strength
 from jax_conformance.text import cut
 from jax_conformance.usage import check_spec_paths, positive_int
@@ -55,7 +56,7 @@ class MutantRun(ModeProcess):
         default_factory=dict
     )  # case id -> outcome and first message line
     cases: int = 0
-    records: list[Any] = field(
+    records: list[ResultRecord] = field(
         default_factory=list
     )  # the baseline's case records (for the message check)
 
@@ -192,7 +193,7 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="jax-conformance-mutate-"))
     baseline: dict[str, set[str]] = {m.slug: set() for m in modes}
-    messages: dict[str, Any] | None = None
+    messages: message_strength.MessageSummary | None = None
     if not args.no_baseline:
         print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
         base_jobs = [_job(None, m, tmp, args) for m in modes]
@@ -276,7 +277,7 @@ class MutationSummary(TypedDict):
     # The message check beside the mutation score: strong / checked raises-warns blocks with a `match`,
     # and the weak and loose ones (report.message_strength.summary); absent with --no-baseline.
     message_score: NotRequired[str]
-    messages: NotRequired[dict[str, Any]]
+    messages: NotRequired[message_strength.MessageSummary]
 
 
 def _summarize(

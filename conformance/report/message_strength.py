@@ -31,9 +31,12 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from jax_conformance.records import read_records
+
+if TYPE_CHECKING:
+    from jax_conformance.spec.model import Case
 
 DTYPES = (
     "bool",
@@ -266,25 +269,65 @@ def _category_matches(want: str, got: str) -> bool:
     return w == "UserWarning" and g not in builtin_other
 
 
-def _warn_items(spec: Any) -> list[Mapping[str, Any]]:
+def _warn_items(spec: object) -> list[Mapping[str, object]]:
     if isinstance(spec, dict):
         return [spec]
     return [w for w in spec if isinstance(w, dict)] if isinstance(spec, list) else []
 
 
-def _warns_pass(items: Sequence[Mapping[str, Any]], warnings: Sequence[tuple[str, str]]) -> bool:
+def _warns_pass(items: Sequence[Mapping[str, object]], warnings: Sequence[tuple[str, str]]) -> bool:
     for want in items:
         pattern = want.get("match")
         hits = [
             1
             for cat, msg in warnings
             if _category_matches(str(want.get("category", "Warning")), cat)
-            and (not pattern or re.search(pattern, msg))
+            and (not pattern or re.search(str(pattern), msg))
         ]
         count = want.get("count")
         if (count is not None and len(hits) != count) or (count is None and not hits):
             return False
     return True
+
+
+class LetThroughJSON(TypedDict):
+    kind: str
+    what: str
+    pattern: str
+    rewording: str
+    mode: str
+
+
+class BlockJSON(TypedDict):
+    """One block's strength as `summary` lists it (`BlockStrength.to_json`)."""
+
+    case: str
+    basis: str | None
+    spec_file: str
+    block: str
+    patterns: list[str]
+    status: str
+    loose: str | None
+    modes: list[str]
+    rewordings_tried: int
+    let_through: list[LetThroughJSON]
+    let_through_count: int
+    excused: list[LetThroughJSON]
+    excused_count: int
+
+
+class MessageSummary(TypedDict):
+    """The message score, as `summary` gives it (and `mutate` saves it)."""
+
+    score: str
+    strong: int
+    total: int
+    weak_count: int
+    loose_count: int
+    weak_normative: int
+    unchecked: int
+    weak: list[BlockJSON]
+    loose: list[BlockJSON]
 
 
 @dataclass
@@ -295,7 +338,7 @@ class LetThrough:
     excerpt: str
     mode: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> LetThroughJSON:
         return {
             "kind": self.kind,
             "what": self.what,
@@ -351,7 +394,7 @@ class BlockStrength:
     def normative(self) -> bool:
         return self.basis in ("documented", "tested")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BlockJSON:
         return {
             "case": self.case,
             "basis": self.basis,
@@ -385,14 +428,19 @@ class BlockStrength:
         )
 
 
-def _mode_slug(record: Mapping[str, Any]) -> str:
+def _mode_slug(record: Mapping[str, object]) -> str:
     mode = record.get("mode") or {}
+    if not isinstance(mode, Mapping):
+        raise TypeError(f"a record's mode is {type(mode).__name__}, not a mapping")
     x64 = "on" if mode.get("x64") else f"off-{mode.get('explicit_x64_dtypes', '?')}"
-    flags = "".join(f"+{k}" for k, v in sorted((mode.get("flags") or {}).items()) if v is True)
+    set_flags = mode.get("flags") or {}
+    if not isinstance(set_flags, Mapping):
+        raise TypeError(f"a record's mode flags are {type(set_flags).__name__}, not a mapping")
+    flags = "".join(f"+{k}" for k, v in sorted(set_flags.items()) if v is True)
     return f"{record.get('adapter', '?')} {x64}{flags}"
 
 
-def _observed(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _observed(record: Mapping[str, object]) -> Mapping[str, object] | None:
     """What the case did: its `actual`, or the first example's for a `given` case."""
     actual = record.get("actual")
     if not isinstance(actual, dict):
@@ -403,7 +451,7 @@ def _observed(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def _check_raises(
-    block: BlockStrength, spec: Mapping[str, Any], observed: Mapping[str, Any], mode: str
+    block: BlockStrength, spec: Mapping[str, object], observed: Mapping[str, object], mode: str
 ) -> None:
     raised = observed.get("raised")
     pattern = spec.get("match")
@@ -421,12 +469,16 @@ def _check_raises(
 
 
 def _check_warns(
-    block: BlockStrength, items: Sequence[Mapping[str, Any]], observed: Mapping[str, Any], mode: str
+    block: BlockStrength,
+    items: Sequence[Mapping[str, object]],
+    observed: Mapping[str, object],
+    mode: str,
 ) -> None:
+    seen = observed.get("warnings") or []
+    if not isinstance(seen, Iterable):
+        raise TypeError(f"observed warnings are {type(seen).__name__}, not a list")
     warnings = [
-        (str(w.get("category", "")), str(w.get("message", "")))
-        for w in observed.get("warnings") or []
-        if isinstance(w, dict)
+        (str(w.get("category", "")), str(w.get("message", ""))) for w in seen if isinstance(w, dict)
     ]
     if not _warns_pass(items, warnings):
         block.misses.append(
@@ -451,7 +503,7 @@ def _check_warns(
                 block.add(LetThrough(r.kind, r.what, " & ".join(readers), r.excerpt(message), mode))
 
 
-def _declared(items: Sequence[Mapping[str, Any]]) -> tuple[str | None, frozenset[str] | None]:
+def _declared(items: Sequence[Mapping[str, object]]) -> tuple[str | None, frozenset[str] | None]:
     """The block's `match_loose` declarations: (reason, the words they allow; None: any)."""
     reasons: list[str] = []
     words: set[str] = set()
@@ -472,7 +524,7 @@ def _declared(items: Sequence[Mapping[str, Any]]) -> tuple[str | None, frozenset
     return "; ".join(reasons), None if anything else frozenset(words)
 
 
-def check_records(records: Iterable[Mapping[str, Any]]) -> list[BlockStrength]:
+def check_records(records: Iterable[Mapping[str, object]]) -> list[BlockStrength]:
     """Every `raises` / `warns` block with a `match` in the passed case records, judged against the
     rewordings of the messages it accepted (one entry per case and block, over all modes)."""
     blocks: dict[tuple[str, str, str], BlockStrength] = {}
@@ -498,9 +550,10 @@ def check_records(records: Iterable[Mapping[str, Any]]) -> list[BlockStrength]:
             block = blocks.get(ident)
             if block is None:
                 reason, words = _declared(items)
+                basis = rec.get("basis")
                 block = blocks[ident] = BlockStrength(
                     str(rec.get("case")),
-                    rec.get("basis"),
+                    basis if isinstance(basis, str) else None,
                     str(rec.get("spec_file", "")),
                     key,
                     patterns,
@@ -517,7 +570,7 @@ def check_records(records: Iterable[Mapping[str, Any]]) -> list[BlockStrength]:
 
 
 def check_files(paths: Iterable[Path | str]) -> list[BlockStrength]:
-    def records() -> Iterator[Mapping[str, Any]]:
+    def records() -> Iterator[Mapping[str, object]]:
         for path in paths:
             yield from read_records(path)
 
@@ -525,8 +578,8 @@ def check_files(paths: Iterable[Path | str]) -> list[BlockStrength]:
 
 
 def with_expectations(
-    records: Iterable[Mapping[str, Any]], spec_paths: Iterable[Path | str]
-) -> list[dict[str, Any]]:
+    records: Iterable[Mapping[str, object]], spec_paths: Iterable[Path | str]
+) -> list[dict[str, object]]:
     """The records with each `expected` replaced by the block the given specs choose for the record's
     mode, backend, adapter and version: another revision of the specs judged on the same messages
     (`--specs DIR`; the `before` of a pattern rewrite). A record whose case those specs lack, or
@@ -534,24 +587,21 @@ def with_expectations(
     from jax_conformance.mode import Mode
     from jax_conformance.spec.loader import load_spec, spec_files
 
-    cases: dict[str, Any] = {}
+    cases: dict[str, Case] = {}
     for path in spec_files(spec_paths):
         try:
             spec = load_spec(path, rules=False)
         except Exception:  # noqa: S112 - a file that does not load chooses no block
             continue
         cases.update((c.id, c) for c in spec.cases)
-    out = []
+    out: list[dict[str, object]] = []
     for rec in records:
         case = cases.get(str(rec.get("case")))
-        if (
-            case is None
-            or rec.get("record", "case") != "case"
-            or not isinstance(rec.get("mode"), dict)
-        ):
+        mode = rec.get("mode")
+        if case is None or rec.get("record", "case") != "case" or not isinstance(mode, dict):
             continue
         block = case.select(
-            Mode.from_json(rec["mode"]),
+            Mode.from_json(mode),
             str(rec.get("backend", "cpu")),
             str(rec.get("adapter", "jax")),
             str(rec.get("behaviour_version") or rec.get("implementation_version", "")),
@@ -561,7 +611,7 @@ def with_expectations(
     return out
 
 
-def summary(blocks: Sequence[BlockStrength]) -> dict[str, Any]:
+def summary(blocks: Sequence[BlockStrength]) -> MessageSummary:
     """The message score, JSON-ready: strong / checked blocks, and the weak and loose ones."""
     checked = [b for b in blocks if b.status != "unchecked"]
     strong = [b for b in checked if b.status == "strong"]
@@ -609,7 +659,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="judge with these specs' blocks instead of the records' own",
     )
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
-    records: Sequence[Mapping[str, Any]] = [r for p in args.results for r in read_records(p)]
+    records: Sequence[Mapping[str, object]] = [r for p in args.results for r in read_records(p)]
     if args.specs:
         records = with_expectations(records, args.specs)
     blocks = check_records(records)
