@@ -11,11 +11,12 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.errors import SpecError
-from jax_conformance.spec.yaml import line_of
+from jax_conformance.records import JSON
+from jax_conformance.spec.yaml import MarkedMap, line_of
 
 if TYPE_CHECKING:
     import jsonschema
@@ -24,10 +25,12 @@ SCHEMA_PATH = SPECS_DIR / "schema.json"
 
 
 @functools.cache
-def schema() -> dict[str, Any]:
+def schema() -> dict[str, JSON]:
     """specs/schema.json, read once per process."""
     with SCHEMA_PATH.open(encoding="utf-8") as f:
-        data: dict[str, Any] = json.load(f)
+        data = json.load(f)
+    if not isinstance(data, dict):
+        raise ValueError(f"{SCHEMA_PATH}: a schema is a JSON object")
     return data
 
 
@@ -115,7 +118,7 @@ _SUBSCHEMA_MAPS = frozenset(("$defs", "properties", "patternProperties"))
 _SUBSCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf"))
 
 
-def _draft7(node: Any, root: Any = None) -> Any:
+def _draft7(node: JSON, root: JSON = None) -> JSON:
     """The schema in draft 7's words, meaning the same; ValueError for a keyword draft 7 lacks.
 
     One rewording for speed: a oneOf whose branches admit disjoint JSON types (a string or an
@@ -130,7 +133,7 @@ def _draft7(node: Any, root: Any = None) -> Any:
     unknown = set(node) - _SAME_IN_DRAFT7
     if unknown:
         raise ValueError(f"no draft-7 spelling for {sorted(unknown)}")
-    out: dict[str, Any] = {}
+    out: dict[str, JSON] = {}
     for key, value in node.items():
         if key in ("$schema", "$id"):
             continue  # the draft is set at the top; refs are all local ("#/$defs/...")
@@ -141,15 +144,20 @@ def _draft7(node: Any, root: Any = None) -> Any:
                 else _draft7(value, root)
             )
         elif key in _SUBSCHEMA_MAPS:
+            if not isinstance(value, dict):
+                raise ValueError(f"not a map of schemas: {key} {value!r}")
             value = {k: _draft7(v, root) for k, v in value.items()}
         elif key in _SUBSCHEMA_LISTS:
+            if not isinstance(value, list):
+                raise ValueError(f"not a list of schemas: {key} {value!r}")
             if key == "oneOf" and "anyOf" not in node and _disjoint(value, root):
                 key = "anyOf"
             value = [_draft7(v, root) for v in value]
         elif key == "$ref" and not str(value).startswith("#"):
             raise ValueError(f"not a local reference: {value!r}")
         elif key in ("enum", "const") and any(
-            not isinstance(v, str) for v in (value if key == "enum" else [value])
+            not isinstance(v, str)
+            for v in (value if key == "enum" and isinstance(value, list) else [value])
         ):
             # Python's == takes True for 1 (and 1.0); jsonschema's enum and const do not.
             raise ValueError(f"a non-string {key}: {value!r}")
@@ -160,23 +168,28 @@ def _draft7(node: Any, root: Any = None) -> Any:
         out["dependencies" if key == "dependentRequired" else key] = value
     if "$ref" in out and len(out) > 1:
         # Draft 7 ignores the siblings of $ref; 2020-12 applies them: allOf keeps them applied.
-        out["allOf"] = [*out.get("allOf", []), {"$ref": out.pop("$ref")}]
+        all_of = out.get("allOf", [])
+        out["allOf"] = [
+            *(all_of if isinstance(all_of, list) else [all_of]),
+            {"$ref": out.pop("$ref")},
+        ]
     return out
 
 
-def _json_types(node: Any, root: Any, depth: int = 0) -> set[str] | None:
+def _json_types(node: JSON, root: JSON, depth: int = 0) -> set[str] | None:
     """The JSON types a value valid against `node` can have ("integer" also counts as "number"), or None: any."""
     if not isinstance(node, dict) or depth > 20:
         return None
     found: set[str] | None = None
     if "type" in node:
-        found = set(node["type"] if isinstance(node["type"], list) else [node["type"]])
+        named = node["type"]
+        found = {str(t) for t in (named if isinstance(named, list) else [named])}
     elif "const" in node:
         found = {_json_type(node["const"])}
     elif "enum" in node and isinstance(node["enum"], list):
         found = {_json_type(v) for v in node["enum"]}
     if "$ref" in node:
-        target: Any = root
+        target: JSON = root
         for part in str(node["$ref"]).lstrip("#").strip("/").split("/"):
             target = target.get(part) if isinstance(target, dict) and part else target
         ref = _json_types(target, root, depth + 1) if target is not root else None
@@ -186,7 +199,7 @@ def _json_types(node: Any, root: Any, depth: int = 0) -> set[str] | None:
     return found
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: JSON) -> str:
     if value is None:
         return "null"
     for cls, name in (
@@ -202,7 +215,7 @@ def _json_type(value: Any) -> str:
     return "?"
 
 
-def _disjoint(branches: Any, root: Any) -> bool:
+def _disjoint(branches: JSON, root: JSON) -> bool:
     """Whether no value can be valid against two of these schemas (told by their types alone)."""
     if not isinstance(branches, list):
         return False
@@ -216,16 +229,19 @@ def _disjoint(branches: Any, root: Any) -> bool:
 
 
 @functools.cache
-def fast_validator() -> Callable[[Any], Any] | None:
+def fast_validator() -> Callable[[object], object] | None:
     """fastjsonschema's compiled check of the schema, or None (not installed, or a schema it can't take)."""
     try:
         import fastjsonschema
     except ImportError:
         return None
     try:
-        definition = {**_draft7(schema()), "$schema": "http://json-schema.org/draft-07/schema#"}
+        translated = _draft7(schema())
     except ValueError:
         return None
+    if not isinstance(translated, dict):
+        return None
+    definition = {**translated, "$schema": "http://json-schema.org/draft-07/schema#"}
     # use_default=False: never write a schema's defaults into the document; use_formats=False:
     # jsonschema does not assert `format` either. (detailed_exceptions=False would be faster, but
     # 2.22 fails to compile a `const` with it.)
@@ -235,7 +251,7 @@ def fast_validator() -> Callable[[Any], Any] | None:
         return None
 
 
-def schema_errors(doc: Any, path: Path) -> list[SpecError]:
+def schema_errors(doc: MarkedMap, path: Path) -> list[SpecError]:
     """Every way the parsed document breaks the schema, as SCHEMA errors at their lines (none: valid)."""
     fast = fast_validator()
     if fast is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from jax_conformance.errors import SpecError
@@ -33,14 +33,19 @@ class MarkedList(list[Any]):
     item_lines: list[int]
 
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's loader when PyYAML was built with it (mypy reads the first branch: the stubs have it).
+if TYPE_CHECKING or hasattr(yaml, "CSafeLoader"):
+
+    class _Loader(yaml.CSafeLoader):
+        """SafeLoader whose mappings and sequences are MarkedMap and MarkedList (constructors below)."""
+
+else:
+
+    class _Loader(yaml.SafeLoader):  # the same, in pure Python
+        """SafeLoader whose mappings and sequences are MarkedMap and MarkedList (constructors below)."""
 
 
-class _Loader(_BaseLoader):
-    """SafeLoader whose mappings and sequences are MarkedMap and MarkedList (constructors below)."""
-
-
-def _marked_map(loader: Any, node: yaml.MappingNode) -> Iterator[MarkedMap]:
+def _marked_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[MarkedMap]:
     """A mapping with its lines; a key that is not a string is spelled as str() spells it, a
     duplicate key (merged ones included) is a ConstructorError. Built in two steps, as
     SafeConstructor builds mappings, so that an alias to it can be made before it is filled."""
@@ -66,7 +71,7 @@ def _marked_map(loader: Any, node: yaml.MappingNode) -> Iterator[MarkedMap]:
         result.value_lines[key] = value_node.start_mark.line + 1 + block
 
 
-def _marked_list(loader: Any, node: yaml.SequenceNode) -> Iterator[MarkedList]:
+def _marked_list(loader: _Loader, node: yaml.SequenceNode) -> Iterator[MarkedList]:
     """A sequence with its lines (an alias item has the line of the node it names)."""
     result = MarkedList()
     result.line = node.start_mark.line + 1
@@ -130,7 +135,7 @@ def _hint(problem: str) -> str:
     return ""
 
 
-def parse_yaml(text: str, path: Path) -> Any:
+def parse_yaml(text: str, path: Path) -> object:
     """Parse with the safe loader; a syntax error, a Python-object tag or an alias bomb becomes a SpecError."""
     loader = _Loader(text)
     try:
@@ -173,15 +178,16 @@ def parse_yaml(text: str, path: Path) -> Any:
         loader.dispose()
 
 
-def line_of(doc: Any, path: Iterable[Any]) -> int:
+def line_of(doc: object, path: Iterable[str | int]) -> int:
     """The line of the deepest marked node along a JSON path into the parsed document."""
     node, line = doc, getattr(doc, "line", 1)
     for key in path:
-        if isinstance(node, MarkedMap) and key in node:
+        if isinstance(node, MarkedMap) and isinstance(key, str) and key in node:
             line = node.key_lines[key]
+            node = node[key]
         elif isinstance(node, MarkedList) and isinstance(key, int) and key < len(node):
             line = node.item_lines[key]
+            node = node[key]
         else:
             break
-        node = node[key]
     return line
