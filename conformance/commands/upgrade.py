@@ -18,11 +18,12 @@ import html
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.compat.drive import (
     STORE_LAYOUT,
+    ChangeJSON,
+    SearchJSON,
     add_radar_arguments,
     cached_search,
     changes_json,
@@ -112,7 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def find_cached(cache: Path, a: str, b: str) -> dict[str, Any] | None:
+def find_cached(cache: Path, a: str, b: str) -> SearchJSON | None:
     """A saved radar search holding both releases: of the current specs first, else of earlier ones (said)."""
     digest = specs_digest(SPECS_DIR)
     roots = sorted(
@@ -133,7 +134,7 @@ def find_cached(cache: Path, a: str, b: str) -> dict[str, Any] | None:
     return None
 
 
-def between(data: dict[str, Any], a: str, b: str) -> list[dict[str, Any]]:
+def between(data: SearchJSON, a: str, b: str) -> list[ChangeJSON]:
     """The changes of a search that lie between A (exclusive) and B (inclusive)."""
     lo, hi = version_key(a), version_key(b)
     return [
@@ -146,7 +147,7 @@ def between(data: dict[str, Any], a: str, b: str) -> list[dict[str, Any]]:
 PROMISED = ("documented", "tested")
 
 
-def summary_text(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str:
+def summary_text(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
     cases = [c for c in changes if not c["case"].startswith("flag:")]
     flags = [c for c in changes if c["case"].startswith("flag:")]
     promised = sum(1 for c in cases if c.get("basis") in PROMISED)
@@ -154,7 +155,7 @@ def summary_text(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str
         f"Upgrading JAX {a} -> {b}: {len(cases)} behaviour change(s) ({promised} in documented or tested "
         f"behaviour, {len(cases) - promised} observed-only), {len(flags)} flag change(s); {how}"
     ]
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+    by_topic: dict[str, list[ChangeJSON]] = {}
     for c in cases:
         by_topic.setdefault(c["topic"], []).append(c)
     for topic in sorted(by_topic):
@@ -194,7 +195,7 @@ def _source_text(source: object) -> str:
     return str(source)[:200]
 
 
-def page(a: str, b: str, changes: list[dict[str, Any]], how: str) -> str:
+def page(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
     """A self-contained HTML page of the same changes."""
     esc = html.escape
     rows = []

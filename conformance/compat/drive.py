@@ -13,10 +13,10 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import NotRequired, TypedDict, cast
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.compat.as_of import PATH as AS_OF_ADAPTER
@@ -31,7 +31,15 @@ from jax_conformance.compat.envs import (
 )
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
-from jax_conformance.compat.radar import FLAG, HARNESS, Search, Store, bisect, record_signature
+from jax_conformance.compat.radar import (
+    FLAG,
+    HARNESS,
+    FoundJSON,
+    Search,
+    Store,
+    bisect,
+    record_signature,
+)
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.records import ResultRecord, ResultsWriter, load_runs, read_records
@@ -253,20 +261,52 @@ def describe_change(before: str, after: str) -> str:
     return f"{before or '-'} -> {after or '-'}"
 
 
-def changes_json(run: RadarRun) -> dict[str, Any]:
+class ChangeJSON(FoundJSON):
+    """A change in a saved search (`changes_json`): the radar's finding with its case's facts."""
+
+    topic: str
+    claim: str
+    basis: str | None
+    source: list[dict[str, str]] | None
+    spec_file: str
+
+
+class ProbeJSON(TypedDict):
+    release: str
+    cases: int | None  # cases asked; None: all
+
+
+class SearchJSON(TypedDict):
+    """A radar search's findings as saved beside its results (`changes_json`; `upgrade` reads them)."""
+
+    releases: list[str]
+    anchors: list[str]
+    unavailable: dict[str, str]
+    probes: list[ProbeJSON]
+    runs: int
+    changes: list[ChangeJSON]
+    flags: dict[str, list[dict[str, str]]]
+    environments: dict[str, dict[str, object]]
+    cache: dict[str, object]
+    seconds: float
+    discovery_s: float
+    gates: NotRequired[list[dict[str, object]]]  # compat's check of the version gates
+
+
+def changes_json(run: RadarRun) -> SearchJSON:
     """The radar's findings: each change with its release, the releases probed, install times, flags."""
     facts = case_facts(run.store, run.search.releases)
-    changes = []
+    changes: list[ChangeJSON] = []
     for found in run.search.changes:
-        rec: dict[str, Any] = dict(facts.get(found.case) or {})
+        rec = facts.get(found.case)
         changes.append(
             {
                 **found.to_json(),
-                "topic": rec.get("topic") or found.case.rsplit(".", 1)[0],
-                "claim": rec.get("claim", ""),
-                "basis": rec.get("basis"),
-                "source": rec.get("source"),
-                "spec_file": rec.get("spec_file", ""),
+                "topic": (rec.get("topic") if rec else None) or found.case.rsplit(".", 1)[0],
+                "claim": rec.get("claim", "") if rec else "",
+                "basis": rec.get("basis") if rec else None,
+                "source": rec.get("source") if rec else None,
+                "spec_file": rec.get("spec_file", "") if rec else "",
             }
         )
     return {
@@ -299,7 +339,7 @@ def changes_json(run: RadarRun) -> dict[str, Any]:
     }
 
 
-def gate_check(run: RadarRun, data: dict[str, Any], specs: Path = SPECS_DIR) -> list[GateFlag]:
+def gate_check(run: RadarRun, data: SearchJSON, specs: Path = SPECS_DIR) -> list[GateFlag]:
     """The version gates in `specs` that move at a searched release where the case did not change."""
     changed: dict[str, dict[str, set[str]]] = {}
     for ch in data["changes"]:
@@ -326,11 +366,11 @@ def flag_history(search: Search) -> dict[str, list[dict[str, str]]]:
     return out
 
 
-def format_changes_text(run: RadarRun, data: dict[str, Any] | None = None) -> str:
+def format_changes_text(run: RadarRun, data: SearchJSON | None = None) -> str:
     """One line per change, grouped by release: `0.4.34  custom_jvp....  off-warn: passed -> failed: raised ...`."""
     data = data or changes_json(run)
     lines = []
-    by_release: dict[str, list[dict[str, Any]]] = {}
+    by_release: dict[str, list[ChangeJSON]] = {}
     for ch in data["changes"]:
         by_release.setdefault(ch["release"], []).append(ch)
     for release in sorted(by_release, key=version_key):
@@ -344,7 +384,7 @@ def format_changes_text(run: RadarRun, data: dict[str, Any] | None = None) -> st
     return "\n".join(lines)
 
 
-def print_json(data: dict[str, Any], path: Path) -> None:
+def print_json(data: Mapping[str, object], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1))
 
@@ -353,7 +393,7 @@ def stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def save_search(root: Path, data: dict[str, Any]) -> Path:
+def save_search(root: Path, data: SearchJSON) -> Path:
     """Keep a search's findings beside its results, for `upgrade` to answer from."""
     releases = data["releases"]
     path = root / SEARCHES / f"{releases[0]}..{releases[-1]}.json"
@@ -361,13 +401,16 @@ def save_search(root: Path, data: dict[str, Any]) -> Path:
     return path
 
 
-def cached_search(root: Path, a: str, b: str) -> dict[str, Any] | None:
+def cached_search(root: Path, a: str, b: str) -> SearchJSON | None:
     """The narrowest saved search whose releases hold both A and B (None: none does)."""
-    best: tuple[int, dict[str, Any]] | None = None
+    best: tuple[int, SearchJSON] | None = None
     for path in sorted((root / SEARCHES).glob("*.json")):
         try:
-            data = json.loads(path.read_text())
+            # A file save_search wrote (a SearchJSON); one that is not even an object is skipped.
+            data: SearchJSON = json.loads(path.read_text())
         except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
             continue
         releases = data.get("releases", [])
         if a in releases and b in releases and (best is None or len(releases) < best[0]):

@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from jax_conformance.records import ResultRecord, Run, load_runs
 from jax_conformance.report.releases import NOT_RUN, mode_slug, observed_key, version_key
@@ -54,6 +54,18 @@ class Observer(Protocol):
         ...
 
 
+class FoundJSON(TypedDict):
+    """A change as the radar's JSON holds it (`Found.to_json`): the modes that changed, before and after."""
+
+    case: str
+    release: str
+    previous: str
+    modes: list[str]
+    before: Signature
+    after: Signature
+    skipped: list[str]
+
+
 @dataclass
 class Found:
     """One change: `case` behaved as `before` up to `previous` and as `after` from `release` on."""
@@ -75,7 +87,7 @@ class Found:
             if self.before.get(m) != self.after.get(m)
         ]
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> FoundJSON:
         return {
             "case": self.case,
             "release": self.release,

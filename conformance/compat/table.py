@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.records import now
@@ -96,7 +95,7 @@ def change_reason(row: CaseRow, order: Sequence[str]) -> str:
     return row.messages.get(newest_bad[-1], "") if newest_bad else ""
 
 
-def summary(table: ReleaseTable) -> dict[str, Any]:
+def summary(table: ReleaseTable) -> dict[str, object]:
     """The machine-readable summary: every case whose verdict or expected behaviour differs across releases."""
     order = table.versions
     changes = []
