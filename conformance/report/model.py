@@ -11,7 +11,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from jax_conformance.records import (
     OUTCOMES,
@@ -77,7 +76,7 @@ class Column:
     interrupted: bool
     end: EndRecord | None
     collected: int | None
-    environment: dict[str, Any]
+    environment: dict[str, object]
     started: str
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     # per basis (documented, tested, observed, unsupported, None), how many records had each outcome
@@ -92,7 +91,7 @@ class Column:
     flags: dict[str, JSONScalar] = field(
         default_factory=dict
     )  # the JAX flags the mode sets besides the x64 two
-    flag_table: list[dict[str, Any]] = field(
+    flag_table: list[dict[str, object]] = field(
         default_factory=list
     )  # the run header's `flags` (absent in older files)
 
@@ -159,7 +158,7 @@ class Column:
         of = f" of {self.collected}" if self.collected is not None else ""
         return f"interrupted: {why}; {self.total}{of} case records kept"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "label": self.label,
             "adapter": self.adapter,
@@ -184,10 +183,10 @@ class CaseInfo:
     claim: str = ""
     spec_file: str = ""
     line: int | None = None
-    source: list[dict[str, Any]] = field(default_factory=list)
+    source: list[dict[str, object]] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     basis: str | None = None
-    documented: dict[str, Any] | None = None  # what the docs say: {"says": ..., "source": [...]}
+    documented: dict[str, object] | None = None  # what the docs say: {"says": ..., "source": [...]}
 
 
 @dataclass
@@ -244,7 +243,7 @@ class ReportModel:
     comparisons: list[Comparison]
     compat: list[ReleaseTable]  # adapters run at two or more releases
     docs_vs_code: list[DocsDifference]
-    mutation: dict[str, Any] | None = None
+    mutation: dict[str, object] | None = None
     sources: list[str] = field(default_factory=list)
     upcoming: list[UpcomingSection] = field(
         default_factory=list
@@ -522,7 +521,7 @@ def _mode_flags(mode: object) -> dict[str, JSONScalar]:
     return dict(flags) if isinstance(flags, dict) else {}
 
 
-def _sources(value: object) -> list[dict[str, Any]]:
+def _sources(value: object) -> list[dict[str, object]]:
     if isinstance(value, dict):
         return [value]
     if isinstance(value, list):
@@ -630,7 +629,7 @@ def _by_verdict(table: ReleaseTable, index: dict[str, int]) -> ReleaseTable:
     return table
 
 
-def differs_from_docs(record: Mapping[str, Any]) -> bool:
+def differs_from_docs(record: Mapping[str, object]) -> bool:
     """The record's documented expectation failed while the code's expectation held."""
     documented = record.get("documented")
     return (
@@ -684,7 +683,7 @@ def docs_vs_code(
     return out
 
 
-def load_mutation(path: Path) -> dict[str, Any] | None:
+def load_mutation(path: Path) -> dict[str, object] | None:
     """A mutation-score file, read tolerantly: whatever keys it has are shown, missing ones are not."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import jinja2
 import markupsafe
@@ -251,7 +251,28 @@ def headlines(model: ReportModel) -> list[Headline]:
     return out
 
 
-def compat_json(table: ReleaseTable, model: ReportModel) -> dict[str, Any]:
+class CompatJSON(TypedDict):
+    """One behaviour x release table as the page's data holds it (`compat_json`)."""
+
+    adapter: str
+    releases: list[str]
+    rows: list[list[int | str]]  # [case index, a status letter per release, first release it holds]
+
+
+class PagePayload(TypedDict):
+    """The first page's data (`payload`), in the order the page's script reads it."""
+
+    codes: dict[str, str]
+    columns: list[dict[str, object]]
+    topics: list[str]
+    cases: list[list[int | str]]  # [id, topic index, claim, basis]
+    grid: list[str]
+    chunkStarts: list[int]
+    claims: bool
+    compat: list[CompatJSON]
+
+
+def compat_json(table: ReleaseTable, model: ReportModel) -> CompatJSON:
     """One behaviour x release table for the page: per row the case's index, a letter per release, the
     first release it holds."""
     index = {c.id: c.index for c in model.cases}
@@ -270,9 +291,9 @@ def compat_json(table: ReleaseTable, model: ReportModel) -> dict[str, Any]:
     }
 
 
-def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
+def payload(model: ReportModel, chunk_starts: list[int]) -> PagePayload:
     """The first page's data: everything the matrix and filters need, nothing a click can fetch later."""
-    data: dict[str, Any] = {
+    data: PagePayload = {
         "codes": {v: k for k, v in CODES.items()},
         "columns": [c.to_json() for c in model.columns],
         "topics": model.topics,
@@ -291,14 +312,14 @@ def payload(model: ReportModel, chunk_starts: list[int]) -> dict[str, Any]:
     return data
 
 
-def detail_chunks(model: ReportModel) -> tuple[list[int], list[dict[str, Any]]]:
+def detail_chunks(model: ReportModel) -> tuple[list[int], list[dict[str, dict[str, object]]]]:
     """Split the case details into files of about CHUNK_RECORDS records, by case order."""
-    per_case: dict[int, dict[int, dict[str, Any]]] = {}
+    per_case: dict[int, dict[int, dict[str, object]]] = {}
     for (ci, col), record in model.cells.items():
-        rec: Mapping[str, Any] = record  # the fields shown are named at run time (DETAIL_FIELDS)
+        rec: Mapping[str, object] = record  # the fields shown are named at run time (DETAIL_FIELDS)
         per_case.setdefault(ci, {})[col] = {k: rec[k] for k in DETAIL_FIELDS if k in rec}
     starts: list[int] = []
-    chunks: list[dict[str, Any]] = []
+    chunks: list[dict[str, dict[str, object]]] = []
     hrefs: dict[str, str] = {}
     size = CHUNK_RECORDS
     for case in model.cases:

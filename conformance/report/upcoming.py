@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jax_conformance.errors import ModeError
 from jax_conformance.mode import Mode, flag_text
@@ -75,7 +75,7 @@ class Behaviour:
             self.outcome, self.outcome
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "mode": self.mode,
             "outcome": self.outcome,
@@ -123,7 +123,7 @@ class FlipCase:
         """Flags that change it alone, but not the way all upcoming does."""
         return {f: b for f, b in self.alone.items() if f not in self.due_to}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "id": self.id,
             "spec_file": self.spec_file,
@@ -262,7 +262,7 @@ class UpcomingSection:
     def title(self) -> str:
         return f"{self.adapter} {self.version} · {self.backend} · today: {self.base}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "adapter": self.adapter,
             "version": self.version,
@@ -415,8 +415,9 @@ class ModeFlags:
     label: str  # adapter version mode
     mode: str
     sets: dict[str, JSONScalar]  # the flags the mode sets besides the x64 two
-    values: dict[str, JSONScalar]  # upgrade flag -> value in effect
-    defaults: dict[str, JSONScalar]  # upgrade flag -> JAX's default
+    # as the run's flag table has them (a file written by another version may hold any JSON)
+    values: dict[str, object]  # upgrade flag -> value in effect
+    defaults: dict[str, object]  # upgrade flag -> JAX's default
     listed: bool  # the run recorded a flag table (files written before flags did not)
 
 
