@@ -12,8 +12,7 @@ adds JAX's upgrade flags), two at a time; `jax-conformance check` and the pytest
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from jax_conformance.contract.engine import (
     ContractResult,
@@ -31,9 +30,9 @@ from jax_conformance.mode import Mode
 
 
 def check(
-    fn: Any,
-    *args: Any,
-    kwargs: dict[str, Any] | None = None,
+    fn: object,  # a module-level function, or "MODULE:FUNCTION"
+    *args: object,
+    kwargs: Mapping[str, object] | None = None,
     nondiff: Sequence[int] = (),
     modes: Sequence[str | Mode] | None = None,
     skip: Sequence[str] = (),

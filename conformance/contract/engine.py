@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance.contract.items import BLOCKED, BY_ID, FAIL, ITEMS, NA, PASS
-from jax_conformance.contract.wire import encode
+from jax_conformance.contract.wire import CheckRequest, ModeOutput, encode
 from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import TOPIC_FLAGS, upcoming_modes
 from jax_conformance.mode import MODE_NAMES, Mode, parse_modes, wants_upcoming
@@ -40,8 +40,8 @@ class Target:
     positions are nondiff, and a label for the table."""
 
     target: str
-    args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    args: tuple[object, ...] = ()  # the user's values (pickled to each mode) or `wire.Expr`
+    kwargs: dict[str, object] = field(default_factory=dict)
     nondiff: tuple[int, ...] = ()
     label: str = ""
     kwargs_expr: str | None = (
@@ -51,7 +51,7 @@ class Target:
         str, ...
     ] = ()  # items not judged (a rule deliberately not the derivative: --skip derivatives.finite-differences)
 
-    def request(self) -> dict[str, Any]:
+    def request(self) -> CheckRequest:
         return {
             "target": self.target,
             "label": self.label or self.target,
@@ -246,7 +246,7 @@ def run_mode(
     timeout: float = 900,
     pythonpath: Sequence[str] = (),
     cwd: str | None = None,
-) -> dict[str, Any]:
+) -> ModeOutput:
     """One mode's process: the checks of every target; its JSON, or {"error": why}."""
     with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
         request = Path(tmp) / "request.json"
@@ -266,7 +266,7 @@ def run_mode(
     if proc.returncode != 0 or not lines:
         tail = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()][-3:]
         return {"error": f"the mode's process {describe_exit(proc.returncode)}: {' | '.join(tail)}"}
-    data: dict[str, Any] = json.loads(lines[-1])
+    data: ModeOutput = json.loads(lines[-1])  # the runner's JSON line (wire.ModeOutput)
     data["stderr"] = proc.stderr
     return data
 
@@ -279,15 +279,16 @@ def run_contract(
     python: str = sys.executable,
     timeout: float = 900,
     pythonpath: Sequence[str] = (),
+    # (commands/check.py's progress line: its callback takes a plain dict, so it gets a copy)
     on_mode: Callable[[Mode, dict[str, Any]], None] | None = None,
 ) -> ContractResult:
     """Check every target in every mode (default: the four x64 modes), one process per mode, `jobs` at a time."""
     modes = list(modes) if modes is not None else contract_modes(None)
 
-    def one(mode: Mode) -> dict[str, Any]:
+    def one(mode: Mode) -> ModeOutput:
         data = run_mode(targets, mode, python=python, timeout=timeout, pythonpath=pythonpath)
         if on_mode is not None:
-            on_mode(mode, data)
+            on_mode(mode, dict(data))
         return data
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -296,7 +297,7 @@ def run_contract(
 
 
 def collect(
-    targets: Sequence[Target], modes: Sequence[Mode], per_mode: Sequence[dict[str, Any]]
+    targets: Sequence[Target], modes: Sequence[Mode], per_mode: Sequence[ModeOutput]
 ) -> ContractResult:
     slugs = [m.slug for m in modes]
     results = [TargetResult(t.target, t.label or t.target, {}, {}, {}) for t in targets]
@@ -353,7 +354,7 @@ def _spec_for(specs: Sequence[str], kind: str, expected: str = "") -> str:
     return eligible[0]
 
 
-def target_of(fn: Any) -> str:
+def target_of(fn: object) -> str:
     """MODULE:QUALNAME of a function a mode's process can import again (UsageError if it cannot)."""
     if isinstance(fn, str):
         if ":" not in fn:

@@ -13,8 +13,7 @@ of `jax-conformance check`: `off-warn,on`, `off-warn,+upcoming`). Registered by 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import pytest
 from jax_conformance.contract.engine import (
@@ -42,9 +41,9 @@ class JaxContract:
 
     def run(
         self,
-        fn: Any,
-        *args: Any,
-        kwargs: dict[str, Any] | None = None,
+        fn: object,  # a module-level function, or "MODULE:FUNCTION"
+        *args: object,
+        kwargs: Mapping[str, object] | None = None,
         nondiff: Sequence[int] = (),
         modes: Sequence[str] | None = None,
         skip: Sequence[str] = (),
@@ -63,9 +62,9 @@ class JaxContract:
 
     def check(
         self,
-        fn: Any,
-        *args: Any,
-        kwargs: dict[str, Any] | None = None,
+        fn: object,  # a module-level function, or "MODULE:FUNCTION"
+        *args: object,
+        kwargs: Mapping[str, object] | None = None,
         nondiff: Sequence[int] = (),
         modes: Sequence[str] | None = None,
         skip: Sequence[str] = (),

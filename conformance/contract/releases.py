@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
 from jax_conformance.contract.engine import (
     ContractResult,
@@ -24,6 +24,7 @@ from jax_conformance.contract.engine import (
     run_mode,
 )
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
+from jax_conformance.contract.wire import ModeOutput
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 
@@ -174,7 +175,7 @@ def _why(run: ReleaseRun, target: int, item: str, mode: str) -> str:
     return o.note if o.status in (NA, BLOCKED) else ""
 
 
-def release_python(release: str, cache: Any, *, install_timeout: float) -> tuple[str, str, str]:
+def release_python(release: str, cache: Path, *, install_timeout: float) -> tuple[str, str, str]:
     """(interpreter, environment path, reason it is unavailable or "") for one release."""
     from jax_conformance.compat import envs
 
@@ -239,7 +240,7 @@ def run_releases(
         say(f"{run.release}: {run.environment}")
         plans.append((run, python, contract_modes(mode_values, python=python)))
 
-    def one(job: tuple[ReleaseRun, str, Mode]) -> dict[str, Any]:
+    def one(job: tuple[ReleaseRun, str, Mode]) -> ModeOutput:
         run, python, mode = job
         data = run_mode(targets, mode, python=python, timeout=timeout, pythonpath=pythonpath)
         say(

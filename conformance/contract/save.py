@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from jax_conformance.contract.engine import ContractResult
 from jax_conformance.contract.items import ITEMS
@@ -17,7 +17,35 @@ FORMAT = "jax-conformance-check"
 SUBDIR = "contract"
 
 
-def check_data(result: ContractResult | ReleaseResult, command: str) -> dict[str, Any]:
+class ItemRow(TypedDict):
+    """One item of one target: its statuses in the columns, in order."""
+
+    item: str
+    statement: str
+    cells: list[str]
+
+
+class TargetRows(TypedDict):
+    label: str
+    kinds: NotRequired[list[str]]  # one run's modes only (custom_vjp, custom_jvp, plain)
+    rows: list[ItemRow]
+
+
+class CheckData(TypedDict):
+    """The file's JSON (report.contract_section reads it)."""
+
+    format: str
+    version: int
+    command: str
+    ok: bool
+    jax_versions: list[str]
+    columns: list[str]
+    targets: list[TargetRows]
+    failures: list[str]
+    changes: list[str]
+
+
+def check_data(result: ContractResult | ReleaseResult, command: str) -> CheckData:
     """The columns (a mode, or a release and mode), and per target its items' statuses in them."""
     if isinstance(result, ReleaseResult):
         columns = [
@@ -26,7 +54,7 @@ def check_data(result: ContractResult | ReleaseResult, command: str) -> dict[str
             for m in result.modes
         ]
         cols = [(r, m) for r in result.releases for m in result.modes]
-        targets = [
+        targets: list[TargetRows] = [
             {
                 "label": label,
                 "rows": [

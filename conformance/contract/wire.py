@@ -1,8 +1,10 @@
-"""What travels from the parent to a mode's process: arguments as expressions or pickled values.
+"""What travels between the parent and a mode's process: arguments as expressions or pickled
+values one way, the mode's results (one JSON line) the other.
 
 JAX-free. A JAX array the caller passes is sent as NumPy inside `SentArray` and becomes a JAX
 array again in the mode's process (`jnp.asarray`: its dtype then follows that mode, as an array
-the user's code makes there would).
+the user's code makes there would). The TypedDicts below name the JSON records both sides read
+and write (the runner prints them, `engine.collect` reads them); they add no field.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import base64
 import pickle
 from dataclasses import dataclass
-from typing import Any
+from typing import Required, TypedDict
 
 
 @dataclass(frozen=True)
@@ -22,11 +24,112 @@ class Expr:
 
 
 class SentArray:
-    def __init__(self, array: Any):
+    """A JAX array the caller passed, as the NumPy array that travels in its place."""
+
+    def __init__(self, array: object):
         self.array = array
 
 
-def _is_jax_array(x: Any) -> bool:
+# ---------------------------------------------------------------- the request (parent -> mode)
+
+
+class ArgWire(TypedDict, total=False):
+    """One argument: {"expr": Python source} or {"pickle": base64 of the pickled value}."""
+
+    expr: str
+    pickle: str
+
+
+class CheckRequest(TypedDict, total=False):
+    """One check as the parent writes it (`engine.Target.request`) or the runner's command line
+    gives it (no label, no kwargs)."""
+
+    target: Required[str]
+    label: str
+    args: list[ArgWire]
+    kwargs: dict[str, ArgWire]
+    kwargs_expr: str | None
+    nondiff: list[int]
+
+
+# ---------------------------------------------------------------- the results (mode -> parent)
+
+
+class FailureRecord(TypedDict):
+    """Where an item failed (the transform), what was expected, what came instead."""
+
+    transform: str
+    expected: str
+    actual: str
+
+
+class ItemRecord(TypedDict, total=False):
+    """One item's outcome in one mode: pass (with an optional note), fail (failures; raised when a
+    transform raised), n/a or blocked (with why)."""
+
+    status: Required[str]
+    note: str
+    raised: bool
+    failures: list[FailureRecord]
+
+
+class ItemResult(ItemRecord, total=False):
+    """An item's outcome as the runner prints it: its id first."""
+
+    id: Required[str]
+
+
+class CheckHead(TypedDict):
+    target: str
+    label: str
+
+
+class CheckBody(TypedDict):
+    """What the items found for one target: the kind of function, its nondiff positions, every item."""
+
+    kind: str  # custom_vjp, custom_jvp or plain
+    nondiff: list[int]
+    items: list[ItemResult]
+
+
+class CheckRecord(CheckHead, total=False):
+    """One target's result in one mode: head and body, or head and the error that stopped it
+    (the target or its arguments failed to load) with the traceback's end."""
+
+    kind: str
+    nondiff: list[int]
+    items: list[ItemResult]
+    error: str
+    traceback: str
+
+
+class ModeInfo(TypedDict):
+    """The JAX a mode's process ran and the mode it ran in."""
+
+    jax_version: str
+    x64: bool
+    explicit_x64_dtypes: str
+    backend: str
+
+
+class ModeOutput(TypedDict, total=False):
+    """A mode's process's JSON line (contract, the ModeInfo fields, results) with its stderr added by
+    the parent; or only {"error": why} when the process gave no such line."""
+
+    contract: int
+    jax_version: str
+    x64: bool
+    explicit_x64_dtypes: str
+    backend: str
+    results: list[CheckRecord]
+    stderr: str
+    error: str
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def _is_jax_array(x: object) -> bool:
     return (
         type(x).__module__.startswith(("jax", "jaxlib"))
         and hasattr(x, "__array__")
@@ -34,7 +137,7 @@ def _is_jax_array(x: Any) -> bool:
     )
 
 
-def _to_wire(x: Any) -> Any:
+def _to_wire(x: object) -> object:
     import numpy as np
 
     if _is_jax_array(x):
@@ -46,11 +149,11 @@ def _to_wire(x: Any) -> Any:
     return x
 
 
-def encode(value: Any) -> dict[str, str]:
+def encode(value: object) -> ArgWire:
     if isinstance(value, Expr):
         return {"expr": value.source}
     return {"pickle": base64.b64encode(pickle.dumps(_to_wire(value))).decode("ascii")}
 
 
-def decode_pickle(text: str) -> Any:
+def decode_pickle(text: str) -> object:
     return pickle.loads(base64.b64decode(text))  # noqa: S301  (written by this user's own parent process)
