@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, Protocol, TypedDict
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 import numpy as np
 from jax_conformance.errors import SpecCodeError
@@ -18,7 +18,7 @@ from jax_conformance.protocol import ExpectBlock, RaisesBlock, WarningBlock
 from jax_conformance.text import VALUE_CHARS, cut
 
 # The names spec code runs with (the adapter's namespace, setup's names, a `given` case's drawn ones).
-Namespace = dict[str, Any]
+Namespace = dict[str, object]
 # One warning a case raised: (category, message, filename:line).
 CaughtWarning = tuple[type[Warning], str, str]
 
@@ -37,16 +37,16 @@ class Mismatch:
 class Observation:
     """What running a case produced."""
 
-    result: Any = None
+    result: object = None
     exception: BaseException | None = None
     warnings: list[CaughtWarning] = field(default_factory=list)
     namespace: Namespace = field(default_factory=dict)
 
 
 class Resolver(Protocol):
-    def resolve(self, dotted: str) -> Any: ...
+    def resolve(self, dotted: str) -> object: ...
 
-    def dtype_name(self, dtype: Any) -> str: ...
+    def dtype_name(self, dtype: object) -> str: ...
 
 
 class WarningJSON(TypedDict):
@@ -70,7 +70,7 @@ class ObservedJSON(TypedDict):
     dtype: NotRequired[str | list[str | None]]
     weak_type: NotRequired[bool]
     shape: NotRequired[list[int]]
-    value: NotRequired[Any]
+    value: NotRequired[object]  # numbers in nested lists (`_json_value`), or a repr
     warnings: NotRequired[list[WarningJSON]]
     warnings_omitted: NotRequired[int]
 
@@ -97,7 +97,7 @@ def _resolve_class(resolver: Resolver, name: str, base: type) -> type:
     return cls
 
 
-def leaves(value: object) -> list[tuple[str, Any]]:
+def leaves(value: object) -> list[tuple[str, object]]:
     """(path, leaf) pairs of a tuple/list/dict result; a single leaf has path ''."""
     if isinstance(value, (tuple, list)) and not hasattr(value, "dtype"):
         return [(f"[{i}]{p}", leaf) for i, item in enumerate(value) for p, leaf in leaves(item)]
@@ -234,7 +234,7 @@ def check_shape(expected: list[int], obs: Observation) -> list[Mismatch]:
     for path, leaf in leaves(obs.result):
         shape = getattr(leaf, "shape", None)
         if shape is None:
-            shape = np.shape(leaf)
+            shape = np.asarray(leaf).shape  # np.shape's own fallback
         if tuple(shape) != tuple(expected):
             problems.append(
                 Mismatch(
@@ -268,7 +268,9 @@ def parse_value(value: object) -> object:
     return value
 
 
-def _compare(path: str, actual: Any, expected: Any, rtol: float, atol: float) -> list[Mismatch]:
+def _compare(
+    path: str, actual: object, expected: object, rtol: float, atol: float
+) -> list[Mismatch]:
     # A container result (tuple of gradients, dict) is compared leaf by leaf.
     if isinstance(actual, (tuple, list, dict)) and not hasattr(actual, "dtype"):
         items = list(actual.items()) if isinstance(actual, dict) else list(enumerate(actual))

@@ -54,13 +54,13 @@ import sys
 import tempfile
 import traceback
 import warnings
-from typing import Any
+from collections.abc import Mapping
 
 MAX_PACKET = 1 << 20
 LEVELS = ("light", "full")
 
 
-def _send(sock: socket.socket, message: dict[str, Any]) -> None:
+def _send(sock: socket.socket, message: Mapping[str, object]) -> None:
     sock.send(json.dumps(message).encode())
 
 
@@ -172,7 +172,7 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
     import jax_conformance.worker.judge  # noqa: F401
     import jax_conformance.worker.loop  # noqa: F401
 
-    ready: dict[str, Any] = {"ready": True, "level": level, "reason": None, "pid": os.getpid()}
+    ready: dict[str, object] = {"ready": True, "level": level, "reason": None, "pid": os.getpid()}
     try:
         adapter = load_adapter(adapter_name)
         free, full = adapter.fork_preload()

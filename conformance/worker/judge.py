@@ -8,8 +8,9 @@ from __future__ import annotations
 import time
 import traceback
 import warnings
+from collections.abc import Callable, Mapping
 from types import CodeType
-from typing import Any
+from typing import Protocol, runtime_checkable
 
 from jax_conformance.adapters import Adapter
 from jax_conformance.errors import SpecCodeError
@@ -83,7 +84,14 @@ def observe(
     return obs
 
 
-def _jit_function(payload: CasePayload, ns: Namespace) -> Any:
+@runtime_checkable
+class _HasJit(Protocol):
+    """The namespace's `jax` (JAX, or an adapter's stand-in): what `jit_function` needs of it."""
+
+    def jit(self, fun: Callable[..., object]) -> Callable[..., object]: ...
+
+
+def _jit_function(payload: CasePayload, ns: Namespace) -> Callable[..., object]:
     """`run` as a function of the payload's `jit_args` (the other names are its globals), jitted."""
     args = ", ".join(payload.get("jit_args", []))
     text = payload["run"]["text"]
@@ -94,7 +102,10 @@ def _jit_function(payload: CasePayload, ns: Namespace) -> Any:
         body = "\n".join("    " + line for line in text.splitlines()) + "\n    return result"
     source = "\n" * (payload["run"]["line"] - 2) + f"def _conformance_run({args}):\n{body}\n"
     exec(compile(source, payload["file"], "exec"), ns)  # noqa: S102
-    return ns["jax"].jit(ns.pop("_conformance_run"))
+    run, jax = ns.pop("_conformance_run"), ns["jax"]
+    if not isinstance(jax, _HasJit) or not callable(run):
+        raise AttributeError(f"the adapter's namespace has no jax.jit to compile {text!r} with")
+    return jax.jit(run)
 
 
 def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Observation]:
@@ -103,7 +114,7 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
     out = []
     jitted = None
     setup_warnings: list[
-        Any
+        warnings.WarningMessage
     ] = []  # setup's warnings belong to both calls (eagerly they are in the one run)
     for _ in range(2):
         obs = Observation(namespace=ns)
@@ -136,13 +147,14 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
     return out[0], out[1]
 
 
-def _seen(obs: Observation, adapter: Adapter) -> dict[str, Any]:
+def _seen(obs: Observation, adapter: Adapter) -> dict[str, object]:
     """What the paths must agree on: what was raised, or dtype, weak_type, value; and the warnings."""
-    d: dict[str, Any] = dict(describe_observation(obs, adapter))
-    keep: dict[str, Any] = {k: d[k] for k in ("dtype", "weak_type", "value") if k in d}
-    if "raised" in d:
-        keep = {"raised": d["raised"]["type"]}
-    keep["warnings"] = [(w["category"], w["message"]) for w in d.get("warnings", [])]
+    seen = describe_observation(obs, adapter)
+    d: Mapping[str, object] = seen
+    keep: dict[str, object] = {k: d[k] for k in ("dtype", "weak_type", "value") if k in d}
+    if "raised" in seen:
+        keep = {"raised": seen["raised"]["type"]}
+    keep["warnings"] = [(w["category"], w["message"]) for w in seen.get("warnings", [])]
     return keep
 
 
@@ -363,7 +375,7 @@ def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
     )
     @hypothesis.seed(GIVEN_SEED)
     @hypothesis.given(**strategies)
-    def prop(**drawn: Any) -> None:
+    def prop(**drawn: object) -> None:
         nonlocal examples, documented, failing, first
         obs = observe(adapter, payload, drawn, base)
         if isinstance(obs.exception, hypothesis.errors.UnsatisfiedAssumption):
@@ -398,7 +410,7 @@ def _run_given(adapter: Adapter, payload: CasePayload) -> Verdict:
         )
         falsified["example"] = example
         return falsified
-    actual: dict[str, Any] = {"examples": examples}
+    actual: dict[str, object] = {"examples": examples}
     if first is not None:
         actual["first_example"] = {k: short(v, 200) for k, v in first[0].items()}
         actual["first_observed"] = describe_observation(first[1], adapter)
