@@ -25,7 +25,12 @@ import json
 import math
 import traceback
 import warnings
-from typing import Any, Literal, TypedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 MAX_VALUES = 256
 
@@ -56,7 +61,7 @@ class Node(TypedDict, total=False):
     dtype: str
     shape: list[int]
     weak: bool
-    value: Any  # nested lists of numbers (NaN and infinities as strings), None past MAX_VALUES
+    value: object  # nested lists of numbers (NaN and infinities as strings), None past MAX_VALUES
     value_error: str
 
 
@@ -84,7 +89,7 @@ class ProgramObservation(TypedDict, total=False):
     message: str  # with `crashed`: what the parent knows about it
 
 
-def _dtype_name(dtype: Any) -> str:
+def _dtype_name(dtype: npt.DTypeLike) -> str:
     import numpy as np
 
     try:
@@ -106,7 +111,7 @@ def _plain(value: object) -> object:
     return value
 
 
-def _values(arr: Any) -> Any:
+def _values(arr: np.ndarray) -> object:
     import numpy as np
 
     if arr.size > MAX_VALUES:
@@ -118,7 +123,7 @@ def _values(arr: Any) -> Any:
     return _plain(arr.tolist())
 
 
-def leaf(x: Any) -> Node:
+def leaf(x: object) -> Node:
     import numpy as np
 
     if x is None:
@@ -160,7 +165,7 @@ def tree(x: object, depth: int = 0) -> Node:
     return leaf(x)
 
 
-def observe(text: str, namespace: dict[str, Any]) -> ProgramObservation:
+def observe(text: str, namespace: Mapping[str, object]) -> ProgramObservation:
     """Run the program in a copy of `namespace` with every warning recorded; normalize what it did."""
     obs: ProgramObservation = {}
     with warnings.catch_warnings(record=True) as caught:
