@@ -11,14 +11,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jax_conformance.contract.engine import Target, contract_modes, run_contract
 from jax_conformance.contract.items import ITEMS
 from jax_conformance.contract.wire import Expr
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
+
+if TYPE_CHECKING:
+    from jax_conformance.contract.engine import ContractResult
+    from jax_conformance.contract.releases import ReleaseResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -143,7 +148,7 @@ def main(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
 
-    def done(mode: Mode, data: dict[str, Any]) -> None:
+    def done(mode: Mode, data: Mapping[str, object]) -> None:
         what = data.get("error", "done")
         print(f"[{time.monotonic() - start:6.1f}s] {mode.slug}: {what}", file=sys.stderr)
 
@@ -171,7 +176,9 @@ def main(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def _saved_or_printed_as_json(result: Any, args: argparse.Namespace) -> bool:
+def _saved_or_printed_as_json(
+    result: ContractResult | ReleaseResult, args: argparse.Namespace
+) -> bool:
     """--report saves the result beside a report; --json prints it (then nothing else is printed)."""
     if args.report is not None:
         _save_report(result, args)
@@ -224,7 +231,7 @@ def _command() -> str:
     return "jax-conformance check " + shlex.join(sys.argv[2:])
 
 
-def _print_json(result: Any) -> None:
+def _print_json(result: ContractResult | ReleaseResult) -> None:
     """--json: the format `--report` saves (jax_conformance.contract.save; the results hold tuple
     keys, which JSON has not)."""
     import json
@@ -234,7 +241,7 @@ def _print_json(result: Any) -> None:
     print(json.dumps(check_data(result, _command()), indent=1))
 
 
-def _save_report(result: Any, args: argparse.Namespace) -> None:
+def _save_report(result: ContractResult | ReleaseResult, args: argparse.Namespace) -> None:
     """--report DIR: the result saved for DIR's report, and the report rendered again (its title kept)."""
     import html
     import re
