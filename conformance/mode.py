@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jax_conformance.errors import ModeError
 
@@ -152,10 +152,13 @@ class Mode:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Mode:
+    def from_json(cls, data: Mapping[str, object]) -> Mode:
         """A record's `mode`; records written before flags existed have no `flags`."""
+        flags = data.get("flags") or {}
+        if not isinstance(flags, Mapping):
+            raise ModeError(f"a mode's flags are a mapping, not {type(flags).__name__}")
         return cls.with_flags(
-            bool(data["x64"]), str(data.get("explicit_x64_dtypes", "warn")), data.get("flags") or {}
+            bool(data["x64"]), str(data.get("explicit_x64_dtypes", "warn")), flags
         )
 
     @classmethod

@@ -21,10 +21,10 @@ after answering and the parent starts another.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from jax_conformance.differential.observe import ProgramObservation
-from jax_conformance.records import AdapterInfo, ModeJSON, Verdict
+from jax_conformance.records import JSON, AdapterInfo, ModeJSON, Verdict
 
 # ----------------------------------------------------------------- the expect block (specs/schema.json)
 
@@ -62,7 +62,7 @@ class ExpectBlock(TypedDict, total=False):
     dtype: str
     weak_type: bool
     shape: list[int]
-    value: Any  # any JSON value: nested lists for arrays, "nan" and "1+2j" spelled as strings
+    value: JSON  # nested lists for arrays, nested lists for arrays, "nan" and "1+2j" spelled as strings
     rtol: float
     atol: float
     warns: Literal["none"] | WarningBlock | list[WarningBlock]

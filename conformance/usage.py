@@ -14,9 +14,12 @@ import argparse
 import importlib.util
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jax_conformance.errors import UsageError
+
+if TYPE_CHECKING:
+    from _pytest.mark.expression import Expression
 
 
 def positive_float(text: str) -> float:
@@ -108,7 +111,7 @@ def check_expression(option: str, expr: str) -> None:
     _compile(option, expr)
 
 
-def _compile(option: str, expr: str) -> Any:
+def _compile(option: str, expr: str) -> Expression | None:
     """The compiled expression (None where pytest's parser is not where it was); UsageError if it does not parse."""
     try:
         from _pytest.mark.expression import Expression
