@@ -27,7 +27,13 @@ from typing import IO, TYPE_CHECKING, TypeVar, cast, overload
 
 from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
 from jax_conformance.mode import Mode
-from jax_conformance.plugin.forkclient import VOLATILE_ENV, ForkedProcess, ForkServer
+from jax_conformance.plugin.forkclient import (
+    SHARED_SERVER_ENV,
+    VOLATILE_ENV,
+    ForkedProcess,
+    ForkServer,
+    SharedWorkerServer,
+)
 from jax_conformance.protocol import (
     CasePayload,
     ErrorReply,
@@ -356,12 +362,34 @@ class CaseRunner:
         pytest's own start-up and the loading of the spec files.
         """
         if self._worker is None:
-            self._worker = Worker(self.adapter, self._env())
+            self._worker = self._new_worker()
             try:
                 self._worker.send({"op": "hello"})
                 self._hello_sent = True
             except WorkerFailure:
                 self._hello_sent = False  # `_live_worker` finds it dead and starts another
+
+    def _new_worker(self) -> Worker:
+        """A long-lived worker: forked from the shared worker server when the caller gave one
+        (`SHARED_SERVER_ENV`) and it serves this environment, else a fresh interpreter."""
+        env = self._env()
+        path = os.environ.get(SHARED_SERVER_ENV)
+        if path and self.isolation == "fork" and "shared" not in self.fork_notes:
+            old = self._servers.pop("shared", None)
+            if old is not None:
+                old.close()
+            try:
+                server = SharedWorkerServer(path, self.adapter, env)
+                self._servers["shared"] = server
+                if server.ready(STARTUP_TIMEOUT):
+                    return Worker(self.adapter, env, server=server)
+                self.fork_notes["shared"] = server.reason or "unusable"
+            except ForkServerError as exc:
+                self.fork_notes["shared"] = str(exc)
+            refused = self._servers.pop("shared", None)
+            if refused is not None:
+                refused.close()
+        return Worker(self.adapter, env)
 
     def _started(self, reply: HelloReply | ErrorReply) -> AdapterInfo:
         """The adapter's info from the worker's reply to hello, or why it could not start."""
@@ -383,7 +411,7 @@ class CaseRunner:
             if self._worker is not None:
                 self._worker.close()
                 self.restarts += 1
-            self._worker = Worker(self.adapter, self._env())
+            self._worker = self._new_worker()
             reply = self._worker.request({"op": "hello"}, STARTUP_TIMEOUT)
             self._info = self._started(reply)
         return self._worker

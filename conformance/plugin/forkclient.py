@@ -30,6 +30,9 @@ from jax_conformance.worker.loop import PARENT_ENV
 VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 # How long a fork server gets to answer a fork request before it is given up for this run.
 FORK_REPLY_TIMEOUT = 30.0
+# The path of a shared worker server's socket (`SharedWorkerServer`): set by a caller that runs
+# many mode processes of one mode (tests/breakage/harness.py), so their workers skip the import.
+SHARED_SERVER_ENV = "JAX_CONFORMANCE_WORKER_SERVER"
 
 
 class ForkServer:
@@ -66,6 +69,7 @@ class ForkServer:
         finally:
             theirs.close()
         self._ready: dict[str, Any] | None = None
+        self._fork_fields: dict[str, Any] = {}
 
     def ready(self, timeout: float) -> bool:
         """Wait up to `timeout` s for the server's first message; False (with `reason`) if it cannot serve."""
@@ -107,17 +111,23 @@ class ForkServer:
                     return None
                 data = self.sock.recv(1 << 20)
                 if not data:
-                    self.proc.poll()
-                    log = self._log_tail()
-                    raise ForkServerError(
-                        f"the fork server {describe_exit(self.proc.returncode)}"
-                        + (f": {log}" if log else "")
-                    )
+                    raise ForkServerError(self._gone())
                 message = dict(json.loads(data))
                 if "exited" in message:
                     self._exits[int(message["exited"])] = int(message["code"])
                 if until(message):
                     return message
+
+    def _gone(self) -> str:
+        """Why the server's end closed, in words."""
+        self.proc.poll()
+        log = self._log_tail()
+        return f"the fork server {describe_exit(self.proc.returncode)}" + (
+            f": {log}" if log else ""
+        )
+
+    def _alive(self) -> bool:
+        return self.proc.poll() is None
 
     def _message(self, timeout: float | None) -> dict[str, Any]:
         """The next message that is not an exit notice (those are kept); raises when the server is gone."""
@@ -140,7 +150,7 @@ class ForkServer:
         try:
             socket.send_fds(
                 self.sock,
-                [json.dumps({"op": "fork", "env": env}).encode()],
+                [json.dumps({"op": "fork", "env": env, **self._fork_fields}).encode()],
                 [in_r, out_w, stderr.fileno()],
             )
             reply = self._message(FORK_REPLY_TIMEOUT)
@@ -161,7 +171,7 @@ class ForkServer:
 
     def exit_code(self, pid: int, timeout: float | None) -> int | None:
         """The child's exit code (as Popen.returncode), once the server has reaped it; None until then."""
-        if pid not in self._exits and self.proc.poll() is None and self.sock.fileno() >= 0:
+        if pid not in self._exits and self._alive() and self.sock.fileno() >= 0:
             deadline = None if timeout is None else time.monotonic() + timeout
             with contextlib.suppress(OSError, ValueError, ForkServerError):
                 self._next(deadline, lambda m: pid in self._exits)
@@ -177,6 +187,42 @@ class ForkServer:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=5)
+        self.log.close()
+
+
+class SharedWorkerServer(ForkServer):
+    """The client's end of a fork server that another process started, on a socket path
+    (`SHARED_SERVER_ENV`), for the long-lived worker of a mode process. The server has imported
+    the implementation under the environment of one mode; each child loads the adapter it is asked
+    for and serves as that adapter's worker (not `--once`), the process a fresh interpreter with
+    that environment would be. It serves only a worker whose environment is the server's (the
+    server checks, and refuses otherwise: the caller then spawns its worker as always)."""
+
+    def __init__(self, path: str, adapter: str, env: dict[str, str]) -> None:
+        self.env = env
+        self.level = "full"
+        self.reason = None
+        self.late_env_prefixes = ()
+        self._exits = {}
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - the base's log; the server keeps its own
+        self._ready = None
+        self._fork_fields = {"adapter": adapter, "once": False}
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.sock.connect(path)
+        except OSError as exc:
+            self.sock.close()
+            raise ForkServerError(f"cannot reach the shared worker server {path}: {exc}") from None
+
+    def _gone(self) -> str:
+        return "the shared worker server closed its end"
+
+    def _alive(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
         self.log.close()
 
 

@@ -24,19 +24,26 @@ real `jax` beside its breakages with `baseline`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import json
 import os
 import subprocess
-from collections.abc import Iterable
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import pytest
 from jax_conformance.adapters import Adapter
 from jax_conformance.launch.scheduler import pytest_command, pytest_options
 from jax_conformance.mode import Mode
+from jax_conformance.plugin.forkclient import SHARED_SERVER_ENV
 from jax_conformance.records import ResultRecord, load_runs
 from jax_conformance.spec.loader import load_spec, spec_files
 
@@ -134,12 +141,68 @@ def read_case_records(path: Path) -> dict[str, ResultRecord]:
     return {record["case"]: record for run in load_runs([path]) for record in run.cases}
 
 
-def run_one(breakage: Breakage, spec_dirs: Iterable[Path], out: Path) -> BreakageRun:
-    """Run the breakage's cases in its mode in one mode process."""
-    options = pytest_options(specs=spec_dirs, keyword=keyword(breakage.cases))
-    cmd = pytest_command(breakage.adapter, breakage.mode, out, extra=[*PLUGINS, *options])
+def mode_process_env(server: Path | None = None) -> dict[str, str]:
+    """The environment of a breakage's mode process (given a shared worker server, its socket)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "PYTEST_"))}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    if server is not None:
+        env[SHARED_SERVER_ENV] = str(server)
+    return env
+
+
+def worker_environment(mode: Mode, process_env: dict[str, str]) -> dict[str, str]:
+    """The environment a mode process gives its worker (`CaseRunner._env` in that process, for an
+    adapter under tests/): what the shared worker server must run in to serve it."""
+    env = {**process_env, "PYTEST_VERSION": pytest.__version__, **mode.environ()}  # pytest sets it
+    env.setdefault("PYTHONHASHSEED", "0")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+@contextlib.contextmanager
+def worker_servers(modes: Iterable[Mode], where: Path) -> Iterator[dict[Mode, Path]]:
+    """One shared worker server per mode that more than one run uses (tests/breakage/workerserver.py),
+    by its socket; each says at the end how many workers it forked and how many it refused (those
+    were spawned)."""
+    servers: dict[Mode, tuple[Path, subprocess.Popen[str]]] = {}
+    try:
+        counts = Counter(modes)
+        for i, mode in enumerate(m for m, n in counts.items() if n > 1):
+            sock = where / f"w{i}.sock"
+            env = worker_environment(mode, mode_process_env(sock))
+            cmd = [sys.executable, "-m", "tests.breakage.workerserver", "--socket", str(sock)]
+            proc = subprocess.Popen(
+                [*cmd, "--adapter", "jax"],
+                cwd=REPO,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            servers[mode] = (sock, proc)
+        for sock, proc in servers.values():
+            deadline = time.monotonic() + 60
+            while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+        yield {mode: sock for mode, (sock, _) in servers.items()}
+    finally:
+        for _, proc in servers.values():
+            out, _ = proc.communicate(timeout=60)
+            SERVED.append(out.strip())
+
+
+# What each shared worker server said at its end ("served N workers, refused M"), for measuring.
+SERVED: list[str] = []
+
+
+def run_one(
+    breakage: Breakage, spec_dirs: Iterable[Path], out: Path, server: Path | None = None
+) -> BreakageRun:
+    """Run the breakage's cases in its mode in one mode process (its worker forked from the
+    mode's shared worker server, when one is given)."""
+    options = pytest_options(specs=spec_dirs, keyword=keyword(breakage.cases))
+    cmd = pytest_command(breakage.adapter, breakage.mode, out, extra=[*PLUGINS, *options])
+    env = mode_process_env(server)
     proc = subprocess.run(
         cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
     )
@@ -157,9 +220,13 @@ def run_all(
     """Every breakage's run, side by side, the ones with the most cases first."""
     dirs = list(spec_dirs)
     order = sorted(dict.fromkeys(breakages), key=lambda b: -len(b.cases))
-    with ThreadPoolExecutor(PARALLEL) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="brk") as where,  # short: a socket path has 108 bytes
+        worker_servers((b.mode for b in order), Path(where)) as servers,
+        ThreadPoolExecutor(PARALLEL) as pool,
+    ):
         futures = {
-            b: pool.submit(run_one, b, dirs, tmp / f"{i:02d}-{b.name}.jsonl")
+            b: pool.submit(run_one, b, dirs, tmp / f"{i:02d}-{b.name}.jsonl", servers.get(b.mode))
             for i, b in enumerate(order)
         }
         return {b: f.result() for b, f in futures.items()}
