@@ -1243,6 +1243,12 @@ PROMOTION = Area(
             (),
             (f"{PT}[uint32|int8]", f"{PT}[int8|uint32]"),
         ),
+        Breakage(  # an extra dtype's `+` cell (the add table's nodes beyond the documented 18)
+            "tests.breakage.promotion:WrongSmallFloatCell",
+            Mode.from_slug("on"),
+            (f"{ADD}[float8_e4m3fn|int8]", f"{ADD}[int8|float8_e4m3fn]"),
+            (f"{ADD}[float8_e4m3fn|int16]", f"{ADD}[int8|float8_e5m2]"),
+        ),
         Breakage(
             "tests.breakage.promotion:WeakTypeLostUnderJit",
             OFF_WARN,

@@ -55,6 +55,24 @@ class WrongCellOffWarn(Breakage):
         _wrap_join(join)
 
 
+class WrongSmallFloatCell(Breakage):
+    """One cell of the extra dtypes: float8_e4m3fn x int8 joins to float32 (as if the 8-bit float
+    sat below float32 on the lattice) where JAX's lattice gives float8_e4m3fn; every other pair is
+    JAX's."""
+
+    breaks = (
+        "a standard integer meets an 8-bit float at the 8-bit float (its bounds pass through f*)"
+    )
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        def join(original: Any, promotion: Any, x64: bool, *nodes: Any) -> Any:
+            if sorted(str(n) for n in nodes) == ["float8_e4m3fn", "int8"]:
+                return np.dtype("float32")
+            return original(promotion, x64, *nodes)
+
+        _wrap_join(join)
+
+
 class WeakTypeLostUnderJit(Breakage):
     """Under jax.jit (traced or from the cache) a weakly typed result comes back strongly typed."""
 
