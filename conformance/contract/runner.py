@@ -23,14 +23,30 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 import jax  # noqa: E402  (this module runs in the mode's process: JAX starts in the mode's environment)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
-from jax_conformance.contract.wire import SentArray, decode_pickle
+from jax_conformance.contract.wire import (
+    ArgWire,
+    CheckBody,
+    CheckHead,
+    CheckRecord,
+    CheckRequest,
+    ItemRecord,
+    ModeInfo,
+    ModeOutput,
+    SentArray,
+    decode_pickle,
+)
+from numpy.typing import DTypeLike
+
+# A user's value: an argument, an output, a tangent or a cotangent. A pytree whose leaves are
+# whatever the user's function takes and gives (JAX or NumPy arrays, Python scalars, tracers, other
+# objects); only handed to JAX, or looked at leaf by leaf after asking what the leaf is (hasattr).
+PyTree = object
 
 # The items whose failure makes a later failure of a derivative computation that item's consequence.
 GATES = (
@@ -59,21 +75,22 @@ class NotApplicable(Exception):
 # ---------------------------------------------------------------- arguments and the target
 
 
-def resolve(target: str) -> Any:
+def resolve(target: str) -> object:
+    """The object MODULE:QUALNAME names (the target; a function, or what fails each item)."""
     module, colon, qualname = target.partition(":")
     if not colon or not module or not qualname:
         raise ValueError(f"target {target!r}: write MODULE:FUNCTION, e.g. mylib.ops:clipped_sqrt")
-    obj: Any = importlib.import_module(module)
+    obj: object = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return obj
 
 
-def namespace() -> dict[str, Any]:
+def namespace() -> dict[str, object]:
     return {"jax": jax, "jnp": jnp, "np": np, "lax": lax}
 
 
-def decode(value: dict[str, Any], ns: dict[str, Any]) -> Any:
+def decode(value: ArgWire, ns: dict[str, object]) -> PyTree:
     """An argument as the parent sent it: an expression evaluated here, in the mode, or a pickled value
     (NumPy arrays the parent made from JAX arrays become JAX arrays again)."""
     if "expr" in value:
@@ -86,12 +103,12 @@ def decode(value: dict[str, Any], ns: dict[str, Any]) -> Any:
     )
 
 
-def _is_vjp3(fn: Any) -> bool:
+def _is_vjp3(fn: object) -> bool:
     """jax.custom_vjp under jax_custom_vjp3 (jax._src.hijax.custom_vjp3: f, fwd, bwd, static_argnums)."""
     return type(fn).__name__ == "custom_vjp3" and hasattr(fn, "fwd") and hasattr(fn, "bwd")
 
 
-def find_rule(fn: Any) -> Any:
+def find_rule(fn: object) -> object | None:
     """The custom_vjp / custom_jvp object the target is or wraps (through __wrapped__), or None."""
     seen = 0
     while fn is not None and seen < 10:
@@ -105,22 +122,22 @@ def find_rule(fn: Any) -> Any:
 # ---------------------------------------------------------------- comparing values
 
 
-def _dtype_name(dtype: Any) -> str:
+def _dtype_name(dtype: DTypeLike) -> str:
     """float0 by its name (NumPy calls it void)."""
     import jax
 
     return "float0" if np.dtype(dtype) == np.dtype(jax.dtypes.float0) else np.dtype(dtype).name
 
 
-def _flatten(tree: Any) -> tuple[list[Any], Any]:
+def _flatten(tree: PyTree) -> tuple[list[PyTree], jax.tree_util.PyTreeDef]:
     return jax.tree_util.tree_flatten(tree)
 
 
-def _treedef(tree: Any) -> Any:
+def _treedef(tree: PyTree) -> jax.tree_util.PyTreeDef:
     return jax.tree_util.tree_structure(tree)
 
 
-def tolerance(dtype: Any) -> float:
+def tolerance(dtype: DTypeLike) -> float:
     """The relative tolerance for two computations of the same thing in this dtype."""
     name = np.dtype(dtype).name
     return {
@@ -133,20 +150,20 @@ def tolerance(dtype: Any) -> float:
     }.get(name, 1e-4)
 
 
-def fd_tolerance(dtype: Any) -> float:
+def fd_tolerance(dtype: DTypeLike) -> float:
     """The relative tolerance for a derivative against central finite differences in this dtype."""
     name = np.dtype(dtype).name
     return {"float64": 1e-5, "float32": 2e-2, "float16": 1e-1, "bfloat16": 2e-1}.get(name, 2e-2)
 
 
-def describe(x: Any) -> str:
+def describe(x: object) -> str:
     if x is None:
         return "None"
     if hasattr(x, "dtype") and hasattr(x, "shape"):
         weak = " weak" if getattr(x, "weak_type", False) else ""
         text = (
             np.array2string(
-                np.asarray(x, dtype=np.float64 if _inexact_real(x) else None),
+                np.asarray(x, dtype=np.float64 if _inexact_real(x.dtype) else None),
                 precision=6,
                 threshold=6,
                 separator=", ",
@@ -158,18 +175,47 @@ def describe(x: Any) -> str:
     return f"{type(x).__name__} {x!r}"[:120]
 
 
-def _inexact_real(x: Any) -> bool:
+def _inexact_real(dtype: DTypeLike) -> bool:
     try:
-        return np.issubdtype(np.dtype(x.dtype), np.floating) or np.dtype(x.dtype).name == "bfloat16"
+        return np.issubdtype(np.dtype(dtype), np.floating) or np.dtype(dtype).name == "bfloat16"
     except TypeError:
         return False
 
 
-def is_float_leaf(x: Any) -> bool:
-    return hasattr(x, "dtype") and _inexact_real(x)
+def is_float_leaf(x: object) -> bool:
+    """A leaf with a real floating-point dtype (np.dtype of its .dtype is one)."""
+    return hasattr(x, "dtype") and _inexact_real(x.dtype)
 
 
-def close(a: Any, b: Any, rtol: float) -> bool:
+def dtype_of(x: object) -> np.dtype:
+    """np.dtype of a leaf's .dtype (a leaf is_float_leaf accepted; else the AttributeError that
+    reading its .dtype raises)."""
+    if not hasattr(x, "dtype"):
+        raise AttributeError(f"'{type(x).__name__}' object has no attribute 'dtype'")
+    return np.dtype(x.dtype)
+
+
+def shape_of(x: object) -> tuple[int, ...]:
+    """np.shape of a leaf, as NumPy finds it: the leaf's own .shape (arrays, tracers), else the
+    shape of the leaf as a NumPy array (Python scalars: ())."""
+    if hasattr(x, "shape"):
+        return x.shape
+    return np.asarray(x).shape
+
+
+def _callable(obj: object) -> Callable[..., object]:
+    """obj when it is callable; else a function raising the TypeError calling obj raises (so a
+    target, or a rule's fwd / bwd / jvp, that is no function fails each item that calls it)."""
+    if callable(obj):
+        return obj
+
+    def not_callable(*args: object, **kwargs: object) -> object:
+        raise TypeError(f"'{type(obj).__name__}' object is not callable")
+
+    return not_callable
+
+
+def close(a: object, b: object, rtol: float) -> bool:
     a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a64.shape != b64.shape:
         return False
@@ -179,7 +225,7 @@ def close(a: Any, b: Any, rtol: float) -> bool:
     return bool(np.all(diff <= rtol * scale)) and not bool(np.any(np.isnan(a64) ^ np.isnan(b64)))
 
 
-def compare_values(transform: str, got: Any, want: Any, rtol: float | None = None) -> None:
+def compare_values(transform: str, got: PyTree, want: PyTree, rtol: float | None = None) -> None:
     """Leaf by leaf: the same structure, shape and (float leaves) values within the tolerance."""
     gl, gt = _flatten(got)
     wl, wt = _flatten(want)
@@ -187,10 +233,10 @@ def compare_values(transform: str, got: Any, want: Any, rtol: float | None = Non
         raise ItemFailure(transform, f"structure {wt}", f"structure {gt}")
     for i, (g, w) in enumerate(zip(gl, wl, strict=True)):
         where = f"{transform} (leaf {i})" if len(wl) > 1 else transform
-        if np.shape(g) != np.shape(w):
+        if shape_of(g) != shape_of(w):
             raise ItemFailure(where, describe(w), describe(g))
         if is_float_leaf(w) and is_float_leaf(g):
-            if not close(g, w, rtol if rtol is not None else tolerance(w.dtype)):
+            if not close(g, w, rtol if rtol is not None else tolerance(dtype_of(w))):
                 raise ItemFailure(where, describe(w), describe(g))
         elif (
             hasattr(w, "dtype")
@@ -207,14 +253,18 @@ class Check:
     """One target with its example arguments, checked item by item in this process's mode."""
 
     def __init__(
-        self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], nondiff: tuple[int, ...]
+        self,
+        fn: object,
+        args: tuple[PyTree, ...],
+        kwargs: dict[str, PyTree],
+        nondiff: tuple[int, ...],
     ):
-        self.fn, self.kwargs = fn, kwargs
+        self.fn, self.kwargs = _callable(fn), kwargs
         self.rule = find_rule(fn)
         vjp = isinstance(self.rule, jax.custom_vjp) or _is_vjp3(self.rule)
         self.kind = ("custom_vjp" if vjp else "custom_jvp") if self.rule is not None else "plain"
         # the undecorated function (custom_vjp3 calls it `f`)
-        self.rule_fun: Callable[..., Any] = (
+        self.rule_fun = _callable(
             getattr(self.rule, "fun", None) or getattr(self.rule, "f", None) or fn
         )
         # the rule's own nondiff_argnums (how fwd, bwd and the jvp rule are called) and, held constant
@@ -240,58 +290,60 @@ class Check:
         const = set(self.nondiff) | set(range(given, len(args)))
         self.diff_pos = [i for i in range(len(args)) if i not in const]
         self.rule_diff_pos = [i for i in range(len(args)) if i not in self.rule_nondiff]
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, ItemRecord] = {}
         self.warnings: list[str] = []  # warnings seen on the rule's path (x64.no-extra-warning)
         self.rule_errors: list[str] = []  # explicit-64-bit errors seen on the rule's path
         self.rng = np.random.default_rng(0)
 
     # -- the function of the differentiable arguments
 
-    def call(self, *diff: Any) -> Any:
+    def call(self, *diff: PyTree) -> PyTree:
         full = list(self.args)
         for pos, value in zip(self.diff_pos, diff, strict=True):
             full[pos] = value
         return self.fn(*full, **self.kwargs)
 
-    def plain_call(self, *diff: Any) -> Any:
+    def plain_call(self, *diff: PyTree) -> PyTree:
         full = list(self.args)
         for pos, value in zip(self.diff_pos, diff, strict=True):
             full[pos] = value
         return self.rule_fun(*full, **self.kwargs)
 
     @property
-    def diff_args(self) -> tuple[Any, ...]:
+    def diff_args(self) -> tuple[PyTree, ...]:
         return tuple(self.args[i] for i in self.diff_pos)
 
-    def cotangent(self, out: Any, seed: int = 1) -> Any:
+    def cotangent(self, out: PyTree, seed: int = 1) -> PyTree:
         rng = np.random.default_rng(seed)
 
-        def one(leaf: Any) -> Any:
+        def one(leaf: PyTree) -> PyTree:
             if is_float_leaf(leaf):
-                return jnp.asarray(rng.uniform(0.5, 1.5, np.shape(leaf)), dtype=leaf.dtype)
-            return np.zeros(np.shape(leaf), dtype=jax.dtypes.float0)
+                return jnp.asarray(rng.uniform(0.5, 1.5, shape_of(leaf)), dtype=dtype_of(leaf))
+            return np.zeros(shape_of(leaf), dtype=jax.dtypes.float0)
 
         return jax.tree_util.tree_map(one, out)
 
-    def tangent(self, primal: Any) -> Any:
+    def tangent(self, primal: PyTree) -> PyTree:
         """A tangent for a primal input of the jvp rule: random for float leaves, float0 zeros otherwise."""
 
-        def one(leaf: Any) -> Any:
+        def one(leaf: PyTree) -> PyTree:
             if is_float_leaf(leaf):
-                return jnp.asarray(self.rng.normal(size=np.shape(leaf)), dtype=leaf.dtype)
+                return jnp.asarray(self.rng.normal(size=shape_of(leaf)), dtype=dtype_of(leaf))
             if isinstance(leaf, float):
                 return 0.0
-            return np.zeros(np.shape(leaf), dtype=jax.dtypes.float0)
+            return np.zeros(shape_of(leaf), dtype=jax.dtypes.float0)
 
         return jax.tree_util.tree_map(one, primal)
 
-    def vjp(self, f: Callable[..., Any], diff: tuple[Any, ...], seed: int = 1) -> tuple[Any, Any]:
+    def vjp(
+        self, f: Callable[..., PyTree], diff: tuple[PyTree, ...], seed: int = 1
+    ) -> tuple[PyTree, tuple[PyTree, ...]]:
         out, pullback = jax.vjp(f, *diff)
         return out, pullback(self.cotangent(out, seed))
 
     # -- flat views over the float leaves, for Jacobians and finite differences
 
-    def flat(self) -> tuple[Callable[[Any], Any], Any]:
+    def flat(self) -> tuple[Callable[[jax.Array], jax.Array], jax.Array]:
         leaves, tree = jax.tree_util.tree_flatten(self.diff_args)
         float_idx = [i for i, leaf in enumerate(leaves) if is_float_leaf(leaf)]
         if not float_idx:
@@ -299,7 +351,7 @@ class Check:
         dtype = jnp.result_type(*[leaves[i] for i in float_idx])
         sizes = [int(np.size(leaves[i])) for i in float_idx]
 
-        def unflat(x: Any) -> tuple[Any, ...]:
+        def unflat(x: jax.Array) -> tuple[PyTree, ...]:
             new, start = list(leaves), 0
             for i, size in zip(float_idx, sizes, strict=True):
                 new[i] = (
@@ -308,7 +360,7 @@ class Check:
                 start += size
             return jax.tree_util.tree_unflatten(tree, new)
 
-        def F(x: Any) -> Any:
+        def F(x: jax.Array) -> jax.Array:
             out = self.call(*unflat(x))
             outs = [
                 jnp.ravel(leaf) for leaf in jax.tree_util.tree_leaves(out) if is_float_leaf(leaf)
@@ -320,21 +372,24 @@ class Check:
         x0 = jnp.concatenate([jnp.ravel(jnp.asarray(leaves[i])).astype(dtype) for i in float_idx])
         return F, x0
 
-    def rows(self) -> Any:
+    def rows(self) -> tuple[PyTree, ...]:
         """The differentiable arguments stacked for vmap and scan: each row's float leaves scaled."""
-        return jax.tree_util.tree_map(
-            lambda leaf: jnp.stack(
-                [
-                    (leaf * s).astype(leaf.dtype) if is_float_leaf(leaf) else jnp.asarray(leaf)
-                    for s in ROWS
-                ]
-            ),
-            self.diff_args,
+        return tuple(
+            jax.tree_util.tree_map(
+                lambda leaf: jnp.stack(
+                    [
+                        (leaf * s).astype(leaf.dtype) if is_float_leaf(leaf) else jnp.asarray(leaf)
+                        for s in ROWS
+                    ]
+                ),
+                arg,
+            )
+            for arg in self.diff_args
         )
 
     # -- running the items
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> CheckBody:
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             for item in ITEMS:
@@ -361,7 +416,7 @@ class Check:
             "items": [{"id": item.id, **self.results[item.id]} for item in ITEMS],
         }
 
-    def attempt(self, item_id: str, method: Callable[[], str | None]) -> dict[str, Any]:
+    def attempt(self, item_id: str, method: Callable[[], str | None]) -> ItemRecord:
         try:
             note = method()
         except NotApplicable as exc:
@@ -388,7 +443,10 @@ class Check:
                     }
                 ],
             }
-        return {"status": PASS, **({"note": note} if note else {})}
+        passed: ItemRecord = {"status": PASS}
+        if note:
+            passed["note"] = note
+        return passed
 
     def unblock_or_block(self) -> None:
         """A derivative computation that raised because an earlier gate failed (a bwd of the wrong
@@ -409,7 +467,7 @@ class Check:
 
     # ---------------------------------------------------------------- the items
 
-    def rule_primal_inputs(self) -> tuple[Any, ...]:
+    def rule_primal_inputs(self) -> tuple[PyTree, ...]:
         if self.kind == "custom_vjp" and (
             getattr(self.rule, "symbolic_zeros", False) or getattr(self.rule, "symz", False)
         ):
@@ -421,12 +479,13 @@ class Check:
             )
         return self.args
 
-    def fwd_out(self) -> Any:
+    def fwd_out(self) -> PyTree:
         if self.kind == "custom_vjp":
-            return self.rule.fwd(*self.rule_primal_inputs())
+            return _callable(getattr(self.rule, "fwd", None))(*self.rule_primal_inputs())
         nondiff = [self.args[i] for i in self.rule_nondiff]
         primals = tuple(self.args[i] for i in self.rule_diff_pos)
-        return self.rule.jvp(*nondiff, primals, tuple(self.tangent(a) for a in primals))
+        jvp = _callable(getattr(self.rule, "jvp", None))
+        return jvp(*nondiff, primals, tuple(self.tangent(a) for a in primals))
 
     def item_rule_fwd_pair(self) -> str | None:
         where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
@@ -459,11 +518,11 @@ class Check:
                 )
                 if type(t).__name__ == "SymbolicZero":
                     continue
-                if np.shape(t) != np.shape(p):
+                if shape_of(t) != shape_of(p):
                     raise ItemFailure(
                         f"{where} (output {i})",
-                        f"tangent shape {np.shape(p)}",
-                        f"shape {np.shape(t)}",
+                        f"tangent shape {shape_of(p)}",
+                        f"shape {shape_of(t)}",
                     )
                 if want is not None and hasattr(t, "dtype") and np.dtype(t.dtype) != np.dtype(want):
                     raise ItemFailure(
@@ -497,13 +556,13 @@ class Check:
                 )
         return None
 
-    def bwd_out(self) -> Any:
+    def bwd_out(self) -> PyTree:
         fwd = self.fwd_out()
         if not isinstance(fwd, (tuple, list)) or len(fwd) != 2:
             raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
         primal, res = fwd
         nondiff = [self.args[i] for i in self.rule_nondiff]
-        return self.rule.bwd(*nondiff, res, self.cotangent(primal))
+        return _callable(getattr(self.rule, "bwd", None))(*nondiff, res, self.cotangent(primal))
 
     def item_rule_bwd_structure(self) -> str | None:
         cts = self.bwd_out()
@@ -536,11 +595,11 @@ class Check:
                     or not is_float_leaf(leaf_in)
                 ):
                     continue
-                if np.shape(leaf_ct) != np.shape(leaf_in):
+                if shape_of(leaf_ct) != shape_of(leaf_in):
                     raise ItemFailure(
                         f"bwd (cotangent {pos})",
-                        f"shape {np.shape(leaf_in)}",
-                        f"shape {np.shape(leaf_ct)}",
+                        f"shape {shape_of(leaf_in)}",
+                        f"shape {shape_of(leaf_ct)}",
                     )
         return None
 
@@ -589,7 +648,7 @@ class Check:
                     )
         return None
 
-    def jacobian(self) -> tuple[Callable[[Any], Any], Any, Any]:
+    def jacobian(self) -> tuple[Callable[[jax.Array], jax.Array], jax.Array, jax.Array]:
         F, x0 = self.flat()
         return F, x0, jax.jacrev(F)(x0)
 
@@ -609,7 +668,9 @@ class Check:
         compare_values("jacfwd", jax.jacfwd(F)(x0), J, rtol)
         return None
 
-    def one_sided(self, S: Callable[[Any], Any], x0: Any, v: Any) -> tuple[Any, float]:
+    def one_sided(
+        self, S: Callable[[jax.Array], jax.Array], x0: jax.Array, v: jax.Array
+    ) -> tuple[np.ndarray, float]:
         """Central differences of S along v, after checking S is differentiable there (one-sided
         differences agree); returns (central difference, step)."""
         eps = float(jnp.finfo(x0.dtype).eps)
@@ -665,15 +726,16 @@ class Check:
         compare_values("vjp(jit)", self.vjp(jax.jit(self.call), self.diff_args)[1], want)
         return None
 
-    def per_row(self, rows: Any) -> tuple[list[Any], list[Any]]:
-        values, grads = [], []
+    def per_row(self, rows: tuple[PyTree, ...]) -> tuple[list[PyTree], list[tuple[PyTree, ...]]]:
+        values: list[PyTree] = []
+        grads: list[tuple[PyTree, ...]] = []
         for r in range(len(ROWS)):
             row = jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], rows)
             values.append(self.call(*row))
             grads.append(self.vjp(self.call, tuple(row), seed=10 + r)[1])
         return values, grads
 
-    def row_cotangents(self, rows: Any) -> Any:
+    def row_cotangents(self, rows: tuple[PyTree, ...]) -> PyTree:
         outs = [
             self.call(*jax.tree_util.tree_map(lambda leaf, r=r: leaf[r], rows))
             for r in range(len(ROWS))
@@ -681,7 +743,9 @@ class Check:
         cts = [self.cotangent(o, seed=10 + r) for r, o in enumerate(outs)]
         return jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *cts)
 
-    def compare_rows(self, transform: str, got_values: Any, got_grads: Any, rows: Any) -> None:
+    def compare_rows(
+        self, transform: str, got_values: PyTree, got_grads: PyTree, rows: tuple[PyTree, ...]
+    ) -> None:
         values, grads = self.per_row(rows)
         for r in range(len(ROWS)):
             compare_values(
@@ -699,7 +763,7 @@ class Check:
         rows = self.rows()
         cts = self.row_cotangents(rows)
 
-        def pull(d: tuple[Any, ...], ct: Any) -> Any:
+        def pull(d: tuple[PyTree, ...], ct: PyTree) -> PyTree:
             out, pullback = jax.vjp(self.call, *d)
             return pullback(jax.tree_util.tree_map(jnp.asarray, ct) if ct is not None else ct)
 
@@ -712,7 +776,7 @@ class Check:
         rows = self.rows()
         cts = self.row_cotangents(rows)
 
-        def scanned(*stacked: Any) -> Any:
+        def scanned(*stacked: PyTree) -> PyTree:
             return lax.scan(lambda c, d: (c, self.call(*d)), None, tuple(stacked))[1]
 
         values = scanned(*rows)
@@ -738,7 +802,8 @@ class Check:
         w = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
         v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
 
-        def S(x: Any) -> Any:  # <w, (vjp of F at x)(u)>: a scalar that is a first derivative
+        # <w, (vjp of F at x)(u)>: a scalar that is a first derivative
+        def S(x: jax.Array) -> jax.Array:
             return jnp.vdot(jax.vjp(F, x)[1](u)[0], w)
 
         # The first derivative alone: its error is a first-order finding (failed, or blocked by a gate).
@@ -821,11 +886,16 @@ def _is_x64_error(exc: BaseException) -> bool:
 # ---------------------------------------------------------------- the process
 
 
-def mode_info() -> dict[str, Any]:
-    config: Any = jax.config
+def _jax_flag(name: str) -> object:
+    """A flag's value as `jax.config.<name>` reads it (a property JAX adds to its Config class at
+    import, which type checkers do not see)."""
+    return getattr(jax.config, name)
+
+
+def mode_info() -> ModeInfo:
     return {
         "jax_version": jax.__version__,
-        "x64": bool(config.jax_enable_x64),
+        "x64": bool(_jax_flag("jax_enable_x64")),
         "explicit_x64_dtypes": os.environ.get("JAX_EXPLICIT_X64_DTYPES", "warn"),
         "backend": jax.default_backend(),
     }
@@ -836,33 +906,36 @@ def upgrade_flags() -> list[str]:
     appending UPGRADE_BOOL_HELP to its help text (as adapters/jax reads its flag table)."""
     from jax._src import config as jax_config
 
-    holders: dict[str, Any] = getattr(jax_config.config, "_value_holders", {})
-    meta: dict[str, Any] = getattr(jax_config.config, "meta", {})
+    holders: dict[str, object] = getattr(jax_config.config, "_value_holders", {})
+    meta: dict[str, object] = getattr(jax_config.config, "meta", {})  # name -> (type, args, kwargs)
     marker = str(getattr(jax_config, "UPGRADE_BOOL_HELP", "") or "")
     out = []
     for name, holder in holders.items():
+        entry = meta.get(name, (None, [], {}))
+        options = (entry[2] if isinstance(entry, tuple) else None) or {}
         help_text = (
-            str((meta.get(name, (None, [], {}))[2] or {}).get("help", "")) if name in meta else ""
+            str(options.get("help", "")) if name in meta and isinstance(options, dict) else ""
         )
         if (
             marker
             and marker in help_text
             and name.upper() not in os.environ
-            and holder.value is False
+            and getattr(holder, "value", None) is False
         ):
             out.append(name)
     return sorted(out)
 
 
-def run_one(spec: dict[str, Any]) -> dict[str, Any]:
+def run_one(spec: CheckRequest) -> CheckRecord:
     ns = namespace()
-    head = {"target": spec["target"], "label": spec.get("label") or spec["target"]}
+    head: CheckHead = {"target": spec["target"], "label": spec.get("label") or spec["target"]}
     try:
         fn = resolve(spec["target"])
         args = tuple(decode(a, ns) for a in spec.get("args", []))
         kwargs = {k: decode(v, ns) for k, v in (spec.get("kwargs") or {}).items()}
-        if spec.get("kwargs_expr"):
-            kwargs.update(eval(spec["kwargs_expr"], ns))  # noqa: S307
+        kwargs_expr = spec.get("kwargs_expr")
+        if kwargs_expr:
+            kwargs.update(eval(kwargs_expr, ns))  # noqa: S307
         check = Check(fn, args, kwargs, tuple(spec.get("nondiff", [])))
     except Exception as exc:  # noqa: BLE001  (the target or its arguments: no item is judged)
         return {
@@ -891,7 +964,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if opts.request:
         with open(opts.request, encoding="utf-8") as f:
-            checks = json.load(f)["checks"]
+            checks: list[CheckRequest] = json.load(f)["checks"]
     elif opts.target:
         checks = [
             {
@@ -904,11 +977,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         parser.error("a target MODULE:FUNCTION or --request FILE")
     sys.path.insert(0, os.getcwd())
-    results = []
+    results: list[CheckRecord] = []
     with contextlib.redirect_stdout(sys.stderr):
         for spec in checks:
             results.append(run_one(spec))
-    print(json.dumps({"contract": 1, **mode_info(), "results": results}, default=str))
+    output: ModeOutput = {"contract": 1, **mode_info(), "results": results}
+    print(json.dumps(output, default=str))
     return 0
 
 
