@@ -9,11 +9,11 @@ from __future__ import annotations
 import ast
 import builtins
 import symtable
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from jax_conformance.adapters import SPEC_NAMES
 from jax_conformance.errors import SpecError
+from jax_conformance.protocol import ExpectBlock
 from jax_conformance.spec.model import Case, Code, Spec
 from jax_conformance.spec.rule_base import Rule, list_items, raw_block, value_line
 
@@ -233,7 +233,7 @@ class GivenNamesUsed(Rule):
                 )
 
 
-def _outcomes(case: Case) -> Iterator[tuple[int, Mapping[str, Any]]]:
+def _outcomes(case: Case) -> Iterator[tuple[int, ExpectBlock]]:
     for block in case.expect:
         yield block.line, block.expected
 

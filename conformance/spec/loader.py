@@ -8,7 +8,7 @@ module: `spec.yaml` (parsing with line marks), `spec.schema` (specs/schema.json)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,16 +27,24 @@ if TYPE_CHECKING:
 MAX_SPEC_BYTES = 2_000_000
 
 
-def _as_set(value: Any) -> frozenset[str] | None:
+def _as_set(value: object) -> frozenset[str] | None:
     if value is None:
         return None
-    return frozenset([value] if isinstance(value, str) else value)
+    if isinstance(value, str):
+        return frozenset([value])
+    if not isinstance(value, Iterable):
+        raise TypeError(f"a `when` condition is a string or a list of them, not {value!r}")
+    return frozenset(value)
 
 
-def _sources(value: Any) -> list[dict[str, str]]:
+def _sources(value: object) -> list[dict[str, str]]:
     if value is None:
         return []
-    return [dict(v) for v in value] if isinstance(value, list) else [dict(value)]
+    if isinstance(value, list):
+        return [dict(v) for v in value]
+    if not isinstance(value, Mapping):
+        raise TypeError(f"a source is a mapping or a list of them, not {value!r}")
+    return [dict(value)]
 
 
 def _code(node: MarkedMap, key: str) -> Code | None:
@@ -69,10 +77,13 @@ def _when(node: Any, path: Path) -> When:
     )
 
 
-def _blocks(nodes: Any, path: Path) -> list[Expectation]:
+def _blocks(nodes: Iterable[MarkedMap], path: Path) -> list[Expectation]:
+    # The schema has checked each block's keys and values: an ExpectBlock.
     return [
         Expectation(
-            _when(b.get("when"), path), _plain({k: v for k, v in b.items() if k != "when"}), b.line
+            _when(b.get("when"), path),
+            cast(ExpectBlock, _plain({k: v for k, v in b.items() if k != "when"})),
+            b.line,
         )
         for b in nodes
     ]
@@ -229,7 +240,7 @@ def table_cells(
     return cases
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """Marked containers to plain dicts and lists (JSON-ready, picklable)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}

@@ -7,8 +7,8 @@ yields SpecErrors at the spec line they are about. The rules themselves live in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, ClassVar
+from collections.abc import Iterator, Mapping
+from typing import ClassVar
 
 from jax_conformance.errors import SpecError
 from jax_conformance.spec.model import Case, Spec
@@ -31,7 +31,7 @@ class Rule:
         return SpecError(spec.path, line, self.id, message)
 
 
-def list_items(node: Any, key: str) -> list[tuple[int, Any]]:
+def list_items(node: object, key: str) -> list[tuple[int, object]]:
     """(line, item) for a list value (a lone string counts as a list of one), with each item's own line."""
     if not isinstance(node, dict) or key not in node:
         return []
@@ -42,13 +42,14 @@ def list_items(node: Any, key: str) -> list[tuple[int, Any]]:
     return [(line, value)]
 
 
-def raw_block(case: Case, index: int) -> Any:
+def raw_block(case: Case, index: int) -> Mapping[str, object]:
     """The marked YAML mapping of the index-th expect block (for exact lines)."""
     blocks = case.raw.get("expect") if isinstance(case.raw, dict) else None
-    return blocks[index] if isinstance(blocks, list) and index < len(blocks) else {}
+    block = blocks[index] if isinstance(blocks, list) and index < len(blocks) else {}
+    return block if isinstance(block, Mapping) else {}
 
 
-def value_line(node: Any, key: str, default: int) -> int:
+def value_line(node: object, key: str, default: int) -> int:
     """The line of `key`'s value in a marked mapping, else `default`."""
     lines = getattr(node, "value_lines", None)
     return lines.get(key, default) if isinstance(lines, dict) else default

@@ -16,12 +16,12 @@ import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
 from jax_conformance import SPECS_DIR
 from jax_conformance.errors import SpecError
 from jax_conformance.mode import Mode
+from jax_conformance.protocol import ExpectBlock, WarningBlock
 from jax_conformance.spec.code_rules import (
     CodeNames,
     CodeSyntax,
@@ -172,7 +172,7 @@ class UnknownTag(Rule):
                     yield self.error(spec, line, self._msg(tag, known, where))
 
     @staticmethod
-    def _msg(tag: str, known: dict[str, str], where: str) -> str:
+    def _msg(tag: object, known: dict[str, str], where: str) -> str:
         return f"unknown tag {tag!r}; add it to {where} or use one of: {', '.join(sorted(known))}"
 
 
@@ -202,8 +202,8 @@ def _class_names_by_block(case: Case) -> Iterator[tuple[int, int, str, str]]:
             )
 
 
-def _raw_warnings(raw: Any) -> list[Any]:
-    warns = raw.get("warns") if isinstance(raw, dict) else None
+def _raw_warnings(raw: Mapping[str, object]) -> list[object]:
+    warns = raw.get("warns")
     if isinstance(warns, dict):
         return [warns]
     return list(warns) if isinstance(warns, list) else []
@@ -226,7 +226,9 @@ class InvalidRegex(Rule):
                     )
 
 
-def _patterns(raw: Any, outcome: Mapping[str, Any], default: int) -> Iterator[tuple[int, str]]:
+def _patterns(
+    raw: Mapping[str, object], outcome: ExpectBlock, default: int
+) -> Iterator[tuple[int, str]]:
     raises = outcome.get("raises")
     if isinstance(raises, dict) and "match" in raises:
         yield (
@@ -238,7 +240,7 @@ def _patterns(raw: Any, outcome: Mapping[str, Any], default: int) -> Iterator[tu
             yield value_line(item, "match", value_line(raw, "warns", default)), w["match"]
 
 
-def _warnings(outcome: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _warnings(outcome: ExpectBlock) -> list[WarningBlock]:
     warns = outcome.get("warns")
     if isinstance(warns, dict):
         return [warns]
