@@ -46,3 +46,28 @@ def test_each_cell_is_its_own_item_and_record(specdir: SpecDir, tmp_path) -> Non
         "demo.table.sum[2|2]": "failed",
         "demo.table.sum[on-only]": "not_applicable",
     }
+
+
+def test_the_add_table_leaves_out_only_the_dtypes_it_gives_a_reason_for() -> None:
+    """specs/promotion/add.cells.json has every ordered pair of the promote_types table's nodes
+    except those of the extra dtypes generate.py's NO_OPERANDS names, each with its reason: no dtype
+    leaves the `+` table silently."""
+    import importlib.util
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1] / "specs" / "promotion"
+    spec = importlib.util.spec_from_file_location("promotion_generate", here / "generate.py")
+    assert spec and spec.loader
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+
+    def ids(name: str) -> set[str]:
+        return {c["id"] for c in json.loads((here / name).read_text())["cells"]}
+
+    left_out = set(gen.NO_OPERANDS)
+    assert left_out <= set(gen.NODES) and all(str(r).strip() for r in gen.NO_OPERANDS.values())
+    kept = [n for n in gen.NODES if n not in left_out]
+    assert ids("add.cells.json") == {f"{a}|{b}" for a in kept for b in kept}
+    assert ids("promote_types.cells.json") == {f"{a}|{b}" for a in gen.NODES for b in gen.NODES}
+    extras = set(kept) - set(gen.P.DOC_ORDER)
+    assert extras, "the + table has no dtype beyond the documented 18"
