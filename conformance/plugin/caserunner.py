@@ -373,13 +373,14 @@ class CaseRunner:
         """A long-lived worker: forked from the shared worker server when the caller gave one
         (`SHARED_SERVER_ENV`) and it serves this environment, else a fresh interpreter."""
         env = self._env()
-        path = os.environ.get(SHARED_SERVER_ENV)
-        if path and self.isolation == "fork" and "shared" not in self.fork_notes:
+        shared = os.environ.get(SHARED_SERVER_ENV)
+        if shared and self.isolation == "fork" and "shared" not in self.fork_notes:
             old = self._servers.pop("shared", None)
             if old is not None:
                 old.close()
             try:
-                server = SharedWorkerServer(path, self.adapter, env)
+                path = os.path.join(shared, "full.sock")
+                server = SharedWorkerServer(path, self.adapter, env, "full", once=False)
                 self._servers["shared"] = server
                 if server.ready(STARTUP_TIMEOUT):
                     return Worker(self.adapter, env, server=server)
@@ -553,7 +554,17 @@ class CaseRunner:
         if self.isolation == "fork":
             for level in levels:
                 if level not in self._servers and level not in self.fork_notes:
-                    self._servers[level] = ForkServer(self.adapter, self._env(), level)
+                    self._servers[level] = self._fork_server(level)
+
+    def _fork_server(self, level: str) -> ForkServer:
+        """The level's fork server: the caller's shared one (`SHARED_SERVER_ENV`) where it has
+        one, else one of this runner's own."""
+        shared = os.environ.get(SHARED_SERVER_ENV)
+        path = os.path.join(shared, f"{level}.sock") if shared else ""
+        if path and os.path.exists(path):
+            with contextlib.suppress(ForkServerError):
+                return SharedWorkerServer(path, self.adapter, self._env(), level, once=True)
+        return ForkServer(self.adapter, self._env(), level)
 
     def _isolated_worker(self, env: dict[str, str]) -> tuple[Worker, Isolation]:
         """A fresh `--once` worker for an isolated case: forked when a server's child is that process, else spawned."""

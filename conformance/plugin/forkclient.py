@@ -30,8 +30,9 @@ from jax_conformance.worker.loop import PARENT_ENV
 VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 # How long a fork server gets to answer a fork request before it is given up for this run.
 FORK_REPLY_TIMEOUT = 30.0
-# The path of a shared worker server's socket (`SharedWorkerServer`): set by a caller that runs
-# many mode processes of one mode (tests/breakage/harness.py), so their workers skip the import.
+# A directory holding the sockets of shared worker servers (`full.sock`, `light.sock`:
+# `SharedWorkerServer`): set by a caller that runs many mode processes of one mode
+# (tests/breakage/harness.py), so their workers skip the imports.
 SHARED_SERVER_ENV = "JAX_CONFORMANCE_WORKER_SERVER"
 
 
@@ -192,21 +193,22 @@ class ForkServer:
 
 class SharedWorkerServer(ForkServer):
     """The client's end of a fork server that another process started, on a socket path
-    (`SHARED_SERVER_ENV`), for the long-lived worker of a mode process. The server has imported
-    the implementation under the environment of one mode; each child loads the adapter it is asked
-    for and serves as that adapter's worker (not `--once`), the process a fresh interpreter with
-    that environment would be. It serves only a worker whose environment is the server's (the
-    server checks, and refuses otherwise: the caller then spawns its worker as always)."""
+    (`SHARED_SERVER_ENV`), shared by the mode processes of one mode. Unlike `ForkServer` it serves
+    any adapter (each child loads the one asked for) and, at the `full` level, the mode process's
+    long-lived worker too (`once=False`). The server applies the fork server's rule of its level
+    and refuses what it cannot serve (the caller then spawns that worker as always)."""
 
-    def __init__(self, path: str, adapter: str, env: dict[str, str]) -> None:
+    def __init__(
+        self, path: str, adapter: str, env: dict[str, str], level: str, once: bool
+    ) -> None:
         self.env = env
-        self.level = "full"
+        self.level = level
         self.reason = None
         self.late_env_prefixes = ()
         self._exits = {}
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - the base's log; the server keeps its own
         self._ready = None
-        self._fork_fields = {"adapter": adapter, "once": False}
+        self._fork_fields = {"adapter": adapter, "once": once}
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.sock.connect(path)

@@ -161,38 +161,42 @@ def worker_environment(mode: Mode, process_env: dict[str, str]) -> dict[str, str
 
 @contextlib.contextmanager
 def worker_servers(modes: Iterable[Mode], where: Path) -> Iterator[dict[Mode, Path]]:
-    """One shared worker server per mode that more than one run uses (tests/breakage/workerserver.py),
-    by its socket; each says at the end how many workers it forked and how many it refused (those
-    were spawned)."""
-    servers: dict[Mode, tuple[Path, subprocess.Popen[str]]] = {}
+    """The shared worker servers (tests/breakage/workerserver.py, one per level) of each mode that
+    more than one run uses, by the directory of their sockets. A full server refuses the workers of
+    an adapter that must not have JAX imported first (they are spawned, as always), but never an
+    environment: that would mean the one computed here (`worker_environment`) is not the one the
+    mode processes give their workers, and the runs paid the imports again."""
+    shared = [m for m, n in Counter(modes).items() if n > 1]
+    folders = {mode: where / f"w{i}" for i, mode in enumerate(shared)}
+    servers: list[tuple[Path, subprocess.Popen[str]]] = []
+    said: list[str] = []
     try:
-        counts = Counter(modes)
-        for i, mode in enumerate(m for m, n in counts.items() if n > 1):
-            sock = where / f"w{i}.sock"
-            env = worker_environment(mode, mode_process_env(sock))
-            cmd = [sys.executable, "-m", "tests.breakage.workerserver", "--socket", str(sock)]
-            proc = subprocess.Popen(
-                [*cmd, "--adapter", "jax"],
-                cwd=REPO,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            servers[mode] = (sock, proc)
-        for sock, proc in servers.values():
+        for mode, folder in folders.items():
+            folder.mkdir()
+            env = worker_environment(mode, mode_process_env(folder))
+            for level in ("full", "light"):
+                sock = folder / f"{level}.sock"
+                cmd = [sys.executable, "-m", "tests.breakage.workerserver", "--socket", str(sock)]
+                proc = subprocess.Popen(
+                    [*cmd, "--level", level, "--adapter", "jax"],
+                    cwd=REPO,
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+                servers.append((sock, proc))
+        for sock, proc in servers:
             deadline = time.monotonic() + 60
             while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
-        yield {mode: sock for mode, (sock, _) in servers.items()}
+        yield folders
     finally:
-        for _, proc in servers.values():
+        for _, proc in servers:
             out, _ = proc.communicate(timeout=60)
-            SERVED.append(out.strip())
-
-
-# What each shared worker server said at its end ("served N workers, refused M"), for measuring.
-SERVED: list[str] = []
+            said.append(out.strip())
+    wrong = [line for text in said for line in text.splitlines() if "from the server's" in line]
+    assert not wrong, "the shared worker servers refused:\n" + "\n".join(wrong)
 
 
 def run_one(

@@ -1,20 +1,27 @@
-"""A worker server shared by the breakage mode processes of one mode: JAX is imported once, not per adapter.
+"""Worker servers shared by the breakage mode processes of one mode: JAX is imported once, not per adapter.
 
 Every breakage run is a mode process whose worker imports JAX (about 3 of its 5 CPU-seconds)
-and then one breakage adapter, which patches it. This server is started once per mode, in the
-environment every worker of that mode gets (`CaseRunner._env`), imports what the fork server's
-`full` level imports (the harness's worker modules and the adapter's `fork_preload`), and
-listens on a socket path. A mode process given that path (`SHARED_SERVER_ENV`) asks it for its
-long-lived worker: the server forks a child that loads the asked-for adapter and runs
-`jax_conformance.worker.loop.main` on the mode process's pipes, as `python -m
-jax_conformance.worker.loop --adapter A` would. It is the `full` fork server's rule: the child is
-the process a fresh interpreter that had just imported those modules would be, so it serves only
-an environment equal to its own (else it refuses, and the mode process spawns its worker) and
-only if the imports were silent. Isolated cases keep their own fork servers in each mode process.
+and then one breakage adapter, which patches it; a run with `isolate: process` cases also started
+its own fork servers. The harness starts, per mode, one server of each level of the fork server
+(jax_conformance.worker.forkserver), in the environment every worker of that mode gets
+(`CaseRunner._env`), each listening on a socket in one directory; a mode process given that
+directory (`SHARED_SERVER_ENV`) asks them for its workers:
 
-Protocol: the fork server's (jax_conformance.worker.forkserver), one connection per mode process;
-a fork request also names `adapter`. Started as `python -m tests.breakage.workerserver --socket
-PATH --adapter A` (A: the adapter whose `fork_preload` to import); it ends when its stdin closes.
+- `full` (`full.sock`): has imported what the fork server's full level imports (the harness's
+  worker modules, the adapter's `fork_preload`), silently. It forks the mode process's long-lived
+  worker and its `--once` workers for isolated cases without an `env`; the child loads the adapter
+  it is asked for and runs `jax_conformance.worker.loop.main` on the mode process's pipes, as
+  `python -m jax_conformance.worker.loop --adapter A [--once]` would. It serves only an environment
+  equal to its own: the child is the process a fresh interpreter that had just run those imports
+  would be (the fork server's full rule).
+- `light` (`light.sock`): has imported only the `free` modules (on its first request), and forks
+  `--once` workers whose environment differs from its own only in variables read at import
+  (`late_env_prefixes`): the fork server's light rule.
+
+What it cannot serve it refuses, and the mode process starts that worker as it always does.
+Started as `python -m tests.breakage.workerserver --socket PATH --level L --adapter A` (A: the
+adapter whose `fork_preload` and `late_env_prefixes` apply); it ends when its stdin closes, saying
+how many workers it forked and refused.
 """
 
 from __future__ import annotations
@@ -40,8 +47,9 @@ def _send(conn: socket.socket, message: dict[str, Any]) -> None:
         conn.send(json.dumps(message).encode())
 
 
-def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int) -> None:
-    """In the forked child: become the adapter's long-lived worker on the given pipes. Never returns."""
+def _child(adapter: str, once: bool, env: dict[str, str], fds: list[int], server_pid: int) -> None:
+    """In the forked child: become the adapter's worker (long-lived, or `--once`) on the given
+    pipes, as `python -m jax_conformance.worker.loop` would. Never returns."""
     from jax_conformance.worker import loop as worker
 
     code = 70
@@ -68,7 +76,7 @@ def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int) -
             line_buffering=True,
             errors="backslashreplace",
         )
-        argv = ["--adapter", adapter]
+        argv = ["--adapter", adapter, *(["--once"] if once else [])]
         sys.argv = [worker.__file__, *argv]
         try:
             code = worker.main(argv)
@@ -84,13 +92,28 @@ def _child(adapter: str, env: dict[str, str], fds: list[int], server_pid: int) -
         os._exit(code)
 
 
-def _differs(env: dict[str, str], own: dict[str, str]) -> list[str]:
-    return sorted(
+def _refusal(
+    request: dict[str, Any],
+    env: dict[str, str],
+    own: dict[str, str],
+    level: str,
+    late: tuple[str, ...],
+) -> str:
+    """Why the server cannot serve this fork request ("" when it can): the full level serves only
+    its own environment; the light level only `--once` workers whose environment differs from its
+    own in variables the implementation reads when it is imported (`late_env_prefixes`)."""
+    differ = sorted(
         k for k in set(env) | set(own) if env.get(k) != own.get(k) and k not in VOLATILE_ENV
     )
+    once = bool(request.get("once", True))
+    if level == "full" and differ:
+        return f"the environment differs from the server's in {differ}"
+    if level == "light" and (not once or not all(k.startswith(late) for k in differ)):
+        return f"a light server serves --once workers whose environment differs only in {late}: {differ}"
+    return ""
 
 
-def serve(path: str, preload_adapter: str) -> int:
+def serve(path: str, level: str, preload_adapter: str) -> int:
     import jax_conformance.worker.checks  # noqa: F401
     import jax_conformance.worker.judge  # noqa: F401
     import jax_conformance.worker.loop  # noqa: F401
@@ -101,12 +124,17 @@ def serve(path: str, preload_adapter: str) -> int:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(64)
-    free, full = load_adapter(preload_adapter).fork_preload()
-    reason = _preload(list(free)) or (
-        _silent_preload(list(full)) if full else "the adapter names no module to preload"
+    adapter = load_adapter(preload_adapter)
+    late = tuple(adapter.late_env_prefixes)
+    ready: dict[str, Any] | None = (
+        None  # the light level imports when first asked (few runs need it)
     )
-    ready = {"ready": True, "level": "unusable" if reason else "full", "reason": reason}
+    if level == "full":
+        ready = _ready(adapter, level)
     owner: dict[int, socket.socket] = {}  # child pid -> the connection that asked for it
+    likeness: dict[
+        str, str
+    ] = {}  # adapter -> why this server cannot fork its workers ("" if it can)
     served = refused = 0
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -120,7 +148,7 @@ def serve(path: str, preload_adapter: str) -> int:
         for key, _ in sel.select():
             if key.data == "stdin":
                 if not sys.stdin.buffer.read1(4096):
-                    print(f"served {served} workers, refused {refused}", flush=True)
+                    print(f"{level}: served {served} workers, refused {refused}", flush=True)
                     return 0
             elif key.data == "wake":
                 with contextlib.suppress(BlockingIOError, InterruptedError):
@@ -128,8 +156,10 @@ def serve(path: str, preload_adapter: str) -> int:
                 _reap(owner)
             elif key.data == "accept":
                 conn, _ = listener.accept()
-                _send(conn, ready)
-                if reason is None:
+                if ready is None:
+                    ready = _ready(adapter, level)
+                _send(conn, {**ready, "late_env_prefixes": list(late)})
+                if ready["reason"] is None:
                     sel.register(conn, selectors.EVENT_READ, "conn")
                 else:
                     conn.close()
@@ -147,23 +177,15 @@ def serve(path: str, preload_adapter: str) -> int:
                     continue
                 request = json.loads(data)
                 env = {str(k): str(v) for k, v in request.get("env", {}).items()}
-                differ = _differs(env, own)
-                if (
-                    request.get("op") != "fork"
-                    or len(fds) != 3
-                    or request.get("once", True)
-                    or differ
-                ):
+                why = _refusal(request, env, own, level, late) or _unlike(
+                    str(request.get("adapter")), adapter, level, likeness
+                )
+                if request.get("op") != "fork" or len(fds) != 3 or why:
                     for f in fds:
                         os.close(f)
                     refused += 1
-                    print(f"refused: {request.get('adapter')}: {differ}", flush=True)
-                    _send(
-                        conn,
-                        {
-                            "error": f"serves only long-lived workers in its environment; differs: {differ}"
-                        },
-                    )
+                    print(f"refused {request.get('adapter')}: {why}", flush=True)
+                    _send(conn, {"error": why or "expected a fork request with 3 descriptors"})
                     continue
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -177,13 +199,48 @@ def serve(path: str, preload_adapter: str) -> int:
                     sel.close()
                     os.close(wake_r)
                     os.close(wake_w)
-                    _child(str(request["adapter"]), env, fds, os.getppid())
+                    once = bool(request.get("once", True))
+                    _child(str(request["adapter"]), once, env, fds, os.getppid())
                 served += 1
                 owner[pid] = conn
                 for f in fds:
                     os.close(f)
                 _send(conn, {"pid": pid})
                 _reap(owner)
+
+
+def _unlike(name: str, own: Any, level: str, likeness: dict[str, str]) -> str:
+    """Why a child of this server is not what the fork server of the asked-for adapter would fork
+    ("" when it is): that adapter must preload what this server's adapter preloads at this level
+    and read the same variables late (a breakage of what JAX reads at start-up has no `full`
+    level: JAX must not be imported before it). Loading it here is what its own fork server does."""
+    if name not in likeness:
+        from jax_conformance.adapters import load_adapter
+
+        try:
+            asked = load_adapter(name)
+            a_free, a_full = asked.fork_preload()
+            free, full = own.fork_preload()
+            same = tuple(a_free) == tuple(free) and (
+                level == "light" or tuple(a_full) == tuple(full)
+            )
+            if tuple(asked.late_env_prefixes) != tuple(own.late_env_prefixes):
+                same = False
+            likeness[name] = (
+                "" if same else f"{name} preloads or reads late other modules or variables"
+            )
+        except Exception as exc:
+            likeness[name] = f"cannot load adapter {name!r}: {type(exc).__name__}: {exc}"
+    return likeness[name]
+
+
+def _ready(adapter: Any, level: str) -> dict[str, Any]:
+    """Import what the level shares (the fork server's rule); the ready message."""
+    free, full = adapter.fork_preload()
+    reason = _preload(list(free))
+    if reason is None and level == "full":
+        reason = _silent_preload(list(full)) if full else "the adapter names no module to preload"
+    return {"ready": True, "level": "unusable" if reason else level, "reason": reason}
 
 
 def _reap(owner: dict[int, socket.socket]) -> None:
@@ -202,9 +259,10 @@ def _reap(owner: dict[int, socket.socket]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.breakage.workerserver")
     parser.add_argument("--socket", required=True)
+    parser.add_argument("--level", choices=("full", "light"), required=True)
     parser.add_argument("--adapter", required=True)
     args = parser.parse_args(argv)
-    return serve(args.socket, args.adapter)
+    return serve(args.socket, args.level, args.adapter)
 
 
 if __name__ == "__main__":
