@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from jax_conformance.contract.items import BLOCKED, BY_ID, FAIL, ITEMS, NA, PASS
 from jax_conformance.contract.wire import CheckRequest, ModeOutput, encode
@@ -279,8 +278,7 @@ def run_contract(
     python: str = sys.executable,
     timeout: float = 900,
     pythonpath: Sequence[str] = (),
-    # (commands/check.py's progress line: its callback takes a plain dict, so it gets a copy)
-    on_mode: Callable[[Mode, dict[str, Any]], None] | None = None,
+    on_mode: Callable[[Mode, ModeOutput], None] | None = None,  # e.g. a progress line per mode
 ) -> ContractResult:
     """Check every target in every mode (default: the four x64 modes), one process per mode, `jobs` at a time."""
     modes = list(modes) if modes is not None else contract_modes(None)
@@ -288,7 +286,7 @@ def run_contract(
     def one(mode: Mode) -> ModeOutput:
         data = run_mode(targets, mode, python=python, timeout=timeout, pythonpath=pythonpath)
         if on_mode is not None:
-            on_mode(mode, dict(data))
+            on_mode(mode, data)
         return data
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
