@@ -1303,6 +1303,7 @@ PROMOTION = Area(
                 "promotion.weak.binary-non-promotion",
                 "promotion.weak.result-type-flag",
                 "promotion.weak.unary-result-type",
+                "promotion.weak.unary-result-type-every-dtype",
             ),
             ("promotion.weak.reduction-dtypes",),
         ),
