@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,15 @@ def read_results(path: Path) -> list[Record]:
     assert not problems, problems
     return records
 
+
+# Tests press Ctrl-C on runs (SIGINT to a run, as a terminal does). A test session started in the
+# background by a shell without job control (`cmd &` in a script, `nohup`, some CI runners) has
+# SIGINT ignored, every process it starts inherits that, and those runs would never see the
+# Ctrl-C: seen as two SIGINT tests failing when `.ci/run` was started with `nohup ... &`. A handled
+# signal is reset to its default in a started program, so handling it here (in the controller and
+# in each xdist worker) gives every run the tests start the SIGINT a foreground command has.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The files whose tests take minutes, longest first. `./dev test` runs under `--dist loadfile`,
 # which hands whole files to the two workers in collection order; collected alphabetically, the
