@@ -99,9 +99,15 @@ def _silent_preload(modules: list[str]) -> str | None:
 
 
 def _child(
-    adapter: str, env: dict[str, str], fds: list[int], server_pid: int, parent_env: str
+    adapter: str,
+    env: dict[str, str],
+    fds: list[int],
+    server_pid: int,
+    parent_env: str,
+    once: bool = True,
 ) -> None:
-    """In the forked child: become a `--once` worker on the given pipes. Never returns."""
+    """In the forked child: become a worker on the given pipes (`--once`, or long-lived: the
+    breakage tests' shared worker server). Never returns."""
     code = 70
     try:
         os.setsid()  # its own process group, as the Popen workers have (start_new_session)
@@ -130,7 +136,7 @@ def _child(
         )
         from jax_conformance.worker import loop as worker
 
-        argv = ["--adapter", adapter, "--once"]
+        argv = ["--adapter", adapter, *(["--once"] if once else [])]
         sys.argv = [
             worker.__file__,
             *argv,

@@ -28,68 +28,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import os
 import selectors
 import signal
 import socket
 import sys
-import traceback
 from typing import Any
 
 from jax_conformance.plugin.forkclient import VOLATILE_ENV
-from jax_conformance.worker.forkserver import MAX_PACKET, _preload, _silent_preload
+from jax_conformance.worker import loop as worker
+from jax_conformance.worker.forkserver import MAX_PACKET, _child, _preload, _silent_preload
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:
     with contextlib.suppress(OSError):
         conn.send(json.dumps(message).encode())
-
-
-def _child(adapter: str, once: bool, env: dict[str, str], fds: list[int], server_pid: int) -> None:
-    """In the forked child: become the adapter's worker (long-lived, or `--once`) on the given
-    pipes, as `python -m jax_conformance.worker.loop` would. Never returns."""
-    from jax_conformance.worker import loop as worker
-
-    code = 70
-    try:
-        os.setsid()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        for fd in fds:
-            if fd > 2:
-                os.close(fd)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-        os.environ.clear()
-        os.environ.update(env)
-        os.environ[worker.PARENT_ENV] = str(server_pid)
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-        sys.stdout = io.TextIOWrapper(
-            io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True
-        )
-        sys.stderr = io.TextIOWrapper(
-            io.FileIO(2, "w", closefd=False),
-            encoding="utf-8",
-            line_buffering=True,
-            errors="backslashreplace",
-        )
-        argv = ["--adapter", adapter, *(["--once"] if once else [])]
-        sys.argv = [worker.__file__, *argv]
-        try:
-            code = worker.main(argv)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        traceback.print_exc()
-        code = 70
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
 
 
 def _refusal(
@@ -200,7 +154,7 @@ def serve(path: str, level: str, preload_adapter: str) -> int:
                     os.close(wake_r)
                     os.close(wake_w)
                     once = bool(request.get("once", True))
-                    _child(str(request["adapter"]), once, env, fds, os.getppid())
+                    _child(str(request["adapter"]), env, fds, os.getppid(), worker.PARENT_ENV, once)
                 served += 1
                 owner[pid] = conn
                 for f in fds:
