@@ -28,6 +28,12 @@ GROUP = "jax_conformance.adapters"
 # spec code against them without starting an implementation.
 SPEC_NAMES: frozenset[str] = frozenset({"jax", "jnp", "np", "lax", "os", "sys"})
 
+# A directory `jax-conformance run` gives all its mode processes (unset: none) for compiled programs
+# that do not depend on the mode: an adapter may keep them there, so that a program compiled in one
+# mode is not compiled again in the next (the jax adapter points JAX's persistent compilation
+# cache at it). It must not change what any case observes.
+COMPILE_CACHE_ENV = "JAX_CONFORMANCE_COMPILE_CACHE"
+
 
 class Adapter(abc.ABC):
     """One implementation under test."""

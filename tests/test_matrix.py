@@ -475,3 +475,44 @@ def test_expectation_files_are_per_adapter_and_must_exist(tmp_path: Path) -> Non
     # a missing file without --update-expectations is a usage error, before any process starts
     assert main(["run", "--expectations", str(new), "--out", str(tmp_path / "out")]) == 2
     assert not (tmp_path / "out" / "modes" / "jax-off-warn.log").exists()
+
+
+def test_modes_share_one_compilation_cache(tmp_path: Path) -> None:
+    """A run's modes share compiled programs through JAX's persistent compilation cache (the
+    directory $JAX_CONFORMANCE_COMPILE_CACHE names, or a temporary one); the records say so, and
+    the flag table keeps JAX's own defaults. --no-compile-cache turns it off."""
+    specs = spec_dir(tmp_path, SPEC)
+    cache = tmp_path / "compiled"
+    proc = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "run", "--progress", "plain"]
+        + ["--specs", str(specs), "--modes", "off-warn,on", "--out", str(tmp_path / "out")]
+        + ["--no-report", "--jobs", "1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "JAX_CONFORMANCE_COMPILE_CACHE": str(cache)},
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # demo.matrix.wrong fails with x64 off
+    assert any(cache.iterdir()), "JAX wrote no compiled program into the run's cache"
+    headers = [r for r in records(tmp_path / "out" / "results.jsonl") if r["record"] == "run"]
+    assert len(headers) == 2
+    for header in headers:
+        notes = " ".join(header["environment"]["notes"])
+        assert f"compilation cache (jax_compilation_cache_dir={cache})" in notes, notes
+        flags = {f["name"]: f for f in header["flags"]}
+        assert flags["jax_compilation_cache_dir"]["value"] == str(cache)
+        assert flags["jax_persistent_cache_min_compile_time_secs"]["value"] == 0.0
+
+    proc = run_matrix(
+        "--specs", str(specs), "--modes", "off-warn", "--out", str(tmp_path / "out2"),
+        "--no-report", "--no-compile-cache",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (plain,) = [r for r in records(tmp_path / "out2" / "results.jsonl") if r["record"] == "run"]
+    assert "compilation cache" not in " ".join(plain["environment"]["notes"])
+    own = {f["name"]: f for f in plain["flags"]}
+    assert own["jax_compilation_cache_dir"]["value"] is None
+    # the shared run reported JAX's defaults, not the values it set
+    for name in ("jax_persistent_cache_min_compile_time_secs", "jax_compilation_cache_dir"):
+        assert flags[name]["default"] == own[name]["value"] == own[name]["default"], name

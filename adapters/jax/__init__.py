@@ -8,7 +8,7 @@ import platform
 import sys
 from typing import Any
 
-from jax_conformance.adapters import Adapter
+from jax_conformance.adapters import COMPILE_CACHE_ENV, Adapter
 from jax_conformance.errors import AdapterStartError
 from jax_conformance.mode import Mode
 from jax_conformance.records import AdapterInfo, FlagInfo
@@ -25,6 +25,7 @@ class JaxAdapter(Adapter):
     def __init__(self) -> None:
         self._ns: dict[str, Any] | None = None
         self.notes: list[str] = []
+        self._set_here: dict[str, Any] = {}  # options start() set, with the value each had before
 
     def start(self, mode: Mode) -> None:
         """JAX reads JAX_ENABLE_X64 / JAX_EXPLICIT_X64_DTYPES when it is imported; check it did."""
@@ -39,6 +40,39 @@ class JaxAdapter(Adapter):
                 "jax_explicit_x64_dtypes does not exist in this release; JAX_EXPLICIT_X64_DTYPES is ignored"
             )
 
+    def _share_compiled_programs(self, jax: Any, cache_dir: str) -> None:
+        """Point JAX's persistent compilation cache at the run's directory, every program cached.
+
+        What a case observes is decided before XLA compiles (tracing and lowering) or by running
+        the executable, which is the same one whether compiled here or read back (the cache's key
+        is the lowered program with the compile options, backend and versions), so modes share the
+        XLA compilations of programs they lower alike. Not done when the user's environment
+        configures the cache (theirs is kept) or the release lacks one of the options.
+        """
+        options = {
+            "jax_compilation_cache_dir": cache_dir,
+            "jax_persistent_cache_min_compile_time_secs": 0.0,
+            "jax_persistent_cache_min_entry_size_bytes": -1,
+        }
+        holders = _config_holders()
+        missing = [name for name in options if name not in holders]
+        preset = [name for name in options if name.upper() in os.environ]
+        if missing or preset:
+            why = (
+                f"this release has no {', '.join(missing)}"
+                if missing
+                else f"the environment sets {', '.join(n.upper() for n in preset)}"
+            )
+            self.notes.append(f"compiled programs not shared between modes: {why}")
+            return
+        for name, value in options.items():
+            self._set_here[name] = holders[name].value
+            jax.config.update(name, value)
+        self.notes.append(
+            "compiled programs shared between the run's modes through JAX's persistent "
+            f"compilation cache (jax_compilation_cache_dir={cache_dir})"
+        )
+
     def namespace(self) -> dict[str, Any]:
         if self._ns is None:
             import jax
@@ -46,6 +80,10 @@ class JaxAdapter(Adapter):
             import numpy as np
 
             self._ns = {"jax": jax, "jnp": jnp, "np": np, "lax": jax.lax, "os": os, "sys": sys}
+            # here, not in start(): an isolated case's process builds its names without start()
+            cache_dir = os.environ.get(COMPILE_CACHE_ENV)
+            if cache_dir:
+                self._share_compiled_programs(jax, cache_dir)
         return self._ns
 
     def info(self) -> AdapterInfo:
@@ -83,14 +121,15 @@ class JaxAdapter(Adapter):
         JAX marks an upgrade (`bool_state(..., upgrade=True)`: True is the incoming behaviour) only by
         appending a fixed sentence, `UPGRADE_BOOL_HELP`, to the help text; that sentence is cut off
         here. The default is the value JAX took at import when its variable was not set; when it was
-        (the mode set it), the default is not known in this process and is reported as None.
+        (the mode set it), the default is not known in this process and is reported as None; for
+        the options start() set (the shared compilation cache), it is the value they had before.
         """
         self.namespace()
         try:
             from jax._src import config as jax_config
         except ImportError:
             return []
-        holders = getattr(jax_config.config, "_value_holders", {})
+        holders = _config_holders()
         meta = getattr(jax_config.config, "meta", {})
         upgrade_text = str(getattr(jax_config, "UPGRADE_BOOL_HELP", "") or "")
         table: list[FlagInfo] = []
@@ -109,10 +148,11 @@ class JaxAdapter(Adapter):
             if upgrade_text:
                 help_text = help_text.replace(upgrade_text, "")
             set_by_env = name.upper() in os.environ
+            default = _flag_json(self._set_here[name]) if name in self._set_here else value
             table.append(
                 {
                     "name": name,
-                    "default": None if set_by_env else value,
+                    "default": None if set_by_env else default,
                     "value": value,
                     "upgrade": upgrade,
                     "help": " ".join(help_text.split())[:300],
@@ -139,6 +179,15 @@ class JaxAdapter(Adapter):
         for name, value in getattr(jax.config, "values", {}).items():
             state[name] = repr(value)
         return state
+
+
+def _config_holders() -> dict[str, Any]:
+    """JAX's config options by name (empty for a release without `jax._src.config`)."""
+    try:
+        from jax._src import config as jax_config
+    except ImportError:
+        return {}
+    return dict(getattr(jax_config.config, "_value_holders", {}))
 
 
 def _flag_json(value: Any) -> Any:

@@ -11,14 +11,17 @@ Exit status: 0 only when every mode's process finished and no case has an unexpe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import IO
 
 from jax_conformance import SPECS_DIR
+from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.errors import ExpectationsError, UsageError
 from jax_conformance.flag_table import modes_for, read_adapter_info
 from jax_conformance.launch import rundir
@@ -155,6 +158,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="time limit per case unless the spec sets one (above 0)",
     )
     parser.add_argument("--no-report", action="store_true", help="write results only")
+    parser.add_argument(
+        "--no-compile-cache",
+        action="store_true",
+        help="each mode compiles its own programs (default: the modes share one compilation cache, "
+        f"${COMPILE_CACHE_ENV} if set, else a temporary directory removed at the end of the run)",
+    )
     parser.add_argument(
         "--progress",
         choices=("auto", "live", "plain"),
@@ -453,6 +462,37 @@ def main(args: argparse.Namespace) -> int:
         out = rundir.explicit_out(args.out, args.force)
         rundir.clear(out)
     (out / "modes").mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        env = (
+            {k: v for k, v in os.environ.items() if k != COMPILE_CACHE_ENV}
+            if args.no_compile_cache
+            else _compile_cache_env(stack)
+        )
+        return _run(args, out, modes, adapters, expectations, env)
+
+
+def _compile_cache_env(stack: contextlib.ExitStack) -> dict[str, str]:
+    """The mode processes' environment with a compilation cache directory they share: the one
+    $JAX_CONFORMANCE_COMPILE_CACHE names (kept), else a temporary one removed when the run ends
+    (so a run compiles afresh, and its time is never a previous run's)."""
+    given = os.environ.get(COMPILE_CACHE_ENV)
+    if given:
+        Path(given).mkdir(parents=True, exist_ok=True)
+        return dict(os.environ)
+    cache = stack.enter_context(tempfile.TemporaryDirectory(prefix="jax-conformance-compiled-"))
+    return {**os.environ, COMPILE_CACHE_ENV: cache}
+
+
+def _run(
+    args: argparse.Namespace,
+    out: Path,
+    modes: dict[str, list[Mode]],
+    adapters: list[str],
+    expectations: dict[str, list[Path]],
+    env: dict[str, str],
+) -> int:
+    started = [(a, m) for a in adapters for m in modes[a]]
+    at_once = max(1, min(args.jobs, len(started)))
     jobs = [
         ModeProcess(
             a,
@@ -466,10 +506,17 @@ def main(args: argparse.Namespace) -> int:
                 keyword=args.keyword,
                 markexpr=args.markexpr,
                 case_timeout=args.case_timeout,
+            )
+            # Modes that start together walk each table from a different place, so that with the
+            # shared compilation cache each compiles its own part and reads the others'.
+            + (
+                [f"--table-start={i % at_once}/{at_once}"]
+                if env is not None and at_once > 1
+                else []
             ),
+            env=env,
         )
-        for a in adapters
-        for m in modes[a]
+        for i, (a, m) in enumerate(started)
     ]
     live = args.progress == "live" or (args.progress == "auto" and sys.stdout.isatty())
     progress = Progress(jobs, sys.stdout, live)
