@@ -71,3 +71,52 @@ def test_the_add_table_leaves_out_only_the_dtypes_it_gives_a_reason_for() -> Non
     assert ids("promote_types.cells.json") == {f"{a}|{b}" for a in gen.NODES for b in gen.NODES}
     extras = set(kept) - set(gen.P.DOC_ORDER)
     assert extras, "the + table has no dtype beyond the documented 18"
+
+
+ORDER_CELLS = {
+    "generated_by": "specs/none.py",
+    "cells": [{"id": str(i), "bind": f"a = {i}", "expect": [{"dtype": "int64"}]} for i in range(4)],
+}
+
+
+def test_table_start_rotates_the_batch_and_keeps_each_record(specdir: SpecDir, tmp_path) -> None:
+    """--table-start=1/2 (what `jax-conformance run` gives the second of two modes started
+    together) runs a table's cells from its middle round to the cell before it: each cell sees how
+    many cells of the batch ran before it in the worker."""
+    specdir.write(
+        "order.yaml",
+        """
+        topic: demo.order
+        title: the order a table's cells run in
+        source: {doc: docs/demo.md}
+        basis: documented
+        cases:
+          - id: demo.order.seen
+            claim: each cell counts the cells run before it
+            table: order.cells.json
+            run: |
+              ran = sys.__dict__.setdefault("_demo_order", [])
+              ran.append(a)
+              result = np.int64(len(ran) - 1)
+        """,
+    )
+    specdir.write("order.cells.json", json.dumps(ORDER_CELLS))
+    positions = {}
+    for start in ("0/1", "1/2", "3/4"):
+        out = tmp_path / f"{start.replace('/', '-')}.jsonl"
+        result = specdir.run(
+            "--x64=on", f"--results={out}", f"--table-start={start}", adapter="reference"
+        )
+        assert result.ret == 0, result.stdout.str()
+        cases = [r for r in read_results(out) if r["record"] == "case"]
+        # records stay in the table's order, one per cell, whatever order the worker ran them in
+        assert [r["case"] for r in cases] == [f"demo.order.seen[{i}]" for i in range(4)]
+        positions[start] = [r["actual"]["value"] for r in cases]
+    assert positions == {"0/1": [0, 1, 2, 3], "1/2": [2, 3, 0, 1], "3/4": [1, 2, 3, 0]}
+
+
+def test_table_start_must_be_k_of_n(specdir: SpecDir) -> None:
+    specdir.write("order.cells.json", json.dumps(ORDER_CELLS))
+    result = specdir.run("--table-start=2/2", adapter="reference")
+    assert result.ret == 4
+    assert "'2/2': give K/N with 0 <= K < N, e.g. 1/2" in result.stderr.str()
