@@ -3,9 +3,11 @@
 For one mode it picks each case's expect block the way the harness does (`Case.select`), then
 writes one test function per case and backend that runs the same setup and run code in the
 same recording context (every warning kept, the result blocked until ready) and checks the
-block with plain `assert`s. No worker process, no JSON, no results file: what is left is the
-cost of the JAX work itself plus pytest. Isolated cases (`isolate: process`) start a fresh
-`python -c` with the same environment, so the floor pays the same interpreter start-up.
+block with plain `assert`s; a table's cells are cases of their own, and a case with jit `paths`
+checks the block again inside `jax.jit`, traced fresh and from jit's cache. No worker process, no
+JSON, no results file: what is left is the cost of the JAX work itself plus pytest. Isolated cases
+(`isolate: process`) start a fresh `python -c` with the same environment, so the floor pays the same
+interpreter start-up.
 
 The module is generated at bench time from the same spec files, so it cannot drift from them.
 """
@@ -87,6 +89,44 @@ def _observe(setup, run, file, backend, extra=None):
             exc = e
     ns["result"] = result
     return ns, result, exc, list(caught)
+
+
+def _observe_jit(setup, run, jit_args, file, backend):
+    """The jit paths as the harness runs them (conformance/worker/judge.py: observe_jit): setup,
+    then run inside jax.jit traced fresh, then called again from jit's cache; each as _observe gives it."""
+    ns = dict(_namespace())
+    out = []
+    jitted = None
+    early = []
+    for _ in range(2):
+        result = exc = None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with jax.default_device(jax.devices(backend)[0]):
+                    if jitted is None:
+                        for text, line in setup:
+                            exec(_code(text, line, file), ns)
+                        try:
+                            compile(run[0], file, "eval")
+                            body = "    return (" + run[0] + ")"
+                        except SyntaxError:
+                            body = "\\n".join("    " + x for x in run[0].splitlines()) + "\\n    return result"
+                        head = "def _floor_run(" + ", ".join(jit_args) + "):\\n"
+                        exec(compile(head + body + "\\n", file, "exec"), ns)
+                        jitted = jax.jit(ns.pop("_floor_run"))
+                        early = list(caught)
+                        del caught[:]
+                    result = jitted(*(ns[name] for name in jit_args))
+                    for leaf in result if isinstance(result, (tuple, list)) else [result]:
+                        if callable(getattr(leaf, "block_until_ready", None)):
+                            leaf.block_until_ready()
+            except Exception as e:
+                exc = e
+        seen = dict(ns)
+        seen["result"] = result
+        out.append((seen, result, exc, early + list(caught)))
+    return out
 
 
 def _leaves(value):
@@ -203,7 +243,16 @@ def _body(case: Case, block: Expectation, backend: str) -> list[str]:
     )
     asserts = _asserts(block.expected, file, block.line)
     if not case.given:
-        return [observe.replace("<extra>", ""), *asserts]
+        jit = (
+            [
+                f"for ns, result, exc, caught in _observe_jit({setup!r}, {run!r}, "
+                f"{list(case.jit_args)!r}, {file!r}, {backend!r}):",
+                *_indent(asserts),
+            ]
+            if any(p.startswith("jit") for p in case.paths)
+            else []
+        )
+        return [observe.replace("<extra>", ""), *asserts, *jit]
     strategies = ", ".join(
         f"{k}=eval({v!r}, {{'st': st, **_namespace()}})" for k, v in case.given.items()
     )

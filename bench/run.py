@@ -45,6 +45,7 @@ TARGETS = {
     "report_s": 10.0,
     "first_page_mb": 5.0,
     "xdist": 1.5,
+    "tables": 1.5,
 }
 # The quick run's spec subset: small real files, one of them with isolated cases.
 QUICK_FILES = ("custom_jvp/closures.yaml", "x64/canonicalize.yaml", "x64/context.yaml")
@@ -92,13 +93,13 @@ class Bench:
             self.floors[mode] = path
         return self.floors[mode]
 
-    def floor_argv(self, mode: Mode) -> list[str]:
+    def floor_argv(self, mode: Mode, module: Path | None = None) -> list[str]:
         # The floor does not load this project's plugin: a plain pytest run of a plain module.
         return [
             PYTHON,
             "-m",
             "pytest",
-            str(self.floor(mode)),
+            str(module or self.floor(mode)),
             "-q",
             "-p",
             "no:cacheprovider",
@@ -215,6 +216,18 @@ def _run_counts(results: Path) -> dict[str, dict[str, int]]:
     return out
 
 
+def floor_cache_env(directory: Path) -> dict[str, str]:
+    """The floor's modes share compiled programs as the run's modes do (`jax-conformance run`'s
+    compilation cache, through the JAX variables a plain program would set), so both sides do the
+    same JAX work."""
+    return {
+        **os.environ,
+        "JAX_COMPILATION_CACHE_DIR": str(directory),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+    }
+
+
 def bench_matrix(b: Bench) -> dict[str, Any]:
     """`jax-conformance run` against the plain modules of the same modes, run as many at a time as it runs modes."""
     modes = [ONE_MODE, Mode(True, "warn")] if b.quick else list(DEFAULT_MODES)
@@ -252,6 +265,7 @@ def bench_matrix(b: Bench) -> dict[str, Any]:
                 for m in modes
             ],
             jobs,
+            env=floor_cache_env(b.tmp / f"floor-compiled-{r}"),
         )
         floors.append(total)
         slowest.append(max(t.wall for t in each))
@@ -277,6 +291,79 @@ def bench_matrix(b: Bench) -> dict[str, Any]:
         "run_rc": [t.rc for t in runs],
         "run_tail": runs[-1].tail.strip().splitlines()[-12:],
         "parity": {m: parity(run_counts.get(m, {}), floor_counts.get(m, {})) for m in floor_counts},
+    }
+
+
+# ---------------------------------------------------------------- 6: the promotion tables' cost
+
+
+def bench_tables(b: Bench) -> dict[str, Any]:
+    """The matrix with specs/promotion/ (thousands of table cells a mode) against the same matrix
+    over a copy of specs/ without it, back to back (issue #25: the tables may cost at most 1.5x); then
+    both again with --no-compile-cache, which shows what the run's shared compilation cache saves."""
+    without = b.tmp / "specs-without-promotion"
+    shutil.copytree(SPECS_DIR, without, ignore=shutil.ignore_patterns("promotion", "__pycache__"))
+    modes = list(DEFAULT_MODES)
+    jobs = os.cpu_count() or 1
+    runs: dict[str, Timing] = {}
+    cases: dict[str, dict[str, int]] = {}
+    for name, specs, extra in (
+        ("with", [], []),
+        ("without", ["--specs", str(without)], []),
+        ("with_no_cache", [], ["--no-compile-cache"]),
+        ("without_no_cache", ["--specs", str(without)], ["--no-compile-cache"]),
+    ):
+        out = b.tmp / f"tables-{name}"
+        b.say(f"tables: jax-conformance run {' '.join([*specs, *extra]) or '(specs/)'}")
+        runs[name] = run_timed(
+            [
+                PYTHON,
+                "-m",
+                "jax_conformance.cli",
+                "run",
+                "--out",
+                str(out),
+                "--force",
+                "--no-report",
+                "--progress",
+                "plain",
+                "--jobs",
+                str(jobs),
+                "--modes",
+                ",".join(m.slug for m in modes),
+                *specs,
+                *extra,
+            ],
+            b.log(f"tables-{name}"),
+        )
+        cases[name] = {m: sum(c.values()) for m, c in _run_counts(out / "results.jsonl").items()}
+    floors: dict[str, Timing] = {}
+    for name, dirs in (("floor_with", b.spec_dirs), ("floor_without", [without])):
+        b.say(f"tables: the floor's plain modules, {name.removeprefix('floor_')} the tables")
+        commands = []
+        for m in modes:
+            module = b.tmp / name / f"test_floor_{m.slug.replace('-', '_')}.py"
+            write_floor(dirs, m, b.backends, b.version, module)
+            commands.append((b.floor_argv(m, module), b.log(f"{name}-{m.slug}"), module.parent))
+        floors[name], _ = run_parallel(
+            commands, jobs, env=floor_cache_env(b.tmp / f"{name}-compiled")
+        )
+    ratio = runs["with"].wall / runs["without"].wall
+    return {
+        "floor_ratio": round(floors["floor_with"].wall / floors["floor_without"].wall, 3),
+        "floors": {n: t.to_json() for n, t in floors.items()},
+        "modes": [m.slug for m in modes],
+        "jobs": jobs,
+        "ratio": round(ratio, 3),
+        "target_max": TARGETS["tables"],
+        "met": ratio <= TARGETS["tables"],
+        "ratio_no_cache": round(runs["with_no_cache"].wall / runs["without_no_cache"].wall, 3),
+        "ratio_vs_without_no_cache": round(runs["with"].wall / runs["without_no_cache"].wall, 3),
+        "cache_saves_with": round(1 - runs["with"].wall / runs["with_no_cache"].wall, 3),
+        "cache_saves_without": round(1 - runs["without"].wall / runs["without_no_cache"].wall, 3),
+        "runs": {n: t.to_json() for n, t in runs.items()},
+        "cases_per_mode": cases,
+        "all_passed": all(t.rc == 0 for t in runs.values()),
     }
 
 
@@ -530,6 +617,23 @@ def table(results: dict[str, Any]) -> str:
             f"serial {_s(d['serial_wall_s'])} s; -n 2 {_s(d['n2_wall_s'])} s; the floor's own -n 2 "
             f"speedup {d['floor_speedup']:.2f}x",
         )
+    if "tables" in s and "ratio" in s["tables"]:
+        t = s["tables"]
+        r = t["runs"]
+        add(
+            "6",
+            f"matrix ({len(t['modes'])} modes, {t['jobs']} at a time): with the promotion tables / without",
+            f"{t['ratio']:.2f}x",
+            f"<= {t['target_max']}",
+            t["met"],
+            f"with {r['with']['wall_s']:.1f} s, without {r['without']['wall_s']:.1f} s; "
+            f"--no-compile-cache: with {r['with_no_cache']['wall_s']:.1f} s, without "
+            f"{r['without_no_cache']['wall_s']:.1f} s ({t['ratio_no_cache']:.2f}x); with, against "
+            f"without and no cache: {t['ratio_vs_without_no_cache']:.2f}x; the floor (plain modules, "
+            f"shared cache): with {t['floors']['floor_with']['wall_s']:.1f} s, without "
+            f"{t['floors']['floor_without']['wall_s']:.1f} s ({t['floor_ratio']:.2f}x)"
+            + ("" if t["all_passed"] else "; **a run failed**"),
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
         "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
@@ -568,8 +672,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         action="append",
-        choices=("overhead", "matrix", "isolated", "scale"),
-        help="run only these sections (repeatable)",
+        choices=("overhead", "matrix", "isolated", "scale", "tables"),
+        help="run only these sections (repeatable; `tables`, about 15 minutes, runs only when named)",
     )
     parser.add_argument(
         "--rounds", type=int, help="alternating rounds for one mode (default 5; quick 1)"
@@ -631,6 +735,7 @@ def main(argv: list[str] | None = None) -> int:
             ("matrix", bench_matrix),
             ("isolated", bench_isolated),
             ("scale", bench_scale),
+            ("tables", bench_tables),
         ):
             if name not in wanted:
                 continue
