@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
+from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.launch.scheduler import pytest_command, pytest_options
 from jax_conformance.mode import DEFAULT_MODES, Mode
 
@@ -16,18 +19,37 @@ from tests.test_message_strength import assert_no_new_weak
 EXPECTATIONS = REPO / "specs" / "expectations" / "jax.yaml"
 
 
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One directory for the whole test session, whichever xdist worker runs a mode."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "suite-compiled"
+
+
 @pytest.mark.parametrize("mode", DEFAULT_MODES, ids=lambda m: m.slug)
-def test_suite_passes_against_jax(mode: Mode, tmp_path) -> None:
+def test_suite_passes_against_jax(
+    mode: Mode, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     out = tmp_path / "results.jsonl"
+    # As `jax-conformance run` runs its modes: one compilation cache for the four, and the modes
+    # that run at the same time (two workers) start their tables at different places.
+    index = DEFAULT_MODES.index(mode)
+    env = {**os.environ, COMPILE_CACHE_ENV: str(_shared_dir(tmp_path_factory))}
     # One mode under xdist (the whole suite split over two workers), the others serial: -n 2 costs
     # about 20% more CPU than a serial run, and `./dev test` already keeps both cores busy.
     # --dist loadfile: a table case's cells run in one batch in the worker that holds them; split
     # over two workers (--dist load) each worker ran the whole batch of the promotion tables.
     xdist = ["-n", "2", "--dist", "loadfile"] if mode == DEFAULT_MODES[0] else []
     argv = pytest_command(
-        "jax", mode, out, extra=[*xdist, *pytest_options(expectations=[EXPECTATIONS])]
+        "jax",
+        mode,
+        out,
+        extra=[
+            *xdist,
+            *pytest_options(expectations=[EXPECTATIONS]),
+            f"--table-start={index % 2}/2",
+        ],
     )
-    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
     records = [r for r in read_results(out) if r["record"] == "case"]
     bad = [
         f"{r['case']}: {r['outcome']}: {r['message'][:500]}"
@@ -39,6 +61,11 @@ def test_suite_passes_against_jax(mode: Mode, tmp_path) -> None:
     executed = [r for r in records if r["outcome"] == "passed"]
     assert len(executed) >= 9, f"only {len(executed)} cases ran"
     assert all(r["mode"] == mode.to_json() for r in records)
+    headers = [r for r in read_results(out) if r["record"] == "run"]
+    assert headers and all(
+        "persistent compilation cache" in " ".join(h["environment"]["notes"]) for h in headers
+    ), headers
+
     # Every defaults case says something in every mode: none of them may be skipped as not applicable.
     defaults = [r for r in records if r["case"].startswith("x64.defaults.")]
     assert defaults and all(r["outcome"] == "passed" for r in defaults)

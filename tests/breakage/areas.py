@@ -1229,7 +1229,7 @@ PT, RT, ADD = "promotion.table.promote-types", "promotion.table.result-type", "p
 OFF_WARN_STRICT = Mode.from_slug("off-warn+jax_numpy_dtype_promotion=strict")
 PROMOTION = Area(
     "promotion",
-    (SPECS / "promotion",),
+    (SPECS / "promotion", SPECS / "x64"),  # x64: the strict blocks of x64.promotion.explicit-floats
     (
         Breakage(
             "tests.breakage.promotion:WrongCellOffWarn",
@@ -1266,6 +1266,26 @@ PROMOTION = Area(
             OFF_WARN_STRICT,
             (f"{PT}[int8|int*]", f"{PT}[float32|float*]"),
             (f"{PT}[int8|int8]", f"{PT}[int8|int16]"),
+        ),
+        # specs/x64/promotion.yaml's strict blocks: float16 + float64 (float32 once warned) must raise,
+        # with both dtypes named; the weakly typed pairs strict allows still pass
+        Breakage(
+            "tests.breakage.promotion:StrictTooLenient",
+            OFF_WARN_STRICT,
+            ("x64.promotion.explicit-floats",),
+            ("x64.promotion.weak-scalar-keeps-narrow-array",),
+        ),
+        Breakage(
+            "tests.breakage.promotion:StrictTooLenient",
+            Mode.from_slug("on+jax_numpy_dtype_promotion=strict"),
+            ("x64.promotion.explicit-floats",),
+            ("x64.promotion.weak-scalar-keeps-narrow-array",),
+        ),
+        Breakage(
+            "tests.breakage.promotion:StrictTooStrict",
+            Mode.from_slug("off-allow+jax_numpy_dtype_promotion=strict"),
+            ("x64.promotion.explicit-floats",),
+            ("x64.defaults.arange-int",),
         ),
         # specs/promotion/weak_types.yaml: each case fails under one of these
         Breakage(
