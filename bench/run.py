@@ -25,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jax_conformance import SPECS_DIR  # noqa: E402
+from jax_conformance.adapters.jax import compile_cache_options  # noqa: E402
 from jax_conformance.launch.scheduler import pytest_command  # noqa: E402
 from jax_conformance.mode import DEFAULT_MODES, Mode  # noqa: E402
 from jax_conformance.plugin.caserunner import CaseRunner, worker_env  # noqa: E402
@@ -220,24 +221,13 @@ def floor_cache_env(directory: Path) -> dict[str, str]:
     """The floor's modes share compiled programs as the run's modes do (`jax-conformance run`'s
     compilation cache, through the JAX variables a plain program would set), so both sides do the
     same JAX work."""
-    return {
-        **os.environ,
-        "JAX_COMPILATION_CACHE_DIR": str(directory),
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
-    }
+    options = compile_cache_options(str(directory))
+    return {**os.environ, **{name.upper(): str(value) for name, value in options.items()}}
 
 
-def bench_matrix(b: Bench) -> dict[str, Any]:
-    """`jax-conformance run` against the plain modules of the same modes, run as many at a time as it runs modes."""
-    modes = [ONE_MODE, Mode(True, "warn")] if b.quick else list(DEFAULT_MODES)
-    jobs = os.cpu_count() or 1
-    rounds = b.args.matrix_rounds or 1
-    runs: list[Timing] = []
-    floors: list[Timing] = []
-    slowest: list[float] = []
-    out = b.tmp / "run"
-    argv = [
+def run_argv(out: Path, modes: list[Mode], jobs: int, *extra: str) -> list[str]:
+    """`jax-conformance run` of these modes, `jobs` at a time, into `out` (plain progress)."""
+    return [
         PYTHON,
         "-m",
         "jax_conformance.cli",
@@ -251,8 +241,20 @@ def bench_matrix(b: Bench) -> dict[str, Any]:
         str(jobs),
         "--modes",
         ",".join(m.slug for m in modes),
-        *b.specs_args,
+        *extra,
     ]
+
+
+def bench_matrix(b: Bench) -> dict[str, Any]:
+    """`jax-conformance run` against the plain modules of the same modes, run as many at a time as it runs modes."""
+    modes = [ONE_MODE, Mode(True, "warn")] if b.quick else list(DEFAULT_MODES)
+    jobs = os.cpu_count() or 1
+    rounds = b.args.matrix_rounds or 1
+    runs: list[Timing] = []
+    floors: list[Timing] = []
+    slowest: list[float] = []
+    out = b.tmp / "run"
+    argv = run_argv(out, modes, jobs, *b.specs_args)
     for r in range(rounds):
         b.say(
             f"matrix, round {r + 1}/{rounds}: jax-conformance run ({len(modes)} modes, {jobs} at a time)"
@@ -316,25 +318,7 @@ def bench_tables(b: Bench) -> dict[str, Any]:
         out = b.tmp / f"tables-{name}"
         b.say(f"tables: jax-conformance run {' '.join([*specs, *extra]) or '(specs/)'}")
         runs[name] = run_timed(
-            [
-                PYTHON,
-                "-m",
-                "jax_conformance.cli",
-                "run",
-                "--out",
-                str(out),
-                "--force",
-                "--no-report",
-                "--progress",
-                "plain",
-                "--jobs",
-                str(jobs),
-                "--modes",
-                ",".join(m.slug for m in modes),
-                *specs,
-                *extra,
-            ],
-            b.log(f"tables-{name}"),
+            run_argv(out, modes, jobs, "--no-report", *specs, *extra), b.log(f"tables-{name}")
         )
         cases[name] = {m: sum(c.values()) for m, c in _run_counts(out / "results.jsonl").items()}
     floors: dict[str, Timing] = {}

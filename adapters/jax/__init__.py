@@ -49,11 +49,7 @@ class JaxAdapter(Adapter):
         XLA compilations of programs they lower alike. Not done when the user's environment
         configures the cache (theirs is kept) or the release lacks one of the options.
         """
-        options = {
-            "jax_compilation_cache_dir": cache_dir,
-            "jax_persistent_cache_min_compile_time_secs": 0.0,
-            "jax_persistent_cache_min_entry_size_bytes": -1,
-        }
+        options = compile_cache_options(cache_dir)
         holders = _config_holders()
         missing = [name for name in options if name not in holders]
         preset = [name for name in options if name.upper() in os.environ]
@@ -179,6 +175,15 @@ class JaxAdapter(Adapter):
         for name, value in getattr(jax.config, "values", {}).items():
             state[name] = repr(value)
         return state
+
+
+def compile_cache_options(cache_dir: str) -> dict[str, Any]:
+    """The JAX options that share compiled programs through `cache_dir`, every program cached."""
+    return {
+        "jax_compilation_cache_dir": cache_dir,
+        "jax_persistent_cache_min_compile_time_secs": 0.0,
+        "jax_persistent_cache_min_entry_size_bytes": -1,
+    }
 
 
 def _config_holders() -> dict[str, Any]:
