@@ -138,6 +138,7 @@ class Verdict(TypedDict):
     example: NotRequired[dict[str, str]]  # the falsifying example of a `given` case
     leaked: NotRequired[dict[str, object]]  # process-wide state the case changed
     isolation: NotRequired[Isolation]  # set by the parent for an `isolate: process` case
+    jit_trace: NotRequired[int]  # its jit paths ran in one trace with this many cells of its table
 
 
 class RunHeader(TypedDict):
@@ -201,6 +202,7 @@ class ResultRecord(TypedDict):
     documented: NotRequired[DocumentedRecord]
     isolate: NotRequired[str]
     isolation: NotRequired[Isolation]
+    jit_trace: NotRequired[int]
     written_by: NotRequired[str]
 
 

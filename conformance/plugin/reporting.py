@@ -124,6 +124,8 @@ def case_record(item: SpecItem, outcome: Outcome, message: str, duration_s: floa
             "says": case.documented.says,
             "source": case.documented.source,
         }
+    if verdict is not None and verdict.get("jit_trace"):
+        record["jit_trace"] = verdict["jit_trace"]
     if case.isolate:
         record["isolate"] = case.isolate
         if verdict is not None and verdict.get("isolation"):

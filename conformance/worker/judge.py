@@ -91,8 +91,9 @@ class _HasJit(Protocol):
     def jit(self, fun: Callable[..., object]) -> Callable[..., object]: ...
 
 
-def _jit_function(payload: CasePayload, ns: Namespace) -> Callable[..., object]:
-    """`run` as a function of the payload's `jit_args` (the other names are its globals), jitted."""
+def _jit_source(payload: CasePayload) -> str:
+    """`run` as the source of `_conformance_run`, a function of the payload's `jit_args`, its
+    lines where they are in the spec."""
     args = ", ".join(payload.get("jit_args", []))
     text = payload["run"]["text"]
     try:
@@ -100,11 +101,17 @@ def _jit_function(payload: CasePayload, ns: Namespace) -> Callable[..., object]:
         body = f"    return ({text})"
     except SyntaxError:
         body = "\n".join("    " + line for line in text.splitlines()) + "\n    return result"
-    source = "\n" * (payload["run"]["line"] - 2) + f"def _conformance_run({args}):\n{body}\n"
-    exec(compile(source, payload["file"], "exec"), ns)  # noqa: S102
+    return "\n" * (payload["run"]["line"] - 2) + f"def _conformance_run({args}):\n{body}\n"
+
+
+def _jit_function(payload: CasePayload, ns: Namespace) -> Callable[..., object]:
+    """`run` as a function of the payload's `jit_args` (the other names are its globals), jitted."""
+    exec(compile(_jit_source(payload), payload["file"], "exec"), ns)  # noqa: S102
     run, jax = ns.pop("_conformance_run"), ns["jax"]
     if not isinstance(jax, _HasJit) or not callable(run):
-        raise AttributeError(f"the adapter's namespace has no jax.jit to compile {text!r} with")
+        raise AttributeError(
+            f"the adapter's namespace has no jax.jit to compile {payload['run']['text']!r} with"
+        )
     return jax.jit(run)
 
 
@@ -159,14 +166,19 @@ def _seen(obs: Observation, adapter: Adapter) -> dict[str, object]:
 
 
 def _paths_verdict(
-    adapter: Adapter, payload: CasePayload, eager: Observation, verdict: Verdict
+    adapter: Adapter,
+    payload: CasePayload,
+    eager: Observation,
+    verdict: Verdict,
+    jit: tuple[Observation, Observation] | None = None,
 ) -> Verdict:
-    """Run the case under jit (cold, then warm) and fail the verdict on the first path whose
-    observation differs from the eager one or misses the block; the message names the path."""
+    """Run the case under jit (cold, then warm; or take `jit`, what a batch's shared trace saw of
+    it: worker/jit_batch.py) and fail the verdict on the first path whose observation differs from
+    the eager one or misses the block; the message names the path."""
     paths = payload.get("paths", [])
     if not any(p.startswith("jit") for p in paths):
         return verdict
-    cold, warm = observe_jit(adapter, payload)
+    cold, warm = jit if jit is not None else observe_jit(adapter, payload)
     base = _seen(eager, adapter)
     for path, obs in (("jit", cold), ("jit-warm", warm)):
         if path not in paths:
@@ -203,8 +215,12 @@ def _block_until_ready(value: object) -> None:
             ready()
 
 
-def run_payload(adapter: Adapter, payload: CasePayload) -> Verdict:
+def run_payload(
+    adapter: Adapter, payload: CasePayload, jit: tuple[Observation, Observation] | None = None
+) -> Verdict:
     """Run one case and return its verdict: outcome, message, expected, actual, duration.
+
+    `jit`: the case's (cold, warm) jit observations where a batch made them already.
 
     With a `documented` block in the payload, the same observation is judged against it too:
     the verdict's `documented` says whether what the docs say holds (it never changes the outcome).
@@ -220,7 +236,7 @@ def run_payload(adapter: Adapter, payload: CasePayload) -> Verdict:
             problems = check_all(block, obs, adapter, payload["file"], payload["expect_line"])
             verdict = _verdict(problems, obs, adapter, block)
             if payload.get("paths"):
-                verdict = _paths_verdict(adapter, payload, obs, verdict)
+                verdict = _paths_verdict(adapter, payload, obs, verdict, jit)
             documented = _documented(obs, adapter, payload)
             if documented is not None:
                 verdict["documented"] = documented

@@ -30,13 +30,16 @@ import threading
 import time
 import traceback
 from collections.abc import Mapping
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from jax_conformance.adapters import Adapter, load_adapter
 from jax_conformance.mode import Mode
 from jax_conformance.protocol import CasePayload, ObserveReply, ObserveRequest, Reply, Request
 from jax_conformance.records import Verdict
 from jax_conformance.text import LINE_CHARS, VALUE_CHARS, WORKER_MESSAGE_CHARS, cut
+
+if TYPE_CHECKING:  # the judge (numpy and the rest) is imported when the first case runs
+    from jax_conformance.worker.jit_batch import JitObservations
 
 MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
 PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
@@ -191,14 +194,20 @@ def _ends_interpreter(exc: BaseException, what: str = "case") -> str:
     )
 
 
-def _run(adapter: Adapter, payload: CasePayload, check_state: bool) -> tuple[Verdict, bool]:
-    """(verdict, restart): run one case and judge what it left behind."""
+def _run(
+    adapter: Adapter,
+    payload: CasePayload,
+    check_state: bool,
+    jit: JitObservations | None = None,
+) -> tuple[Verdict, bool]:
+    """(verdict, restart): run one case and judge what it left behind (`jit`: its jit paths'
+    observations where a batch's shared trace made them)."""
     from jax_conformance.worker.judge import run_payload
 
     before = _state(adapter) if check_state else {}
     start = time.perf_counter()
     try:
-        verdict = run_payload(adapter, payload)
+        verdict = run_payload(adapter, payload, None if jit is None else (jit.cold, jit.warm))
     except (
         BaseException
     ) as exc:  # SystemExit, KeyboardInterrupt: the case tried to end the interpreter
@@ -242,6 +251,24 @@ def _run(adapter: Adapter, payload: CasePayload, check_state: bool) -> tuple[Ver
             )
             return verdict, True
     return verdict, False
+
+
+def _jit_batch(
+    adapter: Adapter, payloads: list[CasePayload]
+) -> tuple[list[JitObservations | None], float, bool]:
+    """(per payload its jit observations or None, each batched cell's share of the time, restart):
+    the jit paths of a table's cells traced together (worker/jit_batch.py). Where that changed
+    process-wide state, nothing it saw is used: every cell runs its jit paths alone, judged for
+    what it leaves behind, and the worker is replaced after the batch."""
+    from jax_conformance.worker.jit_batch import observe_jit_batch
+
+    before = _state(adapter)
+    start = time.perf_counter()
+    jits = observe_jit_batch(adapter, payloads)
+    if _changes(before, _state(adapter)):
+        return [None] * len(payloads), 0.0, True
+    batched = sum(j is not None for j in jits)
+    return jits, (time.perf_counter() - start) / batched if batched else 0.0, False
 
 
 def _observe(adapter: Adapter, request: ObserveRequest) -> ObserveReply:
@@ -291,8 +318,9 @@ def _serve(adapter: Adapter, request: Request) -> tuple[Reply, bool]:
         return {"ok": True, "verdict": bound_verdict(verdict), "restart": restart}, restart
     if request["op"] == "run_batch":
         verdicts: list[Verdict] = []
+        jits, share, replace = _jit_batch(adapter, request["payloads"])
         restart = False
-        for payload in request["payloads"]:
+        for payload, jit in zip(request["payloads"], jits, strict=True):
             if restart:  # a cell left state changed: the rest wait for a fresh worker
                 verdicts.append(
                     {
@@ -304,8 +332,12 @@ def _serve(adapter: Adapter, request: Request) -> tuple[Reply, bool]:
                     }
                 )
                 continue
-            verdict, restart = _run(adapter, payload, check_state=True)
+            verdict, restart = _run(adapter, payload, check_state=True, jit=jit)
+            if jit is not None:  # its share of the shared trace's time
+                verdict["duration_s"] = round(verdict.get("duration_s", 0.0) + share, 6)
+                verdict["jit_trace"] = jit.cells
             verdicts.append(bound_verdict(verdict))
+        restart = restart or replace
         return {"ok": True, "verdicts": verdicts, "restart": restart}, restart
     if request["op"] == "observe":
         reply = _observe(adapter, request)

@@ -262,15 +262,6 @@ def cell(fn: str, a: str, b: str) -> dict[str, Any]:
     rec: dict[str, Any] = {"id": f"{a}|{b}", "bind": bind, "basis": basis}
     if source is not None:
         rec["source"] = source
-    if (
-        fn == "add"
-        and not (a in P.WEAK_NODES or b in P.WEAK_NODES)
-        and not (a in P.DOC_ORDER and b in P.DOC_ORDER)
-    ):
-        # jit (cold and warm) costs a compile per pair: every cell of the documented table runs on
-        # the three paths, and so does every cell with a Python scalar operand (weak types, where
-        # eager and jit can part: jax#11388); two strong operands with an extra dtype, eagerly only
-        rec["paths"] = ["eager"]
     rec["expect"] = _since(_collapse(per))
     d = _documented(a, b, fn, per)
     if d is not None:
@@ -314,10 +305,9 @@ NO_OPERANDS = {
     "bool array was made (and jnp.ones((2,), bool) is int1 once an int1 one was); "
     "jax.clear_caches() undoes it: a JAX cache takes the two dtypes for one",
 }
-# The `+` table: the documented 18 and every extra dtype JAX can make arrays of. The documented
-# table's cells and every cell with a weak operand run eagerly, under jit cold and warm; a pair of
-# two strong operands with an extra dtype runs eagerly only: jit costs a compile per pair
-# (measured: 700 extra pairs, eager 86 s, jit cold 99 s more, load 10-12).
+# The `+` table: the documented 18 and every extra dtype JAX can make arrays of. Every cell runs
+# eagerly, under jit cold and warm (the case's `paths`); the jit paths of a table's cells share one
+# trace and one compiled program (conformance/worker/jit_batch.py), not a compile per pair.
 ADD_NODES = P.DOC_ORDER + [n for n in NODES if n not in P.DOC_ORDER and n not in NO_OPERANDS]
 
 TABLES = {

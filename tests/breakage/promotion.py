@@ -84,14 +84,16 @@ class WeakTypeLostUnderJit(Breakage):
 
         original_jit = jax.jit
 
+        def strong(out: Any) -> Any:
+            if getattr(out, "weak_type", False):
+                return lax_internal._convert_element_type(out, out.dtype, weak_type=False)
+            return out
+
         def jit(fun: Any, *args: Any, **kwargs: Any) -> Any:
             jitted = original_jit(fun, *args, **kwargs)
 
-            def call(*a: Any, **k: Any) -> Any:
-                out = jitted(*a, **k)
-                if getattr(out, "weak_type", False):
-                    return lax_internal._convert_element_type(out, out.dtype, weak_type=False)
-                return out
+            def call(*a: Any, **k: Any) -> Any:  # every output, however the outputs are nested
+                return jax.tree_util.tree_map(strong, jitted(*a, **k))
 
             return call
 
@@ -189,12 +191,14 @@ class JitArgsMadeStrong(Breakage):
         def jit(fun: Any, *args: Any, **kwargs: Any) -> Any:
             jitted = original_jit(fun, *args, **kwargs)
 
-            def call(*a: Any, **k: Any) -> Any:
-                a = tuple(
-                    _strong(jnp.asarray(v))
-                    if isinstance(v, (int, float, complex)) and not isinstance(v, bool)
-                    else v
-                    for v in a
+            def call(*a: Any, **k: Any) -> Any:  # every argument, however the arguments are nested
+                a = jax.tree_util.tree_map(
+                    lambda v: (
+                        _strong(jnp.asarray(v))
+                        if isinstance(v, (int, float, complex)) and not isinstance(v, bool)
+                        else v
+                    ),
+                    a,
                 )
                 return jitted(*a, **k)
 
