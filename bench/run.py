@@ -717,8 +717,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out",
         type=Path,
-        default=REPO / "bench" / "results.json",
-        help="where to write the results",
+        default=None,
+        help="where to write the results (default: bench/results.json; with --only tables alone, "
+        "bench/results-tables.json, so a section 6 run keeps the other sections' results)",
     )
     parser.add_argument(
         "--keep", action="store_true", help="keep the scratch directory (floors, logs, sites)"
@@ -765,6 +766,9 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(b.tmp, ignore_errors=True)
     results["duration_s"] = round(time.perf_counter() - started, 1)
     results["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    if args.out is None:
+        tables_only = args.only == ["tables"]
+        args.out = REPO / "bench" / ("results-tables.json" if tables_only else "results.json")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print()
