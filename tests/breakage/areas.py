@@ -1249,6 +1249,12 @@ PROMOTION = Area(
             (f"{ADD}[float8_e4m3fn|int8]", f"{ADD}[int8|float8_e4m3fn]"),
             (f"{ADD}[float8_e4m3fn|int16]", f"{ADD}[int8|float8_e5m2]"),
         ),
+        Breakage(  # the `+` cells say `warns: none`: a warning from the operator alone fails them
+            "tests.breakage.promotion:SpuriousAddWarning",
+            Mode.from_slug("on"),
+            (f"{ADD}[uint8|int8]", f"{ADD}[int8|uint8]"),
+            (f"{ADD}[uint8|int16]", f"{ADD}[int8|int8]"),
+        ),
         Breakage(
             "tests.breakage.promotion:WeakTypeLostUnderJit",
             OFF_WARN,

@@ -73,6 +73,23 @@ class WrongSmallFloatCell(Breakage):
         _wrap_join(join)
 
 
+class SpuriousAddWarning(Breakage):
+    """Joining uint8 with int8 warns (a precision-loss warning for a promotion that loses nothing);
+    the dtype and weak type of every cell are JAX's."""
+
+    breaks = "promotion warns of nothing: uint8 + int8 is int16 without a warning"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        import warnings
+
+        def join(original: Any, promotion: Any, x64: bool, *nodes: Any) -> Any:
+            if sorted(str(n) for n in nodes) == ["int8", "uint8"]:
+                warnings.warn("promoting uint8 and int8 to int16 may lose precision", UserWarning)
+            return original(promotion, x64, *nodes)
+
+        _wrap_join(join)
+
+
 class WeakTypeLostUnderJit(Breakage):
     """Under jax.jit (traced or from the cache) a weakly typed result comes back strongly typed."""
 
