@@ -84,7 +84,11 @@ class SpuriousAddWarning(Breakage):
 
         def join(original: Any, promotion: Any, x64: bool, *nodes: Any) -> Any:
             if sorted(str(n) for n in nodes) == ["int8", "uint8"]:
-                warnings.warn("promoting uint8 and int8 to int16 may lose precision", UserWarning)
+                warnings.warn(
+                    "promoting uint8 and int8 to int16 may lose precision",
+                    UserWarning,
+                    stacklevel=2,
+                )
             return original(promotion, x64, *nodes)
 
         _wrap_join(join)
