@@ -1255,6 +1255,12 @@ PROMOTION = Area(
             (f"{ADD}[uint8|int8]", f"{ADD}[int8|uint8]"),
             (f"{ADD}[uint8|int16]", f"{ADD}[int8|int8]"),
         ),
+        Breakage(  # one step beside the `+` table: another binary function, one pair
+            "tests.breakage.promotion:MultiplyPromotesApart",
+            OFF_WARN,
+            ("promotion.weak.binary-functions-promote-as-add",),
+            ("promotion.weak.unary-result-type", f"{ADD}[int8|uint8]"),
+        ),
         Breakage(
             "tests.breakage.promotion:WeakTypeLostUnderJit",
             OFF_WARN,

@@ -94,6 +94,24 @@ class SpuriousAddWarning(Breakage):
         _wrap_join(join)
 
 
+class MultiplyPromotesApart(Breakage):
+    """jnp.multiply of int8 and uint8 gives int32 (as if it widened before joining) where jnp.add
+    gives int16; every other function and pair is JAX's."""
+
+    breaks = "the binary functions share the promotion rule: int8 * uint8 is int16, as int8 + uint8"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        jnp = ns["jnp"]
+        original = jnp.multiply
+
+        def multiply(x: Any, y: Any, /) -> Any:
+            out = original(x, y)
+            names = sorted(str(getattr(v, "dtype", "")) for v in (x, y))
+            return out.astype("int32") if names == ["int8", "uint8"] else out
+
+        jnp.multiply = multiply
+
+
 class WeakTypeLostUnderJit(Breakage):
     """Under jax.jit (traced or from the cache) a weakly typed result comes back strongly typed."""
 
