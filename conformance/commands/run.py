@@ -509,11 +509,7 @@ def _run(
             )
             # Modes that start together walk each table from a different place, so that with the
             # shared compilation cache each compiles its own part and reads the others'.
-            + (
-                [f"--table-start={i % at_once}/{at_once}"]
-                if env is not None and at_once > 1
-                else []
-            ),
+            + ([f"--table-start={i % at_once}/{at_once}"] if at_once > 1 else []),
             env=env,
         )
         for i, (a, m) in enumerate(started)

@@ -29,7 +29,13 @@ from typing import NamedTuple
 from jax_conformance.adapters import Adapter
 from jax_conformance.protocol import CasePayload
 from jax_conformance.worker.checks import Namespace, Observation
-from jax_conformance.worker.judge import _block_until_ready, _HasJit, _jit_source
+from jax_conformance.worker.judge import (
+    _block_until_ready,
+    _HasJit,
+    _jit_source,
+    caught_warnings,
+    run_setup,
+)
 
 
 class JitObservations(NamedTuple):
@@ -89,12 +95,10 @@ class _Cell:
 def _prepare(adapter: Adapter, payload: CasePayload, code: types.CodeType) -> _Cell | None:
     """Run the cell's setup in a fresh namespace (None if it raises: the cell runs alone)."""
     ns = dict(adapter.namespace())
-    file = payload["file"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            for piece in payload["setup"]:
-                exec(compile("\n" * (piece["line"] - 1) + piece["text"], file, "exec"), ns)  # noqa: S102
+            run_setup(payload, ns)
             args = tuple(ns[name] for name in payload.get("jit_args", []))
         except Exception:
             return None
@@ -111,13 +115,13 @@ def _run_code(payload: CasePayload) -> types.CodeType:
 
 
 def _group(adapter: Adapter, payloads: list[CasePayload]) -> list[JitObservations | None]:
+    jax = adapter.namespace().get("jax")
+    if not isinstance(jax, _HasJit):
+        return [None] * len(payloads)
     code = _run_code(payloads[0])
     with adapter.backend(payloads[0]["backend"]):
         cells = [_prepare(adapter, p, code) for p in payloads]
         ready = [i for i, c in enumerate(cells) if c is not None]
-        jax = adapter.namespace().get("jax")
-        if not isinstance(jax, _HasJit):
-            return [None] * len(payloads)
         seen = _traced(jax, [c for c in cells if c is not None])
     out: list[JitObservations | None] = [None] * len(payloads)
     for i, s in zip(ready, seen, strict=True):
@@ -181,10 +185,7 @@ def _traced(jax: _HasJit, cells: list[_Cell]) -> list[JitObservations | None]:
         for call, trace_warnings in ((0, record[0]), (1, [])):
             obs = Observation(namespace=cell.ns)
             obs.result = outputs[call][i]
-            obs.warnings = [
-                (w.category, str(w.message), f"{w.filename}:{w.lineno}")
-                for w in cell.setup_warnings + trace_warnings
-            ]
+            obs.warnings = caught_warnings(cell.setup_warnings + trace_warnings)
             pair.append(obs)
         out.append(JitObservations(pair[0], pair[1], n))
     return out

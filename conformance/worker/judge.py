@@ -17,6 +17,7 @@ from jax_conformance.errors import SpecCodeError
 from jax_conformance.protocol import CasePayload, ExpectBlock
 from jax_conformance.records import DocumentedCheck, Verdict
 from jax_conformance.worker.checks import (
+    CaughtWarning,
     Mismatch,
     Namespace,
     Observation,
@@ -45,6 +46,17 @@ def _compile_run(text: str, line: int, file: str) -> tuple[CodeType, bool]:
         return compile(source, file, "exec"), False
 
 
+def run_setup(payload: CasePayload, ns: Namespace) -> None:
+    """Execute the payload's setup pieces in `ns`, each at its line of the spec file."""
+    for code in payload["setup"]:
+        exec(compile("\n" * (code["line"] - 1) + code["text"], payload["file"], "exec"), ns)  # noqa: S102
+
+
+def caught_warnings(caught: list[warnings.WarningMessage]) -> list[CaughtWarning]:
+    """Recorded warnings as an Observation keeps them: (category, message, file:line)."""
+    return [(w.category, str(w.message), f"{w.filename}:{w.lineno}") for w in caught]
+
+
 def observe(
     adapter: Adapter,
     payload: CasePayload,
@@ -66,8 +78,7 @@ def observe(
             ns.update(drawn or {})
             obs.namespace = ns
             with adapter.backend(payload["backend"]):
-                for code in payload["setup"]:
-                    exec(compile("\n" * (code["line"] - 1) + code["text"], file, "exec"), ns)  # noqa: S102
+                run_setup(payload, ns)
                 run, is_expr = _compile_run(payload["run"]["text"], payload["run"]["line"], file)
                 if is_expr:
                     obs.result = eval(run, ns)  # noqa: S307
@@ -77,7 +88,7 @@ def observe(
                 _block_until_ready(obs.result)
         except Exception as exc:  # the case's own exception is an observation, judged by `raises`
             obs.exception = exc
-    obs.warnings = [(w.category, str(w.message), f"{w.filename}:{w.lineno}") for w in caught]
+    obs.warnings = caught_warnings(caught)
     fault = spec_fault(obs, payload)
     if fault is not None:
         raise SpecCodeError(fault)
@@ -130,15 +141,7 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
             try:
                 with adapter.backend(payload["backend"]):
                     if jitted is None:
-                        for code in payload["setup"]:
-                            exec(
-                                compile(
-                                    "\n" * (code["line"] - 1) + code["text"],
-                                    payload["file"],
-                                    "exec",
-                                ),
-                                ns,
-                            )  # noqa: S102
+                        run_setup(payload, ns)
                         jitted = _jit_function(payload, ns)
                         setup_warnings = list(caught)
                         del caught[:]
@@ -146,10 +149,7 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
                     _block_until_ready(obs.result)
             except Exception as exc:
                 obs.exception = exc
-        obs.warnings = [
-            (w.category, str(w.message), f"{w.filename}:{w.lineno}")
-            for w in setup_warnings + caught
-        ]
+        obs.warnings = caught_warnings(setup_warnings + caught)
         out.append(obs)
     return out[0], out[1]
 
