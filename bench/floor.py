@@ -296,7 +296,7 @@ def floor_module(
 ) -> tuple[str, dict[str, int]]:
     """The plain pytest module for one mode, and counts of what it holds (run, not_applicable, isolated)."""
     # The module sets the mode before importing JAX; an isolated child inherits it with the
-    # case's own variables on top (as jax_conformance.plugin.caserunner.worker_env builds them), so its
+    # case's own variables on top (as jax_conformance.client.caserunner.worker_env builds them), so its
     # script must not set the mode again.
     prelude = PRELUDE.format(
         start_mode=(

@@ -59,7 +59,7 @@ def switch_off(pieces: set[str]) -> None:
 
 def _fork_levels_off(levels: set[str]) -> None:
     """The fork server without these levels: a case only they would serve gets the next level, else a spawn."""
-    from jax_conformance.plugin import caserunner
+    from jax_conformance.client import caserunner
 
     cls = caserunner.CaseRunner
     start, server = cls.start_fork_servers, cls._server
@@ -76,8 +76,8 @@ def run_isolated() -> int:
     another through the harness's CaseRunner (a mode process does the same for them): their
     part of a mode's wall time, servers' start-up included."""
     from jax_conformance import SPECS_DIR
+    from jax_conformance.client.caserunner import CaseRunner
     from jax_conformance.mode import Mode
-    from jax_conformance.plugin.caserunner import CaseRunner
     from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
 
     mode = Mode()

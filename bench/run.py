@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jax_conformance import SPECS_DIR  # noqa: E402
 from jax_conformance.adapters.jax import compile_cache_options  # noqa: E402
+from jax_conformance.client.caserunner import CaseRunner, worker_env  # noqa: E402
 from jax_conformance.launch.scheduler import pytest_command  # noqa: E402
 from jax_conformance.mode import DEFAULT_MODES, Mode  # noqa: E402
-from jax_conformance.plugin.caserunner import CaseRunner, worker_env  # noqa: E402
 from jax_conformance.records import load_runs, tally  # noqa: E402
 from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files  # noqa: E402
 

@@ -111,7 +111,7 @@ _INFO: dict[
 
 def read_adapter_info(adapter: str, mode: Mode | None = None) -> AdapterInfo:
     """Start the adapter in a worker, in `mode` (default: off-warn, no flags), and read its info (once per process)."""
-    from jax_conformance.plugin.caserunner import CaseRunner
+    from jax_conformance.client.caserunner import CaseRunner
 
     key = (adapter, mode or Mode())
     if key not in _INFO:

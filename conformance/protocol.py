@@ -1,6 +1,6 @@
 """The worker protocol: what the mode process (or `lint`, `diff`) and a worker say to each other.
 
-The parent (`jax_conformance.plugin.caserunner`) writes one request per line on the worker's
+The parent (`jax_conformance.client.caserunner`) writes one request per line on the worker's
 stdin; the worker (`jax_conformance.worker.loop`) answers each with one reply per line on its
 protocol channel (the original stdout; a case's prints and the implementation's logs go to
 stderr). Both are JSON objects; the types below say which fields each has.
@@ -23,62 +23,8 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
-from jax_conformance.differential.observe import ProgramObservation
-from jax_conformance.records import JSON, AdapterInfo, ModeJSON, Verdict
-
-# ----------------------------------------------------------------- the expect block (specs/schema.json)
-
-
-class MatchLoose(TypedDict):
-    """`match_loose: {reason, words}`: the words a deliberately loose `match` may accept in each other's place."""
-
-    reason: str
-    words: list[str]
-
-
-class RaisesBlock(TypedDict):
-    """`raises`: the exception class by public dotted name, and a pattern its message must match."""
-
-    type: str
-    match: NotRequired[str]
-    match_loose: NotRequired[
-        str | MatchLoose
-    ]  # why `match` is deliberately loose (the message check)
-
-
-class WarningBlock(TypedDict):
-    """One item of `warns`: the warning class, a pattern for its message, an exact count."""
-
-    category: str
-    match: NotRequired[str]
-    match_loose: NotRequired[str | MatchLoose]
-    count: NotRequired[int]
-
-
-class ExpectBlock(TypedDict, total=False):
-    """One `expect` (or `documented`) block as written, without its `when`: what the case must do."""
-
-    not_applicable: str
-    dtype: str
-    weak_type: bool
-    shape: list[int]
-    value: JSON  # nested lists for arrays, nested lists for arrays, "nan" and "1+2j" spelled as strings
-    rtol: float
-    atol: float
-    warns: Literal["none"] | WarningBlock | list[WarningBlock]
-    raises: RaisesBlock
-    check: str | list[str]
-    note: str
-
-
-# ----------------------------------------------------------------- a case to run
-
-
-class CodeText(TypedDict):
-    """A piece of spec code and the spec line its first line sits on."""
-
-    text: str
-    line: int
+from jax_conformance.records import AdapterInfo, ModeJSON, Verdict
+from jax_conformance.spec.blocks import CodeText, ExpectBlock
 
 
 class CasePayload(TypedDict):
@@ -105,6 +51,52 @@ class CasePayload(TypedDict):
     jit_args: NotRequired[
         list[str]
     ]  # the names passed to the jitted function (others are closed over)
+
+
+# ----------------------------------------------------------------- what a `diff` program did
+# (`observe` replies; made by jax_conformance.differential.observe in the worker)
+
+Kind = Literal["array", "numpy", "python", "dtype", "none", "other"]
+
+
+class Node(TypedDict, total=False):
+    """A tree node: one of the containers `tuple`, `list` (items) or `dict` (key -> node), else a
+    leaf (`kind` and what that kind has). One TypedDict for both: the JSON tells them apart by key."""
+
+    tuple: list[Node]
+    list: list[Node]
+    dict: dict[str, Node]
+    kind: Kind
+    type: str
+    dtype: str
+    shape: list[int]
+    weak: bool
+    value: object  # nested lists of numbers (NaN and infinities as strings), None past MAX_VALUES
+    value_error: str
+
+
+class Raised(TypedDict):
+    """The exception a program raised."""
+
+    type: str
+    module: str
+    message: str
+    where: str
+
+
+class ObservedWarning(TypedDict):
+    category: str
+    message: str
+
+
+class ProgramObservation(TypedDict, total=False):
+    """What one side did with one program (the module docstring lists the three shapes)."""
+
+    result: Node
+    raised: Raised
+    warnings: list[ObservedWarning]
+    crashed: str  # the outcome (crashed, timeout, error) when the worker gave no observation
+    message: str  # with `crashed`: what the parent knows about it
 
 
 # ----------------------------------------------------------------- requests

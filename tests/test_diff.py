@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from jax_conformance.client.caserunner import CaseRunner
 from jax_conformance.commands.diff import Side, generate, reproduction
 from jax_conformance.differential import observe as diffobs
 from jax_conformance.differential.grammar import AREAS
 from jax_conformance.mode import Mode
-from jax_conformance.plugin.caserunner import CaseRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANT = "tests.breakage.diff_plant:PlantedReference"

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jax_conformance.client.caserunner import CaseRunner
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
-from jax_conformance.plugin.caserunner import CaseRunner
 from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
 
 from tests.conftest import REPO, read_results

@@ -141,8 +141,8 @@ def _lint_in_parallel(files: list[Path], cache: SpecCache | None, jobs: int) -> 
 
 def _unresolved_in_adapter(specs: list[Spec], adapter: str) -> list[SpecError]:
     """EXC-UNRESOLVED: the exception names the adapter's worker cannot resolve (started here, closed after)."""
+    from jax_conformance.client.caserunner import CaseRunner
     from jax_conformance.mode import Mode
-    from jax_conformance.plugin.caserunner import CaseRunner
 
     runner = CaseRunner(adapter, Mode())
     try:

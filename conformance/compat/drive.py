@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NotRequired, TypedDict, cast
 
 from jax_conformance import SPECS_DIR
-from jax_conformance.compat.as_of import PATH as AS_OF_ADAPTER
+from jax_conformance.adapters.jax.as_of import PATH as AS_OF_ADAPTER
 from jax_conformance.compat.discover import Release, discover, parse_range
 from jax_conformance.compat.envs import (
     DEFAULT_BUDGET,

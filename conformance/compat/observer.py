@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jax_conformance.compat.as_of import AS_OF
-from jax_conformance.compat.as_of import PATH as AS_OF_ADAPTER
+from jax_conformance.adapters.jax.as_of import AS_OF
+from jax_conformance.adapters.jax.as_of import PATH as AS_OF_ADAPTER
 from jax_conformance.compat.envs import Environment, ModeRun, _clean_environ, ensure_env, python_tag
 from jax_conformance.compat.radar import FLAG, HARNESS, Observations, Store, Unavailable
 from jax_conformance.launch.scheduler import Scheduler

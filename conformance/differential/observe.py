@@ -26,7 +26,9 @@ import math
 import traceback
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING
+
+from jax_conformance.protocol import Kind, Node, ProgramObservation
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,48 +47,6 @@ RTOL = {
     "complex128": 1e-12,
 }
 DEFAULT_RTOL = 1e-6
-
-Kind = Literal["array", "numpy", "python", "dtype", "none", "other"]
-
-
-class Node(TypedDict, total=False):
-    """A tree node: one of the containers `tuple`, `list` (items) or `dict` (key -> node), else a
-    leaf (`kind` and what that kind has). One TypedDict for both: the JSON tells them apart by key."""
-
-    tuple: list[Node]
-    list: list[Node]
-    dict: dict[str, Node]
-    kind: Kind
-    type: str
-    dtype: str
-    shape: list[int]
-    weak: bool
-    value: object  # nested lists of numbers (NaN and infinities as strings), None past MAX_VALUES
-    value_error: str
-
-
-class Raised(TypedDict):
-    """The exception a program raised."""
-
-    type: str
-    module: str
-    message: str
-    where: str
-
-
-class ObservedWarning(TypedDict):
-    category: str
-    message: str
-
-
-class ProgramObservation(TypedDict, total=False):
-    """What one side did with one program (the module docstring lists the three shapes)."""
-
-    result: Node
-    raised: Raised
-    warnings: list[ObservedWarning]
-    crashed: str  # the outcome (crashed, timeout, error) when the worker gave no observation
-    message: str  # with `crashed`: what the parent knows about it
 
 
 def _dtype_name(dtype: npt.DTypeLike) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from jax_conformance import PACKAGE_DIR, SPECS_DIR
 from jax_conformance.adapters import installed_adapters
+from jax_conformance.client.caserunner import ISOLATION_MODES
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import EXPLICIT_MODES, Mode, parse_flag, parse_truth
-from jax_conformance.plugin.caserunner import ISOLATION_MODES
 from jax_conformance.usage import (
     check_adapter,
     check_spec_paths,

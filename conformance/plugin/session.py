@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from jax_conformance import SPECS_DIR
+from jax_conformance.client.caserunner import CaseRunner
 from jax_conformance.errors import SpecFileErrors, UsageError
 from jax_conformance.flag_table import missing_flags, unknown_flags
 from jax_conformance.mode import FlagValue, Mode, same_flag_value
-from jax_conformance.plugin.caserunner import CaseRunner
 from jax_conformance.plugin.options import Options
 from jax_conformance.records import AdapterInfo, RunHeader, new_run_id, now, suite_info
 from jax_conformance.spec.cache import SpecCache, gc_paused

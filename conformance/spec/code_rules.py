@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from jax_conformance.adapters import SPEC_NAMES
 from jax_conformance.errors import SpecError
-from jax_conformance.protocol import ExpectBlock
+from jax_conformance.spec.blocks import ExpectBlock
 from jax_conformance.spec.model import Case, Code, Spec
 from jax_conformance.spec.rule_base import Rule, list_items, raw_block, value_line
 

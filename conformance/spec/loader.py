@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from jax_conformance.errors import SpecError, SpecFileErrors
-from jax_conformance.protocol import ExpectBlock
+from jax_conformance.spec.blocks import ExpectBlock
 from jax_conformance.spec.model import Case, Code, Documented, Expectation, Spec, When
 from jax_conformance.spec.rules import check_spec
 from jax_conformance.spec.schema import schema_errors

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from jax_conformance.mode import FlagValue, Mode, same_flag_value, value_text
-from jax_conformance.protocol import CasePayload, CodeText, ExpectBlock
+from jax_conformance.protocol import CasePayload
+from jax_conformance.spec.blocks import CodeText, ExpectBlock
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 

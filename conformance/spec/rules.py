@@ -21,7 +21,7 @@ import yaml
 from jax_conformance import SPECS_DIR
 from jax_conformance.errors import SpecError
 from jax_conformance.mode import Mode
-from jax_conformance.protocol import ExpectBlock, WarningBlock
+from jax_conformance.spec.blocks import ExpectBlock, WarningBlock
 from jax_conformance.spec.code_rules import (
     CodeNames,
     CodeSyntax,

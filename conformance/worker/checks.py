@@ -14,7 +14,7 @@ from typing import Literal, NotRequired, Protocol, TypedDict
 
 import numpy as np
 from jax_conformance.errors import SpecCodeError
-from jax_conformance.protocol import ExpectBlock, RaisesBlock, WarningBlock
+from jax_conformance.spec.blocks import ExpectBlock, RaisesBlock, WarningBlock
 from jax_conformance.text import VALUE_CHARS, cut
 
 # The names spec code runs with (the adapter's namespace, setup's names, a `given` case's drawn ones).

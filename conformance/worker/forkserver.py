@@ -6,7 +6,7 @@ server is a process started in the mode's environment that imports what can safe
 and then, for each case, forks a child that runs the case exactly as `python -m
 jax_conformance.worker.loop --once` would (the same code: `jax_conformance.worker.loop.main`).
 
-Two levels, chosen per case by the parent (`jax_conformance.plugin.caserunner.CaseRunner`):
+Two levels, chosen per case by the parent (`jax_conformance.client.caserunner.CaseRunner`):
 
 - `full`: the server has imported the implementation itself (the adapter's `fork_preload`
   `full` modules, e.g. `jax`) under the case's exact environment. A child of it is the same
@@ -36,7 +36,7 @@ stderr); the server answers {"pid": N} (or {"error": ...}) and, when a child end
 the parent's end closes, the server exits.
 
 This module runs in the fork server process (and, until they start the case, in its children);
-the parent's end of the socket is `jax_conformance.plugin.forkclient.ForkServer`.
+the parent's end of the socket is `jax_conformance.client.forkclient.ForkServer`.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ from typing import Protocol, runtime_checkable
 
 from jax_conformance.adapters import Adapter
 from jax_conformance.errors import SpecCodeError
-from jax_conformance.protocol import CasePayload, ExpectBlock
+from jax_conformance.protocol import CasePayload
 from jax_conformance.records import DocumentedCheck, Verdict
+from jax_conformance.spec.blocks import ExpectBlock
 from jax_conformance.worker.checks import (
     CaughtWarning,
     Mismatch,

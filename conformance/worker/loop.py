@@ -1,7 +1,7 @@
 """The worker process: one implementation, started in one mode, running cases on request.
 
 This module runs inside the worker (`python -m jax_conformance.worker.loop`, or a fork server's
-child); its parent side is `jax_conformance.plugin.caserunner`.
+child); its parent side is `jax_conformance.client.caserunner`.
 
 It serves the worker protocol (`jax_conformance.protocol`: `hello`, `resolve`, `run` a spec case,
 `observe` a `diff` program), one JSON request per line on stdin, one reply per line on the

@@ -41,9 +41,9 @@ from pathlib import Path
 
 import pytest
 from jax_conformance.adapters import Adapter
+from jax_conformance.client.forkclient import SHARED_SERVER_ENV
 from jax_conformance.launch.scheduler import pytest_command, pytest_options
 from jax_conformance.mode import Mode
-from jax_conformance.plugin.forkclient import SHARED_SERVER_ENV
 from jax_conformance.records import ResultRecord, load_runs
 from jax_conformance.spec.loader import load_spec, spec_files
 

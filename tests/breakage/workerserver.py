@@ -36,7 +36,7 @@ import socket
 import sys
 from typing import Any
 
-from jax_conformance.plugin.forkclient import VOLATILE_ENV
+from jax_conformance.client.forkclient import VOLATILE_ENV
 from jax_conformance.worker import loop as worker
 from jax_conformance.worker.forkserver import MAX_PACKET, _child, _preload, _silent_preload
 

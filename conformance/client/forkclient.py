@@ -2,7 +2,7 @@
 
 Runs in the parent (the pytest process). `ForkServer` is the parent's end of one server process
 (one per level and mode); `ForkedProcess` is one of its children, with the part of `Popen`'s
-interface a `Worker` (`jax_conformance.plugin.caserunner`) uses, so a forked worker and a spawned one
+interface a `Worker` (`jax_conformance.client.caserunner`) uses, so a forked worker and a spawned one
 are driven the same way. The server's own side is `jax_conformance.worker.forkserver`.
 """
 

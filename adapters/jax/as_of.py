@@ -17,7 +17,7 @@ from jax_conformance.adapters.jax import JaxAdapter
 from jax_conformance.records import AdapterInfo
 
 AS_OF = "JAX_CONFORMANCE_AS_OF"
-PATH = "jax_conformance.compat.as_of:JaxAsOf"  # what --adapter names
+PATH = "jax_conformance.adapters.jax.as_of:JaxAsOf"  # what --adapter names
 
 
 class JaxAsOf(JaxAdapter):

@@ -3,7 +3,7 @@
 Runs in the parent (the pytest process, or `lint`/`diff`): `Worker` is one worker process
 (`jax_conformance.worker.loop`) and its pipes, speaking `jax_conformance.protocol`; `CaseRunner`
 runs one adapter's cases (and `diff`'s programs) in one mode, on a long-lived worker or, for an
-isolated case, a fresh one (forked through `jax_conformance.plugin.forkclient`, else spawned).
+isolated case, a fresh one (forked through `jax_conformance.client.forkclient`, else spawned).
 
 A case that kills its interpreter is `crashed`, one that outlives its time limit is
 `timeout`; either way the worker is replaced and the run goes on. The verdict says what is
@@ -25,15 +25,15 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, TypeVar, cast, overload
 
-from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
-from jax_conformance.mode import Mode
-from jax_conformance.plugin.forkclient import (
+from jax_conformance.client.forkclient import (
     SHARED_SERVER_ENV,
     VOLATILE_ENV,
     ForkedProcess,
     ForkServer,
     SharedWorkerServer,
 )
+from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
+from jax_conformance.mode import Mode
 from jax_conformance.protocol import (
     CasePayload,
     ErrorReply,
