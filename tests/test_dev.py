@@ -1,5 +1,6 @@
-"""A user's first hour: the README's two commands do everything (set-up included), and compat's
-environments live in the user's cache directory, not in the checkout.
+"""The `./dev` script and the README's words about it: the README's two commands do everything
+(set-up included), and the README says where the caches are, what n/a means and why
+`pytest conformance/` collects specs.
 
 The `./dev` script is run for real, against a stand-in Python whose `-m venv` and `-m pip`
 only record what they were asked to do (no network, seconds).
@@ -8,14 +9,11 @@ only record what they were asked to do (no network, seconds).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 from jax_conformance.plugin import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
@@ -100,51 +98,6 @@ def test_dev_says_what_it_takes(tmp_path: Path) -> None:
     assert not (root / ".venv").exists()
 
 
-def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "JAX_CONFORMANCE_CACHE"}
-    code = "from jax_conformance.compat.envs import default_cache_dir; print(default_cache_dir())"
-    xdg = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert Path(xdg) == tmp_path / "xdg" / "jax-conformance"
-    home = subprocess.run(
-        [sys.executable, "-c", code],
-        env={
-            **{k: v for k, v in env.items() if k != "XDG_CACHE_HOME"},
-            "HOME": str(tmp_path / "home"),
-        },
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert Path(home) == tmp_path / "home" / ".cache" / "jax-conformance"
-    assert REPO not in Path(home).parents
-    given = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**env, "JAX_CONFORMANCE_CACHE": str(tmp_path / "mine")},
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert Path(given) == tmp_path / "mine"
-    helptext = subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", "compat", "--help"],
-        env={**env, "HOME": str(tmp_path / "home")},
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert "delete that directory to clear them" in " ".join(helptext.split())
-
-
 def test_the_readme_says_where_the_caches_are_what_na_means_and_why_conformance_collects_specs() -> (
     None
 ):
@@ -154,105 +107,3 @@ def test_the_readme_says_where_the_caches_are_what_na_means_and_why_conformance_
     )
     assert "`pytest conformance/` runs the suite, not Python tests" in text and "pytest11" in text
     assert "**not applicable** (n/a)" in text  # the glossary says what n/a means
-
-
-INTERNAL = re.compile(
-    r"\bissue \d+|\bprobe (of|for)\b|\bhelper\b|\bthe lead\b|observed-jax-behaviour|jax-tests-coverage",
-    re.I,
-)
-
-
-def test_no_source_shown_in_the_report_is_project_internal() -> None:
-    """What the report shows as a case's source says what was observed and how, never our own bookkeeping."""
-    import yaml
-
-    found = []
-
-    def walk(value: object, where: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{where}.{k}")
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, f"{where}[{i}]")
-        elif isinstance(value, str) and INTERNAL.search(value):
-            found.append(f"{where}: {value}")
-
-    for path in sorted((REPO / "specs").rglob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            continue
-        walk(data.get("source"), f"{path.relative_to(REPO)}:source")
-        for case in data.get("cases") or []:
-            walk(case.get("source"), f"{path.relative_to(REPO)}:{case.get('id')}.source")
-            walk(
-                (case.get("documented") or {}).get("source"),
-                f"{path.relative_to(REPO)}:{case.get('id')}.documented.source",
-            )
-    assert found == [], "\n".join(found)
-
-
-def _pytest_suite(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(PACKAGE_DIR),
-            "--adapter=reference",
-            "-p",
-            "no:cacheprovider",
-            *args,
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def test_pytest_names_a_spec_path_that_does_not_exist_or_holds_no_spec(tmp_path: Path) -> None:
-    # Before: "no tests ran" (exit 5) without naming the path.
-    proc = _pytest_suite("--specs", str(tmp_path / "nonexistent"))
-    assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
-    assert f"--specs {tmp_path / 'nonexistent'}: no such file or directory" in proc.stderr
-    assert "Traceback" not in proc.stderr + proc.stdout
-    (tmp_path / "empty").mkdir()
-    proc = _pytest_suite("--specs", str(tmp_path / "empty"))
-    assert proc.returncode == 4 and "holds no spec file" in proc.stderr, proc.stdout + proc.stderr
-
-
-def test_pytest_refuses_a_case_timeout_of_zero_or_less(tmp_path: Path) -> None:
-    # Before: accepted, and every case became a timeout.
-    for bad in ("-1", "0", "nan"):
-        proc = _pytest_suite("--case-timeout", bad, "--collect-only")
-        assert proc.returncode == 4, (bad, proc.stdout + proc.stderr)
-        assert "--case-timeout" in proc.stderr and "above 0" in proc.stderr, proc.stderr
-
-
-def test_an_expectations_entry_names_modes_as_runs_name_them(tmp_path: Path) -> None:
-    from jax_conformance.errors import ExpectationsError
-    from jax_conformance.mode import Mode
-    from jax_conformance.spec.expectations import ExpectationFile
-
-    path = tmp_path / "jax.yaml"
-    path.write_text(
-        "adapter: jax\nentries:\n  - reason: r\n    cases: [{case: a.b, modes: ['on', off-error]}]\n",
-        encoding="utf-8",
-    )
-    [entry] = ExpectationFile.load(path).entries
-    assert entry.matches("a.b", Mode(True, "warn"), "cpu") and entry.matches(
-        "a.b", Mode(False, "error"), "cpu"
-    )
-    assert not entry.matches("a.b", Mode(False, "warn"), "cpu")
-    for old in (
-        "sideways",
-        "on-warn",
-        "off/error",
-    ):  # the names `on` and `off-error` had before 0.1.0 are gone
-        path.write_text(
-            f"adapter: jax\nentries:\n  - reason: r\n    cases: [{{case: a.b, modes: [{old}]}}]\n",
-            encoding="utf-8",
-        )
-        with pytest.raises(ExpectationsError, match=f"{old}.*off-warn"):
-            ExpectationFile.load(path)

@@ -1,4 +1,5 @@
-"""Verdicts a user can trust: xpassed end to end, spec bugs as spec errors, cases that cannot fail.
+"""The judge's verdicts (worker/judge.py) a user can trust: xpassed end to end, spec bugs (a typo,
+an import of a module that is not the implementation) as spec errors, cases that cannot fail.
 
 Each test reproduces one of the wrong verdicts issue 15 found (they fail on the main before it):
 a listed divergence that now holds read as `passed` (and failed the run "outside the cases"),
@@ -264,29 +265,6 @@ def test_no_case_passes_against_a_hollow_implementation(specdir: SpecDir, tmp_pa
     )
 
 
-def test_every_case_of_the_suite_says_what_kind_of_requirement_it_is() -> None:
-    from jax_conformance import SPECS_DIR
-    from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
-    from jax_conformance.spec.model import BASES
-
-    cases = {
-        c.id: c for p in spec_files([SPECS_DIR]) if is_spec_file(p) for c in load_spec(p).cases
-    }
-    assert {c.basis for c in cases.values()} <= set(BASES)
-    assert [i for i, c in cases.items() if c.basis is None] == []
-    # JAX's own tests of these are skipped as "no longer supported": reported, never counted.
-    for disowned in (
-        "custom_jvp.nondiff_argnums.tracer-under-jit-primal",
-        "custom_jvp.nondiff_argnums.tracer-under-jit-grad",
-        "custom_vjp.closures.jit-tracer-primal",
-        "custom_vjp.closures.jit-tracer-rule-used",
-    ):
-        assert cases[disowned].basis == "unsupported", disowned
-    assert (
-        "x64.context.no-config-use" not in cases
-    )  # true of every JAX ever released: it could not fail
-
-
 def test_a_divergence_known_only_in_some_releases_is_left_alone_elsewhere(tmp_path: Path) -> None:
     # The reference models JAX 0.10.2: an entry for releases before 0.10 neither xfails nor
     # xpasses its case there, is not reported unused, and the ratchet writes it back untouched.
@@ -384,3 +362,45 @@ def test_given_examples_come_from_the_fixed_seed_not_the_judges_source(
 
     another_source()
     assert drawn == again and len(set(drawn)) > 1
+
+
+def test_an_import_of_a_module_that_is_not_the_implementation_is_a_spec_error(
+    specdir: SpecDir, tmp_path: Path
+) -> None:
+    specdir.write(
+        "demo.yaml",
+        """
+        topic: demo.imp
+        source: {doc: docs/default_dtypes.md}
+        setup: |
+          import no_such_module_for_jax_conformance
+        cases:
+          - id: demo.imp.a
+            claim: arange of ints is int32
+            run: jnp.arange(3)
+            expect:
+              - dtype: int32
+    """,
+    )
+    specdir.write(
+        "schema.yaml",
+        """
+        topic: demo.schema
+        source: {doc: docs/default_dtypes.md}
+        cases:
+          - id: demo.schema.typo
+            claim: a typo in an outcome key
+            run: jnp.arange(3)
+            expect:
+              - dtpye: int32
+    """,
+    )
+    out = tmp_path / "r.jsonl"
+    result = specdir.run(f"--results={out}", "--x64=off", adapter="reference")
+    cases = {r["case"]: r for r in read_results(out) if r["record"] == "case"}
+    imp = cases["demo.imp.a"]
+    assert imp["outcome"] == "error" and imp.get("spec_error") is True, imp
+    assert "no_such_module_for_jax_conformance" in imp["message"] and "spec error" in imp["message"]
+    schema = next(r for c, r in cases.items() if c.startswith("<"))
+    assert schema["outcome"] == "error" and schema.get("spec_error") is True, schema
+    assert result.ret == 1  # CI still notices
