@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -567,14 +567,6 @@ def check_records(records: Iterable[Mapping[str, object]]) -> list[BlockStrength
             else:
                 _check_warns(block, items, observed, mode)
     return sorted(blocks.values(), key=lambda b: (b.case, b.key, b.patterns))
-
-
-def check_files(paths: Iterable[Path | str]) -> list[BlockStrength]:
-    def records() -> Iterator[Mapping[str, object]]:
-        for path in paths:
-            yield from read_records(path)
-
-    return check_records(records())
 
 
 def with_expectations(
