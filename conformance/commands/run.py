@@ -22,13 +22,14 @@ from typing import IO
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.adapters import COMPILE_CACHE_ENV
-from jax_conformance.errors import ExpectationsError, UsageError
+from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for, read_adapter_info
 from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
-from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode
+from jax_conformance.mode import MODE_NAMES, Mode
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
+from jax_conformance.spec.expectations import files_for, ratchet, ratchet_target
 from jax_conformance.text import cut
 from jax_conformance.usage import (
     check_adapter,
@@ -60,7 +61,6 @@ SUMMARY_OUTCOMES = (
 SHORT = {"not_applicable": "n/a"}
 HEARTBEAT = 30.0  # seconds between plain progress lines for a mode that is still running
 SHOWN_LINE_CHARS = 160  # of an unexpected case's first message line in the list after the table
-STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -337,56 +337,15 @@ def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
     """Files given with --expectations, else the adapter's files in specs/expectations/."""
     if args.no_expectations:
         return []
-    from jax_conformance.spec.expectations import ExpectationFile
-
     given = [Path(p).resolve() for p in args.expectations or []]
-    missing = [p for p in given if not p.is_file() and not args.update_expectations]
-    if missing:
-        raise ExpectationsError(f"--expectations {missing[0]}: no such file")
-    # A file speaks for one adapter; with several adapters each gets its own files.
-    candidates = [p for p in given or sorted(EXPECTATIONS_DIR.glob("*.y*ml")) if p.is_file()]
-    return [p for p in candidates if ExpectationFile.load(p).adapter == adapter]
+    return files_for(adapter, given, EXPECTATIONS_DIR, updating=args.update_expectations)
 
 
 def update_target(adapter: str, args: argparse.Namespace, files: list[Path]) -> Path:
-    """The file --update-expectations rewrites: the adapter's own, a new one named with --expectations,
-    or the default."""
-    if files:
-        return files[0]
-    new = [Path(p).resolve() for p in args.expectations or [] if not Path(p).is_file()]
-    return (
-        new[0]
-        if new and len(set(args.adapter or ["jax"])) == 1
-        else EXPECTATIONS_DIR / f"{adapter}.yaml"
-    )
-
-
-def update_expectations(adapter: str, jobs: list[ModeProcess], path: Path) -> Path:
-    """Ratchet: the adapter's file lists exactly what still fails; cases or modes not run keep their entries."""
-    from jax_conformance.spec.expectations import ExpectationFile, write_expectations
-
-    previous = ExpectationFile.load(path) if path.is_file() else None
-    all_modes = {m.slug for m in DEFAULT_MODES} | {j.mode.slug for j in jobs}
-    failing: dict[str, set[str]] = {}
-    ran: set[tuple[str, str]] = set()
-    run_version: str | None = None
-    for job in jobs:
-        for r in job.tail.cases:
-            if not r["case"].startswith("<"):
-                run_version = (
-                    run_version or r.get("behaviour_version") or r.get("implementation_version")
-                )
-                ran.add((r["case"], job.mode.slug))
-                if r.get("outcome") in STILL_FAILING:
-                    failing.setdefault(r["case"], set()).add(job.mode.slug)
-    for entry in previous.entries if previous else []:
-        for slug in entry.modes or all_modes:
-            if (entry.case, slug) not in ran:
-                failing.setdefault(entry.case, set()).add(slug)
-    version = str(previous.version) if previous and previous.version else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_expectations(path, adapter, failing, all_modes, previous, version, run_version)
-    return path
+    """The file --update-expectations rewrites (`expectations.ratchet_target`)."""
+    given = [Path(p).resolve() for p in args.expectations or []]
+    one = len(set(args.adapter or ["jax"])) == 1
+    return ratchet_target(adapter, files, given, EXPECTATIONS_DIR, one_adapter=one)
 
 
 # ---------------------------------------------------------------- main
@@ -563,8 +522,8 @@ def _run(
     if args.update_expectations and not interrupted:
         for a in adapters:
             target = update_target(a, args, expectations[a])
-            rewritten = update_expectations(a, [j for j in jobs if j.adapter == a], target)
-            print(f"expectations rewritten: {rewritten}")
+            runs = [(j.mode, j.tail.cases) for j in jobs if j.adapter == a]
+            print(f"expectations rewritten: {ratchet(target, a, runs)}")
     if not args.no_report:
         from jax_conformance.report import build_site
 
