@@ -91,4 +91,3 @@ class WorkerFailure(ConformanceError):
 
 class ForkServerError(ConformanceError):
     """Parent side: the fork server is gone or did not answer; the case runs in a fresh interpreter instead."""
-

@@ -20,14 +20,14 @@ import time
 from pathlib import Path
 from typing import IO
 
-from jax_conformance import SPECS_DIR
+from jax_conformance import SPECS_DIR, options
 from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for, read_adapter_info
 from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
-from jax_conformance.mode import MODE_NAMES, Mode
+from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
 from jax_conformance.spec.expectations import files_for, ratchet, ratchet_target
 from jax_conformance.text import cut
@@ -38,8 +38,6 @@ from jax_conformance.usage import (
     extend_pythonpath,
     keyword_selection,
     mark_selection,
-    positive_float,
-    positive_int,
 )
 
 EXPECTATIONS_DIR = SPECS_DIR / "expectations"
@@ -70,32 +68,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="implementation under test (repeatable; default: jax)",
     )
-    parser.add_argument(
-        "--modes",
-        action="append",
-        metavar="MODES",
-        help=f"modes to run, comma-separated: {MODE_NAMES.replace(' ', '')} (default: all four); "
-        "each may set JAX flags, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming "
-        "defaults on the first mode: their upgrade flags together, and each alone",
-    )
+    options.add_modes(parser)
     parser.add_argument(
         "--backend",
         action="append",
         metavar="PLATFORM",
         help="backend to run (repeatable; default: every backend the adapter reports)",
     )
-    parser.add_argument(
-        "-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression"
-    )
-    parser.add_argument(
-        "-m",
-        dest="markexpr",
-        metavar="TAGS",
-        help="only cases whose tags match this pytest -m expression",
-    )
-    parser.add_argument(
-        "--specs", action="append", metavar="DIR", help="spec directories (default: specs/)"
-    )
+    options.add_keyword(parser)
+    options.add_markexpr(parser)
+    options.add_specs(parser.add_argument)
     parser.add_argument(
         "--pythonpath",
         action="append",
@@ -110,11 +92,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the report's title (default: 'JAX conformance report'; name what was checked, e.g. "
         "'mylib's rules under JAX')",
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help=f"results and report directory (default: a new directory in {DEFAULT_OUT}/, "
+    options.add_out(
+        parser,
+        f"results and report directory (default: a new directory in {DEFAULT_OUT}/, "
         f"with {rundir.REPORTS / rundir.LATEST} pointing at it)",
     )
     parser.add_argument(
@@ -143,17 +123,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RESULTS",
         help="results to compare against in the report",
     )
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="mode processes at once (default: CPU count)",
-    )
+    options.add_jobs(parser, default=os.cpu_count() or 1, what="mode processes", shown="CPU count")
     parser.add_argument(
         "--case-timeout",
-        type=positive_float,
+        type=options.positive_float,
         metavar="SECONDS",
         help="time limit per case unless the spec sets one (above 0)",
     )
@@ -259,7 +232,8 @@ def summary_rows(jobs: list[ModeProcess]) -> list[SummaryRow]:
 def in_report_order(rows: list[SummaryRow]) -> list[SummaryRow]:
     """The rows in the order of the report's summary (adapter, release, backend, then the modes of the
     default matrix, each flagged mode after its base, fewest flags first), not the order the modes ran in."""
-    from jax_conformance.report.releases import mode_key, version_key
+    from jax_conformance.mode import mode_key
+    from jax_conformance.report.releases import version_key
 
     return sorted(rows, key=lambda r: (r[0], version_key(r[1]), r[2], *mode_key(r[3])))
 
@@ -367,7 +341,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
     check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
-    modes = modes_for(args.modes, adapters, args.specs or [])
+    modes = modes_for(read_modes(args.modes), adapters, args.specs or [])
     if args.backend:
         for adapter in adapters:
             have = list(read_adapter_info(adapter)["backends"])

@@ -181,9 +181,7 @@ def ratchet_target(
     return new[0] if new and one_adapter else default_dir / f"{adapter}.yaml"
 
 
-def ratchet(
-    path: Path, adapter: str, runs: Iterable[tuple[Mode, Iterable[ResultRecord]]]
-) -> Path:
+def ratchet(path: Path, adapter: str, runs: Iterable[tuple[Mode, Iterable[ResultRecord]]]) -> Path:
     """Rewrite `path` from a run's case records per mode, so that it lists exactly what still
     fails; cases or modes not run keep their entries, and reasons are kept (`write_expectations`)."""
     previous = ExpectationFile.load(path) if path.is_file() else None
