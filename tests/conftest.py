@@ -90,11 +90,11 @@ LONG_FIRST = (
     "test_suite_modes.py",
     "test_breakage.py",
     "test_bench_quick.py",
-    "test_flag_specs_catch_breakage.py",
+    "test_breakage_flags.py",
     "test_forkserver.py",
     "test_report_upcoming.py",
     "test_plugin.py",
-    "test_judge.py",
+    "test_specs.py",
 )
 
 

@@ -5,7 +5,7 @@ An area lists each breakage adapter of its modules, the mode it runs in, the cas
 under it and the controls it leaves alone (tests/breakage/harness.py runs them). tests/test_breakage.py
 runs every breakage of every area here; tests/test_breakage_areas.py checks that every adapter of
 an area's modules is run and, for an area that lists every case, that each of its cases is caught.
-The upgrade-flag blocks are another kind of area: tests/test_flag_specs_catch_breakage.py derives
+The upgrade-flag blocks are another kind of area: tests/test_breakage_flags.py derives
 its cases from the blocks that name a flag. To add an area: write its `<topic>_area.py` and add it
 here; no new test file.
 """

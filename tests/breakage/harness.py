@@ -18,7 +18,7 @@ no breakage runs (tests/test_breakage_areas.py checks both for every area).
 
 That unbroken JAX passes the same cases in the same modes is tests/test_suite_modes.py's check
 (every case in every default mode), so the failures are the breakage's doing; an area whose modes
-that test does not run (tests/test_flag_specs_catch_breakage.py: modes with upgrade flags) runs
+that test does not run (tests/test_breakage_flags.py: modes with upgrade flags) runs
 real `jax` beside its breakages with `baseline`.
 """
 
