@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from jax_conformance.compare import WarnsItem, category_named, message_matches
+from jax_conformance.mode import mode_slug
+from jax_conformance.options import add_specs
 from jax_conformance.records import read_records
 
 if TYPE_CHECKING:
@@ -403,18 +405,6 @@ class BlockStrength:
         )
 
 
-def _mode_slug(record: Mapping[str, object]) -> str:
-    mode = record.get("mode") or {}
-    if not isinstance(mode, Mapping):
-        raise TypeError(f"a record's mode is {type(mode).__name__}, not a mapping")
-    x64 = "on" if mode.get("x64") else f"off-{mode.get('explicit_x64_dtypes', '?')}"
-    set_flags = mode.get("flags") or {}
-    if not isinstance(set_flags, Mapping):
-        raise TypeError(f"a record's mode flags are {type(set_flags).__name__}, not a mapping")
-    flags = "".join(f"+{k}" for k, v in sorted(set_flags.items()) if v is True)
-    return f"{record.get('adapter', '?')} {x64}{flags}"
-
-
 def _observed(record: Mapping[str, object]) -> Mapping[str, object] | None:
     """What the case did: its `actual`, or the first example's for a `given` case."""
     actual = record.get("actual")
@@ -509,7 +499,7 @@ def check_records(records: Iterable[Mapping[str, object]]) -> list[BlockStrength
         expected = rec.get("expected")
         if not isinstance(expected, dict):
             continue
-        mode = _mode_slug(rec)
+        mode = f"{rec.get('adapter', '?')} {mode_slug(rec.get('mode'))}"
         observed = _observed(rec) if rec.get("outcome") in ("passed", "xpassed") else None
         for key in ("raises", "warns"):
             spec = expected.get(key)
@@ -542,14 +532,6 @@ def check_records(records: Iterable[Mapping[str, object]]) -> list[BlockStrength
             else:
                 _check_warns(block, items, observed, mode)
     return sorted(blocks.values(), key=lambda b: (b.case, b.key, b.patterns))
-
-
-def check_files(paths: Iterable[Path | str]) -> list[BlockStrength]:
-    def records() -> Iterator[Mapping[str, object]]:
-        for path in paths:
-            yield from read_records(path)
-
-    return check_records(records())
 
 
 def with_expectations(
@@ -627,12 +609,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "of the message seen.",
     )
     parser.add_argument("results", nargs="+", type=Path)
-    parser.add_argument(
-        "--specs",
-        action="append",
-        metavar="DIR",
-        help="judge with these specs' blocks instead of the records' own",
-    )
+    add_specs(parser.add_argument, "judge with these specs' blocks instead of the records' own")
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     records: Sequence[Mapping[str, object]] = [r for p in args.results for r in read_records(p)]
     if args.specs:
