@@ -15,7 +15,7 @@ from jax_conformance.differential import observe as diffobs
 from jax_conformance.differential.engine import Side, generate, reproduction
 from jax_conformance.differential.grammar import AREAS
 from jax_conformance.mode import Mode
-from jax_conformance.records import read_diff
+from jax_conformance.records import load_runs, read_diff
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANT = "tests.breakage.diff_plant:PlantedReference"
@@ -58,6 +58,7 @@ def test_diff_finds_and_shrinks_the_planted_difference(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # a disagreement was found
     records: list[Any] = list(read_diff(out))  # through the record layer
+    assert load_runs([out]) == []  # a run's readers skip diff's kinds
     runs = [r for r in records if r["record"] == "diff_program"]
     assert len(runs) == 40
     differing = [r for r in runs if r["verdict"] == "differ"]

@@ -164,6 +164,35 @@ def _run_all(
         raise KeyboardInterrupt  # the processes are stopped; the command ends as an interrupted one (exit 130)
 
 
+def _baseline(
+    modes: list[Mode], tmp: Path, args: argparse.Namespace
+) -> tuple[dict[str, set[str]], list[message_strength.BlockStrength]] | None:
+    """The unmutated reference in every mode: the failing cases per mode (none, else None after
+    saying so: kills would mean nothing) and its raises/warns blocks judged for message strength."""
+    print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
+    base_jobs = [_job(None, m, tmp, args) for m in modes]
+    _run_all(base_jobs, args)
+    baseline: dict[str, set[str]] = {}
+    for job in base_jobs:
+        baseline[job.mode.slug] = set(job.failing)
+        if job.failing or job.returncode not in (0, 5):
+            print(
+                f"baseline does not pass in {job.mode.slug} (pytest exit {job.returncode}): "
+                f"{', '.join(sorted(job.failing)) or 'no case records'}",
+                file=sys.stderr,
+            )
+    if any(baseline.values()) or any(j.returncode not in (0, 5) for j in base_jobs):
+        print(
+            "jax-conformance mutate: fix the reference (or the specs) first; a failing "
+            "baseline makes kills meaningless",
+            file=sys.stderr,
+        )
+        return None
+    # The message score: would each `match` of the baseline's raises/warns blocks still pass
+    # if the reference's message meant something else (report/message_strength.py)?
+    return baseline, message_strength.check_records(r for job in base_jobs for r in job.records)
+
+
 def main(args: argparse.Namespace) -> int:
     mutants, explained = _mutant_table()
     if args.list:
@@ -182,28 +211,12 @@ def main(args: argparse.Namespace) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="jax-conformance-mutate-"))
     baseline: dict[str, set[str]] = {m.slug: set() for m in modes}
     messages: message_strength.MessageSummary | None = None
+    blocks: list[message_strength.BlockStrength] = []
     if not args.no_baseline:
-        print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
-        base_jobs = [_job(None, m, tmp, args) for m in modes]
-        _run_all(base_jobs, args)
-        for job in base_jobs:
-            baseline[job.mode.slug] = set(job.failing)
-            if job.failing or job.returncode not in (0, 5):
-                print(
-                    f"baseline does not pass in {job.mode.slug} (pytest exit {job.returncode}): "
-                    f"{', '.join(sorted(job.failing)) or 'no case records'}",
-                    file=sys.stderr,
-                )
-        if any(baseline.values()) or any(j.returncode not in (0, 5) for j in base_jobs):
-            print(
-                "jax-conformance mutate: fix the reference (or the specs) first; a failing "
-                "baseline makes kills meaningless",
-                file=sys.stderr,
-            )
+        ran = _baseline(modes, tmp, args)
+        if ran is None:
             return 2
-        # The message score: would each `match` of the baseline's raises/warns blocks still pass
-        # if the reference's message meant something else (report/message_strength.py)?
-        blocks = message_strength.check_records(r for job in base_jobs for r in job.records)
+        baseline, blocks = ran
         messages = message_strength.summary(blocks)
     print(
         f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at "
