@@ -20,6 +20,7 @@ import pytest
 from jax_conformance.cli import main as cli_main
 from jax_conformance.mode import mode_key
 from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.records import encode
 from jax_conformance.report import build_site
 from jax_conformance.report.model import build_model, load_mutation
 from jax_conformance.report.releases import status_over_modes
@@ -416,9 +417,10 @@ def test_several_backends_of_one_run_are_separate_columns(tmp_path: Path) -> Non
 
 def test_mutation_results_are_read_tolerantly(tmp_path: Path) -> None:
     path = tmp_path / "mutation.json"
-    path.write_text(
-        json.dumps(
+    path.write_bytes(
+        encode(
             {
+                "record": "mutation",
                 "score": "1/3",
                 "mutants": [
                     {"name": "m-killed", "rule": "truncate", "killed": True, "killed_by": ["t.a"]},
@@ -449,6 +451,8 @@ def test_mutation_results_are_read_tolerantly(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert "cannot read" in (load_mutation(bad) or {}).get("error", "")
+    bad.write_text(json.dumps({"score": "1/3"}) + "\n")  # JSON, but no mutation record
+    assert "holds no mutation record" in (load_mutation(bad) or {}).get("error", "")
 
 
 def test_links_only_to_http() -> None:
