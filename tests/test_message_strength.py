@@ -123,7 +123,7 @@ def _record(
         "spec_file": "specs/x.yaml",
         "adapter": "jax",
         "outcome": "passed",
-        "mode": {"x64": False, "explicit_x64_dtypes": mode},
+        "mode": {"x64": False, "explicit_x64_dtypes": mode, "flags": {}},
         "expected": expected,
         "actual": actual,
     }
