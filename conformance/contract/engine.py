@@ -1,6 +1,6 @@
 """The contract's engine, parent side: one process per mode, two at a time, results collected.
 
-`run_contract` starts `python -m jax_conformance.contract.runner --request FILE` once per mode, each
+`run_contract` starts `python -m jax_conformance.adapters.jax.contract --request FILE` once per mode, each
 with that mode's environment (`Mode.environ()`), reads the JSON line each prints, and returns a
 `ContractResult`: every item's outcome per target and mode, the failure lines, the item x mode
 table. The CLI (`jax-conformance check`), `jax_conformance.contract.check` and the pytest fixture
@@ -26,7 +26,7 @@ from jax_conformance.flag_table import TOPIC_FLAGS, upcoming_modes
 from jax_conformance.mode import MODE_NAMES, Mode, parse_modes, wants_upcoming
 from jax_conformance.text import describe_exit
 
-RUNNER = "jax_conformance.contract.runner"
+RUNNER = "jax_conformance.adapters.jax.contract"
 # The upgrade flags `--modes +upcoming` sets (those JAX has, still off by default): the suite's own
 # (flag_table.TOPIC_FLAGS) and the two that change JAX's own custom rules.
 CONTRACT_FLAGS = (*TOPIC_FLAGS, "jax_custom_jvp3", "jax_softmax_custom_jvp")

@@ -1,14 +1,16 @@
-"""The contract's checks inside one mode's process: `python -m jax_conformance.contract.runner`.
+"""The contract's checks inside one mode's process: `python -m jax_conformance.adapters.jax.contract`.
 
 Started by the parent (`jax_conformance.contract.engine`) with the mode's environment
 (`Mode.environ()`), so JAX starts in that mode. Either one check from the command line
 
-    python -m jax_conformance.contract.runner mylib.ops:clipped_sqrt --args "jnp.array([0.5, 2.0])" [--nondiff 1]
+    python -m jax_conformance.adapters.jax.contract mylib.ops:clipped_sqrt --args "jnp.array([0.5, 2.0])" [--nondiff 1]
 
 or many from a request file (`--request FILE`, JSON: {"checks": [...]}, what the parent writes). The
 result is one JSON line on stdout (the user's code prints to stderr while it runs), with each
 item's outcome: pass, fail (with failure lines), n/a (with why) or blocked (by the item that failed
-first). The items are `items.ITEMS`.
+first). Each item is one `ItemCheck` class judging a `Subject` (the target with its arguments);
+`CHECKS` holds them in the order of `items.ITEMS`. The JAX-facing side of `jax_conformance.contract`,
+so it lives among the adapters (only adapters/ import JAX).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import jax  # noqa: E402  (this module runs in the mode's process: JAX starts in
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+from jax_conformance.contract import items
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
 from jax_conformance.contract.wire import (
     ArgWire,
@@ -49,13 +52,16 @@ from numpy.typing import DTypeLike
 PyTree = object
 
 # The items whose failure makes a later failure of a derivative computation that item's consequence.
-GATES = (
-    "x64.no-extra-warning",
-    "rule.fwd-pair",
-    "rule.bwd-structure",
-    "grad.dtype",
-    "primal.matches-fwd",
-    "nondiff.hashable",
+GATES = tuple(
+    item.id
+    for item in (
+        items.X64_NO_EXTRA_WARNING,
+        items.RULE_FWD_PAIR,
+        items.RULE_BWD_STRUCTURE,
+        items.GRAD_DTYPE,
+        items.PRIMAL_MATCHES_FWD,
+        items.NONDIFF_HASHABLE,
+    )
 )
 ROWS = (1.0, 0.75, 1.25)  # the scale of each row's float leaves under vmap and scan
 
@@ -249,7 +255,7 @@ def compare_values(transform: str, got: PyTree, want: PyTree, rtol: float | None
 # ---------------------------------------------------------------- one check
 
 
-class Check:
+class Subject:
     """One target with its example arguments, checked item by item in this process's mode."""
 
     def __init__(
@@ -390,25 +396,26 @@ class Check:
     # -- running the items
 
     def run(self) -> CheckBody:
+        """Every item of `CHECKS` in order, those `judged_last` after the others (from the warnings
+        they saw), then the gates' blocking."""
+        last = [c for c in CHECKS if c.judged_last]
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            for item in ITEMS:
-                method = getattr(self, "item_" + item.id.replace(".", "_").replace("-", "_"))
-                if self.kind not in item.kinds:
-                    self.results[item.id] = {
+            for c in CHECKS:
+                if self.kind not in c.item.kinds:
+                    self.results[c.item.id] = {
                         "status": NA,
                         "note": f"not for a {self.kind} function",
                     }
-                    continue
-                if item.id == "x64.no-extra-warning":
-                    continue  # judged last, from what the other items saw
-                self.results[item.id] = self.attempt(item.id, method)
+                elif not c.judged_last:
+                    self.results[c.item.id] = self.attempt(c)
             self.warnings = [f"{w.category.__name__}: {w.message}" for w in seen]
-        self.results["x64.no-extra-warning"] = (
-            self.attempt("x64.no-extra-warning", self.item_x64_no_extra_warning)
-            if self.kind != "plain"
-            else {"status": NA, "note": "no rule to compare with"}
-        )
+        for c in last:
+            self.results[c.item.id] = (
+                self.attempt(c)
+                if self.kind != "plain"
+                else {"status": NA, "note": "no rule to compare with"}
+            )
         self.unblock_or_block()
         return {
             "kind": self.kind,
@@ -416,9 +423,11 @@ class Check:
             "items": [{"id": item.id, **self.results[item.id]} for item in ITEMS],
         }
 
-    def attempt(self, item_id: str, method: Callable[[], str | None]) -> ItemRecord:
+    def attempt(self, check: ItemCheck) -> ItemRecord:
+        """One item's outcome: pass (with the check's note), n/a, fail, or fail raised (a transform
+        that raised is the item's finding)."""
         try:
-            note = method()
+            note = check.check(self)
         except NotApplicable as exc:
             return {"status": NA, "note": str(exc)}
         except ItemFailure as exc:
@@ -435,13 +444,7 @@ class Check:
             return {
                 "status": FAIL,
                 "raised": True,
-                "failures": [
-                    {
-                        "transform": getattr(exc, "_contract_transform", item_id),
-                        "expected": "no error",
-                        "actual": text,
-                    }
-                ],
+                "failures": [{"transform": check.item.id, "expected": "no error", "actual": text}],
             }
         passed: ItemRecord = {"status": PASS}
         if note:
@@ -465,7 +468,7 @@ class Check:
                 "note": f"blocked by {blocker}: {res['failures'][0]['actual']}",
             }
 
-    # ---------------------------------------------------------------- the items
+    # -- what the rule gives
 
     def rule_primal_inputs(self) -> tuple[PyTree, ...]:
         if self.kind == "custom_vjp" and (
@@ -487,75 +490,6 @@ class Check:
         jvp = _callable(getattr(self.rule, "jvp", None))
         return jvp(*nondiff, primals, tuple(self.tangent(a) for a in primals))
 
-    def item_rule_fwd_pair(self) -> str | None:
-        where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
-        out = self.fwd_out()
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            what = (
-                f"{type(out).__name__} of {len(out)}"
-                if isinstance(out, (tuple, list))
-                else describe(out)
-            )
-            raise ItemFailure(
-                where,
-                "a pair (primal output, "
-                + ("residuals)" if self.kind == "custom_vjp" else "tangent output)"),
-                what,
-            )
-        if self.kind == "custom_jvp":
-            primal, tangent = out
-            pl, pt = _flatten(primal)
-            tl, tt = _flatten(tangent)
-            if pt != tt:
-                raise ItemFailure(where, f"tangent of structure {pt}", f"structure {tt}")
-            for i, (p, t) in enumerate(zip(pl, tl, strict=True)):
-                want = (
-                    jax.dtypes.float0
-                    if not is_float_leaf(p)
-                    and hasattr(p, "dtype")
-                    and not jnp.issubdtype(p.dtype, jnp.complexfloating)
-                    else getattr(p, "dtype", None)
-                )
-                if type(t).__name__ == "SymbolicZero":
-                    continue
-                if shape_of(t) != shape_of(p):
-                    raise ItemFailure(
-                        f"{where} (output {i})",
-                        f"tangent shape {shape_of(p)}",
-                        f"shape {shape_of(t)}",
-                    )
-                if want is not None and hasattr(t, "dtype") and np.dtype(t.dtype) != np.dtype(want):
-                    raise ItemFailure(
-                        f"{where} (output {i})",
-                        f"tangent dtype {_dtype_name(want)}",
-                        _dtype_name(t.dtype),
-                    )
-        return None
-
-    def item_primal_matches_fwd(self) -> str | None:
-        out = self.fwd_out()
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
-        want, got = self.fn(*self.args, **self.kwargs), out[0]
-        where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
-        compare_values(where, got, want)
-        for i, (g, w) in enumerate(
-            zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True)
-        ):
-            if hasattr(w, "dtype") and np.dtype(getattr(g, "dtype", type(g))) != np.dtype(w.dtype):
-                raise ItemFailure(
-                    f"{where} (output {i})", f"dtype {np.dtype(w.dtype).name}", describe(g)
-                )
-            if hasattr(w, "dtype") and bool(getattr(g, "weak_type", False)) != bool(
-                getattr(w, "weak_type", False)
-            ):
-                raise ItemFailure(
-                    f"{where} (output {i})",
-                    f"weak_type {bool(getattr(w, 'weak_type', False))}",
-                    f"weak_type {bool(getattr(g, 'weak_type', False))}",
-                )
-        return None
-
     def bwd_out(self) -> PyTree:
         fwd = self.fwd_out()
         if not isinstance(fwd, (tuple, list)) or len(fwd) != 2:
@@ -564,109 +498,9 @@ class Check:
         nondiff = [self.args[i] for i in self.rule_nondiff]
         return _callable(getattr(self.rule, "bwd", None))(*nondiff, res, self.cotangent(primal))
 
-    def item_rule_bwd_structure(self) -> str | None:
-        cts = self.bwd_out()
-        n = len(self.rule_diff_pos)
-        inputs = [self.args[i] for i in self.rule_diff_pos]
-        if not isinstance(cts, (tuple, list)) or len(cts) != n:
-            what = (
-                f"{type(cts).__name__} of {len(cts)}"
-                if isinstance(cts, (tuple, list))
-                else describe(cts)
-            )
-            raise ItemFailure(
-                "bwd", f"a tuple of {n} cotangent{'s' * (n != 1)}, one per primal input", what
-            )
-        for pos, arg, ct in zip(self.rule_diff_pos, inputs, cts, strict=True):
-            if ct is None:
-                continue
-            try:
-                pairs = _treedef(arg).flatten_up_to(ct)
-            except (ValueError, TypeError):
-                raise ItemFailure(
-                    f"bwd (cotangent {pos})",
-                    f"structure {jax.tree_util.tree_structure(arg)}",
-                    f"structure {jax.tree_util.tree_structure(ct)}",
-                ) from None
-            for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
-                if (
-                    leaf_ct is None
-                    or type(leaf_ct).__name__ == "SymbolicZero"
-                    or not is_float_leaf(leaf_in)
-                ):
-                    continue
-                if shape_of(leaf_ct) != shape_of(leaf_in):
-                    raise ItemFailure(
-                        f"bwd (cotangent {pos})",
-                        f"shape {shape_of(leaf_in)}",
-                        f"shape {shape_of(leaf_ct)}",
-                    )
-        return None
-
-    def item_grad_dtype(self) -> str | None:
-        if self.kind == "custom_vjp":
-            cts = self.bwd_out()
-            if isinstance(cts, (tuple, list)) and len(cts) == len(self.rule_diff_pos):
-                inputs = [self.args[i] for i in self.rule_diff_pos]
-                for pos, arg, ct in zip(self.rule_diff_pos, inputs, cts, strict=True):
-                    if ct is None:
-                        continue
-                    try:
-                        pairs = _treedef(arg).flatten_up_to(ct)
-                    except (ValueError, TypeError):
-                        continue  # rule.bwd-structure says so
-                    for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
-                        if (
-                            is_float_leaf(leaf_in)
-                            and hasattr(leaf_ct, "dtype")
-                            and np.dtype(leaf_ct.dtype) != np.dtype(leaf_in.dtype)
-                        ):
-                            raise ItemFailure(
-                                f"bwd (cotangent {pos})",
-                                f"dtype {np.dtype(leaf_in.dtype).name} (the input's)",
-                                describe(leaf_ct),
-                            )
-        _, grads = self.vjp(self.call, self.diff_args)
-        for pos, arg, g in zip(self.diff_pos, self.diff_args, grads, strict=True):
-            for leaf_in, leaf_g in zip(
-                jax.tree_util.tree_leaves(arg), jax.tree_util.tree_leaves(g), strict=False
-            ):
-                want = (
-                    np.dtype(leaf_in.dtype)
-                    if is_float_leaf(leaf_in)
-                    else np.dtype(jax.dtypes.float0)
-                )
-                if (
-                    hasattr(leaf_in, "dtype")
-                    and hasattr(leaf_g, "dtype")
-                    and np.dtype(leaf_g.dtype) != want
-                ):
-                    raise ItemFailure(
-                        f"vjp (gradient {pos})",
-                        f"dtype {want.name} (the input's)",
-                        describe(leaf_g),
-                    )
-        return None
-
     def jacobian(self) -> tuple[Callable[[jax.Array], jax.Array], jax.Array, jax.Array]:
         F, x0 = self.flat()
         return F, x0, jax.jacrev(F)(x0)
-
-    def item_derivatives_agree(self) -> str | None:
-        F, x0, J = self.jacobian()
-        rtol = tolerance(x0.dtype) * max(1, int(np.sqrt(x0.size)))
-        y0, pullback = jax.vjp(F, x0)
-        u = jnp.asarray(self.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
-        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
-        uJ = jnp.asarray(np.asarray(u, np.float64) @ np.asarray(J, np.float64))
-        compare_values("vjp", pullback(u)[0], uJ, rtol)
-        compare_values("grad", jax.grad(lambda x: jnp.vdot(F(x), u))(x0), uJ, rtol)
-        if self.kind == "custom_vjp":
-            return "jvp and jacfwd: n/a for custom_vjp"
-        Jv = jnp.asarray(np.asarray(J, np.float64) @ np.asarray(v, np.float64))
-        compare_values("jvp", jax.jvp(F, (x0,), (v,))[1], Jv, rtol)
-        compare_values("jacfwd", jax.jacfwd(F)(x0), J, rtol)
-        return None
 
     def one_sided(
         self, S: Callable[[jax.Array], jax.Array], x0: jax.Array, v: jax.Array
@@ -703,29 +537,6 @@ class Check:
             )
         return (fp - fm) / (step_p + step_m), h
 
-    def item_derivatives_finite_differences(self) -> str | None:
-        F, x0, J = self.jacobian()
-        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
-        central, _ = self.one_sided(F, x0, v)
-        Jv = np.asarray(J, np.float64) @ np.asarray(v, np.float64)
-        transform = "jacrev (the rule)" if self.kind != "plain" else "jacrev"
-        if not close(Jv, central, fd_tolerance(x0.dtype)):
-            raise ItemFailure(
-                transform,
-                f"J·v = {describe(jnp.asarray(central))} (central differences)",
-                describe(jnp.asarray(Jv)),
-            )
-        return None
-
-    def item_transforms_jit(self) -> str | None:
-        compare_values("jit", jax.jit(self.call)(*self.diff_args), self.call(*self.diff_args))
-        _, want = self.vjp(self.call, self.diff_args)
-        compare_values(
-            "jit(vjp)", jax.jit(lambda *d: self.vjp(self.call, d)[1])(*self.diff_args), want
-        )
-        compare_values("vjp(jit)", self.vjp(jax.jit(self.call), self.diff_args)[1], want)
-        return None
-
     def per_row(self, rows: tuple[PyTree, ...]) -> tuple[list[PyTree], list[tuple[PyTree, ...]]]:
         values: list[PyTree] = []
         grads: list[tuple[PyTree, ...]] = []
@@ -759,48 +570,297 @@ class Check:
                 grads[r],
             )
 
-    def item_transforms_vmap(self) -> str | None:
-        rows = self.rows()
-        cts = self.row_cotangents(rows)
 
-        def pull(d: tuple[PyTree, ...], ct: PyTree) -> PyTree:
-            out, pullback = jax.vjp(self.call, *d)
-            return pullback(jax.tree_util.tree_map(jnp.asarray, ct) if ct is not None else ct)
+# ---------------------------------------------------------------- the items, one class each
 
-        values = jax.vmap(self.call)(*rows)
-        grads = jax.vmap(pull)(tuple(rows), cts)
-        self.compare_rows("vmap", values, grads, rows)
+
+class ItemCheck:
+    """One item of the contract (`item`: its id, statement and spec cases) and how it is judged on a
+    `Subject`: `check` returns a note or None when the item holds, raises `ItemFailure` when it
+    does not and `NotApplicable` when it cannot be judged here."""
+
+    item: items.Item
+    judged_last = False  # judged after the others, from what they saw
+
+    def check(self, s: Subject) -> str | None:
+        raise NotImplementedError
+
+
+class RuleFwdPair(ItemCheck):
+    item = items.RULE_FWD_PAIR
+
+    def check(self, s: Subject) -> str | None:
+        where = "fwd" if s.kind == "custom_vjp" else "jvp rule"
+        out = s.fwd_out()
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            what = (
+                f"{type(out).__name__} of {len(out)}"
+                if isinstance(out, (tuple, list))
+                else describe(out)
+            )
+            raise ItemFailure(
+                where,
+                "a pair (primal output, "
+                + ("residuals)" if s.kind == "custom_vjp" else "tangent output)"),
+                what,
+            )
+        if s.kind == "custom_jvp":
+            primal, tangent = out
+            pl, pt = _flatten(primal)
+            tl, tt = _flatten(tangent)
+            if pt != tt:
+                raise ItemFailure(where, f"tangent of structure {pt}", f"structure {tt}")
+            for i, (p, t) in enumerate(zip(pl, tl, strict=True)):
+                want = (
+                    jax.dtypes.float0
+                    if not is_float_leaf(p)
+                    and hasattr(p, "dtype")
+                    and not jnp.issubdtype(p.dtype, jnp.complexfloating)
+                    else getattr(p, "dtype", None)
+                )
+                if type(t).__name__ == "SymbolicZero":
+                    continue
+                if shape_of(t) != shape_of(p):
+                    raise ItemFailure(
+                        f"{where} (output {i})",
+                        f"tangent shape {shape_of(p)}",
+                        f"shape {shape_of(t)}",
+                    )
+                if want is not None and hasattr(t, "dtype") and np.dtype(t.dtype) != np.dtype(want):
+                    raise ItemFailure(
+                        f"{where} (output {i})",
+                        f"tangent dtype {_dtype_name(want)}",
+                        _dtype_name(t.dtype),
+                    )
         return None
 
-    def item_transforms_scan(self) -> str | None:
-        rows = self.rows()
-        cts = self.row_cotangents(rows)
+
+class PrimalMatchesFwd(ItemCheck):
+    item = items.PRIMAL_MATCHES_FWD
+
+    def check(self, s: Subject) -> str | None:
+        out = s.fwd_out()
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
+        want, got = s.fn(*s.args, **s.kwargs), out[0]
+        where = "fwd" if s.kind == "custom_vjp" else "jvp rule"
+        compare_values(where, got, want)
+        for i, (g, w) in enumerate(
+            zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True)
+        ):
+            if hasattr(w, "dtype") and np.dtype(getattr(g, "dtype", type(g))) != np.dtype(w.dtype):
+                raise ItemFailure(
+                    f"{where} (output {i})", f"dtype {np.dtype(w.dtype).name}", describe(g)
+                )
+            if hasattr(w, "dtype") and bool(getattr(g, "weak_type", False)) != bool(
+                getattr(w, "weak_type", False)
+            ):
+                raise ItemFailure(
+                    f"{where} (output {i})",
+                    f"weak_type {bool(getattr(w, 'weak_type', False))}",
+                    f"weak_type {bool(getattr(g, 'weak_type', False))}",
+                )
+        return None
+
+
+class RuleBwdStructure(ItemCheck):
+    item = items.RULE_BWD_STRUCTURE
+
+    def check(self, s: Subject) -> str | None:
+        cts = s.bwd_out()
+        n = len(s.rule_diff_pos)
+        inputs = [s.args[i] for i in s.rule_diff_pos]
+        if not isinstance(cts, (tuple, list)) or len(cts) != n:
+            what = (
+                f"{type(cts).__name__} of {len(cts)}"
+                if isinstance(cts, (tuple, list))
+                else describe(cts)
+            )
+            raise ItemFailure(
+                "bwd", f"a tuple of {n} cotangent{'s' * (n != 1)}, one per primal input", what
+            )
+        for pos, arg, ct in zip(s.rule_diff_pos, inputs, cts, strict=True):
+            if ct is None:
+                continue
+            try:
+                pairs = _treedef(arg).flatten_up_to(ct)
+            except (ValueError, TypeError):
+                raise ItemFailure(
+                    f"bwd (cotangent {pos})",
+                    f"structure {jax.tree_util.tree_structure(arg)}",
+                    f"structure {jax.tree_util.tree_structure(ct)}",
+                ) from None
+            for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
+                if (
+                    leaf_ct is None
+                    or type(leaf_ct).__name__ == "SymbolicZero"
+                    or not is_float_leaf(leaf_in)
+                ):
+                    continue
+                if shape_of(leaf_ct) != shape_of(leaf_in):
+                    raise ItemFailure(
+                        f"bwd (cotangent {pos})",
+                        f"shape {shape_of(leaf_in)}",
+                        f"shape {shape_of(leaf_ct)}",
+                    )
+        return None
+
+
+class GradDtype(ItemCheck):
+    item = items.GRAD_DTYPE
+
+    def check(self, s: Subject) -> str | None:
+        if s.kind == "custom_vjp":
+            cts = s.bwd_out()
+            if isinstance(cts, (tuple, list)) and len(cts) == len(s.rule_diff_pos):
+                inputs = [s.args[i] for i in s.rule_diff_pos]
+                for pos, arg, ct in zip(s.rule_diff_pos, inputs, cts, strict=True):
+                    if ct is None:
+                        continue
+                    try:
+                        pairs = _treedef(arg).flatten_up_to(ct)
+                    except (ValueError, TypeError):
+                        continue  # rule.bwd-structure says so
+                    for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
+                        if (
+                            is_float_leaf(leaf_in)
+                            and hasattr(leaf_ct, "dtype")
+                            and np.dtype(leaf_ct.dtype) != np.dtype(leaf_in.dtype)
+                        ):
+                            raise ItemFailure(
+                                f"bwd (cotangent {pos})",
+                                f"dtype {np.dtype(leaf_in.dtype).name} (the input's)",
+                                describe(leaf_ct),
+                            )
+        _, grads = s.vjp(s.call, s.diff_args)
+        for pos, arg, g in zip(s.diff_pos, s.diff_args, grads, strict=True):
+            for leaf_in, leaf_g in zip(
+                jax.tree_util.tree_leaves(arg), jax.tree_util.tree_leaves(g), strict=False
+            ):
+                want = (
+                    np.dtype(leaf_in.dtype)
+                    if is_float_leaf(leaf_in)
+                    else np.dtype(jax.dtypes.float0)
+                )
+                if (
+                    hasattr(leaf_in, "dtype")
+                    and hasattr(leaf_g, "dtype")
+                    and np.dtype(leaf_g.dtype) != want
+                ):
+                    raise ItemFailure(
+                        f"vjp (gradient {pos})",
+                        f"dtype {want.name} (the input's)",
+                        describe(leaf_g),
+                    )
+        return None
+
+
+class DerivativesAgree(ItemCheck):
+    item = items.DERIVATIVES_AGREE
+
+    def check(self, s: Subject) -> str | None:
+        F, x0, J = s.jacobian()
+        rtol = tolerance(x0.dtype) * max(1, int(np.sqrt(x0.size)))
+        y0, pullback = jax.vjp(F, x0)
+        u = jnp.asarray(s.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
+        v = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
+        uJ = jnp.asarray(np.asarray(u, np.float64) @ np.asarray(J, np.float64))
+        compare_values("vjp", pullback(u)[0], uJ, rtol)
+        compare_values("grad", jax.grad(lambda x: jnp.vdot(F(x), u))(x0), uJ, rtol)
+        if s.kind == "custom_vjp":
+            return "jvp and jacfwd: n/a for custom_vjp"
+        Jv = jnp.asarray(np.asarray(J, np.float64) @ np.asarray(v, np.float64))
+        compare_values("jvp", jax.jvp(F, (x0,), (v,))[1], Jv, rtol)
+        compare_values("jacfwd", jax.jacfwd(F)(x0), J, rtol)
+        return None
+
+
+class DerivativesFiniteDifferences(ItemCheck):
+    item = items.DERIVATIVES_FINITE_DIFFERENCES
+
+    def check(self, s: Subject) -> str | None:
+        F, x0, J = s.jacobian()
+        v = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
+        central, _ = s.one_sided(F, x0, v)
+        Jv = np.asarray(J, np.float64) @ np.asarray(v, np.float64)
+        transform = "jacrev (the rule)" if s.kind != "plain" else "jacrev"
+        if not close(Jv, central, fd_tolerance(x0.dtype)):
+            raise ItemFailure(
+                transform,
+                f"J·v = {describe(jnp.asarray(central))} (central differences)",
+                describe(jnp.asarray(Jv)),
+            )
+        return None
+
+
+class TransformsJit(ItemCheck):
+    item = items.TRANSFORMS_JIT
+
+    def check(self, s: Subject) -> str | None:
+        compare_values("jit", jax.jit(s.call)(*s.diff_args), s.call(*s.diff_args))
+        _, want = s.vjp(s.call, s.diff_args)
+        compare_values("jit(vjp)", jax.jit(lambda *d: s.vjp(s.call, d)[1])(*s.diff_args), want)
+        compare_values("vjp(jit)", s.vjp(jax.jit(s.call), s.diff_args)[1], want)
+        return None
+
+
+class TransformsVmap(ItemCheck):
+    item = items.TRANSFORMS_VMAP
+
+    def check(self, s: Subject) -> str | None:
+        rows = s.rows()
+        cts = s.row_cotangents(rows)
+
+        def pull(d: tuple[PyTree, ...], ct: PyTree) -> PyTree:
+            out, pullback = jax.vjp(s.call, *d)
+            return pullback(jax.tree_util.tree_map(jnp.asarray, ct) if ct is not None else ct)
+
+        values = jax.vmap(s.call)(*rows)
+        grads = jax.vmap(pull)(tuple(rows), cts)
+        s.compare_rows("vmap", values, grads, rows)
+        return None
+
+
+class TransformsScan(ItemCheck):
+    item = items.TRANSFORMS_SCAN
+
+    def check(self, s: Subject) -> str | None:
+        rows = s.rows()
+        cts = s.row_cotangents(rows)
 
         def scanned(*stacked: PyTree) -> PyTree:
-            return lax.scan(lambda c, d: (c, self.call(*d)), None, tuple(stacked))[1]
+            return lax.scan(lambda c, d: (c, s.call(*d)), None, tuple(stacked))[1]
 
         values = scanned(*rows)
         _, pullback = jax.vjp(scanned, *rows)
         grads = pullback(cts)
-        self.compare_rows("scan", values, grads, rows)
+        s.compare_rows("scan", values, grads, rows)
         return None
 
-    def item_transforms_checkpoint(self) -> str | None:
-        f = jax.checkpoint(self.call)
-        compare_values("checkpoint", f(*self.diff_args), self.call(*self.diff_args))
+
+class TransformsCheckpoint(ItemCheck):
+    item = items.TRANSFORMS_CHECKPOINT
+
+    def check(self, s: Subject) -> str | None:
+        f = jax.checkpoint(s.call)
+        compare_values("checkpoint", f(*s.diff_args), s.call(*s.diff_args))
         compare_values(
             "vjp(checkpoint)",
-            self.vjp(f, self.diff_args)[1],
-            self.vjp(self.call, self.diff_args)[1],
+            s.vjp(f, s.diff_args)[1],
+            s.vjp(s.call, s.diff_args)[1],
         )
         return None
 
-    def item_transforms_second_order(self) -> str | None:
-        F, x0 = self.flat()
+
+class TransformsSecondOrder(ItemCheck):
+    item = items.TRANSFORMS_SECOND_ORDER
+
+    def check(self, s: Subject) -> str | None:
+        F, x0 = s.flat()
         y0 = F(x0)
-        u = jnp.asarray(self.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
-        w = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
-        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
+        u = jnp.asarray(s.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
+        w = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
+        v = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
 
         # <w, (vjp of F at x)(u)>: a scalar that is a first derivative
         def S(x: jax.Array) -> jax.Array:
@@ -815,7 +875,7 @@ class Check:
                 f"the rule is not differentiable again (grad of grad raised "
                 f"{type(exc).__name__}: {_first_line(exc)})"
             ) from None
-        central, _ = self.one_sided(S, x0, v)
+        central, _ = s.one_sided(S, x0, v)
         got = float(np.vdot(np.asarray(hv, np.float64), np.asarray(v, np.float64)))
         if not close(got, central, 2 * fd_tolerance(x0.dtype)):
             raise ItemFailure(
@@ -825,16 +885,21 @@ class Check:
             )
         return None
 
-    def item_x64_no_extra_warning(self) -> str | None:
-        rule_warnings = list(dict.fromkeys(self.warnings))
+
+class X64NoExtraWarning(ItemCheck):
+    item = items.X64_NO_EXTRA_WARNING
+    judged_last = True
+
+    def check(self, s: Subject) -> str | None:
+        rule_warnings = list(dict.fromkeys(s.warnings))
         plain: list[str] = []
         plain_error = ""
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             try:
-                self.plain_call(*self.diff_args)
-                self.vjp(self.plain_call, self.diff_args)
-                jax.jit(lambda *d: self.vjp(self.plain_call, d)[1])(*self.diff_args)
+                s.plain_call(*s.diff_args)
+                s.vjp(s.plain_call, s.diff_args)
+                jax.jit(lambda *d: s.vjp(s.plain_call, d)[1])(*s.diff_args)
             except Exception as exc:  # noqa: BLE001
                 plain_error = f"{type(exc).__name__}: {_first_line(exc)}"
             plain = [f"{w.category.__name__}: {w.message}" for w in seen]
@@ -843,21 +908,25 @@ class Check:
             raise ItemFailure(
                 "rule", "no warning plain autodiff of the function does not give", extra[0][:300]
             )
-        if self.rule_errors and not plain_error:
+        if s.rule_errors and not plain_error:
             raise ItemFailure(
                 "rule",
                 "no error plain autodiff of the function does not raise",
-                self.rule_errors[0][:300],
+                s.rule_errors[0][:300],
             )
         return None
 
-    def item_nondiff_hashable(self) -> str | None:
-        if not self.nondiff:
+
+class NondiffHashable(ItemCheck):
+    item = items.NONDIFF_HASHABLE
+
+    def check(self, s: Subject) -> str | None:
+        if not s.nondiff:
             raise NotApplicable("no nondiff arguments")
-        for i in self.nondiff:
-            arg = self.args[i] if i < len(self.args) else None
+        for i in s.nondiff:
+            arg = s.args[i] if i < len(s.args) else None
             if isinstance(arg, jax.Array):
-                if self.kind == "custom_vjp":
+                if s.kind == "custom_vjp":
                     raise ItemFailure(
                         f"nondiff argument {i}", "a hashable non-array value", describe(arg)
                     )
@@ -871,6 +940,23 @@ class Check:
                     f"unhashable {type(arg).__name__} {arg!r}"[:120],
                 ) from None
         return None
+
+
+CHECKS: tuple[ItemCheck, ...] = (
+    RuleFwdPair(),
+    PrimalMatchesFwd(),
+    RuleBwdStructure(),
+    GradDtype(),
+    DerivativesAgree(),
+    DerivativesFiniteDifferences(),
+    TransformsJit(),
+    TransformsVmap(),
+    TransformsScan(),
+    TransformsCheckpoint(),
+    TransformsSecondOrder(),
+    X64NoExtraWarning(),
+    NondiffHashable(),
+)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -936,7 +1022,7 @@ def run_one(spec: CheckRequest) -> CheckRecord:
         kwargs_expr = spec.get("kwargs_expr")
         if kwargs_expr:
             kwargs.update(eval(kwargs_expr, ns))  # noqa: S307
-        check = Check(fn, args, kwargs, tuple(spec.get("nondiff", [])))
+        check = Subject(fn, args, kwargs, tuple(spec.get("nondiff", [])))
     except Exception as exc:  # noqa: BLE001  (the target or its arguments: no item is judged)
         return {
             **head,
@@ -947,7 +1033,7 @@ def run_one(spec: CheckRequest) -> CheckRecord:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jax_conformance.contract.runner")
+    parser = argparse.ArgumentParser(prog="python -m jax_conformance.adapters.jax.contract")
     parser.add_argument("target", nargs="?", help="MODULE:FUNCTION")
     parser.add_argument(
         "--args", action="append", default=[], help="one positional argument, a Python expression"
