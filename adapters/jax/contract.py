@@ -6,7 +6,8 @@ Started by the parent (`jax_conformance.contract.engine`) with the mode's enviro
     python -m jax_conformance.adapters.jax.contract mylib.ops:clipped_sqrt --args "jnp.array([0.5, 2.0])" [--nondiff 1]
 
 or many from a request file (`--request FILE`, JSON: {"checks": [...]}, what the parent writes). The
-result is one JSON line on stdout (the user's code prints to stderr while it runs), with each
+result is one `contract` record in `--results FILE` (else one JSON line on stdout; the user's code
+prints to stderr while it runs), with each
 item's outcome: pass, fail (with failure lines), n/a (with why) or blocked (by the item that failed
 first). Each item is one `ItemCheck` class judging a `Subject` (the target with its arguments);
 `CHECKS` holds them in the order of `items.ITEMS`. The JAX-facing side of `jax_conformance.contract`,
@@ -32,17 +33,16 @@ import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from jax_conformance.contract import items
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
-from jax_conformance.contract.wire import (
-    ArgWire,
+from jax_conformance.contract.wire import ArgWire, CheckRequest, SentArray, decode_pickle
+from jax_conformance.records import (
     CheckBody,
     CheckHead,
     CheckRecord,
-    CheckRequest,
+    ContractRecord,
     ItemRecord,
     ModeInfo,
     ModeOutput,
-    SentArray,
-    decode_pickle,
+    ResultsWriter,
 )
 from numpy.typing import DTypeLike
 
@@ -1043,6 +1043,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--nondiff", action="append", type=int, default=[])
     parser.add_argument("--request", help="a JSON file {'checks': [...]} (what the parent writes)")
+    parser.add_argument(
+        "--results",
+        help="write the output as a `contract` record there (else one JSON line on stdout)",
+    )
     parser.add_argument("--list-upgrade-flags", action="store_true")
     opts = parser.parse_args(argv)
     if opts.list_upgrade_flags:
@@ -1068,7 +1072,13 @@ def main(argv: list[str] | None = None) -> int:
         for spec in checks:
             results.append(run_one(spec))
     output: ModeOutput = {"contract": 1, **mode_info(), "results": results}
-    print(json.dumps(output, default=str))
+    if opts.results:
+        record: ContractRecord = {"record": "contract", "output": output}
+        writer = ResultsWriter(opts.results)
+        writer.write(record)
+        writer.close()
+    else:
+        print(json.dumps(output, default=str))
     return 0
 
 
