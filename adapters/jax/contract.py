@@ -31,6 +31,8 @@ import jax  # noqa: E402  (this module runs in the mode's process: JAX starts in
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+from jax_conformance import compare
+from jax_conformance.compare import Tolerance
 from jax_conformance.contract import items
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
 from jax_conformance.contract.wire import ArgWire, CheckRequest, SentArray, decode_pickle
@@ -222,13 +224,13 @@ def _callable(obj: object) -> Callable[..., object]:
 
 
 def close(a: object, b: object, rtol: float) -> bool:
-    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a64.shape != b64.shape:
-        return False
-    scale = max(1.0, float(np.max(np.abs(b64), initial=0.0)) if b64.size else 1.0)
-    both_nan = np.isnan(a64) & np.isnan(b64)
-    diff = np.where(both_nan, 0.0, np.abs(a64 - b64))
-    return bool(np.all(diff <= rtol * scale)) and not bool(np.any(np.isnan(a64) ^ np.isnan(b64)))
+    """Two computations of the same thing agree: compare.close, relative to the larger of 1 and the
+    expected side's largest magnitude, on the values as float64."""
+    return compare.close(
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        Tolerance(rtol, scale="expected_max"),
+    )
 
 
 def compare_values(transform: str, got: PyTree, want: PyTree, rtol: float | None = None) -> None:
