@@ -340,16 +340,16 @@ class Run:
 KINDS = frozenset(get_args(Literal["run", "collected", "case", "end"]))
 
 
-def parse_record(line: bytes | str) -> Record | str:
+def parse_record(line: bytes | str, kinds: frozenset[str] = KINDS) -> Record | str:
     """One line as a record, or why it is not one (a torn line); "" for a record of a kind this
-    version does not know, which every reader skips."""
+    version does not know, or that this reader does not read (not in `kinds`), which it skips."""
     try:
         value = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return f"not a JSON record ({getattr(exc, 'msg', exc)}); the run was probably cut off while writing it"
     if not isinstance(value, dict):
         return "a record is a JSON object"
-    if value.get("record") not in KINDS:
+    if value.get("record") not in kinds:
         return ""  # a kind a later version writes: skipped without a word
     return cast(Record, value)
 
@@ -368,7 +368,9 @@ class ReadProblem(str):
         return problem
 
 
-def read_records(path: Path | str, problems: list[str] | None = None) -> Iterator[Record]:
+def read_records(
+    path: Path | str, problems: list[str] | None = None, kinds: frozenset[str] = KINDS
+) -> Iterator[Record]:
     """Every record of a results file, in order; a line that is none is skipped and, with
     `problems`, said there as a `ReadProblem` (`path:line: why`): a torn last line as the run cut
     off, a bad line with a record after it as a corrupt record (`fatal`). A missing file has no records."""
@@ -381,7 +383,7 @@ def read_records(path: Path | str, problems: list[str] | None = None) -> Iterato
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            record = parse_record(line)
+            record = parse_record(line, kinds)
             if isinstance(record, str):
                 if record:
                     pending.append((number, record))
@@ -515,7 +517,7 @@ class RecordTail:
                 self.total = int(record["count"])
             elif record["record"] == "end":
                 self.end = record
-            elif record["record"] == "case":  # not another feature's kind (a check's `contract`)
+            else:
                 self.cases.append(record)
                 tally(self.counts, record)
                 self.not_items += not is_item_record(record)
@@ -770,7 +772,8 @@ class CheckRow(ItemRow):
 
 
 CheckFileRecord = CheckHeader | CheckRow
-KINDS = KINDS | {"contract", "check", "check_row"}
+# The kinds the readers below read; the suite's readers (KINDS) skip them.
+CHECK_KINDS = frozenset(get_args(Literal["contract", "check", "check_row"]))
 
 
 def check_records(data: CheckData) -> list[CheckFileRecord]:
@@ -801,7 +804,7 @@ def read_check(path: Path | str) -> CheckData | None:
     `check` record."""
     data: CheckData | None = None
     by_label: dict[str, TargetRows] = {}
-    for raw in read_records(path):
+    for raw in read_records(path, kinds=CHECK_KINDS):
         record = cast(Mapping[str, Any], raw)
         if record["record"] == "check":
             head = cast(CheckHeader, record)
@@ -834,7 +837,7 @@ def read_check(path: Path | str) -> CheckData | None:
 def contract_output(path: Path | str) -> ModeOutput | None:
     """The ModeOutput a mode's contract process wrote to its results file, None if it wrote none."""
     found: ModeOutput | None = None
-    for raw in read_records(path):
+    for raw in read_records(path, kinds=CHECK_KINDS):
         record = cast(Mapping[str, Any], raw)
         if record["record"] == "contract":
             found = cast(ContractRecord, record)["output"]
