@@ -10,8 +10,8 @@ result is one `contract` record in `--results FILE` (else one JSON line on stdou
 prints to stderr while it runs), with each
 item's outcome: pass, fail (with failure lines), n/a (with why) or blocked (by the item that failed
 first). Each item is one `ItemCheck` class judging a `Subject` (the target with its arguments);
-`CHECKS` holds them in the order of `items.ITEMS`. The JAX-facing side of `jax_conformance.contract`,
-so it lives among the adapters (only adapters/ import JAX).
+`CHECKS` holds them in the order of `items.ITEMS`, and `judge` runs them. The JAX-facing side of
+`jax_conformance.contract`, so it lives among the adapters (only adapters/ import JAX).
 """
 
 from __future__ import annotations
@@ -298,7 +298,6 @@ class Subject:
         const = set(self.nondiff) | set(range(given, len(args)))
         self.diff_pos = [i for i in range(len(args)) if i not in const]
         self.rule_diff_pos = [i for i in range(len(args)) if i not in self.rule_nondiff]
-        self.results: dict[str, ItemRecord] = {}
         self.warnings: list[str] = []  # warnings seen on the rule's path (x64.no-extra-warning)
         self.rule_errors: list[str] = []  # explicit-64-bit errors seen on the rule's path
         self.rng = np.random.default_rng(0)
@@ -394,81 +393,6 @@ class Subject:
             )
             for arg in self.diff_args
         )
-
-    # -- running the items
-
-    def run(self) -> CheckBody:
-        """Every item of `CHECKS` in order, those `judged_last` after the others (from the warnings
-        they saw), then the gates' blocking."""
-        last = [c for c in CHECKS if c.judged_last]
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            for c in CHECKS:
-                if self.kind not in c.item.kinds:
-                    self.results[c.item.id] = {
-                        "status": NA,
-                        "note": f"not for a {self.kind} function",
-                    }
-                elif not c.judged_last:
-                    self.results[c.item.id] = self.attempt(c)
-            self.warnings = [f"{w.category.__name__}: {w.message}" for w in seen]
-        for c in last:
-            self.results[c.item.id] = (
-                self.attempt(c)
-                if self.kind != "plain"
-                else {"status": NA, "note": "no rule to compare with"}
-            )
-        self.unblock_or_block()
-        return {
-            "kind": self.kind,
-            "nondiff": list(self.nondiff),
-            "items": [{"id": item.id, **self.results[item.id]} for item in ITEMS],
-        }
-
-    def attempt(self, check: ItemCheck) -> ItemRecord:
-        """One item's outcome: pass (with the check's note), n/a, fail, or fail raised (a transform
-        that raised is the item's finding)."""
-        try:
-            note = check.check(self)
-        except NotApplicable as exc:
-            return {"status": NA, "note": str(exc)}
-        except ItemFailure as exc:
-            return {
-                "status": FAIL,
-                "failures": [
-                    {"transform": exc.transform, "expected": exc.expected, "actual": exc.actual}
-                ],
-            }
-        except Exception as exc:  # noqa: BLE001  (a transform that raises is the item's finding)
-            text = f"{type(exc).__name__}: {_first_line(exc)}"
-            if _is_x64_error(exc):
-                self.rule_errors.append(text)
-            return {
-                "status": FAIL,
-                "raised": True,
-                "failures": [{"transform": check.item.id, "expected": "no error", "actual": text}],
-            }
-        passed: ItemRecord = {"status": PASS}
-        if note:
-            passed["note"] = note
-        return passed
-
-    def unblock_or_block(self) -> None:
-        """A derivative computation that raised because an earlier gate failed (a bwd of the wrong
-        structure, an explicit-64-bit error) is that gate's finding: the item is blocked, not failed."""
-        failed = [g for g in GATES if self.results[g]["status"] == FAIL]
-        direct = [g for g in failed if not self.results[g].get("raised")]
-        if not (direct or failed):
-            return
-        blocker = (direct or failed)[0]
-        for item in ITEMS:
-            res = self.results[item.id]
-            if item.id == blocker or res["status"] != FAIL or not res.get("raised"):
-                continue
-            self.results[item.id] = {
-                "status": BLOCKED,
-                "note": f"blocked by {blocker}: {res['failures'][0]['actual']}",
-            }
 
     # -- what the rule gives
 
@@ -961,6 +885,83 @@ CHECKS: tuple[ItemCheck, ...] = (
 )
 
 
+# ---------------------------------------------------------------- judging
+
+
+def judge(s: Subject) -> CheckBody:
+    """Every item of `CHECKS` on the subject, in order, those `judged_last` after the others (from
+    the warnings they saw), then the gates' blocking."""
+    results: dict[str, ItemRecord] = {}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for c in CHECKS:
+            if s.kind not in c.item.kinds:
+                results[c.item.id] = {"status": NA, "note": f"not for a {s.kind} function"}
+            elif not c.judged_last:
+                results[c.item.id] = attempt(s, c)
+        s.warnings = [f"{w.category.__name__}: {w.message}" for w in seen]
+    for c in CHECKS:
+        if c.judged_last:
+            results[c.item.id] = (
+                attempt(s, c)
+                if s.kind != "plain"
+                else {"status": NA, "note": "no rule to compare with"}
+            )
+    block(results)
+    return {
+        "kind": s.kind,
+        "nondiff": list(s.nondiff),
+        "items": [{"id": item.id, **results[item.id]} for item in ITEMS],
+    }
+
+
+def attempt(s: Subject, check: ItemCheck) -> ItemRecord:
+    """One item's outcome: pass (with the check's note), n/a, fail, or fail raised (a transform
+    that raised is the item's finding; an explicit-64-bit error is kept for x64.no-extra-warning)."""
+    try:
+        note = check.check(s)
+    except NotApplicable as exc:
+        return {"status": NA, "note": str(exc)}
+    except ItemFailure as exc:
+        return {
+            "status": FAIL,
+            "failures": [
+                {"transform": exc.transform, "expected": exc.expected, "actual": exc.actual}
+            ],
+        }
+    except Exception as exc:  # noqa: BLE001  (a transform that raises is the item's finding)
+        text = f"{type(exc).__name__}: {_first_line(exc)}"
+        if _is_x64_error(exc):
+            s.rule_errors.append(text)
+        return {
+            "status": FAIL,
+            "raised": True,
+            "failures": [{"transform": check.item.id, "expected": "no error", "actual": text}],
+        }
+    passed: ItemRecord = {"status": PASS}
+    if note:
+        passed["note"] = note
+    return passed
+
+
+def block(results: dict[str, ItemRecord]) -> None:
+    """A derivative computation that raised because an earlier gate failed (a bwd of the wrong
+    structure, an explicit-64-bit error) is that gate's finding: the item is blocked, not failed."""
+    failed = [g for g in GATES if results[g]["status"] == FAIL]
+    direct = [g for g in failed if not results[g].get("raised")]
+    if not (direct or failed):
+        return
+    blocker = (direct or failed)[0]
+    for item in ITEMS:
+        res = results[item.id]
+        if item.id == blocker or res["status"] != FAIL or not res.get("raised"):
+            continue
+        results[item.id] = {
+            "status": BLOCKED,
+            "note": f"blocked by {blocker}: {res['failures'][0]['actual']}",
+        }
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return (text.splitlines()[0] if text else "")[:300]
@@ -1024,14 +1025,14 @@ def run_one(spec: CheckRequest) -> CheckRecord:
         kwargs_expr = spec.get("kwargs_expr")
         if kwargs_expr:
             kwargs.update(eval(kwargs_expr, ns))  # noqa: S307
-        check = Subject(fn, args, kwargs, tuple(spec.get("nondiff", [])))
+        subject = Subject(fn, args, kwargs, tuple(spec.get("nondiff", [])))
     except Exception as exc:  # noqa: BLE001  (the target or its arguments: no item is judged)
         return {
             **head,
             "error": f"{type(exc).__name__}: {_first_line(exc)}",
             "traceback": traceback.format_exc(limit=-3),
         }
-    return {**head, **check.run()}
+    return {**head, **judge(subject)}
 
 
 def main(argv: list[str] | None = None) -> int:
