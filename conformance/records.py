@@ -29,7 +29,17 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    TypeAlias,
+    TypedDict,
+    cast,
+    get_args,
+)
 
 from jax_conformance import CHECKOUT, __version__
 from jax_conformance.text import RECORD_MESSAGE_CHARS, cut
@@ -780,4 +790,215 @@ def read_mutation(path: Path | str, problems: list[str] | None = None) -> Mutati
     found = None
     for record in read_records(path, problems, kinds=MUTATION_KINDS):
         found = cast(MutationRecord, record)
+    return found
+
+
+# ---------------------------------------------------------------- check (contract) records
+# `jax-conformance check` (jax_conformance.contract). Each mode's process (the adapter's contract
+# runner) writes one `contract` record, its ModeOutput, to its results file. `check --report OUT`
+# saves OUT/contract/<target>.jsonl: one `check` record (the command, the columns, the verdict,
+# the failure and change lines), then one `check_row` per target x item (its statuses, a column each).
+
+CHECK_FORMAT = "jax-conformance-check"  # the `format` of `check --json` and of a `check` record
+
+
+class ContractFailure(TypedDict):
+    """Where an item failed (the transform), what was expected, what came instead."""
+
+    transform: str
+    expected: str
+    actual: str
+
+
+class ItemRecord(TypedDict, total=False):
+    """One item's outcome in one mode: pass (with an optional note), fail (failures; raised when a
+    transform raised), n/a or blocked (with why)."""
+
+    status: Required[str]
+    note: str
+    raised: bool
+    failures: list[ContractFailure]
+
+
+class ItemResult(ItemRecord, total=False):
+    """An item's outcome as the runner prints it: its id first."""
+
+    id: Required[str]
+
+
+class CheckHead(TypedDict):
+    target: str
+    label: str
+
+
+class CheckBody(TypedDict):
+    """What the items found for one target: the kind of function, its nondiff positions, every item."""
+
+    kind: str  # custom_vjp, custom_jvp or plain
+    nondiff: list[int]
+    items: list[ItemResult]
+
+
+class CheckRecord(CheckHead, total=False):
+    """One target's result in one mode: head and body, or head and the error that stopped it
+    (the target or its arguments failed to load) with the traceback's end."""
+
+    kind: str
+    nondiff: list[int]
+    items: list[ItemResult]
+    error: str
+    traceback: str
+
+
+class ModeInfo(TypedDict):
+    """The JAX a mode's process ran and the mode it ran in."""
+
+    jax_version: str
+    x64: bool
+    explicit_x64_dtypes: str
+    backend: str
+
+
+class ModeOutput(TypedDict, total=False):
+    """A mode's process's JSON line (contract, the ModeInfo fields, results) with its stderr added by
+    the parent; or only {"error": why} when the process gave no such line."""
+
+    contract: int
+    jax_version: str
+    x64: bool
+    explicit_x64_dtypes: str
+    backend: str
+    results: list[CheckRecord]
+    stderr: str
+    error: str
+
+
+class ContractRecord(TypedDict):
+    """`{"record": "contract"}`: what one mode's contract process found (its only record)."""
+
+    record: Literal["contract"]
+    output: ModeOutput
+
+
+class ItemRow(TypedDict):
+    """One item of one target: its statuses in the columns, in order."""
+
+    item: str
+    statement: str
+    cells: list[str]
+
+
+class TargetRows(TypedDict):
+    label: str
+    kinds: NotRequired[list[str]]  # one run's modes only (custom_vjp, custom_jvp, plain)
+    rows: list[ItemRow]
+
+
+class CheckData(TypedDict):
+    """A check's result as `check --json` prints it and a saved check reads back: the columns (a
+    mode, or a release and mode), per target its items' statuses in them, the failure lines."""
+
+    format: str
+    version: int
+    command: str
+    ok: bool
+    jax_versions: list[str]
+    columns: list[str]
+    targets: list[TargetRows]
+    failures: list[str]
+    changes: list[str]
+
+
+class CheckHeader(TypedDict):
+    """`{"record": "check"}`: a saved check's first record (CheckData less its targets)."""
+
+    record: Literal["check"]
+    format: str
+    version: int
+    command: str
+    ok: bool
+    jax_versions: list[str]
+    columns: list[str]
+    failures: list[str]
+    changes: list[str]
+
+
+class CheckRow(ItemRow):
+    """`{"record": "check_row"}`: one target x item of a saved check."""
+
+    record: Literal["check_row"]
+    target: str
+    kinds: NotRequired[list[str]]
+
+
+CheckFileRecord = CheckHeader | CheckRow
+# The kinds the readers below read; the suite's readers (KINDS) skip them.
+CHECK_KINDS = frozenset(get_args(Literal["contract", "check", "check_row"]))
+
+
+def check_records(data: CheckData) -> list[CheckFileRecord]:
+    """A check's result as the records of its saved file: the header, then a row per target x item."""
+    head: CheckHeader = {
+        "record": "check",
+        "format": data["format"],
+        "version": data["version"],
+        "command": data["command"],
+        "ok": data["ok"],
+        "jax_versions": data["jax_versions"],
+        "columns": data["columns"],
+        "failures": data["failures"],
+        "changes": data["changes"],
+    }
+    rows: list[CheckFileRecord] = [head]
+    for target in data["targets"]:
+        for row in target["rows"]:
+            record: CheckRow = {"record": "check_row", "target": target["label"], **row}
+            if "kinds" in target:
+                record["kinds"] = target["kinds"]
+            rows.append(record)
+    return rows
+
+
+def read_check(path: Path | str) -> CheckData | None:
+    """A saved check read back (its targets in the order written), or None when the file holds no
+    `check` record."""
+    data: CheckData | None = None
+    by_label: dict[str, TargetRows] = {}
+    for raw in read_records(path, kinds=CHECK_KINDS):
+        record = cast(Mapping[str, Any], raw)
+        if record["record"] == "check":
+            head = cast(CheckHeader, record)
+            by_label = {}
+            data = {
+                "format": head["format"],
+                "version": head["version"],
+                "command": head["command"],
+                "ok": head["ok"],
+                "jax_versions": head["jax_versions"],
+                "columns": head["columns"],
+                "targets": [],
+                "failures": head["failures"],
+                "changes": head["changes"],
+            }
+        elif record["record"] == "check_row" and data is not None:
+            row = cast(CheckRow, record)
+            target = by_label.get(row["target"])
+            if target is None:
+                target = by_label[row["target"]] = {"label": row["target"], "rows": []}
+                if "kinds" in row:
+                    target["kinds"] = row["kinds"]
+                data["targets"].append(target)
+            target["rows"].append(
+                {"item": row["item"], "statement": row["statement"], "cells": row["cells"]}
+            )
+    return data
+
+
+def contract_output(path: Path | str) -> ModeOutput | None:
+    """The ModeOutput a mode's contract process wrote to its results file, None if it wrote none."""
+    found: ModeOutput | None = None
+    for raw in read_records(path, kinds=CHECK_KINDS):
+        record = cast(Mapping[str, Any], raw)
+        if record["record"] == "contract":
+            found = cast(ContractRecord, record)["output"]
     return found

@@ -24,9 +24,9 @@ from jax_conformance.contract.engine import (
     run_mode,
 )
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
-from jax_conformance.contract.wire import ModeOutput
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.records import ModeOutput
 
 INSTALLED = ("latest", "installed")  # the JAX beside this harness, not a cached environment
 

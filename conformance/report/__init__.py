@@ -64,9 +64,8 @@ def build_site(
     show). A mutation file in `out` is shown when none is given. Without `allow_partial`, a corrupt
     record or a file that is not a results file is a UsageError, before anything is written."""
     with no_gc():
-        model = build_model(
-            results, baseline, mutation_file(mutation, out if isinstance(out, Path) else None)
-        )
+        given_out = out if isinstance(out, Path) else None
+        model = build_model(results, baseline, mutation_file(mutation, given_out), given_out)
         fatal = [] if allow_partial else fatal_problems(model)
         if fatal:
             more = f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else ""

@@ -16,12 +16,14 @@ from jax_conformance.mode import mode_key, mode_slug
 from jax_conformance.records import (
     OUTCOMES,
     UNEXPECTED,
+    CheckData,
     EndRecord,
     JSONScalar,
     ReadProblem,
     ResultRecord,
     Run,
     load_runs,
+    read_check,
     read_mutation,
     tally,
 )
@@ -251,6 +253,9 @@ class ReportModel:
     flags: FlagOverview | None = (
         None  # the flags of each run's mode, and the upgrade flags in effect
     )
+    contracts: list[CheckData] = field(
+        default_factory=list
+    )  # `check --report OUT`'s saved checks (Your rules)
 
     @property
     def records(self) -> int:
@@ -381,10 +386,13 @@ def fatal_problems(model: ReportModel) -> list[str]:
 
 
 def build_model(
-    paths: Sequence[str | Path], baseline: Sequence[str | Path] = (), mutation: Path | None = None
+    paths: Sequence[str | Path],
+    baseline: Sequence[str | Path] = (),
+    mutation: Path | None = None,
+    checks: Path | None = None,
 ) -> ReportModel:
     """Merge result files into one model; `baseline` files are only compared against; `mutation` is a
-    mutate score file."""
+    mutate score file; `checks` a report directory whose saved checks (`load_checks`) are shown."""
     runs, problems = load(paths)
     columns, cases, cells = _grid(runs)
     comparisons: list[Comparison] = []
@@ -413,7 +421,15 @@ def build_model(
         sources=sorted({r.source for r in runs}),
         upcoming=upcoming_sections(columns, cases, cells),
         flags=flag_overview(columns),
+        contracts=load_checks(checks) if checks is not None else [],
     )
+
+
+def load_checks(out: Path) -> list[CheckData]:
+    """The checks `check --report OUT` saved in OUT/contract/, by file name; a file that holds none
+    is left out."""
+    found = [read_check(path) for path in sorted((out / "contract").glob("*.jsonl"))]
+    return [data for data in found if data is not None]
 
 
 def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:

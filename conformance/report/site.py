@@ -392,7 +392,7 @@ def render(model: ReportModel, out: Path, title: str = "JAX conformance report")
                 shown_changes=SHOWN_CHANGES,
                 interrupted=[c for c in model.columns if c.interrupted],
                 results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",
-                your_rules=contract_section.render_section(contract_section.load(out)),
+                your_rules=contract_section.render_section(model.contracts),
             )
         )
         os.rename(tmp, assets / build)
