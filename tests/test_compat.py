@@ -22,7 +22,7 @@ from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.records import load_runs, unavailable
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     build_table,
     explain,
     first_line,

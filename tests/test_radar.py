@@ -324,8 +324,8 @@ def _bisected_store(tmp_path: Path) -> Store:
 def test_the_table_and_the_report_show_each_change_at_its_release(tmp_path: Path) -> None:
     from jax_conformance.launch.scheduler import merge
     from jax_conformance.records import load_runs
+    from jax_conformance.releases import build_table
     from jax_conformance.report import build_site
-    from jax_conformance.report.releases import build_table
 
     store = _bisected_store(tmp_path)
     merged = tmp_path / "merged.jsonl"

@@ -57,8 +57,8 @@ from jax_conformance.launch.scheduler import Scheduler, merge
 from jax_conformance.launch.service import closing_records, failure, run_modes
 from jax_conformance.mode import DEFAULT_MODES
 from jax_conformance.records import ResultsWriter, load_runs, suite_info, unavailable
+from jax_conformance.releases import build_table
 from jax_conformance.report import build_site
-from jax_conformance.report.releases import build_table
 
 DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per compat run
 

@@ -41,7 +41,7 @@ from jax_conformance.compat.envs import (
 from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
 from jax_conformance.mode import DEFAULT_MODES
-from jax_conformance.report.releases import version_key
+from jax_conformance.releases import version_key
 from packaging.version import InvalidVersion, Version
 
 

@@ -43,7 +43,7 @@ from jax_conformance.compat.radar import (
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.records import ResultRecord, ResultsWriter, load_runs, read_records
-from jax_conformance.report.releases import version_key
+from jax_conformance.releases import version_key
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
 EXTRA_PYTHONS = ("3.12", "3.13")  # asked too, for the releases that need a newer Python

@@ -27,7 +27,7 @@ from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.launch.scheduler import ModeProcess
 from jax_conformance.mode import Mode
 from jax_conformance.records import now
-from jax_conformance.report.releases import version_key
+from jax_conformance.releases import version_key
 from jax_conformance.usage import positive_float, positive_int
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version

@@ -2,7 +2,7 @@
 
 The suite runs in full at the ends of the range (and at any anchor release given); for every case
 whose signature differs between two neighbouring anchors (per mode: its outcome and what it did in
-the spec's terms, `report.releases.observed_key`: dtype, value, error class and opening words), a
+the spec's terms, `releases.observed_key`: dtype, value, error class and opening words), a
 binary search over the releases between them runs only the differing cases, until each change
 sits between two adjacent releases. Cases are searched together: one probe release per open
 interval per step, so a single change among n releases costs the two ends plus ceil(log2(n - 1))
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Protocol, TypedDict
 
 from jax_conformance.records import ResultRecord, Run, load_runs
-from jax_conformance.report.releases import NOT_RUN, mode_slug, observed_key, version_key
+from jax_conformance.releases import NOT_RUN, mode_slug, observed_key, version_key
 
 FLAG = "flag:"  # the pseudo-cases of upgrade flags
 ABSENT = "absent"

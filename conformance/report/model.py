@@ -23,7 +23,7 @@ from jax_conformance.records import (
     load_runs,
     tally,
 )
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     HOLDING,
     INAPPLICABLE,
     NOT_RUN,

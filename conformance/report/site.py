@@ -27,9 +27,7 @@ from typing import TypedDict
 import jinja2
 import markupsafe
 from jax_conformance import REPORT_ASSETS
-from jax_conformance.report import contract_section
-from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     HOLDS,
     NOT_RUN,
     STATUSES,
@@ -37,6 +35,8 @@ from jax_conformance.report.releases import (
     mode_key,
     version_key,
 )
+from jax_conformance.report import contract_section
+from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"
