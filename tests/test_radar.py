@@ -508,34 +508,34 @@ def test_a_harness_error_is_no_change() -> None:
 def test_the_cache_budget_removes_the_least_recently_used(tmp_path: Path) -> None:
     import os
 
-    from jax_conformance.compat import envs
+    from jax_conformance.compat import budget
 
     for i, name in enumerate(("jax-0.4.30-a", "jax-0.4.31-b", "jax-0.4.33-c")):
         path = tmp_path / "envs" / name
         path.mkdir(parents=True)
         (path / "blob").write_bytes(os.urandom(64 * 1024))
-        (path / envs.LAST_USED).touch()
-        os.utime(path / envs.LAST_USED, (1000 + i, 1000 + i))
+        (path / budget.LAST_USED).touch()
+        os.utime(path / budget.LAST_USED, (1000 + i, 1000 + i))
     # a hardlinked file (uv's cache) is counted once
     os.link(
         tmp_path / "envs" / "jax-0.4.33-c" / "blob", tmp_path / "envs" / "jax-0.4.31-b" / "shared"
     )
-    size = envs.disk_bytes(tmp_path / "envs" / "jax-0.4.33-c")
-    report = envs.enforce_budget(
+    size = budget.disk_bytes(tmp_path / "envs" / "jax-0.4.33-c")
+    report = budget.enforce_budget(
         tmp_path, int(size * 2.5), keep=[tmp_path / "envs" / "jax-0.4.30-a"]
     )
     # the oldest is this run's (kept); the next oldest goes
     assert [p.name for p, _ in report.removed] == ["jax-0.4.31-b"]
     assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == ["jax-0.4.30-a", "jax-0.4.33-c"]
     assert "removed 1 least recently used" in report.describe()
-    assert envs.enforce_budget(tmp_path, 0).removed == []  # no budget: nothing removed
+    assert budget.enforce_budget(tmp_path, 0).removed == []  # no budget: nothing removed
     assert (
-        envs.parse_size("20G") == 20 << 30
-        and envs.parse_size("500M") == 500 << 20
-        and envs.parse_size("0") == 0
+        budget.parse_size("20G") == 20 << 30
+        and budget.parse_size("500M") == 500 << 20
+        and budget.parse_size("0") == 0
     )
     with pytest.raises(ValueError):
-        envs.parse_size("lots")
+        budget.parse_size("lots")
 
 
 def test_a_probe_runs_only_the_modes_where_the_case_differed() -> None:

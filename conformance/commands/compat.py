@@ -10,7 +10,6 @@ recorded as `unavailable`, with the reason, and the rest of the table is still b
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import json
 import shutil
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jax_conformance import CHECKOUT, SPECS_DIR
+from jax_conformance.compat.across import ModeRun, across_releases, mode_run, prepare_env
 from jax_conformance.compat.drive import (
     add_radar_arguments,
     changes_json,
@@ -37,15 +37,13 @@ from jax_conformance.compat.envs import (
     NEEDS_CHECKOUT,
     RELEASE_PINS,
     Environment,
-    ModeRun,
-    _existing_env,
     _modes_arg,
     _versions_arg,
     add_environment_arguments,
     default_cache_dir,
     ensure_env,
+    existing_env,
     find_python,
-    mode_run,
     parse_versions,
     python_needed,
     python_tag,
@@ -53,9 +51,9 @@ from jax_conformance.compat.envs import (
 from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
-from jax_conformance.launch.scheduler import Scheduler, merge
-from jax_conformance.launch.service import closing_records, failure, run_modes
-from jax_conformance.mode import DEFAULT_MODES
+from jax_conformance.launch.scheduler import merge
+from jax_conformance.launch.service import closing_records
+from jax_conformance.mode import DEFAULT_MODES, Mode
 from jax_conformance.records import ResultsWriter, load_runs, suite_info, unavailable
 from jax_conformance.releases import build_table
 from jax_conformance.report import build_site
@@ -188,110 +186,98 @@ def run_compat(
     cache = (args.cache_dir or default_cache_dir()).resolve()
     out_dir = (args.out / "compat").resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    given = _given_envs(args.env)
-    overrides = _interpreters(args.interpreter)
-    tags: dict[str, str] = {}
+    extra = [a for a in args.pytest_args if a != "--"]
+    if not args.live_specs:
+        extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
+    build = _builder(args, cache)
     envs: list[Environment] = []
     mode_runs: list[ModeRun] = []
     files: list[Path] = []
     lock = threading.Lock()
-    extra = [a for a in args.pytest_args if a != "--"]
-    if not args.live_specs:
-        extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
 
-    def finished(run: ModeRun) -> None:
-        run.reason = failure(run)
-        mode_runs.append(run)
-        counts = ", ".join(
-            f"{n} {k.replace('_', ' ')}"
-            for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1])
-        )
-        note = f"; {run.reason}" if run.reason else ""
-        say(
-            f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}"
-        )
+    def each(version: str) -> list[ModeRun]:
+        """The release's environment, then its mode runs (or, unavailable, its records saying why)."""
+        env = prepare_env(version, cache, build)
+        with lock:
+            envs.append(env)
+            if not env.ok:
+                say(f"jax {version}: UNAVAILABLE: {env.reason}")
+                files.append(_write_unavailable(env, args.modes, out_dir))
+                return []
+            how = "cached" if env.cached else f"built in {env.seconds:.0f} s"
+            say(
+                f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
+                f"numpy {env.versions.get('numpy', '?')}): {env.path}"
+            )
+            runs = [mode_run(env, mode, out_dir, extra) for mode in args.modes]
+            files.extend(run.results for run in runs)
+            return runs
 
     # The environments are built in threads; each mode's run is queued as its environment is ready.
-    runs = Scheduler[ModeRun](args.jobs, timeout=args.run_timeout, on_finish=finished)
-    with cf.ThreadPoolExecutor(max(1, args.build_jobs), thread_name_prefix="build") as builds:
-
-        def prepare(version: str) -> Environment:
-            try:
-                env = _prepare_env(version)
-            except Exception as exc:  # noqa: BLE001 - one broken release must not stop the others
-                env = Environment(version, cache, [], reason=f"{type(exc).__name__}: {exc}")
-            return _queue(env)
-
-        def _prepare_env(version: str) -> Environment:
-            minor = python_needed(version)
-            python = find_python(minor, overrides) if minor else args.python
-            if version in given:
-                env = _existing_env(version, given[version])
-            elif python is None:
-                env = Environment(
-                    version,
-                    cache,
-                    [],
-                    reason=f"jax {version} needs Python {minor}, and no python{minor} "
-                    f"was found (pass --interpreter {minor}=PATH)",
-                )
-            else:
-                with lock:
-                    if python not in tags:
-                        tags[python] = python_tag(python)
-                env = ensure_env(
-                    version,
-                    cache,
-                    python,
-                    tags[python],
-                    args.install_timeout,
-                    args.rebuild,
-                    (*RELEASE_PINS, *args.pin),
-                )
-            return env
-
-        def _queue(env: Environment) -> Environment:
-            version = env.version
-            with lock:
-                envs.append(env)
-                if env.ok:
-                    how = "cached" if env.cached else f"built in {env.seconds:.0f} s"
-                    say(
-                        f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
-                        f"numpy {env.versions.get('numpy', '?')}): {env.path}"
-                    )
-                    for mode in args.modes:
-                        run = mode_run(env, mode, out_dir, extra)
-                        runs.add(run)
-                        files.append(run.results)
-                else:
-                    say(f"jax {version}: UNAVAILABLE: {env.reason}")
-                    path = out_dir / f"{version}-unavailable.jsonl"
-                    writer = ResultsWriter(path)
-                    for record in (
-                        r
-                        for m in args.modes
-                        for r in unavailable("jax", version, m.to_json(), env.reason)
-                    ):
-                        writer.write(record)
-                    writer.close()
-                    files.append(path)
-            return env
-
-        futures = [builds.submit(prepare, v) for v in args.versions]
-        if run_modes(
-            [], args.jobs, more=lambda: not all(f.done() for f in futures), scheduler=runs
-        ):
-            builds.shutdown(wait=False, cancel_futures=True)
-            raise KeyboardInterrupt  # the runs are stopped; compat ends as an interrupted command (exit 130)
-        for f in futures:
-            f.result()
+    across_releases(
+        args.versions,
+        each,
+        jobs=args.jobs,
+        build_jobs=args.build_jobs,
+        timeout=args.run_timeout,
+        on_finish=mode_runs.append,
+        say=say,
+    )
     order = {v: i for i, v in enumerate(args.versions)}
     files.sort(key=lambda p: (order.get(p.name.split("-")[0], 99), p.name))
     if args.prune:
         for path in prune_cache(cache, [e.path for e in envs if e.ok]):
             say(f"pruned {path}")
     return envs, mode_runs, files
+
+
+def _builder(args: argparse.Namespace, cache: Path) -> Callable[[str], Environment]:
+    """How a release's environment is had: the one given (--env), else built with the interpreter
+    it needs (unavailable when none is found)."""
+    given = _given_envs(args.env)
+    overrides = _interpreters(args.interpreter)
+    tags: dict[str, str] = {}
+    lock = threading.Lock()
+
+    def build(version: str) -> Environment:
+        minor = python_needed(version)
+        python = find_python(minor, overrides) if minor else args.python
+        if version in given:
+            return existing_env(version, given[version])
+        if python is None:
+            return Environment(
+                version,
+                cache,
+                [],
+                reason=f"jax {version} needs Python {minor}, and no python{minor} "
+                f"was found (pass --interpreter {minor}=PATH)",
+            )
+        with lock:
+            if python not in tags:
+                tags[python] = python_tag(python)
+        return ensure_env(
+            version,
+            cache,
+            python,
+            tags[python],
+            args.install_timeout,
+            args.rebuild,
+            (*RELEASE_PINS, *args.pin),
+        )
+
+    return build
+
+
+def _write_unavailable(env: Environment, modes: Sequence[Mode], out_dir: Path) -> Path:
+    """The records of a release that could not run: each mode unavailable, with the reason."""
+    path = out_dir / f"{env.version}-unavailable.jsonl"
+    writer = ResultsWriter(path)
+    for record in (
+        r for m in modes for r in unavailable("jax", env.version, m.to_json(), env.reason)
+    ):
+        writer.write(record)
+    writer.close()
+    return path
 
 
 def prune_cache(cache: Path, keep: Sequence[Path]) -> list[Path]:

@@ -20,15 +20,9 @@ from typing import NotRequired, TypedDict, cast
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.adapters.jax.as_of import PATH as AS_OF_ADAPTER
+from jax_conformance.compat.budget import DEFAULT_BUDGET, BudgetReport, enforce_budget
 from jax_conformance.compat.discover import Release, discover, parse_range
-from jax_conformance.compat.envs import (
-    DEFAULT_BUDGET,
-    BudgetReport,
-    _size_arg,
-    default_cache_dir,
-    enforce_budget,
-    find_python,
-)
+from jax_conformance.compat.envs import _size_arg, default_cache_dir, find_python
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
 from jax_conformance.compat.radar import (
