@@ -22,7 +22,7 @@ from jax_conformance import SPECS_DIR
 from jax_conformance.adapters.jax.as_of import PATH as AS_OF_ADAPTER
 from jax_conformance.compat.budget import DEFAULT_BUDGET, BudgetReport, enforce_budget
 from jax_conformance.compat.discover import Release, discover, parse_range
-from jax_conformance.compat.envs import _size_arg, default_cache_dir, find_python
+from jax_conformance.compat.envs import default_cache_dir, find_python
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
 from jax_conformance.compat.radar import (
@@ -36,6 +36,7 @@ from jax_conformance.compat.radar import (
 )
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.options import size_arg
 from jax_conformance.records import ResultRecord, ResultsWriter, load_runs, read_records
 from jax_conformance.releases import version_key
 
@@ -53,8 +54,8 @@ def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache-budget",
-        type=_size_arg,
-        default=_size_arg(DEFAULT_BUDGET),
+        type=size_arg,
+        default=size_arg(DEFAULT_BUDGET),
         metavar="SIZE",
         help=f"disk the cached environments may take, e.g. 20G (default {DEFAULT_BUDGET}; 0: no limit); "
         "beyond it the least recently used are removed after the run",

@@ -27,12 +27,12 @@ from typing import TypedDict
 import jinja2
 import markupsafe
 from jax_conformance import REPORT_ASSETS
+from jax_conformance.mode import mode_key
 from jax_conformance.releases import (
     HOLDS,
     NOT_RUN,
     STATUSES,
     ReleaseTable,
-    mode_key,
     version_key,
 )
 from jax_conformance.report import contract_section
