@@ -10,7 +10,6 @@ recorded as `unavailable`, with the reason, and the rest of the table is still b
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import threading
@@ -26,7 +25,6 @@ from jax_conformance.compat.drive import (
     format_changes_text,
     gate_check,
     merged_results,
-    print_json,
     save_search,
     search_range,
     specs_digest,
@@ -52,7 +50,16 @@ from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import merge
 from jax_conformance.launch.service import closing_records
 from jax_conformance.mode import Mode, read_modes
-from jax_conformance.records import ResultsWriter, load_runs, suite_info, unavailable
+from jax_conformance.records import (
+    COMPAT_SUMMARY,
+    ResultsWriter,
+    load_runs,
+    read_one,
+    suite_info,
+    unavailable,
+    write_one,
+    write_search,
+)
 from jax_conformance.releases import build_table
 from jax_conformance.report import build_site
 
@@ -367,14 +374,14 @@ def main(args: argparse.Namespace) -> int:
         "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs},
     }
     summary_path = args.out / "compat-summary.json"
-    summary_path.parent.mkdir(parents=True, exist_ok=True)
     if args.from_results is not None:
         # keep the timings of the run that wrote these results, if its summary is the one being replaced
-        try:
-            data["timing"] = json.loads(summary_path.read_text())["timing"]
-        except (OSError, ValueError, KeyError):
+        earlier = read_one(summary_path, COMPAT_SUMMARY)
+        if earlier is not None and "timing" in earlier:
+            data["timing"] = earlier["timing"]
+        else:
             data.pop("timing", None)
-    summary_path.write_text(json.dumps(data, indent=1))
+    write_one(summary_path, COMPAT_SUMMARY, data)
     print(f"\nresults: {merged} ({lines} records)\nsummary: {summary_path}")
     if not args.no_report:
         print(render_report(merged, args.out / "compat-report"))
@@ -406,9 +413,9 @@ def radar_main(args: argparse.Namespace, start: float) -> int:
     data = changes_json(run)
     gates = gate_check(run, data)
     data["gates"] = [g.to_json() for g in gates]
-    print_json(data, args.out / "radar.json")
+    write_search(args.out / "radar.json", data)
     save_search(run.store.root, data)
-    print_json({**summary(table), "radar": data}, args.out / "compat-summary.json")
+    write_one(args.out / "compat-summary.json", COMPAT_SUMMARY, {**summary(table), "radar": data})
     text = format_changes_text(run, data)
     (args.out / "radar.txt").write_text(text + "\n")
     print(f"\nchanges, each at the first release that shows it ({len(data['changes'])}):")

@@ -25,10 +25,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypedDict
+from typing import Protocol
 
 from jax_conformance.mode import mode_slug
-from jax_conformance.records import ResultRecord, Run, load_runs
+from jax_conformance.records import FoundJSON, ResultRecord, Run, load_runs
 from jax_conformance.releases import NOT_RUN, observed_key, version_key
 
 FLAG = "flag:"  # the pseudo-cases of upgrade flags
@@ -53,18 +53,6 @@ class Observer(Protocol):
         """Per release: the signatures of the cases asked (None: every case), or why it could not run.
         The releases of one call may run in parallel."""
         ...
-
-
-class FoundJSON(TypedDict):
-    """A change as the radar's JSON holds it (`Found.to_json`): the modes that changed, before and after."""
-
-    case: str
-    release: str
-    previous: str
-    modes: list[str]
-    before: Signature
-    after: Signature
-    skipped: list[str]
 
 
 @dataclass
