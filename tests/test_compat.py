@@ -641,3 +641,27 @@ def test_from_results_builds_the_table_summary_and_report_without_running(
     assert not (out / "compat").exists()  # nothing ran
     with pytest.raises(UsageError, match="--from-results .*nope.jsonl: no such file"):
         compat.main(parse(["--from-results", str(tmp_path / "nope.jsonl"), "--out", str(out)]))
+
+
+def test_a_release_that_cannot_be_prepared_is_unavailable_and_the_others_go_on(
+    tmp_path: Path,
+) -> None:
+    """compat/across: `each` runs for every release; a build that raises is an unavailable
+    environment with the reason, not an error that stops the other releases."""
+    from jax_conformance.compat.across import across_releases, prepare_env
+
+    def build(release: str) -> envs.Environment:
+        if release == "0.0.1":
+            raise OSError("no such release")
+        return envs.Environment(release, tmp_path / release, [], ok=True)
+
+    seen: dict[str, envs.Environment] = {}
+
+    def each(release: str) -> list[Any]:
+        seen[release] = prepare_env(release, tmp_path, build)
+        return []
+
+    across_releases(["0.0.1", "0.8.0", "0.9.2"], each, jobs=1, build_jobs=2, say=lambda _: None)
+    assert sorted(seen) == ["0.0.1", "0.8.0", "0.9.2"]
+    assert seen["0.0.1"].reason == "OSError: no such release" and not seen["0.0.1"].ok
+    assert seen["0.8.0"].ok and seen["0.9.2"].ok
