@@ -308,12 +308,8 @@ def render_report(merged: Path, out: Path) -> str:
     return f"report: {index}" if index is not None else f"report not built: no runs in {merged}"
 
 
-def main(args: argparse.Namespace) -> int:
-    """Run the releases, merge their results, print the table, write the summary and the report."""
-    start = time.monotonic()
-    envs: list[Environment] = []
-    mode_runs: list[ModeRun] = []
-    # Usage errors first, before an environment is built or a directory made.
+def _check_usage(args: argparse.Namespace) -> None:
+    """Usage errors first, before an environment is built or a directory made."""
     args.modes = read_modes(args.modes, upcoming=False).modes
     if args.from_results is not None and not args.from_results.is_file():
         raise UsageError(f"--from-results {args.from_results}: no such file")
@@ -325,12 +321,62 @@ def main(args: argparse.Namespace) -> int:
         and any(v not in prepared for v in args.versions)
     ):
         raise UsageError(NEEDS_CHECKOUT)
+
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    """Where this run's files go: a new run directory, or --out (cleared with --force)."""
     if args.out is None:
-        args.out = rundir.new_run_dir("compat")
-    else:
-        args.out = rundir.explicit_out(args.out, args.force)
-        # --force replaces the earlier run's files, but never the results this one is built from.
-        rundir.clear(args.out, [args.from_results] if args.from_results is not None else [])
+        return rundir.new_run_dir("compat")
+    out = rundir.explicit_out(args.out, args.force)
+    # --force replaces the earlier run's files, but never the results this one is built from.
+    rundir.clear(out, [args.from_results] if args.from_results is not None else [])
+    return out
+
+
+def _write_summary(
+    args: argparse.Namespace,
+    data: dict[str, object],
+    envs: Sequence[Environment],
+    mode_runs: Sequence[ModeRun],
+    start: float,
+) -> Path:
+    """compat-summary.json: the table's summary, the spec set it ran, and the timings (with
+    --from-results, those of the run that wrote the results, when its summary is the one replaced)."""
+    snapshot = args.out / "compat" / "specs"
+    data["specs"] = {
+        "digest": specs_digest(
+            snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR
+        ),
+        "snapshot": not args.live_specs,
+        **suite_info(),
+    }
+    data["timing"] = {
+        "wall_s": round(time.monotonic() - start, 1),
+        "environments": {
+            e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
+            for e in envs
+        },
+        "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs},
+    }
+    summary_path = args.out / "compat-summary.json"
+    if args.from_results is not None:
+        # keep the timings of the run that wrote these results, if its summary is the one being replaced
+        earlier = read_one(summary_path, COMPAT_SUMMARY)
+        if earlier is not None and "timing" in earlier:
+            data["timing"] = earlier["timing"]
+        else:
+            data.pop("timing", None)
+    write_one(summary_path, COMPAT_SUMMARY, data)
+    return summary_path
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the releases, merge their results, print the table, write the summary and the report."""
+    start = time.monotonic()
+    envs: list[Environment] = []
+    mode_runs: list[ModeRun] = []
+    _check_usage(args)
+    args.out = _out_dir(args)
     if args.releases is not None and args.from_results is None:
         return radar_main(args, start)
     if args.from_results is not None:
@@ -357,31 +403,7 @@ def main(args: argparse.Namespace) -> int:
         print("\nchanges across releases:")
         print(changes)
     data = summary(table)
-    snapshot = args.out / "compat" / "specs"
-    data["specs"] = {
-        "digest": specs_digest(
-            snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR
-        ),
-        "snapshot": not args.live_specs,
-        **suite_info(),
-    }
-    data["timing"] = {
-        "wall_s": round(time.monotonic() - start, 1),
-        "environments": {
-            e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
-            for e in envs
-        },
-        "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs},
-    }
-    summary_path = args.out / "compat-summary.json"
-    if args.from_results is not None:
-        # keep the timings of the run that wrote these results, if its summary is the one being replaced
-        earlier = read_one(summary_path, COMPAT_SUMMARY)
-        if earlier is not None and "timing" in earlier:
-            data["timing"] = earlier["timing"]
-        else:
-            data.pop("timing", None)
-    write_one(summary_path, COMPAT_SUMMARY, data)
+    summary_path = _write_summary(args, data, envs, mode_runs, start)
     print(f"\nresults: {merged} ({lines} records)\nsummary: {summary_path}")
     if not args.no_report:
         print(render_report(merged, args.out / "compat-report"))
