@@ -130,6 +130,25 @@ class RadarRun:
     discovery_s: float
 
 
+def _store_dir(
+    args: argparse.Namespace, cache: Path, as_of: str, say: Callable[[str], None]
+) -> Path:
+    """The store for the current specs; with --resume and none yet, the newest earlier one for
+    the same release (it keeps its own copy of the specs)."""
+    root = store_root(cache, as_of)
+    if getattr(args, "resume", False) and not root.is_dir():
+        earlier = sorted(
+            (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"),
+            key=lambda p: p.stat().st_mtime,
+        )
+        if earlier:
+            root = earlier[-1]
+            say(
+                f"radar: resuming the search in {root.name} with its own copy of the specs (specs/ changed since)"
+            )
+    return root
+
+
 def search_range(
     args: argparse.Namespace,
     text: str,
@@ -161,17 +180,7 @@ def search_range(
         )
     )
     as_of = releases[-1].version
-    root = store_dir or store_root(cache, as_of)
-    if store_dir is None and getattr(args, "resume", False) and not root.is_dir():
-        earlier = sorted(
-            (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"),
-            key=lambda p: p.stat().st_mtime,
-        )
-        if earlier:
-            root = earlier[-1]
-            say(
-                f"radar: resuming the search in {root.name} with its own copy of the specs (specs/ changed since)"
-            )
+    root = _store_dir(args, cache, as_of, say) if store_dir is None else store_dir
     root.mkdir(parents=True, exist_ok=True)
     specs = root / "specs"
     if not specs.is_dir():
