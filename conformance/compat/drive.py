@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import shutil
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -361,10 +360,6 @@ def format_changes_text(run: RadarRun, data: SearchJSON | None = None) -> str:
             what = "; ".join(describe_change(b, a) for b, a in pairs)
             lines.append(f"  {ch['case']} [{', '.join(modes)}]: {what}")
     return "\n".join(lines)
-
-
-def stderr(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def save_search(root: Path, data: SearchJSON) -> Path:
