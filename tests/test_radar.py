@@ -212,7 +212,7 @@ def _write_run(
     writer.close()
 
 
-OFF = {"x64": False, "explicit_x64_dtypes": "warn"}
+OFF = {"x64": False, "explicit_x64_dtypes": "warn", "flags": {}}  # a version-2 mode names its flags
 
 
 def test_the_store_reads_signatures_flags_and_what_was_asked(tmp_path: Path) -> None:
@@ -438,7 +438,7 @@ def test_a_resumed_full_run_skips_the_modes_that_ended(tmp_path: Path) -> None:
 
     store = Store(tmp_path / "radar")
     _write_run(store.result_path("0.10.2", "off-warn", None), "0.10.2", OFF, {"a.x": "int32"})
-    cut = {"x64": False, "explicit_x64_dtypes": "error"}
+    cut = {"x64": False, "explicit_x64_dtypes": "error", "flags": {}}
     _write_run(
         store.result_path("0.10.2", "off-error", None), "0.10.2", cut, {"a.x": "int32"}, ended=False
     )
