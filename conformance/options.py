@@ -65,8 +65,8 @@ def versions_arg(text: str) -> list[str]:
 
 
 def size_arg(text: str) -> int:
-    """An argparse type: a size in bytes, `20G`, `500M`, 0 for none (`compat.envs.parse_size`)."""
-    from jax_conformance.compat.envs import parse_size
+    """An argparse type: a size in bytes, `20G`, `500M`, 0 for none (`compat.budget.parse_size`)."""
+    from jax_conformance.compat.budget import parse_size
 
     try:
         return parse_size(text)

@@ -1002,3 +1002,86 @@ def contract_output(path: Path | str) -> ModeOutput | None:
         if record["record"] == "contract":
             found = cast(ContractRecord, record)["output"]
     return found
+
+
+# ---------------------------------------------------------------- compat records
+# compat's and upgrade's files besides results: each holds one record (one JSON line), so it reads as
+# a JSON object too. `search`: a radar search's findings (`radar.json`, and a radar store's
+# `searches/A..B.json`, which `upgrade` answers from); `compat_summary`: `compat-summary.json`;
+# `upgrade`: `upgrade-A-B.json`. A file written before these were records (indented JSON) has no
+# record, and reads as absent.
+
+SEARCH, COMPAT_SUMMARY, UPGRADE = "search", "compat_summary", "upgrade"
+COMPAT_KINDS = frozenset({SEARCH, COMPAT_SUMMARY, UPGRADE})
+
+
+class FoundJSON(TypedDict):
+    """A change the radar found (`compat.radar.Found.to_json`): the modes that changed, the case's
+    signature before and after (mode slug -> what it did)."""
+
+    case: str
+    release: str
+    previous: str
+    modes: list[str]
+    before: dict[str, str]
+    after: dict[str, str]
+    skipped: list[str]
+
+
+class ChangeJSON(FoundJSON):
+    """A change in a saved search (`compat.drive.changes_json`): the radar's finding with its case's facts."""
+
+    topic: str
+    claim: str
+    basis: str | None
+    source: list[dict[str, str]] | None
+    spec_file: str
+
+
+class ProbeJSON(TypedDict):
+    release: str
+    cases: int | None  # cases asked; None: all
+
+
+class SearchJSON(TypedDict):
+    """A radar search's findings as saved beside its results (`compat.drive.changes_json`)."""
+
+    releases: list[str]
+    anchors: list[str]
+    unavailable: dict[str, str]
+    probes: list[ProbeJSON]
+    runs: int
+    changes: list[ChangeJSON]
+    flags: dict[str, list[dict[str, str]]]
+    environments: dict[str, dict[str, object]]
+    cache: dict[str, object]
+    seconds: float
+    discovery_s: float
+    gates: NotRequired[list[dict[str, object]]]  # compat's check of the version gates
+
+
+def write_one(path: Path, kind: str, data: Mapping[str, object]) -> Path:
+    """Write `data` as the one record of kind `kind` in `path` (replacing the file)."""
+    writer = ResultsWriter(path)
+    try:
+        writer.write({"record": kind, **data})
+    finally:
+        writer.close()
+    return path
+
+
+def read_one(path: Path, kind: str) -> dict[str, object] | None:
+    """The record of kind `kind` in a file `write_one` wrote, without its `record` key (None: none)."""
+    for record in read_records(path, kinds=COMPAT_KINDS):
+        if record.get("record") == kind:
+            return {k: v for k, v in record.items() if k != "record"}
+    return None
+
+
+def write_search(path: Path, data: SearchJSON) -> Path:
+    return write_one(path, SEARCH, data)
+
+
+def read_search(path: Path) -> SearchJSON | None:
+    """A search `write_search` wrote (None: the file holds none)."""
+    return cast(SearchJSON | None, read_one(path, SEARCH))

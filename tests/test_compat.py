@@ -23,7 +23,7 @@ from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import load_runs, unavailable
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     build_table,
     explain,
     first_line,
@@ -692,3 +692,27 @@ def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) ->
         check=True,
     ).stdout
     assert "delete that directory to clear them" in " ".join(helptext.split())
+
+
+def test_a_release_that_cannot_be_prepared_is_unavailable_and_the_others_go_on(
+    tmp_path: Path,
+) -> None:
+    """compat/across: `each` runs for every release; a build that raises is an unavailable
+    environment with the reason, not an error that stops the other releases."""
+    from jax_conformance.compat.across import across_releases, prepare_env
+
+    def build(release: str) -> envs.Environment:
+        if release == "0.0.1":
+            raise OSError("no such release")
+        return envs.Environment(release, tmp_path / release, [], ok=True)
+
+    seen: dict[str, envs.Environment] = {}
+
+    def each(release: str) -> list[Any]:
+        seen[release] = prepare_env(release, tmp_path, build)
+        return []
+
+    across_releases(["0.0.1", "0.8.0", "0.9.2"], each, jobs=1, build_jobs=2, say=lambda _: None)
+    assert sorted(seen) == ["0.0.1", "0.8.0", "0.9.2"]
+    assert seen["0.0.1"].reason == "OSError: no such release" and not seen["0.0.1"].ok
+    assert seen["0.8.0"].ok and seen["0.9.2"].ok

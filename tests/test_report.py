@@ -21,9 +21,9 @@ from jax_conformance.cli import main as cli_main
 from jax_conformance.mode import mode_key
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.records import encode
+from jax_conformance.releases import status_over_modes
 from jax_conformance.report import build_site
 from jax_conformance.report.model import build_model, load_mutation
-from jax_conformance.report.releases import status_over_modes
 from jax_conformance.report.site import (
     KEEP_BUILDS,
     compat_json,

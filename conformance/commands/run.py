@@ -233,7 +233,7 @@ def in_report_order(rows: list[SummaryRow]) -> list[SummaryRow]:
     """The rows in the order of the report's summary (adapter, release, backend, then the modes of the
     default matrix, each flagged mode after its base, fewest flags first), not the order the modes ran in."""
     from jax_conformance.mode import mode_key
-    from jax_conformance.report.releases import version_key
+    from jax_conformance.releases import version_key
 
     return sorted(rows, key=lambda r: (r[0], version_key(r[1]), r[2], *mode_key(r[3])))
 

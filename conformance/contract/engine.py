@@ -163,7 +163,7 @@ class ContractResult:
             )
             for item in ITEMS:
                 cells = [
-                    _cell(t.status(item.id, m)).ljust(c)
+                    cell(t.status(item.id, m)).ljust(c)
                     for m, c in zip(self.modes, cols, strict=True)
                 ]
                 out.append("  " + item.id.ljust(width) + "  " + "  ".join(cells).rstrip())
@@ -183,7 +183,8 @@ class ContractResult:
         ]
 
 
-def _cell(status: str) -> str:
+def cell(status: str) -> str:
+    """A status as a table cell shows it (`ok`, `FAIL`, `n/a`, `blocked`, `ERROR`)."""
     return {PASS: "ok", FAIL: "FAIL", NA: "n/a", BLOCKED: "blocked", ERROR: "ERROR"}.get(
         status, status
     )

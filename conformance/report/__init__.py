@@ -3,7 +3,7 @@
 The site opens from disk: a summary per (adapter, version, backend, mode), a case x column
 matrix with filters, each case's detail, behaviour x release, a comparison against a baseline,
 docs-vs-code differences (computed from each record's documented expectation) and mutation results.
-`jax_conformance.report.model` computes what is shown, `jax_conformance.report.releases` is the
+`jax_conformance.report.model` computes what is shown, `jax_conformance.releases` is the
 behaviour x release model (shared with `jax-conformance compat`), `jax_conformance.report.upcoming`
 the flags of each mode and what changes when JAX flips its upcoming defaults (modes with JAX
 flags on top of a base mode), `jax_conformance.report.site` writes it. The command is `jax_conformance.commands.report`.

@@ -27,7 +27,7 @@ from jax_conformance.records import (
     read_mutation,
     tally,
 )
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     HOLDING,
     INAPPLICABLE,
     NOT_RUN,

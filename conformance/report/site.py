@@ -28,15 +28,15 @@ import jinja2
 import markupsafe
 from jax_conformance import REPORT_ASSETS
 from jax_conformance.mode import mode_key
-from jax_conformance.report import contract_section
-from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     HOLDS,
     NOT_RUN,
     STATUSES,
     ReleaseTable,
     version_key,
 )
+from jax_conformance.report import contract_section
+from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"

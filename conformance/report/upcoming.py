@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from jax_conformance.errors import ModeError
 from jax_conformance.mode import Mode, flag_text
 from jax_conformance.records import JSONScalar, ResultRecord
-from jax_conformance.report.releases import HOLDING, INAPPLICABLE, first_line, observed_key
+from jax_conformance.releases import HOLDING, INAPPLICABLE, first_line, observed_key
 
 if TYPE_CHECKING:
     from jax_conformance.report.model import CaseInfo, Cells, Column

@@ -1,5 +1,7 @@
-"""Behaviour × release: per case and release, does the behaviour hold, and what changed between releases.
+"""Releases: their order (`version_key`) and the behaviour × release model: per case and release,
+does the behaviour hold, and what changed between releases.
 
+The one releases module: compat, the radar, `upgrade`, `run` and the report order releases here.
 The one model behind `jax-conformance compat` (its terminal table, changes and summary,
 `jax_conformance.compat.table`) and the report's behaviour × release section
 (`jax_conformance.report.model`). Built from result runs; a release's status of a case is over
