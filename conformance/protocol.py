@@ -26,6 +26,14 @@ from typing import Literal, NotRequired, TypedDict
 from jax_conformance.records import AdapterInfo, ModeJSON, Verdict
 from jax_conformance.spec.blocks import CodeText, ExpectBlock
 
+# ----------------------------------------------------------------- the worker's environment
+# Variables the parent (client/) sets in a worker's environment and the worker (worker/) reads.
+
+# The worker's address-space limit in megabytes (unset or 0: none).
+MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
+# The pid the worker watches: it exits when that process is gone (an orphaned hung case would run forever).
+PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
+
 
 class CasePayload(TypedDict):
     """What a worker needs to run one case (`Case.payload`): code, inputs and the chosen block(s)."""

@@ -35,6 +35,8 @@ from jax_conformance.client.forkclient import (
 from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
 from jax_conformance.mode import Mode
 from jax_conformance.protocol import (
+    MEMORY_ENV,
+    PARENT_ENV,
     CasePayload,
     ErrorReply,
     HelloReply,
@@ -52,7 +54,6 @@ from jax_conformance.protocol import (
 )
 from jax_conformance.records import AdapterInfo, Isolation, Outcome, Verdict, adapter_info
 from jax_conformance.text import describe_exit, exit_fields
-from jax_conformance.worker.loop import MEMORY_ENV, PARENT_ENV
 
 if TYPE_CHECKING:
     from jax_conformance.differential.observe import ProgramObservation
@@ -598,3 +599,19 @@ class CaseRunner:
         for server in self._servers.values():
             server.close()
         self._servers.clear()
+
+
+# Read once per process: `run` checks flags and backends with it.
+_INFO: dict[tuple[str, Mode], AdapterInfo] = {}
+
+
+def read_adapter_info(adapter: str, mode: Mode | None = None) -> AdapterInfo:
+    """Start the adapter in a worker, in `mode` (default: off-warn, no flags), and read its info (once per process)."""
+    key = (adapter, mode or Mode())
+    if key not in _INFO:
+        runner = CaseRunner(adapter, key[1])
+        try:
+            _INFO[key] = runner.info
+        finally:
+            runner.close()
+    return _INFO[key]

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from jax_conformance.errors import ForkServerError
+from jax_conformance.protocol import PARENT_ENV
 from jax_conformance.text import describe_exit
-from jax_conformance.worker.loop import PARENT_ENV
 
 # Variables that change while a run goes on and that no import reads (pytest sets the first for
 # each test): a fork server started before the change still serves; the child gets the new value.

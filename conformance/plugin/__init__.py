@@ -102,7 +102,8 @@ def check_flag_values(suite: Suite) -> None:
     """The adapter did not start in a mode with flags: when a flag was given a value it cannot take
     (`--flag jax_custom_vjp3=maybe`), that is a usage error, named as such (the adapter's flag table
     read in the mode without its flags)."""
-    from jax_conformance.flag_table import read_adapter_info, wrong_values
+    from jax_conformance.client.caserunner import read_adapter_info
+    from jax_conformance.flag_table import wrong_values
 
     wrong = wrong_values(suite.mode, read_adapter_info(suite.adapter, suite.mode.base))
     if wrong:

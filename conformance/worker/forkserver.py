@@ -56,6 +56,8 @@ import traceback
 import warnings
 from collections.abc import Mapping
 
+from jax_conformance.protocol import PARENT_ENV
+
 MAX_PACKET = 1 << 20
 LEVELS = ("light", "full")
 
@@ -64,7 +66,7 @@ def _send(sock: socket.socket, message: Mapping[str, object]) -> None:
     sock.send(json.dumps(message).encode())
 
 
-def _preload(modules: list[str]) -> str | None:
+def preload(modules: list[str]) -> str | None:
     """Import each module; the reason it cannot be shared, or None."""
     for name in modules:
         try:
@@ -74,7 +76,7 @@ def _preload(modules: list[str]) -> str | None:
     return None
 
 
-def _silent_preload(modules: list[str]) -> str | None:
+def silent_preload(modules: list[str]) -> str | None:
     """Import `modules`; a reason if that raised, warned or wrote to stderr (fd 2)."""
     with tempfile.TemporaryFile() as capture, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -82,7 +84,7 @@ def _silent_preload(modules: list[str]) -> str | None:
         saved = os.dup(2)
         os.dup2(capture.fileno(), 2)
         try:
-            reason = _preload(modules)
+            reason = preload(modules)
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
@@ -98,12 +100,11 @@ def _silent_preload(modules: list[str]) -> str | None:
     return None
 
 
-def _child(
+def become_worker(
     adapter: str,
     env: dict[str, str],
     fds: list[int],
     server_pid: int,
-    parent_env: str,
     once: bool = True,
 ) -> None:
     """In the forked child: become a worker on the given pipes (`--once`, or long-lived: the
@@ -123,7 +124,7 @@ def _child(
         os.environ.clear()
         os.environ.update(env)
         # The worker watches its parent: here that is the server, which itself ends with the pytest process.
-        os.environ[parent_env] = str(server_pid)
+        os.environ[PARENT_ENV] = str(server_pid)
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
         sys.stdout = io.TextIOWrapper(
             io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True
@@ -170,7 +171,6 @@ def _reap(sock: socket.socket, children: set[int]) -> None:
 
 def serve(adapter_name: str, level: str, fd: int) -> int:
     from jax_conformance.adapters import load_adapter
-    from jax_conformance.worker.loop import PARENT_ENV
 
     sock = socket.socket(fileno=fd)
     # What every child needs anyway: the harness's own modules.
@@ -190,9 +190,9 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
         _send(sock, ready)
         return 2
     ready["late_env_prefixes"] = list(adapter.late_env_prefixes)
-    reason = _preload(list(free))
+    reason = preload(list(free))
     if reason is None and level == "full":
-        reason = _silent_preload(list(full)) if full else "the adapter names no module to preload"
+        reason = silent_preload(list(full)) if full else "the adapter names no module to preload"
     if reason is not None:
         ready.update(level="unusable", reason=reason)
     _send(sock, ready)
@@ -249,7 +249,7 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
                     sock.close()
                     os.close(wake_r)
                     os.close(wake_w)
-                    _child(adapter_name, env, fds, os.getppid(), PARENT_ENV)
+                    become_worker(adapter_name, env, fds, os.getppid())
                 children.add(pid)
                 for f in fds:
                     os.close(f)

@@ -37,8 +37,7 @@ import sys
 from typing import Any
 
 from jax_conformance.client.forkclient import VOLATILE_ENV
-from jax_conformance.worker import loop as worker
-from jax_conformance.worker.forkserver import MAX_PACKET, _child, _preload, _silent_preload
+from jax_conformance.worker.forkserver import MAX_PACKET, become_worker, preload, silent_preload
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:
@@ -154,7 +153,7 @@ def serve(path: str, level: str, preload_adapter: str) -> int:
                     os.close(wake_r)
                     os.close(wake_w)
                     once = bool(request.get("once", True))
-                    _child(str(request["adapter"]), env, fds, os.getppid(), worker.PARENT_ENV, once)
+                    become_worker(str(request["adapter"]), env, fds, os.getppid(), once)
                 served += 1
                 owner[pid] = conn
                 for f in fds:
@@ -191,9 +190,9 @@ def _unlike(name: str, own: Any, level: str, likeness: dict[str, str]) -> str:
 def _ready(adapter: Any, level: str) -> dict[str, Any]:
     """Import what the level shares (the fork server's rule); the ready message."""
     free, full = adapter.fork_preload()
-    reason = _preload(list(free))
+    reason = preload(list(free))
     if reason is None and level == "full":
-        reason = _silent_preload(list(full)) if full else "the adapter names no module to preload"
+        reason = silent_preload(list(full)) if full else "the adapter names no module to preload"
     return {"ready": True, "level": "unusable" if reason else level, "reason": reason}
 
 
