@@ -12,7 +12,10 @@ session's state under a `StashKey`):
 - `collect`: the `Collection` plugin, its collectors and items;
 - `reporting`: the `CaseReports` plugin (a report carries its record) and the `Records` plugin
   (the results file, the outcome counts, the terminal's header and summary);
-- `caserunner` and `forkclient`: the mode process's end of the worker pipe and of the fork server.
+- the mode process's end of the worker pipe and of the fork server is `jax_conformance.client`.
+
+The `jax_contract` fixture is a plugin of its own (`jax_conformance.contract.fixture`, its own
+`pytest11` entry point).
 
 Without `--adapter` nothing but the options is registered: the plugin is inert, unless pytest is
 asked to collect the suite, which is a usage error naming the adapters.
@@ -24,7 +27,6 @@ from collections.abc import Generator
 
 import pytest
 from jax_conformance import PACKAGE_DIR
-from jax_conformance.contract.fixture import jax_contract  # noqa: F401  (the fixture, for any test session)
 from jax_conformance.errors import AdapterStartError, UsageError
 from jax_conformance.mode import value_text
 from jax_conformance.plugin.collect import Collection
