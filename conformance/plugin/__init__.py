@@ -27,6 +27,7 @@ from collections.abc import Generator
 
 import pytest
 from jax_conformance import PACKAGE_DIR
+from jax_conformance.client.caserunner import CaseRunner
 from jax_conformance.errors import AdapterStartError, UsageError
 from jax_conformance.mode import value_text
 from jax_conformance.plugin.collect import Collection
@@ -37,7 +38,7 @@ from jax_conformance.plugin.options import (
     is_xdist_worker,
 )
 from jax_conformance.plugin.reporting import CaseReports, Records, interrupt_on_sigterm
-from jax_conformance.plugin.session import SUITE, Suite
+from jax_conformance.plugin.session import RUNNER_CLASS, SUITE, Suite
 from jax_conformance.records import ResultsWriter
 from jax_conformance.spec.rules import known_tags
 from jax_conformance.usage import keyword_selection
@@ -64,7 +65,10 @@ def _configure(config: pytest.Config) -> None:
     if options.adapter is None:
         return
     suite = Suite(
-        options, options.adapter, getattr(config, "workerinput", {}).get("conformance_run_id")
+        options,
+        options.adapter,
+        getattr(config, "workerinput", {}).get("conformance_run_id"),
+        config.stash.get(RUNNER_CLASS, CaseRunner),
     )
     config.stash[SUITE] = suite
     # -k selects over each case's id, claim and tags (`Collection.pytest_collection_modifyitems`),

@@ -4,8 +4,9 @@ Every breakage run is a mode process whose worker imports JAX (about 3 of its 5 
 and then one breakage adapter, which patches it; a run with `isolate: process` cases also started
 its own fork servers. The harness starts, per mode, one server of each level of the fork server
 (jax_conformance.worker.forkserver), in the environment every worker of that mode gets
-(`CaseRunner._env`), each listening on a socket in one directory; a mode process given that
-directory (`SHARED_SERVER_ENV`) asks them for its workers:
+(`CaseRunner.worker_environ`), each listening on a socket in one directory; a mode process given
+that directory (`SHARED_SERVER_ENV`) asks them for its workers through its client end,
+tests/breakage/workerclient.py:
 
 - `full` (`full.sock`): has imported what the fork server's full level imports (the harness's
   worker modules, the adapter's `fork_preload`), silently. It forks the mode process's long-lived
