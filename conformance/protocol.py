@@ -49,16 +49,12 @@ class CasePayload(TypedDict):
     expect_line: int
     mode: ModeJSON
     backend: str
-    documented: NotRequired[
-        ExpectBlock
-    ]  # with documented_line: the `documented` block that applies
+    # with documented_line: the `documented` block that applies
+    documented: NotRequired[ExpectBlock]
     documented_line: NotRequired[int]
-    paths: NotRequired[
-        list[str]
-    ]  # eager / jit / jit-warm: run on each, the observations must agree
-    jit_args: NotRequired[
-        list[str]
-    ]  # the names passed to the jitted function (others are closed over)
+    # eager / jit / jit-warm: run on each, the observations must agree
+    paths: NotRequired[list[str]]
+    jit_args: NotRequired[list[str]]  # the names passed to the jitted function (others: globals)
 
 
 # ----------------------------------------------------------------- what a `diff` program did
@@ -169,9 +165,8 @@ class RunReply(TypedDict):
 
 class RunBatchReply(TypedDict):
     ok: Literal[True]
-    verdicts: list[
-        Verdict
-    ]  # one per payload; cells after one that left state changed are `error`, not run
+    # one per payload; cells after one that left state changed are `error`, not run
+    verdicts: list[Verdict]
     restart: bool
 
 

@@ -382,9 +382,8 @@ class CaseRunner:
     def _live_worker(self) -> Worker:
         if self._hello_sent and self._worker is not None:
             self._hello_sent = False
-            reply = cast(
-                HelloReply | ErrorReply, self._worker.receive(STARTUP_TIMEOUT)
-            )  # prestart sent hello
+            # prestart sent hello
+            reply = cast(HelloReply | ErrorReply, self._worker.receive(STARTUP_TIMEOUT))
             self._info = self._started(reply)
         if self._worker is None or not self._worker.alive():
             if self._worker is not None:

@@ -52,14 +52,12 @@ class Suite:
         )
         self._resolved: dict[str, str] = {}
         self._flags: dict[str, FlagValue] | None = None
-        self._settled = (
-            False  # whether upgrade flags set by the caller's environment are in self.mode
-        )
+        # whether upgrade flags set by the caller's environment are in self.mode
+        self._settled = False
         self.expectations = ExpectationFile.load_many(list(options.expectations))
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
-        self._spec_cache = (
-            SpecCache.default()
-        )  # specs an earlier process (lint, another mode, a worker) loaded
+        # specs an earlier process (lint, another mode, a worker) loaded
+        self._spec_cache = SpecCache.default()
 
     @property
     def info(self) -> AdapterInfo:

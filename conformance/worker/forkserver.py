@@ -138,10 +138,8 @@ def become_worker(
         from jax_conformance.worker import loop as worker
 
         argv = ["--adapter", adapter, *(["--once"] if once else [])]
-        sys.argv = [
-            worker.__file__,
-            *argv,
-        ]  # what `python -m jax_conformance.worker.loop` would show the case
+        # what `python -m jax_conformance.worker.loop` would show the case
+        sys.argv = [worker.__file__, *argv]
         try:
             code = worker.main(argv)
         except SystemExit as exc:
@@ -241,9 +239,8 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
                 sys.stderr.flush()
                 pid = os.fork()
                 if pid == 0:
-                    signal.set_wakeup_fd(
-                        -1
-                    )  # before its descriptor is closed (and its number reused)
+                    # before its descriptor is closed (and its number reused)
+                    signal.set_wakeup_fd(-1)
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                     sel.close()
                     sock.close()

@@ -132,9 +132,8 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
     ns = dict(adapter.namespace())
     out = []
     jitted = None
-    setup_warnings: list[
-        warnings.WarningMessage
-    ] = []  # setup's warnings belong to both calls (eagerly they are in the one run)
+    # setup's warnings belong to both calls (eagerly they are in the one run)
+    setup_warnings: list[warnings.WarningMessage] = []
     for _ in range(2):
         obs = Observation(namespace=ns)
         with warnings.catch_warnings(record=True) as caught:

@@ -80,15 +80,13 @@ def serve(path: str, level: str, preload_adapter: str) -> int:
     listener.listen(64)
     adapter = load_adapter(preload_adapter)
     late = tuple(adapter.late_env_prefixes)
-    ready: dict[str, Any] | None = (
-        None  # the light level imports when first asked (few runs need it)
-    )
+    # the light level imports when first asked (few runs need it)
+    ready: dict[str, Any] | None = None
     if level == "full":
         ready = _ready(adapter, level)
     owner: dict[int, socket.socket] = {}  # child pid -> the connection that asked for it
-    likeness: dict[
-        str, str
-    ] = {}  # adapter -> why this server cannot fork its workers ("" if it can)
+    # adapter -> why this server cannot fork its workers ("" if it can)
+    likeness: dict[str, str] = {}
     served = refused = 0
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
