@@ -91,7 +91,3 @@ class WorkerFailure(ConformanceError):
 
 class ForkServerError(ConformanceError):
     """Parent side: the fork server is gone or did not answer; the case runs in a fresh interpreter instead."""
-
-
-class BackendMissing(ConformanceError):
-    """A backend asked for is not there once the worker has started (a GPU on a CPU machine)."""

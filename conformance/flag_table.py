@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.errors import UsageError
-from jax_conformance.mode import MODE_NAMES, Mode, parse_modes, wants_upcoming
+from jax_conformance.mode import Mode, ModeChoice, expand_upcoming
 from jax_conformance.records import AdapterInfo, FlagInfo
 
 # The upgrade flags that change behaviour this suite specifies, and why (measured on JAX 0.10.2:
@@ -78,15 +78,6 @@ def upcoming_flags(info: AdapterInfo, spec_flags: Iterable[str] = ()) -> list[st
     )
 
 
-def upcoming_modes(base: Mode, flags: Sequence[str]) -> list[Mode]:
-    """On `base`: every flag at True together, then each flag alone (one flag: just that mode)."""
-    if not flags:
-        return []
-    together = base.with_flag(**dict.fromkeys(flags, True))
-    alone = [base.with_flag(**{name: True}) for name in flags]
-    return list(dict.fromkeys([together, *alone]))
-
-
 def spec_flag_names(paths: Sequence[Path]) -> set[str]:
     """The flags the specs' `when` blocks name (specs that do not load are skipped: the run reports them)."""
     from jax_conformance.errors import SpecFileErrors
@@ -131,7 +122,7 @@ def check_modes(modes: Sequence[Mode], info: AdapterInfo, adapter: str) -> None:
 
 
 def modes_for(
-    values: list[str] | None,
+    choice: ModeChoice,
     adapters: Sequence[str],
     specs: Sequence[str | Path],
     read_info: Callable[[str], AdapterInfo],
@@ -140,12 +131,8 @@ def modes_for(
     (with +upcoming) the upcoming-defaults modes on the first of them. When a mode sets flags, the
     adapter's flags are read (`read_info`: the client's `read_adapter_info`, which starts it);
     one it lacks is a usage error naming them."""
-    modes, upcoming = parse_modes(values), wants_upcoming(values)
-    if values is not None and not modes and not upcoming:
-        raise UsageError(f"--modes names no mode; the modes are {MODE_NAMES}")
-    base = modes[0] if modes else Mode()
-    if upcoming and not modes:
-        modes = [base]
+    upcoming = choice.upcoming
+    modes = expand_upcoming(choice, [])  # the modes named (off-warn for +upcoming alone)
     out: dict[str, list[Mode]] = {a: list(modes) for a in adapters}
     if not upcoming and not any(m.flags for m in modes):
         return out
@@ -160,5 +147,5 @@ def modes_for(
                     f"+upcoming: adapter {adapter} {info['implementation_version']} has no upgrade flag still off by "
                     "default that touches this suite; no mode added"
                 )
-            out[adapter] += [m for m in upcoming_modes(base.base, flags) if m not in out[adapter]]
+            out[adapter] = expand_upcoming(choice, flags)
     return out

@@ -10,7 +10,7 @@ process per mode.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -211,16 +211,22 @@ DEFAULT_MODES = (
 )
 # What a usage error lists: `off-warn, off-error, off-allow, on`.
 MODE_NAMES = ", ".join(m.slug for m in DEFAULT_MODES)
+# The order modes are shown in: the default matrix's (`mode_key`).
+MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
 
 
 UPCOMING = "+upcoming"
+# The option that names modes, in every command (`options.add_modes`) and in its messages.
+MODES_OPTION = "--modes"
 
 
-def parse_modes(values: list[str] | None, option: str = "--modes") -> list[Mode]:
+def parse_modes(
+    values: list[str] | None, option: str = MODES_OPTION, *, upcoming: bool = True
+) -> list[Mode]:
     """Modes from `--modes A,B --modes C` (default: all four); ModeError names what is wrong.
 
     `+upcoming` is not a mode but a request that needs the adapter's flags: `wants_upcoming`
-    finds it, and this function skips it.
+    finds it, and this function skips it (`upcoming=False`: the message does not offer it).
     """
     if values is None:
         return list(DEFAULT_MODES)
@@ -239,7 +245,7 @@ def parse_modes(values: list[str] | None, option: str = "--modes") -> list[Mode]
                     raise ModeError(f"{option} {name!r}: {exc}") from None
                 raise ModeError(
                     f"{option} {name!r}: unknown mode; the modes are {MODE_NAMES}"
-                    f" (each may add +FLAG or +FLAG=VALUE), and {UPCOMING}"
+                    f" (each may add +FLAG or +FLAG=VALUE){f', and {UPCOMING}' if upcoming else ''}"
                 ) from None
             if mode not in modes:
                 modes.append(mode)
@@ -251,3 +257,65 @@ def wants_upcoming(values: list[str] | None) -> bool:
     return any(
         name.strip().lower() == UPCOMING for value in values or [] for name in value.split(",")
     )
+
+
+@dataclass(frozen=True)
+class ModeChoice:
+    """What `--modes` asked for: the modes it names (the four default ones when not given) and
+    whether it asked for `+upcoming`, which only an adapter's flags can expand (`expand_upcoming`)."""
+
+    modes: list[Mode]
+    upcoming: bool = False
+
+
+def read_modes(
+    values: list[str] | None, *, upcoming: bool = True, option: str = MODES_OPTION
+) -> ModeChoice:
+    """`--modes` read once for every command (ModeError names what is wrong): a value that names
+    no mode, or `+upcoming` where the command cannot expand it (`upcoming=False`), is refused."""
+    asked = wants_upcoming(values)
+    if asked and not upcoming:
+        raise ModeError(
+            f"{option} {UPCOMING}: this command runs only the modes named; the modes are {MODE_NAMES}"
+        )
+    modes = parse_modes(values, option, upcoming=upcoming)
+    if values is not None and not modes and not asked:
+        raise ModeError(f"{option} names no mode; the modes are {MODE_NAMES}")
+    return ModeChoice(modes, asked)
+
+
+def expand_upcoming(choice: ModeChoice, flags: Sequence[str]) -> list[Mode]:
+    """The modes a choice runs, given the upgrade flags an adapter has: those named, then with
+    `+upcoming` the upcoming-defaults modes on the first of them (off-warn when none is named):
+    every flag at True together, then each alone."""
+    if not choice.upcoming:
+        return list(choice.modes)
+    base = choice.modes[0] if choice.modes else Mode()
+    modes = list(choice.modes) or [base]
+    return modes + [m for m in upcoming_modes(base.base, flags) if m not in modes]
+
+
+def upcoming_modes(base: Mode, flags: Sequence[str]) -> list[Mode]:
+    """On `base`: every flag at True together, then each flag alone (one flag: just that mode)."""
+    if not flags:
+        return []
+    together = base.with_flag(**dict.fromkeys(flags, True))
+    alone = [base.with_flag(**{name: True}) for name in flags]
+    return list(dict.fromkeys([together, *alone]))
+
+
+def mode_key(slug: str) -> tuple[int, int, str]:
+    """Sort mode slugs in the order of the default matrix, a mode with flags after its base mode
+    (fewest flags first); others after, alphabetically."""
+    base, plus, flags = slug.partition("+")
+    return (MODE_ORDER.get(base, 99), flags.count("+") + 1 if plus else 0, slug)
+
+
+def mode_slug(mode: object) -> str:
+    """A record's or header's mode as its slug (`off-warn`); `?` when it names no mode."""
+    if isinstance(mode, Mapping):
+        try:
+            return Mode.from_json(mode).slug
+        except (KeyError, ModeError):
+            return "?"
+    return str(mode or "?")

@@ -4,13 +4,12 @@ Both `jax-conformance` (its commands) and the pytest plugin in a mode process ta
 values and paths that must be refused the same way, before anything starts: a time limit of 0,
 a `--specs` path that holds no spec, an adapter that is not installed, a `-k` expression pytest
 cannot parse. The checks live here, below both, so the mode process does not depend on the
-command layer. Each raises `UsageError` (or, as an argparse `type=`, `ArgumentTypeError`); the
-command line prints it as one line and the plugin turns it into pytest's usage error.
+command layer. Each raises `UsageError`; the command line prints it as one line and the plugin
+turns it into pytest's usage error (the argparse types are in `options`).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,36 +19,6 @@ from jax_conformance.errors import UsageError
 
 if TYPE_CHECKING:
     from _pytest.mark.expression import Expression
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a number above 0 (a time limit: 0 or less would make every case time out)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0") from None
-    return value
-
-
-def table_start(text: str) -> tuple[int, int]:
-    """An argparse type: K/N with 0 <= K < N (--table-start)."""
-    k, sep, n = text.partition("/")
-    if not (sep and k.strip().isdigit() and n.strip().isdigit() and int(k) < int(n)):
-        raise argparse.ArgumentTypeError(f"{text!r}: give K/N with 0 <= K < N, e.g. 1/2") from None
-    return int(k), int(n)
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of 1 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give 1 or more") from None
-    return value
 
 
 def check_spec_paths(paths: list[Path], option: str = "--specs") -> None:

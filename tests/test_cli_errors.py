@@ -112,6 +112,11 @@ ROWS: list[tuple[str, str]] = [
     # diff
     ("diff --modes bogus", f"--modes 'bogus': unknown mode; {MODES}"),
     (
+        "diff --modes +upcoming",
+        f"--modes +upcoming: this command runs only the modes named; {MODES}",
+    ),
+    ("check --jobs 0", "argument --jobs/-j: '0': give 1 or more"),
+    (
         "diff --adapters nope,reference",
         "--adapters nope: unknown adapter; installed: jax, reference",
     ),
@@ -122,8 +127,12 @@ ROWS: list[tuple[str, str]] = [
     ("diff --seed x", "argument --seed: invalid int value: 'x'"),
     # compat
     ("compat --versions banana", "argument --versions:"),
-    ("compat --modes bogus", f"unknown mode 'bogus'; {MODES}"),
-    ("compat --jobs 0", "argument -j/--jobs: '0': give 1 or more"),
+    ("compat --modes bogus", f"--modes 'bogus': unknown mode; {MODES}"),
+    (
+        "compat --modes off-warn,+upcoming",
+        f"--modes +upcoming: this command runs only the modes named; {MODES}",
+    ),
+    ("compat --jobs 0", "argument --jobs/-j: '0': give 1 or more"),
     ("compat --build-jobs 0", "argument --build-jobs: '0': give 1 or more"),
     (
         "compat --install-timeout -1",
@@ -197,7 +206,9 @@ def test_a_usage_error_is_one_line_exit_2_and_starts_nothing(
     assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stdout}{err}"
     assert "Traceback" not in err and "Error:" not in err.split(":", 1)[0], err
     assert len(err.strip().splitlines()) == 1, f"not one line:\n{err}"
-    name = argv[0] if argv[0] in ("run", "report", "lint", "mutate", "compat", "diff") else ""
+    name = (
+        argv[0] if argv[0] in ("run", "report", "lint", "mutate", "compat", "diff", "check") else ""
+    )
     assert err.startswith(f"jax-conformance {name}".strip() + ":"), err
     assert words.format(**places) in err, err
     assert proc.stdout == "", f"printed as if it started:\n{proc.stdout}"

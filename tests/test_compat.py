@@ -19,8 +19,8 @@ import pytest
 from jax_conformance.commands import compat
 from jax_conformance.compat import envs
 from jax_conformance.compat.table import format_changes, format_table, summary
-from jax_conformance.errors import UsageError
-from jax_conformance.mode import Mode
+from jax_conformance.errors import ModeError, UsageError
+from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import load_runs, unavailable
 from jax_conformance.report.releases import (
     build_table,
@@ -72,13 +72,20 @@ def test_default_list_spans_at_least_five_releases_from_0_4_30() -> None:
     args = parse([])
     assert args.versions[0] == "0.4.30" and len(args.versions) >= 5
     assert args.versions == envs.parse_versions(",".join(envs.DEFAULT_VERSIONS))
-    assert [m.slug for m in args.modes] == ["off-warn", "off-error", "off-allow", "on"]
+    assert [m.slug for m in read_modes(args.modes, upcoming=False).modes] == [
+        "off-warn",
+        "off-error",
+        "off-allow",
+        "on",
+    ]
 
 
 def test_modes_option() -> None:
-    assert parse(["--modes", "off-error,on"]).modes == [Mode(False, "error"), Mode(True, "warn")]
-    with pytest.raises(SystemExit):
-        parse(["--modes", "sideways"])
+    modes = parse(["--modes", "off-error", "--modes", "on"]).modes
+    assert read_modes(modes, upcoming=False).modes == [Mode(False, "error"), Mode(True, "warn")]
+    for bad in ("sideways", "on,+upcoming"):
+        with pytest.raises(ModeError):
+            read_modes(parse(["--modes", bad]).modes, upcoming=False)
 
 
 def test_pins_apply_every_matching_row() -> None:

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 from jax_conformance.errors import ModeError, SpecError, SpecFileErrors
-from jax_conformance.flag_table import upcoming_modes
-from jax_conformance.mode import Mode, parse_modes, wants_upcoming
+from jax_conformance.mode import Mode, parse_modes, upcoming_modes, wants_upcoming
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.records import Record, read_records
 from jax_conformance.spec.loader import load_spec

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jax_conformance.mode import mode_key
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.report import build_site
 from jax_conformance.report.model import build_model, load_mutation
-from jax_conformance.report.releases import mode_key, status_over_modes
+from jax_conformance.report.releases import status_over_modes
 from jax_conformance.report.site import KEEP_BUILDS, compat_json, first_page_bytes, safe_url
 
 REPO = PACKAGE_DIR.parent

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jax_conformance import options
 from jax_conformance.contract.engine import Target, contract_modes, run_contract
 from jax_conformance.contract.items import ITEMS
 from jax_conformance.contract.wire import Expr
@@ -49,13 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="hold positional argument N constant (the rule's own nondiff_argnums are read from it)",
     )
-    parser.add_argument(
-        "--modes",
-        action="append",
-        metavar="MODES",
-        help="comma-separated modes (default: off-warn,off-error,off-allow,on); +upcoming adds JAX's "
-        "upgrade flags, together and each alone",
-    )
+    options.add_modes(parser)
     parser.add_argument(
         "--skip",
         action="append",
@@ -87,9 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=900,
         help="seconds to build one release's environment when it is not cached (default 900)",
     )
-    parser.add_argument(
-        "-j", "--jobs", type=int, default=2, help="mode processes at a time (default 2)"
-    )
+    options.add_jobs(parser, default=2, what="mode processes", shown="2")
     parser.add_argument(
         "--timeout", type=float, default=900, help="seconds per mode process (default 900)"
     )

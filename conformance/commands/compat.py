@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from jax_conformance import CHECKOUT, SPECS_DIR
+from jax_conformance import CHECKOUT, SPECS_DIR, options
 from jax_conformance.compat.drive import (
     add_radar_arguments,
     changes_json,
@@ -39,8 +39,6 @@ from jax_conformance.compat.envs import (
     Environment,
     ModeRun,
     _existing_env,
-    _modes_arg,
-    _versions_arg,
     add_environment_arguments,
     default_cache_dir,
     ensure_env,
@@ -55,7 +53,7 @@ from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import Scheduler, merge
 from jax_conformance.launch.service import closing_records, failure, run_modes
-from jax_conformance.mode import DEFAULT_MODES
+from jax_conformance.mode import read_modes
 from jax_conformance.records import ResultsWriter, load_runs, suite_info, unavailable
 from jax_conformance.report import build_site
 from jax_conformance.report.releases import build_table
@@ -69,7 +67,7 @@ DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per compat r
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--versions",
-        type=_versions_arg,
+        type=options.versions_arg,
         default=list(DEFAULT_VERSIONS),
         metavar="V1,V2,...",
         help=f"JAX releases to run (default: {','.join(DEFAULT_VERSIONS)})",
@@ -83,20 +81,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "case that differs is run only in the releases the search needs, and each change is "
         "attributed to the release that made it (results kept under the cache directory)",
     )
-    parser.add_argument(
-        "--modes",
-        type=_modes_arg,
-        default=list(DEFAULT_MODES),
-        metavar="M1,M2,...",
-        help="modes to run in each release (default: off-warn,off-error,off-allow,on); a mode may "
-        "set flags, e.g. off-warn+jax_custom_vjp3 (a release without the flag: that mode is "
-        "unavailable there)",
+    options.add_modes(
+        parser,
+        upcoming=False,
+        note="run in each release; a release without a mode's flag: that mode is unavailable there",
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help=f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)",
+    options.add_out(
+        parser,
+        f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)",
     )
     parser.add_argument(
         "--force", action="store_true", help="let --out replace the run a directory already holds"
@@ -329,6 +321,7 @@ def main(args: argparse.Namespace) -> int:
     envs: list[Environment] = []
     mode_runs: list[ModeRun] = []
     # Usage errors first, before an environment is built or a directory made.
+    args.modes = read_modes(args.modes, upcoming=False).modes
     if args.from_results is not None and not args.from_results.is_file():
         raise UsageError(f"--from-results {args.from_results}: no such file")
     prepared = _given_envs(args.env)

@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from jax_conformance import options
 from jax_conformance.differential import observe as diffobs
 from jax_conformance.differential.observe import ProgramObservation
 from jax_conformance.errors import UsageError
-from jax_conformance.mode import Mode, parse_modes
+from jax_conformance.mode import Mode, read_modes
 
 if TYPE_CHECKING:  # the grammar imports Hypothesis: only where programs are drawn
     from jax_conformance.differential.grammar import Program
@@ -84,8 +85,6 @@ class StatsJSON(TypedDict):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from jax_conformance.usage import positive_float, positive_int
-
     p.add_argument(
         "--adapters",
         default="jax,reference",
@@ -98,12 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="X,Y",
         help="compare two backends of one adapter instead (e.g. cpu,gpu)",
     )
-    p.add_argument(
-        "--modes",
-        action="append",
-        default=None,
-        help="modes to run, comma-separated (default: off-warn, off-error, off-allow, on)",
-    )
+    options.add_modes(p, upcoming=False)
     p.add_argument(
         "--seed",
         type=int,
@@ -112,7 +106,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--budget",
-        type=positive_int,
+        type=options.positive_int,
         default=DEFAULT_BUDGET,
         help=f"programs per mode (default {DEFAULT_BUDGET})",
     )
@@ -128,7 +122,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--shrink-runs",
-        type=positive_int,
+        type=options.positive_int,
         default=150,
         metavar="N",
         help="at most N new program runs while shrinking one class (default 150)",
@@ -136,15 +130,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=int, default=8, help="disagreement classes to print (default 8)")
     p.add_argument(
         "--timeout",
-        type=positive_float,
+        type=options.positive_float,
         default=60.0,
         help="seconds one program may run (default 60)",
     )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="JSON lines file for the records (default reports/diff/diff-A-B-seedS-budgetN.jsonl)",
+    options.add_out(
+        p, "JSON lines file for the records (default reports/diff/diff-A-B-seedS-budgetN.jsonl)"
     )
     p.add_argument(
         "--program",
@@ -501,7 +492,7 @@ def main(args: argparse.Namespace) -> int:
     from jax_conformance.differential.grammar import AREAS
 
     sides = _sides(args)
-    modes = parse_modes(args.modes)  # a ModeError is a UsageError: one line, exit 2
+    modes = read_modes(args.modes, upcoming=False).modes  # a ModeError: one line, exit 2
     areas = [a.strip() for a in args.areas.split(",") if a.strip()] if args.areas else None
     if areas is not None:
         unknown = [a for a in areas if a not in AREAS]

@@ -31,17 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
+from jax_conformance import options
 from jax_conformance.adapters.reference.mutants import ENV_VAR
 from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import run_modes
-from jax_conformance.mode import Mode
+from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import ResultRecord
 from jax_conformance.report import message_strength
 from jax_conformance.text import cut
-from jax_conformance.usage import check_spec_paths, positive_int
+from jax_conformance.usage import check_spec_paths
 
 DEFAULT_OUT = Path("reports/mutation.json")
 FIRST_LINE_CHARS = 160  # of a killer's first message line in the summary
@@ -84,30 +85,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAMES",
         help="mutants to run, comma-separated (default: all)",
     )
-    parser.add_argument(
-        "--modes",
-        action="append",
-        metavar="MODES",
-        help="modes, comma-separated: off-warn,off-error,off-allow,on (default: all four); each may set JAX flags "
-        "the reference models, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming-defaults modes",
+    options.add_modes(parser, note="flags the reference models")
+    options.add_jobs(
+        parser, default=os.cpu_count() or 1, what="pytest processes", shown="CPU count"
     )
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="pytest processes at once (default: CPU count)",
-    )
-    parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help=f"JSON summary (default: {DEFAULT_OUT})"
-    )
-    parser.add_argument(
-        "--specs", action="append", metavar="DIR", help="spec directories (default: specs/)"
-    )
-    parser.add_argument(
-        "-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression"
-    )
+    options.add_out(parser, f"JSON summary (default: {DEFAULT_OUT})", DEFAULT_OUT)
+    options.add_specs(parser.add_argument)
+    options.add_keyword(parser)
     parser.add_argument(
         "--exhaustive",
         action="store_true",
@@ -133,7 +117,9 @@ def _modes(args: argparse.Namespace) -> list[Mode]:
     """The modes to run, as `jax-conformance run` reads `--modes`: a mode may set flags (each must be one
     the reference models: a usage error otherwise), and `+upcoming` adds the upcoming-defaults modes.
     Each mode's flags reach its pytest processes as `--flag` (`launch.scheduler.pytest_command`)."""
-    return modes_for(args.modes, ["reference"], args.specs or [], read_adapter_info)["reference"]
+    return modes_for(read_modes(args.modes), ["reference"], args.specs or [], read_adapter_info)[
+        "reference"
+    ]
 
 
 def _job(mutant: str | None, mode: Mode, tmp: Path, args: argparse.Namespace) -> MutantRun:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from jax_conformance import options
 from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
 from jax_conformance.report import DEFAULT_TITLE, build_site, mutation_file
@@ -31,11 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="result files (JSON lines from --results or `jax-conformance run`); a directory means "
         "every *.jsonl under it",
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help=f"site directory (default: a new directory in {DEFAULT_OUT}/; an existing site needs --force)",
+    options.add_out(
+        parser,
+        f"site directory (default: a new directory in {DEFAULT_OUT}/; an existing site needs --force)",
     )
     parser.add_argument(
         "--force",

@@ -20,16 +20,17 @@ import time
 from pathlib import Path
 from typing import IO
 
-from jax_conformance import SPECS_DIR
+from jax_conformance import SPECS_DIR, options
 from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.client.caserunner import read_adapter_info
-from jax_conformance.errors import ExpectationsError, UsageError
+from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
-from jax_conformance.mode import DEFAULT_MODES, MODE_NAMES, Mode
+from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
+from jax_conformance.spec.expectations import files_for, ratchet, ratchet_target
 from jax_conformance.text import cut
 from jax_conformance.usage import (
     check_adapter,
@@ -38,8 +39,6 @@ from jax_conformance.usage import (
     extend_pythonpath,
     keyword_selection,
     mark_selection,
-    positive_float,
-    positive_int,
 )
 
 EXPECTATIONS_DIR = SPECS_DIR / "expectations"
@@ -61,7 +60,6 @@ SUMMARY_OUTCOMES = (
 SHORT = {"not_applicable": "n/a"}
 HEARTBEAT = 30.0  # seconds between plain progress lines for a mode that is still running
 SHOWN_LINE_CHARS = 160  # of an unexpected case's first message line in the list after the table
-STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,32 +69,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="implementation under test (repeatable; default: jax)",
     )
-    parser.add_argument(
-        "--modes",
-        action="append",
-        metavar="MODES",
-        help=f"modes to run, comma-separated: {MODE_NAMES.replace(' ', '')} (default: all four); "
-        "each may set JAX flags, e.g. off-warn+jax_custom_vjp3; +upcoming adds the upcoming "
-        "defaults on the first mode: their upgrade flags together, and each alone",
-    )
+    options.add_modes(parser)
     parser.add_argument(
         "--backend",
         action="append",
         metavar="PLATFORM",
         help="backend to run (repeatable; default: every backend the adapter reports)",
     )
-    parser.add_argument(
-        "-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression"
-    )
-    parser.add_argument(
-        "-m",
-        dest="markexpr",
-        metavar="TAGS",
-        help="only cases whose tags match this pytest -m expression",
-    )
-    parser.add_argument(
-        "--specs", action="append", metavar="DIR", help="spec directories (default: specs/)"
-    )
+    options.add_keyword(parser)
+    options.add_markexpr(parser)
+    options.add_specs(parser.add_argument)
     parser.add_argument(
         "--pythonpath",
         action="append",
@@ -111,11 +93,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the report's title (default: 'JAX conformance report'; name what was checked, e.g. "
         "'mylib's rules under JAX')",
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help=f"results and report directory (default: a new directory in {DEFAULT_OUT}/, "
+    options.add_out(
+        parser,
+        f"results and report directory (default: a new directory in {DEFAULT_OUT}/, "
         f"with {rundir.REPORTS / rundir.LATEST} pointing at it)",
     )
     parser.add_argument(
@@ -144,17 +124,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RESULTS",
         help="results to compare against in the report",
     )
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="mode processes at once (default: CPU count)",
-    )
+    options.add_jobs(parser, default=os.cpu_count() or 1, what="mode processes", shown="CPU count")
     parser.add_argument(
         "--case-timeout",
-        type=positive_float,
+        type=options.positive_float,
         metavar="SECONDS",
         help="time limit per case unless the spec sets one (above 0)",
     )
@@ -260,7 +233,8 @@ def summary_rows(jobs: list[ModeProcess]) -> list[SummaryRow]:
 def in_report_order(rows: list[SummaryRow]) -> list[SummaryRow]:
     """The rows in the order of the report's summary (adapter, release, backend, then the modes of the
     default matrix, each flagged mode after its base, fewest flags first), not the order the modes ran in."""
-    from jax_conformance.report.releases import mode_key, version_key
+    from jax_conformance.mode import mode_key
+    from jax_conformance.report.releases import version_key
 
     return sorted(rows, key=lambda r: (r[0], version_key(r[1]), r[2], *mode_key(r[3])))
 
@@ -338,56 +312,15 @@ def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
     """Files given with --expectations, else the adapter's files in specs/expectations/."""
     if args.no_expectations:
         return []
-    from jax_conformance.spec.expectations import ExpectationFile
-
     given = [Path(p).resolve() for p in args.expectations or []]
-    missing = [p for p in given if not p.is_file() and not args.update_expectations]
-    if missing:
-        raise ExpectationsError(f"--expectations {missing[0]}: no such file")
-    # A file speaks for one adapter; with several adapters each gets its own files.
-    candidates = [p for p in given or sorted(EXPECTATIONS_DIR.glob("*.y*ml")) if p.is_file()]
-    return [p for p in candidates if ExpectationFile.load(p).adapter == adapter]
+    return files_for(adapter, given, EXPECTATIONS_DIR, updating=args.update_expectations)
 
 
 def update_target(adapter: str, args: argparse.Namespace, files: list[Path]) -> Path:
-    """The file --update-expectations rewrites: the adapter's own, a new one named with --expectations,
-    or the default."""
-    if files:
-        return files[0]
-    new = [Path(p).resolve() for p in args.expectations or [] if not Path(p).is_file()]
-    return (
-        new[0]
-        if new and len(set(args.adapter or ["jax"])) == 1
-        else EXPECTATIONS_DIR / f"{adapter}.yaml"
-    )
-
-
-def update_expectations(adapter: str, jobs: list[ModeProcess], path: Path) -> Path:
-    """Ratchet: the adapter's file lists exactly what still fails; cases or modes not run keep their entries."""
-    from jax_conformance.spec.expectations import ExpectationFile, write_expectations
-
-    previous = ExpectationFile.load(path) if path.is_file() else None
-    all_modes = {m.slug for m in DEFAULT_MODES} | {j.mode.slug for j in jobs}
-    failing: dict[str, set[str]] = {}
-    ran: set[tuple[str, str]] = set()
-    run_version: str | None = None
-    for job in jobs:
-        for r in job.tail.cases:
-            if not r["case"].startswith("<"):
-                run_version = (
-                    run_version or r.get("behaviour_version") or r.get("implementation_version")
-                )
-                ran.add((r["case"], job.mode.slug))
-                if r.get("outcome") in STILL_FAILING:
-                    failing.setdefault(r["case"], set()).add(job.mode.slug)
-    for entry in previous.entries if previous else []:
-        for slug in entry.modes or all_modes:
-            if (entry.case, slug) not in ran:
-                failing.setdefault(entry.case, set()).add(slug)
-    version = str(previous.version) if previous and previous.version else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_expectations(path, adapter, failing, all_modes, previous, version, run_version)
-    return path
+    """The file --update-expectations rewrites (`expectations.ratchet_target`)."""
+    given = [Path(p).resolve() for p in args.expectations or []]
+    one = len(set(args.adapter or ["jax"])) == 1
+    return ratchet_target(adapter, files, given, EXPECTATIONS_DIR, one_adapter=one)
 
 
 # ---------------------------------------------------------------- main
@@ -409,7 +342,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
     check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
-    modes = modes_for(args.modes, adapters, args.specs or [], read_adapter_info)
+    modes = modes_for(read_modes(args.modes), adapters, args.specs or [], read_adapter_info)
     if args.backend:
         for adapter in adapters:
             have = list(read_adapter_info(adapter)["backends"])
@@ -564,8 +497,8 @@ def _run(
     if args.update_expectations and not interrupted:
         for a in adapters:
             target = update_target(a, args, expectations[a])
-            rewritten = update_expectations(a, [j for j in jobs if j.adapter == a], target)
-            print(f"expectations rewritten: {rewritten}")
+            runs = [(j.mode, j.tail.cases) for j in jobs if j.adapter == a]
+            print(f"expectations rewritten: {ratchet(target, a, runs)}")
     if not args.no_report:
         from jax_conformance.report import build_site
 

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from jax_conformance import SPECS_DIR
+from jax_conformance import SPECS_DIR, options
 from jax_conformance.compat.drive import (
     STORE_LAYOUT,
     ChangeJSON,
@@ -34,13 +34,12 @@ from jax_conformance.compat.drive import (
 )
 from jax_conformance.compat.envs import (
     DEFAULT_CACHE,
-    _modes_arg,
     add_environment_arguments,
     default_cache_dir,
 )
 from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
-from jax_conformance.mode import DEFAULT_MODES
+from jax_conformance.mode import read_modes
 from jax_conformance.report.releases import version_key
 from packaging.version import InvalidVersion, Version
 
@@ -72,24 +71,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="B",
         help="the release upgraded to",
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="where the page and the summary go (default: a new directory in reports/runs/)",
+    options.add_out(
+        parser, "where the page and the summary go (default: a new directory in reports/runs/)"
     )
     parser.add_argument(
         "--fresh",
         action="store_true",
         help="search A..B itself even when a cached search over a wider range holds both",
     )
-    parser.add_argument(
-        "--modes",
-        type=_modes_arg,
-        default=list(DEFAULT_MODES),
-        metavar="M1,M2,...",
-        help="modes run in each release (default: the four default modes)",
-    )
+    options.add_modes(parser, upcoming=False, note="run in each release")
     parser.add_argument(
         "--cache-dir",
         type=Path,
@@ -237,6 +227,7 @@ td,th{{border:1px solid #ccc;padding:4px 6px;vertical-align:top}}
 def main(args: argparse.Namespace) -> int:
     start = time.monotonic()
     a, b = args.from_release, args.to_release
+    args.modes = read_modes(args.modes, upcoming=False).modes
     if Version(a) >= Version(b):
         raise UsageError(
             f"--from {a} --to {b}: the release upgraded from must be older than the one upgraded to"

@@ -24,7 +24,6 @@ from jax_conformance.compat.discover import Release, discover, parse_range
 from jax_conformance.compat.envs import (
     DEFAULT_BUDGET,
     BudgetReport,
-    _size_arg,
     default_cache_dir,
     enforce_budget,
     find_python,
@@ -42,6 +41,7 @@ from jax_conformance.compat.radar import (
 )
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.options import size_arg
 from jax_conformance.records import ResultRecord, ResultsWriter, load_runs, read_records
 from jax_conformance.report.releases import version_key
 
@@ -59,8 +59,8 @@ def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache-budget",
-        type=_size_arg,
-        default=_size_arg(DEFAULT_BUDGET),
+        type=size_arg,
+        default=size_arg(DEFAULT_BUDGET),
         metavar="SIZE",
         help=f"disk the cached environments may take, e.g. 20G (default {DEFAULT_BUDGET}; 0: no limit); "
         "beyond it the least recently used are removed after the run",

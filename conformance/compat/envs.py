@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jax_conformance import CHECKOUT
-from jax_conformance.errors import ModeError, UsageError
+from jax_conformance.errors import UsageError
 from jax_conformance.launch.scheduler import ModeProcess
 from jax_conformance.mode import Mode
+from jax_conformance.options import add_jobs, positive_float, positive_int
 from jax_conformance.records import now
 from jax_conformance.report.releases import version_key
-from jax_conformance.usage import positive_float, positive_int
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -109,20 +109,6 @@ def parse_versions(text: str) -> list[str]:
     if not out:
         raise ValueError("no release given (e.g. --versions 0.4.30,0.10.2)")
     return [out[v] for v in sorted(out)]
-
-
-def _versions_arg(text: str) -> list[str]:
-    try:
-        return parse_versions(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _modes_arg(text: str) -> list[Mode]:
-    try:
-        return list(dict.fromkeys(Mode.from_slug(s) for s in text.replace(",", " ").split()))
-    except (ModeError, IndexError) as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
 def pins_for(version: str, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS) -> list[str]:
@@ -676,13 +662,6 @@ def parse_size(text: str) -> int:
         raise ValueError(f"{text!r} is not a size (e.g. 20G, 500M, 0 for no budget)") from None
 
 
-def _size_arg(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 DEFAULT_BUDGET = (
     "30G"  # environments kept under the cache directory; the least recently used go first
 )
@@ -737,13 +716,7 @@ def enforce_budget(cache: Path, budget: int, keep: Iterable[Path] = ()) -> Budge
 
 def add_environment_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of building and running the releases' environments, the same for compat and upgrade."""
-    parser.add_argument(
-        "-j",
-        "--jobs",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        help="pytest processes at once (default: the core count)",
-    )
+    add_jobs(parser, default=os.cpu_count() or 1, what="pytest processes", shown="the core count")
     parser.add_argument(
         "--build-jobs", type=positive_int, default=2, help="environments built at once (default 2)"
     )

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypedDict
 
+from jax_conformance.mode import mode_slug
 from jax_conformance.records import ResultRecord, Run, load_runs
-from jax_conformance.report.releases import NOT_RUN, mode_slug, observed_key, version_key
+from jax_conformance.report.releases import NOT_RUN, observed_key, version_key
 
 FLAG = "flag:"  # the pseudo-cases of upgrade flags
 ABSENT = "absent"

@@ -22,8 +22,8 @@ from pathlib import Path
 from jax_conformance.contract.items import BLOCKED, BY_ID, FAIL, ITEMS, NA, PASS
 from jax_conformance.contract.wire import CheckRequest, ModeOutput, encode
 from jax_conformance.errors import UsageError
-from jax_conformance.flag_table import TOPIC_FLAGS, upcoming_modes
-from jax_conformance.mode import MODE_NAMES, Mode, parse_modes, wants_upcoming
+from jax_conformance.flag_table import TOPIC_FLAGS
+from jax_conformance.mode import Mode, expand_upcoming, read_modes
 from jax_conformance.text import describe_exit
 
 RUNNER = "jax_conformance.contract.runner"
@@ -193,13 +193,10 @@ def contract_modes(
 ) -> list[Mode]:
     """`--modes` as `run` reads it (default: the four x64 modes); `+upcoming` adds the upgrade flags
     of CONTRACT_FLAGS this JAX has, together and each alone, on the first mode asked for."""
-    modes, upcoming = parse_modes(values), wants_upcoming(values)
-    if values is not None and not modes and not upcoming:
-        raise UsageError(f"--modes names no mode; the modes are {MODE_NAMES}")
-    if not upcoming:
-        return modes
-    base = modes[0] if modes else Mode()
-    modes = modes or [base]
+    choice = read_modes(values)
+    if not choice.upcoming:
+        return choice.modes
+    base = choice.modes[0] if choice.modes else Mode()
     proc = subprocess.run(
         [python, "-m", RUNNER, "--list-upgrade-flags"],
         capture_output=True,
@@ -213,7 +210,7 @@ def contract_modes(
         )
     have = set(json.loads(proc.stdout.strip().splitlines()[-1])["upgrade_flags"])
     flags = [f for f in CONTRACT_FLAGS if f in have]
-    return modes + [m for m in upcoming_modes(base.base, flags) if m not in modes]
+    return expand_upcoming(choice, flags)
 
 
 # ---------------------------------------------------------------- running

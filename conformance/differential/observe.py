@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from jax_conformance.compare import Branches, Tolerance, close, walk
 from jax_conformance.protocol import Kind, Node, ProgramObservation
 
 if TYPE_CHECKING:
@@ -177,16 +178,11 @@ def missing(obs: ProgramObservation) -> str | None:
     return None
 
 
-def _close(a: object, b: object, rtol: float) -> bool:
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y, rtol) for x, y in zip(a, b, strict=True))
-    if isinstance(a, str) or isinstance(b, str):
-        return a == b
-    if isinstance(a, bool) or isinstance(b, bool):
-        return bool(a) == bool(b) and type(a) is type(b)
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b or abs(a - b) <= rtol * max(abs(a), abs(b)) + rtol * 1e-3
-    return a == b
+def _numbers(value: object) -> object:
+    """A leaf's JSON value as numbers again: NaN and the infinities are spelled as strings."""
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    return float(value) if isinstance(value, str) else value
 
 
 def _items(node: Node) -> list[Node] | None:
@@ -194,25 +190,24 @@ def _items(node: Node) -> list[Node] | None:
     return node.get("tuple", node.get("list"))
 
 
+def _branches(node: Node) -> Branches[Node] | None:
+    """A tuple or list node's items by position, a dict node's by key; None for a leaf."""
+    items = _items(node)
+    if items is not None:
+        return Branches("tuple" if "tuple" in node else "list", list(enumerate(items)))
+    if "dict" in node:
+        return Branches("dict", list(node["dict"].items()), keyed=True)
+    return None
+
+
 def _compare_tree(a: Node, b: Node, out: set[str]) -> None:
-    for key in ("tuple", "list", "dict"):
-        if (key in a) != (key in b):
-            out.add("structure")
-            return
-    xs, ys = _items(a), _items(b)
-    if xs is not None and ys is not None:
-        if len(xs) != len(ys):
-            out.add("structure")
-            return
-        for x, y in zip(xs, ys, strict=True):
-            _compare_tree(x, y, out)
-        return
-    if "dict" in a:
-        if sorted(a["dict"]) != sorted(b["dict"]):
-            out.add("structure")
-            return
-        for k in a["dict"]:
-            _compare_tree(a["dict"][k], b["dict"][k], out)
+    for _, x, y in walk(a, b, _branches):
+        _compare_leaf(x, y, out)
+
+
+def _compare_leaf(a: Node, b: Node, out: set[str]) -> None:
+    if _branches(a) is not None or _branches(b) is not None:
+        out.add("structure")
         return
     if a.get("kind") != b.get("kind") or a.get("type") != b.get("type"):
         out.add("kind")
@@ -228,7 +223,8 @@ def _compare_tree(a: Node, b: Node, out: set[str]) -> None:
         rtol = max(
             RTOL.get(str(a.get("dtype")), DEFAULT_RTOL), RTOL.get(str(b.get("dtype")), DEFAULT_RTOL)
         )
-        if not _close(a["value"], b["value"], rtol):
+        tol = Tolerance(rtol, rtol * 1e-3, scale="larger", exact_integers=False)
+        if not close(_numbers(a["value"]), _numbers(b["value"]), tol):
             out.add("value")
 
 

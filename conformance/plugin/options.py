@@ -18,14 +18,8 @@ from jax_conformance.adapters import installed_adapters
 from jax_conformance.client.caserunner import ISOLATION_MODES
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import EXPLICIT_MODES, Mode, parse_flag, parse_truth
-from jax_conformance.usage import (
-    check_adapter,
-    check_spec_paths,
-    extend_pythonpath,
-    positive_float,
-    positive_int,
-    table_start,
-)
+from jax_conformance.options import add_specs, positive_float, positive_int, table_start
+from jax_conformance.usage import check_adapter, check_spec_paths, extend_pythonpath
 
 DEFAULT_CASE_TIMEOUT = "60"  # seconds; the ini value `conformance_case_timeout`
 
@@ -65,12 +59,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--results", metavar="PATH", help="write one JSON line per case to PATH as it finishes"
     )
-    group.addoption(
-        "--specs",
-        action="append",
-        metavar="DIR",
-        help=f"spec directories for `pytest conformance/` (default: {SPECS_DIR})",
-    )
+    add_specs(group.addoption, f"spec directories for `pytest conformance/` (default: {SPECS_DIR})")
     group.addoption(
         "--pythonpath",
         action="append",

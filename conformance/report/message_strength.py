@@ -28,11 +28,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from jax_conformance.compare import WarnsItem, category_named, message_matches
+from jax_conformance.mode import mode_slug
+from jax_conformance.options import add_specs
 from jax_conformance.records import read_records
 
 if TYPE_CHECKING:
@@ -248,27 +252,6 @@ def rewordings(message: str) -> list[Rewording]:
 # ----------------------------------------------------------------- judging a block as the worker does
 
 
-def _category_matches(want: str, got: str) -> bool:
-    """Whether a warning of class `got` (qualified name) counts for `want`, as issubclass would say
-    for the classes the suite uses (no class is imported here)."""
-    w, g = want.rsplit(".", 1)[-1], got.rsplit(".", 1)[-1]
-    if w == g or w == "Warning":
-        return True
-    builtin_other = {
-        "DeprecationWarning",
-        "PendingDeprecationWarning",
-        "FutureWarning",
-        "RuntimeWarning",
-        "SyntaxWarning",
-        "ImportWarning",
-        "UnicodeWarning",
-        "BytesWarning",
-        "ResourceWarning",
-        "EncodingWarning",
-    }
-    return w == "UserWarning" and g not in builtin_other
-
-
 def _warn_items(spec: object) -> list[Mapping[str, object]]:
     if isinstance(spec, dict):
         return [spec]
@@ -276,16 +259,10 @@ def _warn_items(spec: object) -> list[Mapping[str, object]]:
 
 
 def _warns_pass(items: Sequence[Mapping[str, object]], warnings: Sequence[tuple[str, str]]) -> bool:
-    for want in items:
-        pattern = want.get("match")
-        hits = [
-            1
-            for cat, msg in warnings
-            if _category_matches(str(want.get("category", "Warning")), cat)
-            and (not pattern or re.search(str(pattern), msg))
-        ]
-        count = want.get("count")
-        if (count is not None and len(hits) != count) or (count is None and not hits):
+    """Whether every item of a `warns` block holds on these (category name, message) warnings."""
+    for item in items:
+        want = WarnsItem.of(item)
+        if not want.holds(len(want.hits(warnings, partial(category_named, want=want.category)))):
             return False
     return True
 
@@ -428,18 +405,6 @@ class BlockStrength:
         )
 
 
-def _mode_slug(record: Mapping[str, object]) -> str:
-    mode = record.get("mode") or {}
-    if not isinstance(mode, Mapping):
-        raise TypeError(f"a record's mode is {type(mode).__name__}, not a mapping")
-    x64 = "on" if mode.get("x64") else f"off-{mode.get('explicit_x64_dtypes', '?')}"
-    set_flags = mode.get("flags") or {}
-    if not isinstance(set_flags, Mapping):
-        raise TypeError(f"a record's mode flags are {type(set_flags).__name__}, not a mapping")
-    flags = "".join(f"+{k}" for k, v in sorted(set_flags.items()) if v is True)
-    return f"{record.get('adapter', '?')} {x64}{flags}"
-
-
 def _observed(record: Mapping[str, object]) -> Mapping[str, object] | None:
     """What the case did: its `actual`, or the first example's for a `given` case."""
     actual = record.get("actual")
@@ -458,13 +423,13 @@ def _check_raises(
     if not isinstance(raised, dict) or not isinstance(pattern, str):
         return
     message = str(raised.get("message", ""))
-    if not re.search(pattern, message):
+    if not message_matches(pattern, message):
         block.misses.append(mode)  # the block does not hold on this message: nothing to reword
         return
     block.modes.append(mode)
     for r in rewordings(message):
         block.tried += 1
-        if re.search(pattern, r.text):
+        if message_matches(pattern, r.text):
             block.add(LetThrough(r.kind, r.what, pattern, r.excerpt(message), mode))
 
 
@@ -488,11 +453,11 @@ def _check_warns(
     block.modes.append(mode)
     for i, (cat, message) in enumerate(warnings):
         readers = [
-            str(w["match"])
-            for w in items
-            if isinstance(w.get("match"), str)
-            and _category_matches(str(w.get("category", "Warning")), cat)
-            and re.search(str(w["match"]), message)
+            want.match
+            for want in map(WarnsItem.of, items)
+            if want.match is not None
+            and category_named(cat, want.category)
+            and message_matches(want.match, message)
         ]
         if not readers:
             continue
@@ -534,7 +499,7 @@ def check_records(records: Iterable[Mapping[str, object]]) -> list[BlockStrength
         expected = rec.get("expected")
         if not isinstance(expected, dict):
             continue
-        mode = _mode_slug(rec)
+        mode = f"{rec.get('adapter', '?')} {mode_slug(rec.get('mode'))}"
         observed = _observed(rec) if rec.get("outcome") in ("passed", "xpassed") else None
         for key in ("raises", "warns"):
             spec = expected.get(key)
@@ -567,14 +532,6 @@ def check_records(records: Iterable[Mapping[str, object]]) -> list[BlockStrength
             else:
                 _check_warns(block, items, observed, mode)
     return sorted(blocks.values(), key=lambda b: (b.case, b.key, b.patterns))
-
-
-def check_files(paths: Iterable[Path | str]) -> list[BlockStrength]:
-    def records() -> Iterator[Mapping[str, object]]:
-        for path in paths:
-            yield from read_records(path)
-
-    return check_records(records())
 
 
 def with_expectations(
@@ -652,12 +609,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "of the message seen.",
     )
     parser.add_argument("results", nargs="+", type=Path)
-    parser.add_argument(
-        "--specs",
-        action="append",
-        metavar="DIR",
-        help="judge with these specs' blocks instead of the records' own",
-    )
+    add_specs(parser.add_argument, "judge with these specs' blocks instead of the records' own")
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     records: Sequence[Mapping[str, object]] = [r for p in args.results for r in read_records(p)]
     if args.specs:

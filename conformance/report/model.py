@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jax_conformance.mode import mode_key, mode_slug
 from jax_conformance.records import (
     OUTCOMES,
     UNEXPECTED,
@@ -29,8 +30,6 @@ from jax_conformance.report.releases import (
     NOT_RUN,
     ReleaseTable,
     build_table,
-    mode_key,
-    mode_slug,
     version_key,
 )
 from jax_conformance.report.upcoming import (

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypedDict
 
-from jax_conformance.errors import ModeError
-from jax_conformance.mode import DEFAULT_MODES, Mode
+from jax_conformance.mode import mode_key, mode_slug
 from jax_conformance.records import ResultRecord, Run
 from packaging.version import InvalidVersion, Version
 
@@ -35,8 +34,6 @@ STATUSES = (*KNOWN, MISSING, UNAVAILABLE)
 # A run header's `status` when its release could not run at all (compat: not installable, or pytest wrote nothing).
 NOT_RUN = frozenset({"unavailable", "error"})
 
-MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
-
 
 def version_key(text: str) -> tuple[int, Version | str]:
     """Sort releases by PEP 440 order; names that are not versions go last, alphabetically."""
@@ -44,23 +41,6 @@ def version_key(text: str) -> tuple[int, Version | str]:
         return (0, Version(text))
     except (InvalidVersion, TypeError):
         return (1, str(text))
-
-
-def mode_key(slug: str) -> tuple[int, int, str]:
-    """Sort mode slugs in the order of the default matrix, a mode with flags after its base mode
-    (fewest flags first); others after, alphabetically."""
-    base, plus, flags = slug.partition("+")
-    return (MODE_ORDER.get(base, 99), flags.count("+") + 1 if plus else 0, slug)
-
-
-def mode_slug(mode: object) -> str:
-    """A record's or header's mode as its slug (`off-warn`); `?` when it names no mode."""
-    if isinstance(mode, dict):
-        try:
-            return Mode.from_json(mode).slug
-        except (KeyError, ModeError):
-            return "?"
-    return str(mode or "?")
 
 
 def status_over_modes(outcomes: Iterable[str]) -> str:

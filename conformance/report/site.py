@@ -27,6 +27,7 @@ from typing import TypedDict
 import jinja2
 import markupsafe
 from jax_conformance import REPORT_ASSETS
+from jax_conformance.mode import mode_key
 from jax_conformance.report import contract_section
 from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
 from jax_conformance.report.releases import (
@@ -34,7 +35,6 @@ from jax_conformance.report.releases import (
     NOT_RUN,
     STATUSES,
     ReleaseTable,
-    mode_key,
     version_key,
 )
 

@@ -1,7 +1,9 @@
 """Known divergences: per-adapter files of case ids (and modes) expected to fail, each with a reason.
 
 A listed case becomes `xfailed` when it fails and `xpassed` (an unexpected outcome) when it
-passes, so a backend team can ratchet. Format (YAML):
+passes, so a backend team can ratchet (`run --update-expectations`: `ratchet` rewrites the file so
+it lists what still fails). This module is the one home of the files: load, match, find the unused
+entries, choose and rewrite the file. Format (YAML):
 
     adapter: jax                 # required
     version: ">=0.4.30,<0.8"     # optional PEP 440 range over the behaviour version
@@ -15,18 +17,23 @@ passes, so a backend team can ratchet. Format (YAML):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Set
+from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import yaml
 from jax_conformance.errors import ExpectationsError, ModeError
-from jax_conformance.mode import Mode
+from jax_conformance.mode import DEFAULT_MODES, Mode
 from jax_conformance.spec.model import version_in
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+if TYPE_CHECKING:
+    from jax_conformance.records import ResultRecord
+
 NEEDS_REASON = "TODO: say why this case diverges"
+# Outcomes the ratchet keeps listed: the case still diverges (an xfailed case is a listed one that failed).
+STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
 
 
 @dataclass
@@ -150,6 +157,56 @@ class ExpectationSet:
                     and (entry.modes is None or mode.slug in entry.modes)
                 ):
                     yield f.path, entry.case
+
+
+def files_for(adapter: str, given: list[Path], default_dir: Path, *, updating: bool) -> list[Path]:
+    """The expectations files that speak for `adapter`: those given (`--expectations`, each must
+    exist unless the run is `updating` them), else those in `default_dir`."""
+    missing = [p for p in given if not p.is_file() and not updating]
+    if missing:
+        raise ExpectationsError(f"--expectations {missing[0]}: no such file")
+    # A file speaks for one adapter; with several adapters each gets its own files.
+    candidates = [p for p in given or sorted(default_dir.glob("*.y*ml")) if p.is_file()]
+    return [p for p in candidates if ExpectationFile.load(p).adapter == adapter]
+
+
+def ratchet_target(
+    adapter: str, files: list[Path], given: list[Path], default_dir: Path, *, one_adapter: bool
+) -> Path:
+    """The file the ratchet rewrites: the adapter's own, a new one named with --expectations (when
+    the run has one adapter), or `<default_dir>/<adapter>.yaml`."""
+    if files:
+        return files[0]
+    new = [p for p in given if not p.is_file()]
+    return new[0] if new and one_adapter else default_dir / f"{adapter}.yaml"
+
+
+def ratchet(path: Path, adapter: str, runs: Iterable[tuple[Mode, Iterable[ResultRecord]]]) -> Path:
+    """Rewrite `path` from a run's case records per mode, so that it lists exactly what still
+    fails; cases or modes not run keep their entries, and reasons are kept (`write_expectations`)."""
+    previous = ExpectationFile.load(path) if path.is_file() else None
+    all_modes = {m.slug for m in DEFAULT_MODES}
+    failing: dict[str, set[str]] = {}
+    ran: set[tuple[str, str]] = set()
+    run_version: str | None = None
+    for mode, records in runs:
+        all_modes.add(mode.slug)
+        for r in records:
+            if not r["case"].startswith("<"):
+                run_version = (
+                    run_version or r.get("behaviour_version") or r.get("implementation_version")
+                )
+                ran.add((r["case"], mode.slug))
+                if r.get("outcome") in STILL_FAILING:
+                    failing.setdefault(r["case"], set()).add(mode.slug)
+    for entry in previous.entries if previous else []:
+        for slug in entry.modes or all_modes:
+            if (entry.case, slug) not in ran:
+                failing.setdefault(entry.case, set()).add(slug)
+    version = str(previous.version) if previous and previous.version else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_expectations(path, adapter, failing, all_modes, previous, version, run_version)
+    return path
 
 
 def write_expectations(

@@ -8,11 +8,20 @@ style of array-api-tests: `dtype=int64, but should be int32`.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, NotRequired, Protocol, TypedDict
 
 import numpy as np
+from jax_conformance.compare import (
+    Branches,
+    Tolerance,
+    WarnsItem,
+    close,
+    message_matches,
+    walk,
+    wanted,
+)
 from jax_conformance.errors import SpecCodeError
 from jax_conformance.spec.blocks import ExpectBlock, RaisesBlock, WarningBlock
 from jax_conformance.text import VALUE_CHARS, cut
@@ -110,7 +119,7 @@ def check_raises(spec: RaisesBlock, obs: Observation, resolver: Resolver) -> lis
     cls = _resolve_class(resolver, spec["type"], BaseException)
     pattern = spec.get("match")
     exc = obs.exception
-    expected = f"{spec['type']}" + (f" matching {pattern!r}" if pattern else "")
+    expected = wanted(spec["type"], pattern)
     if exc is None:
         return [
             Mismatch(
@@ -125,7 +134,7 @@ def check_raises(spec: RaisesBlock, obs: Observation, resolver: Resolver) -> lis
         return [
             Mismatch("raises", f"raised {actual}, but should raise {expected}", expected, actual)
         ]
-    if pattern and not re.search(pattern, str(exc)):
+    if not message_matches(pattern, str(exc)):
         return [
             Mismatch(
                 "raises",
@@ -139,6 +148,10 @@ def check_raises(spec: RaisesBlock, obs: Observation, resolver: Resolver) -> lis
 
 def _warning_text(warnings: list[CaughtWarning]) -> str:
     return "; ".join(f"{c.__name__}: {short(m, 400)}" for c, m, _ in warnings) or "no warnings"
+
+
+def _subclass_of(cls: type) -> Callable[[type], bool]:
+    return lambda category: issubclass(category, cls)
 
 
 def check_warns(
@@ -156,17 +169,15 @@ def check_warns(
             ]
         return []
     problems = []
-    for want in [spec] if isinstance(spec, dict) else spec:
-        cls = _resolve_class(resolver, want["category"], Warning)
-        pattern = want.get("match")
-        hits = [
-            w
-            for w in obs.warnings
-            if issubclass(w[0], cls) and (not pattern or re.search(pattern, w[1]))
-        ]
-        expected = want["category"] + (f" matching {pattern!r}" if pattern else "")
-        count = want.get("count")
-        if count is not None and len(hits) != count:
+    for block in [spec] if isinstance(spec, dict) else spec:
+        want = WarnsItem.of(block)
+        cls = _resolve_class(resolver, want.category, Warning)
+        hits = want.hits([(c, m) for c, m, _ in obs.warnings], _subclass_of(cls))
+        expected = wanted(want.category, want.match)
+        count = want.count
+        if want.holds(len(hits)):
+            continue
+        if count is not None:
             problems.append(
                 Mismatch(
                     "warns",
@@ -176,7 +187,7 @@ def check_warns(
                     _warning_text(obs.warnings),
                 )
             )
-        elif count is None and not hits:
+        else:
             problems.append(
                 Mismatch(
                     "warns",
@@ -271,27 +282,36 @@ def parse_value(value: object) -> object:
 def _compare(
     path: str, actual: object, expected: object, rtol: float, atol: float
 ) -> list[Mismatch]:
-    # A container result (tuple of gradients, dict) is compared leaf by leaf.
-    if isinstance(actual, (tuple, list, dict)) and not hasattr(actual, "dtype"):
-        items = list(actual.items()) if isinstance(actual, dict) else list(enumerate(actual))
-        exp_items = (
-            (list(expected.items()) if isinstance(expected, dict) else list(enumerate(expected)))
-            if isinstance(expected, (list, dict))
-            else None
+    # A container result (tuple of gradients, dict) is compared leaf by leaf, in order.
+    tol = Tolerance(rtol, atol)
+    problems = []
+    for where, got, want in walk(actual, expected, _value_branches, path):
+        problems += _compare_leaf(where, got, want, tol)
+    return problems
+
+
+def _value_branches(value: object) -> Branches[object] | None:
+    """A result's tuple, list or dict (not an array), or the expected value's list or dict: items
+    paired with the other side's by position."""
+    if isinstance(value, (tuple, list, dict)) and not hasattr(value, "dtype"):
+        return Branches(
+            "", list(value.items()) if isinstance(value, dict) else list(enumerate(value))
         )
-        if exp_items is None or len(exp_items) != len(items):
-            return [
-                Mismatch(
-                    "value",
-                    f"{path} is a {type(actual).__name__} of {len(items)}, but should be {short(expected, 300)}",
-                    expected,
-                    short(actual, 300),
-                )
-            ]
-        problems = []
-        for (k, a), (_, e) in zip(items, exp_items, strict=True):
-            problems += _compare(f"{path}[{k!r}]", a, e, rtol, atol)
-        return problems
+    return None
+
+
+def _compare_leaf(path: str, actual: object, expected: object, tol: Tolerance) -> list[Mismatch]:
+    container = _value_branches(actual)
+    if container is not None:  # where the expected value is no container of as many items
+        return [
+            Mismatch(
+                "value",
+                f"{path} is a {type(actual).__name__} of {len(container.children)}, but should be "
+                f"{short(expected, 300)}",
+                expected,
+                short(actual, 300),
+            )
+        ]
     if isinstance(actual, (str, bytes)):
         return [
             Mismatch(
@@ -324,22 +344,7 @@ def _compare(
             )
         ]
     try:
-        if got.dtype.kind in "biu" and want.dtype.kind in "biu" or got.dtype.kind == "b":
-            ok = bool(np.array_equal(got, want))
-        else:
-            ok = bool(
-                np.allclose(
-                    got.astype(
-                        np.complex128
-                        if np.iscomplexobj(got) or np.iscomplexobj(want)
-                        else np.float64
-                    ),
-                    want,
-                    rtol=rtol,
-                    atol=atol,
-                    equal_nan=True,
-                )
-            )
+        ok = close(got, want, tol)
     except (TypeError, ValueError) as exc:
         return [
             Mismatch(
@@ -353,7 +358,8 @@ def _compare(
         return [
             Mismatch(
                 "value",
-                f"{path}={short(_tolist(got), 300)}, but should be {short(expected, 300)} (rtol={rtol}, atol={atol})",
+                f"{path}={short(_tolist(got), 300)}, but should be {short(expected, 300)} "
+                f"(rtol={tol.rtol}, atol={tol.atol})",
                 expected,
                 _tolist(got),
             )

@@ -1,0 +1,135 @@
+"""The command-line options several commands share, each defined once, and the argparse types.
+
+`--modes`, `--specs`, `--jobs/-j`, `-k`, `-m` and `--out` mean the same in every command that takes
+them, so each is added here (`add_modes(parser)`, ...) with its one help text; a command adds only
+what is its own (the default of `--jobs`, what `--out` holds). The pytest plugin adds `--specs`
+through the same function (`add_specs(group.addoption)`). Reading `--modes` is `mode.read_modes`.
+The argparse types refuse a bad value as one line naming the option (exit 2, nothing started).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from jax_conformance.mode import MODE_NAMES, MODES_OPTION, UPCOMING
+
+# `parser.add_argument`, or a pytest option group's `addoption`: both take argparse's arguments.
+AddOption = Callable[..., object]
+
+SPECS_HELP = "spec directories (default: specs/)"
+
+
+# ---------------------------------------------------------------- argparse types
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0 (a time limit: 0 or less would make every case time out)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0") from None
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 or more") from None
+    return value
+
+
+def table_start(text: str) -> tuple[int, int]:
+    """An argparse type: K/N with 0 <= K < N (--table-start)."""
+    k, sep, n = text.partition("/")
+    if not (sep and k.strip().isdigit() and n.strip().isdigit() and int(k) < int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r}: give K/N with 0 <= K < N, e.g. 1/2") from None
+    return int(k), int(n)
+
+
+def versions_arg(text: str) -> list[str]:
+    """An argparse type: JAX releases, `0.4.30,0.6.2` (`compat.envs.parse_versions`)."""
+    from jax_conformance.compat.envs import parse_versions
+
+    try:
+        return parse_versions(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def size_arg(text: str) -> int:
+    """An argparse type: a size in bytes, `20G`, `500M`, 0 for none (`compat.envs.parse_size`)."""
+    from jax_conformance.compat.envs import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# ---------------------------------------------------------------- shared options
+
+
+def add_modes(parser: argparse.ArgumentParser, *, upcoming: bool = True, note: str = "") -> None:
+    """`--modes A,B --modes C`, read with `mode.read_modes` (which refuses `+upcoming` where the
+    command cannot expand it: pass the same `upcoming`); `note` adds what the command does with them."""
+    parser.add_argument(
+        MODES_OPTION,
+        action="append",
+        metavar="MODES",
+        help=f"modes, comma-separated: {MODE_NAMES.replace(' ', '')} (default: all four); each may "
+        "set JAX flags, e.g. off-warn+jax_custom_vjp3"
+        + (
+            f"; {UPCOMING} adds the upcoming defaults on the first mode: their upgrade flags "
+            "together, and each alone"
+            if upcoming
+            else ""
+        )
+        + (f" ({note})" if note else ""),
+    )
+
+
+def add_specs(add: AddOption, help: str = SPECS_HELP) -> None:
+    """`--specs DIR` (repeatable); `add` is `parser.add_argument` or a pytest group's `addoption`."""
+    add("--specs", action="append", metavar="DIR", help=help)
+
+
+def add_jobs(parser: argparse.ArgumentParser, *, default: int, what: str, shown: str) -> None:
+    """`--jobs N` / `-j N`: how many `what` run at once (1 or more); `shown` is the default as said."""
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=positive_int,
+        default=default,
+        metavar="N",
+        help=f"{what} at once (default: {shown})",
+    )
+
+
+def add_keyword(parser: argparse.ArgumentParser) -> None:
+    """`-k EXPR`: the cases a pytest -k expression selects (`args.keyword`)."""
+    parser.add_argument(
+        "-k", dest="keyword", metavar="EXPR", help="only cases matching this pytest -k expression"
+    )
+
+
+def add_markexpr(parser: argparse.ArgumentParser) -> None:
+    """`-m TAGS`: the cases whose tags a pytest -m expression selects (`args.markexpr`)."""
+    parser.add_argument(
+        "-m",
+        dest="markexpr",
+        metavar="TAGS",
+        help="only cases whose tags match this pytest -m expression",
+    )
+
+
+def add_out(parser: argparse.ArgumentParser, help: str, default: Path | None = None) -> None:
+    """`--out PATH`: where the command writes (`help` says what, and the default)."""
+    parser.add_argument("--out", type=Path, default=default, help=help)
