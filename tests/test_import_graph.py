@@ -77,12 +77,8 @@ JAX = ("jax", "jaxlib")
 # for now. Every entry names the part of issue #35 that removes it.
 _C = "jax_conformance.compat.envs"
 ALLOWED: dict[tuple[str, str], str] = {
-    # #35 environments apart from CLI options (helper A's options.py, helper C's compat)
+    # #35 environments apart from CLI options and disk budgets (helper C: compat/envs.py split)
     ("jax_conformance.commands.compat", f"{_C}._existing_env"): "#35: compat's envs split",
-    ("jax_conformance.commands.compat", f"{_C}._modes_arg"): "#35: options.py",
-    ("jax_conformance.commands.compat", f"{_C}._versions_arg"): "#35: options.py",
-    ("jax_conformance.commands.upgrade", f"{_C}._modes_arg"): "#35: options.py",
-    ("jax_conformance.compat.drive", f"{_C}._size_arg"): "#35: options.py",
     ("jax_conformance.compat.observer", f"{_C}._clean_environ"): "#35: one run across releases",
     # #35 the argparse types of releases and sizes parse with compat's envs.py (parse_versions,
     # parse_size): their home belongs below compat (releases.py), as options.py is shared
