@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TypeVar, cast, overload
+from typing import IO, TypeVar, cast, overload
 
 from jax_conformance.client.forkclient import VOLATILE_ENV, ForkedProcess, ForkServer
 from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
@@ -37,6 +37,7 @@ from jax_conformance.protocol import (
     HelloRequest,
     ObserveReply,
     ObserveRequest,
+    ProgramObservation,
     Reply,
     Request,
     ResolveReply,
@@ -48,9 +49,6 @@ from jax_conformance.protocol import (
 )
 from jax_conformance.records import AdapterInfo, Isolation, Outcome, Verdict, adapter_info
 from jax_conformance.text import describe_exit, exit_fields
-
-if TYPE_CHECKING:
-    from jax_conformance.differential.observe import ProgramObservation
 
 STARTUP_TIMEOUT = 180.0
 ISOLATION_ENV = "JAX_CONFORMANCE_ISOLATION"
