@@ -153,8 +153,8 @@ class Mode:
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Mode:
-        """A record's `mode`; records written before flags existed have no `flags`."""
-        flags = data.get("flags") or {}
+        """A record's `mode` (`records.read_records` gives older files' modes their `flags`)."""
+        flags = data["flags"]
         if not isinstance(flags, Mapping):
             raise ModeError(f"a mode's flags are a mapping, not {type(flags).__name__}")
         return cls.with_flags(

@@ -64,8 +64,10 @@ CASE_FIELDS = (
     "duration_s",
 )
 # The result file format's version, in every run header (`version`): a reader can tell which
-# fields it may rely on. Bump it when a record's fields change meaning (docs/RUNNER.md, section 7).
-FORMAT_VERSION = 1
+# fields it may rely on. Bump it when a record's fields change meaning (docs/RUNNER.md, section 7),
+# and bring the older shape up to date in `upgrade`, the one place that knows older files.
+# 2: every `mode` carries `flags` (1, and files from before `version`, may lack it).
+FORMAT_VERSION = 2
 # A record whose JSON is longer than this has its `actual` and `expected` replaced by a note.
 MAX_RECORD_CHARS = 4 * RECORD_MESSAGE_CHARS
 # A flag's value, or a setting, as JSON holds it.
@@ -81,9 +83,9 @@ class ModeJSON(TypedDict):
 
     x64: bool
     explicit_x64_dtypes: str
-    flags: NotRequired[
-        dict[str, JSONScalar]
-    ]  # the other JAX flags the mode sets; absent in files written before flags
+    flags: dict[
+        str, JSONScalar
+    ]  # the other JAX flags the mode sets (`upgrade` fills it in older files)
 
 
 class AdapterInfo(TypedDict):
@@ -368,15 +370,32 @@ class ReadProblem(str):
         return problem
 
 
+def upgrade(record: Record, version: int) -> Record:
+    """A record of a file written in format `version`, in this version's shape: the one place
+    that knows older files. Before 2, a mode could lack `flags` (it set none); the header of an
+    upgraded run says the version its records now have."""
+    if version < 2:
+        fields = cast(dict[str, Any], record)
+        mode = fields.get("mode")
+        if isinstance(mode, dict) and "flags" not in mode:
+            fields["mode"] = {**mode, "flags": {}}
+        if fields["record"] == "run":
+            fields["version"] = FORMAT_VERSION
+    return record
+
+
 def read_records(path: Path | str, problems: list[str] | None = None) -> Iterator[Record]:
-    """Every record of a results file, in order; a line that is none is skipped and, with
-    `problems`, said there as a `ReadProblem` (`path:line: why`): a torn last line as the run cut
-    off, a bad line with a record after it as a corrupt record (`fatal`). A missing file has no records."""
+    """Every record of a results file, in order, in this version's shape (`upgrade`, by the
+    `version` of the run header before it: a file without one is version 1); a line that is none
+    is skipped and, with `problems`, said there as a `ReadProblem` (`path:line: why`): a torn last
+    line as the run cut off, a bad line with a record after it as a corrupt record (`fatal`). A
+    missing file has no records."""
     try:
         f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below; a missing file reads empty
     except FileNotFoundError:
         return
     pending: list[tuple[int, str]] = []  # bad lines not yet known to be the last
+    version = 1
     with f:
         for number, line in enumerate(f, 1):
             if not line.strip():
@@ -396,7 +415,9 @@ def read_records(path: Path | str, problems: list[str] | None = None) -> Iterato
                     for n, why in pending
                 )
             pending.clear()
-            yield record
+            if record["record"] == "run":
+                version = int(cast(Any, record).get("version") or 1)
+            yield upgrade(record, version)
     if problems is not None and pending:
         *corrupt, (last, why) = pending
         problems.extend(

@@ -13,12 +13,21 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import cast
 
 import pytest
 from jax_conformance.errors import ModeError, SpecError, SpecFileErrors
-from jax_conformance.mode import Mode, parse_modes, upcoming_modes, wants_upcoming
+from jax_conformance.mode import (
+    DEFAULT_MODES,
+    Mode,
+    expand_upcoming,
+    parse_modes,
+    read_modes,
+    upcoming_modes,
+    wants_upcoming,
+)
 from jax_conformance.plugin import PACKAGE_DIR
-from jax_conformance.records import Record, read_records
+from jax_conformance.records import Record, read_records, upgrade
 from jax_conformance.spec.loader import load_spec
 
 REPO = PACKAGE_DIR.parent
@@ -110,8 +119,15 @@ def test_a_mode_names_its_flags_and_reads_back_from_its_slug_and_its_json() -> N
         "flags": {"jax_custom_vjp3": True, "jax_remat3": False},
     }
     assert Mode.from_json(mode.to_json()) == mode
-    # A record written before flags existed.
-    assert Mode.from_json({"x64": True, "explicit_x64_dtypes": "warn"}) == Mode(True, "warn")
+    # A record written before flags existed (format 1) is read as a mode without flags.
+    old: Record = cast(
+        Record, {"record": "case", "mode": {"x64": True, "explicit_x64_dtypes": "warn"}}
+    )
+    assert Mode.from_json(upgrade(old, 1)["mode"]) == Mode(True, "warn")
+    with pytest.raises(KeyError):
+        Mode.from_json(
+            {"x64": True, "explicit_x64_dtypes": "warn"}
+        )  # only the reader knows format 1
     # The x64 flags given as flags set the mode's own fields.
     assert Mode.from_slug("off+jax_enable_x64=on") == Mode(True, "warn")
     assert mode.base == Mode(False, "warn")
@@ -142,6 +158,22 @@ def test_upcoming_is_a_request_and_expands_to_all_flags_then_each_alone() -> Non
         "off-warn+jax_scan3",
     ]
     assert upcoming_modes(Mode(), ["jax_scan3"]) == [Mode().with_flag(jax_scan3=True)]
+    # read once, expanded given the adapter's flags, on the first mode named (off-warn when none)
+    choice = read_modes(["on-error,+upcoming", "off-warn"])
+    assert choice.upcoming and choice.modes == [Mode(True, "error"), Mode()]
+    assert [m.slug for m in expand_upcoming(choice, ["jax_scan3"])] == [
+        "on-error",
+        "off-warn",
+        "on-error+jax_scan3",
+    ]
+    assert expand_upcoming(read_modes(["+upcoming"]), []) == [Mode()]
+    assert expand_upcoming(read_modes(None), ["jax_scan3"]) == list(DEFAULT_MODES)
+    with pytest.raises(
+        ModeError, match=r"--modes \+upcoming: this command runs only the modes named"
+    ):
+        read_modes(["on,+upcoming"], upcoming=False)
+    with pytest.raises(ModeError, match="names no mode"):
+        read_modes([","])
 
 
 # ---------------------------------------------------------------- when: {flags: ...}

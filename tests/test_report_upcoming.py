@@ -250,13 +250,14 @@ def test_the_report_command_prints_a_line_per_base_mode(
 
 
 def strip_flags(src: Path, dst: Path) -> Path:
-    """The file as a run before flags existed wrote it: no `flags` in any mode, none in the header."""
+    """The file as a run before flags existed wrote it (format 1): no `flags` in any mode, none in the header."""
     out = []
     for rec in map(json.loads, src.read_text().splitlines()):
         if isinstance(rec.get("mode"), dict):
             rec["mode"].pop("flags", None)
         if rec.get("record") == "run":
             rec.pop("flags", None)
+            rec["version"] = 1  # the format before every mode carried `flags`
         out.append(json.dumps(rec))
     dst.write_text("\n".join(out) + "\n")
     return dst

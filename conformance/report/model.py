@@ -92,7 +92,7 @@ class Column:
     )  # the JAX flags the mode sets besides the x64 two
     flag_table: list[dict[str, object]] = field(
         default_factory=list
-    )  # the run header's `flags` (absent in older files)
+    )  # the run header's `flags` (absent when the adapter reported none)
 
     @property
     def status_text(self) -> str:
@@ -445,7 +445,7 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
                 started=str(h.get("started", "")),
                 status=str(h.get("status") or ""),
                 reason=str(h.get("reason") or ""),
-                flags=_mode_flags(h.get("mode")),
+                flags=dict(h["mode"]["flags"]),
                 flag_table=[dict(f) for f in h.get("flags") or [] if isinstance(f, dict)],
             )
             pending.append((col, recs))
@@ -512,12 +512,6 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
     for i, c in enumerate(ordered):
         c.index = i
     return columns, ordered, {(remap[ci], col): r for (ci, col), r in cells.items()}
-
-
-def _mode_flags(mode: object) -> dict[str, JSONScalar]:
-    """A header's mode's own flags (`{}` for files written before modes had flags)."""
-    flags = mode.get("flags") if isinstance(mode, dict) else None
-    return dict(flags) if isinstance(flags, dict) else {}
 
 
 def _sources(value: object) -> list[dict[str, object]]:

@@ -418,7 +418,7 @@ class ModeFlags:
     # as the run's flag table has them (a file written by another version may hold any JSON)
     values: dict[str, object]  # upgrade flag -> value in effect
     defaults: dict[str, object]  # upgrade flag -> JAX's default
-    listed: bool  # the run recorded a flag table (files written before flags did not)
+    listed: bool  # the run recorded a flag table (its adapter reported its flags)
 
 
 @dataclass
@@ -446,7 +446,7 @@ def _text(value: object) -> str:
 def flag_overview(columns: Sequence[Column]) -> FlagOverview | None:
     """Per run (one column per run, whatever its backends): its mode's flags and the upgrade flags in effect.
 
-    None when no run sets a flag and none recorded a flag table (results written before flags).
+    None when no run sets a flag and none recorded a flag table.
     """
     modes: list[ModeFlags] = []
     names: set[str] = set()
