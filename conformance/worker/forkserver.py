@@ -54,7 +54,7 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from jax_conformance.protocol import PARENT_ENV
 
@@ -66,7 +66,7 @@ def _send(sock: socket.socket, message: Mapping[str, object]) -> None:
     sock.send(json.dumps(message).encode())
 
 
-def preload(modules: list[str]) -> str | None:
+def _preload(modules: list[str]) -> str | None:
     """Import each module; the reason it cannot be shared, or None."""
     for name in modules:
         try:
@@ -76,7 +76,7 @@ def preload(modules: list[str]) -> str | None:
     return None
 
 
-def silent_preload(modules: list[str]) -> str | None:
+def _silent_preload(modules: list[str]) -> str | None:
     """Import `modules`; a reason if that raised, warned or wrote to stderr (fd 2)."""
     with tempfile.TemporaryFile() as capture, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -84,7 +84,7 @@ def silent_preload(modules: list[str]) -> str | None:
         saved = os.dup(2)
         os.dup2(capture.fileno(), 2)
         try:
-            reason = preload(modules)
+            reason = _preload(modules)
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
@@ -98,6 +98,15 @@ def silent_preload(modules: list[str]) -> str | None:
     if written:
         return f"importing {', '.join(modules)} wrote to stderr: {written.decode('utf-8', 'replace')[:300]!r}"
     return None
+
+
+def share_imports(free: Sequence[str], full: Sequence[str], level: str) -> str | None:
+    """Import what a server of `level` shares: the adapter's `free` modules and, at `full`, its
+    `full` ones, silently. The reason the server cannot serve, or None."""
+    reason = _preload(list(free))
+    if reason is None and level == "full":
+        reason = _silent_preload(list(full)) if full else "the adapter names no module to preload"
+    return reason
 
 
 def become_worker(
@@ -188,9 +197,7 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
         _send(sock, ready)
         return 2
     ready["late_env_prefixes"] = list(adapter.late_env_prefixes)
-    reason = preload(list(free))
-    if reason is None and level == "full":
-        reason = silent_preload(list(full)) if full else "the adapter names no module to preload"
+    reason = share_imports(free, full, level)
     if reason is not None:
         ready.update(level="unusable", reason=reason)
     _send(sock, ready)

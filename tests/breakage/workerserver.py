@@ -38,7 +38,7 @@ import sys
 from typing import Any
 
 from jax_conformance.client.forkclient import VOLATILE_ENV
-from jax_conformance.worker.forkserver import MAX_PACKET, become_worker, preload, silent_preload
+from jax_conformance.worker.forkserver import MAX_PACKET, become_worker, share_imports
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:
@@ -188,10 +188,7 @@ def _unlike(name: str, own: Any, level: str, likeness: dict[str, str]) -> str:
 
 def _ready(adapter: Any, level: str) -> dict[str, Any]:
     """Import what the level shares (the fork server's rule); the ready message."""
-    free, full = adapter.fork_preload()
-    reason = preload(list(free))
-    if reason is None and level == "full":
-        reason = silent_preload(list(full)) if full else "the adapter names no module to preload"
+    reason = share_imports(*adapter.fork_preload(), level)
     return {"ready": True, "level": "unusable" if reason else level, "reason": reason}
 
 
