@@ -29,10 +29,13 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
 
 from jax_conformance import CHECKOUT, __version__
 from jax_conformance.text import RECORD_MESSAGE_CHARS, cut
+
+if TYPE_CHECKING:
+    from jax_conformance.protocol import ProgramObservation
 
 Outcome = Literal[
     "passed",
@@ -342,17 +345,17 @@ class Run:
 KINDS = frozenset(get_args(Literal["run", "collected", "case", "end"]))
 
 
-def parse_record(line: bytes | str) -> Record | str:
+def parse_record(line: bytes | str, kinds: frozenset[str] = KINDS) -> Record | str:
     """One line as a record, or why it is not one (a torn line); "" for a record of a kind this
-    version does not know, which every reader skips."""
+    reader does not read (`kinds`: a run's by default), which it skips."""
     try:
         value = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return f"not a JSON record ({getattr(exc, 'msg', exc)}); the run was probably cut off while writing it"
     if not isinstance(value, dict):
         return "a record is a JSON object"
-    if value.get("record") not in KINDS:
-        return ""  # a kind a later version writes: skipped without a word
+    if value.get("record") not in kinds:
+        return ""  # another feature's kind, or one a later version writes: skipped without a word
     return cast(Record, value)
 
 
@@ -384,12 +387,14 @@ def upgrade(record: Record, version: int) -> Record:
     return record
 
 
-def read_records(path: Path | str, problems: list[str] | None = None) -> Iterator[Record]:
-    """Every record of a results file, in order, in this version's shape (`upgrade`, by the
-    `version` of the run header before it: a file without one is version 1); a line that is none
-    is skipped and, with `problems`, said there as a `ReadProblem` (`path:line: why`): a torn last
-    line as the run cut off, a bad line with a record after it as a corrupt record (`fatal`). A
-    missing file has no records."""
+def read_records(
+    path: Path | str, problems: list[str] | None = None, kinds: frozenset[str] = KINDS
+) -> Iterator[Record]:
+    """Every record of a results file (of `kinds`: a run's by default), in order, in this version's
+    shape (`upgrade`, by the `version` of the run header before it: a file without one is version
+    1); a line that is none is skipped and, with `problems`, said there as a `ReadProblem`
+    (`path:line: why`): a torn last line as the run cut off, a bad line with a record after it as a
+    corrupt record (`fatal`). A missing file has no records."""
     try:
         f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below; a missing file reads empty
     except FileNotFoundError:
@@ -400,7 +405,7 @@ def read_records(path: Path | str, problems: list[str] | None = None) -> Iterato
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            record = parse_record(line)
+            record = parse_record(line, kinds)
             if isinstance(record, str):
                 if record:
                     pending.append((number, record))
@@ -650,3 +655,129 @@ def unavailable(
 def suite_info() -> dict[str, str | None]:
     """The suite's version and git revision, for a run header's environment."""
     return {"suite_version": __version__, "git_revision": git_revision()}
+
+
+# ---------------------------------------------------------------- diff and mutate records (`diff`, `mutate`)
+# Their own kinds, written through `encode` and read through `read_records(..., kinds=...)`; a run's
+# readers (`load_runs`, the report's results) skip them.
+
+DiffVerdict = Literal["agree", "differ", "n/a"]
+
+# `diff_program`: one program run on both sides in one mode (`class` is a keyword, hence this form).
+DiffProgramRecord = TypedDict(
+    "DiffProgramRecord",
+    {
+        "record": Literal["diff_program"],
+        "mode": str,
+        "area": str,
+        "seed": int,
+        "program": str,
+        "verdict": DiffVerdict,
+        "fields": list[str],  # the fields in which the two observations differ
+        "class": str | None,  # the disagreement class (None: they agree, or n/a)
+        "a": "ProgramObservation",
+        "b": "ProgramObservation",
+    },
+)
+
+# `diff_class`: one disagreement class over every mode, shown with its smallest program.
+DiffClassRecord = TypedDict(
+    "DiffClassRecord",
+    {
+        "record": Literal["diff_class"],
+        "rank": int,
+        "class": str,
+        "count": int,
+        "modes": dict[str, int],  # mode slug -> programs of the class
+        "program": str,  # shrunk where Hypothesis could, else the first seen
+        "shrunk": bool,
+        "from": str,  # the program first seen
+        "mode": str,  # the mode of the program shown
+        "a": "ProgramObservation",
+        "b": "ProgramObservation",
+        "sides": list[str],
+        "reproduce": str,  # one shell line that reruns the program shown
+    },
+)
+
+
+class DiffStatsJSON(TypedDict):
+    runs: int
+    agree: int
+    differ: int
+    not_expressible: int
+    agreement: float | None
+
+
+class DiffModeSummary(TypedDict):
+    all: DiffStatsJSON
+    first_raises: DiffStatsJSON  # among the programs whose first side raised
+    areas: dict[str, DiffStatsJSON]
+    not_expressible: dict[str, int]  # what a side lacked -> programs
+
+
+class DiffSummaryRecord(TypedDict):
+    """`diff_summary`: the last record of a diff file, agreement per mode."""
+
+    record: Literal["diff_summary"]
+    seed: int
+    budget: int
+    programs: int
+    sides: list[str]
+    modes: dict[str, DiffModeSummary]
+
+
+DiffRecord = DiffProgramRecord | DiffClassRecord | DiffSummaryRecord
+DIFF_KINDS = frozenset(get_args(Literal["diff_program", "diff_class", "diff_summary"]))
+
+
+def read_diff(path: Path | str) -> Iterator[DiffRecord]:
+    """The records of a `diff --out` file, in order."""
+    for record in read_records(path, kinds=DIFF_KINDS):
+        yield cast(DiffRecord, record)
+
+
+class MutantRow(TypedDict):
+    """One mutant of a `mutation` record (what `report --mutation` shows)."""
+
+    name: str
+    rule: str
+    killed: bool
+    killed_by: list[str]  # `case[mode]`, every case that killed it
+    first_message: str
+    modes_run: list[str]
+    seconds: float
+    explanation: (
+        str  # why a survivor is expected to survive (adapters/reference/mutants.py EXPLAINED)
+    )
+
+
+class MutationRecord(TypedDict):
+    """`mutation`: the one record of the file `mutate` writes (reports/mutation.json: one JSON line,
+    so also one JSON document)."""
+
+    record: Literal["mutation"]
+    score: str
+    killed: int
+    total: int
+    percent: float
+    modes: str
+    mutants: list[MutantRow]
+    seconds: NotRequired[float]
+    # The message check beside the mutation score: strong / checked raises-warns blocks with a
+    # `match`, and the weak and loose ones (report.message_strength.MessageSummary); absent with
+    # --no-baseline.
+    message_score: NotRequired[str]
+    messages: NotRequired[Mapping[str, object]]
+
+
+MUTATION_KINDS = frozenset({"mutation"})
+
+
+def read_mutation(path: Path | str, problems: list[str] | None = None) -> MutationRecord | None:
+    """The `mutation` record of a `mutate --out` file (the last, should there be several); None
+    when the file holds none."""
+    found = None
+    for record in read_records(path, problems, kinds=MUTATION_KINDS):
+        found = cast(MutationRecord, record)
+    return found

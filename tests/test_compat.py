@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 from importlib.metadata import version as dist_version
 from pathlib import Path
@@ -29,6 +30,8 @@ from jax_conformance.report.releases import (
     observed_key,
     status_over_modes,
 )
+
+from tests.conftest import REPO
 
 REAL = os.environ.get("JAX_CONFORMANCE_COMPAT_REAL") == "1"
 
@@ -641,3 +644,51 @@ def test_from_results_builds_the_table_summary_and_report_without_running(
     assert not (out / "compat").exists()  # nothing ran
     with pytest.raises(UsageError, match="--from-results .*nope.jsonl: no such file"):
         compat.main(parse(["--from-results", str(tmp_path / "nope.jsonl"), "--out", str(out)]))
+
+
+# ---------------------------------------------------------------- where compat keeps its environments
+
+
+def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAX_CONFORMANCE_CACHE"}
+    code = "from jax_conformance.compat.envs import default_cache_dir; print(default_cache_dir())"
+    xdg = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(xdg) == tmp_path / "xdg" / "jax-conformance"
+    home = subprocess.run(
+        [sys.executable, "-c", code],
+        env={
+            **{k: v for k, v in env.items() if k != "XDG_CACHE_HOME"},
+            "HOME": str(tmp_path / "home"),
+        },
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(home) == tmp_path / "home" / ".cache" / "jax-conformance"
+    assert REPO not in Path(home).parents
+    given = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "JAX_CONFORMANCE_CACHE": str(tmp_path / "mine")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(given) == tmp_path / "mine"
+    helptext = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "compat", "--help"],
+        env={**env, "HOME": str(tmp_path / "home")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "delete that directory to clear them" in " ".join(helptext.split())

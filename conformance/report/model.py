@@ -7,10 +7,10 @@ cell is one case record in one column.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from jax_conformance.mode import mode_key, mode_slug
 from jax_conformance.records import (
@@ -22,6 +22,7 @@ from jax_conformance.records import (
     ResultRecord,
     Run,
     load_runs,
+    read_mutation,
     tally,
 )
 from jax_conformance.report.releases import (
@@ -677,13 +678,14 @@ def docs_vs_code(
 
 
 def load_mutation(path: Path) -> dict[str, object] | None:
-    """A mutation-score file, read tolerantly: whatever keys it has are shown, missing ones are not."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        return {"error": f"{path}: cannot read mutation results: {exc}"}
-    if not isinstance(data, dict):
-        return {"error": f"{path}: mutation results are a JSON object"}
+    """The `mutation` record of a `mutate` file (records.read_mutation), read tolerantly: whatever
+    keys it has are shown, missing ones are not."""
+    problems: list[str] = []
+    record = read_mutation(path, problems)
+    if record is None:
+        why = problems[0].split(": ", 1)[-1] if problems else "it holds no mutation record"
+        return {"error": f"{path}: cannot read mutation results: {why}"}
+    data: dict[str, Any] = dict(record)  # any keys: read tolerantly
     mutants = []
     for m in data.get("mutants") or []:
         if not isinstance(m, dict):
@@ -705,7 +707,8 @@ def load_mutation(path: Path) -> dict[str, object] | None:
     extra = {
         k: v
         for k, v in data.items()
-        if k not in ("score", "mutants", "message_score") and isinstance(v, str | int | float)
+        if k not in ("record", "score", "mutants", "message_score")
+        and isinstance(v, str | int | float)
     }
     extra.update(_message_lines(data.get("messages")))
     return {"score": str(data.get("score", "")), "mutants": mutants, "extra": extra}

@@ -3,7 +3,7 @@
 Each class is the real `jax` adapter whose worker monkeypatches JAX (0.10.2) after importing
 it, so that one rule from the custom-derivative docs no longer holds. Run the suite with
 `--adapter=tests.breakage.custom_vjp:ClassName`; the cases that check that rule must fail.
-`tests/test_custom_vjp_specs_catch_breakage.py` does this for every class here.
+`tests/test_breakage.py` does this for every class here (tests/breakage/custom_rules_area.py).
 
 The patches only touch the worker process they run in. They rely on private names of
 `jax._src.custom_derivatives`; when JAX renames them, `patch` raises and the adapter fails to

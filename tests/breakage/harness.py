@@ -18,7 +18,7 @@ no breakage runs (tests/test_breakage_areas.py checks both for every area).
 
 That unbroken JAX passes the same cases in the same modes is tests/test_suite_modes.py's check
 (every case in every default mode), so the failures are the breakage's doing; an area whose modes
-that test does not run (tests/test_flag_specs_catch_breakage.py: modes with upgrade flags) runs
+that test does not run (tests/test_breakage_flags.py: modes with upgrade flags) runs
 real `jax` beside its breakages with `baseline`.
 """
 
@@ -58,6 +58,8 @@ PARALLEL = max(4, os.cpu_count() or 1)
 # What a readable failure says: "..., but should ...", a false check, or an exception whose
 # message does not match the expected words.
 FAILURE_WORDS = ("but should", "is false", "does not match")
+# The mode most breakages run in.
+OFF_WARN = Mode(False, "warn")
 
 
 @dataclass(frozen=True)
@@ -97,9 +99,13 @@ class Area:
     name: str
     spec_dirs: tuple[Path, ...]
     breakages: tuple[Breakage, ...]
-    modules: tuple[
-        str, ...
-    ]  # the tests.breakage modules whose adapters these are: every one must run
+    # the tests.breakage modules whose adapters these are: every one must run
+    modules: tuple[str, ...]
+    # False where the cases are too many to list each as caught (a table's cells): the breakages
+    # then prove that each kind of wrong cell fails, with the cell named
+    lists_every_case: bool = True
+    # The first JAX release whose internals the area's adapters patch (older ones skip the area)
+    min_jax: str = ""
 
     def case_ids(self) -> set[str]:
         return {
