@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jax_conformance import options
+from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
@@ -118,7 +119,9 @@ def _modes(args: argparse.Namespace) -> list[Mode]:
     """The modes to run, as `jax-conformance run` reads `--modes`: a mode may set flags (each must be one
     the reference models: a usage error otherwise), and `+upcoming` adds the upcoming-defaults modes.
     Each mode's flags reach its pytest processes as `--flag` (`launch.scheduler.pytest_command`)."""
-    return modes_for(read_modes(args.modes), ["reference"], args.specs or [])["reference"]
+    return modes_for(read_modes(args.modes), ["reference"], args.specs or [], read_adapter_info)[
+        "reference"
+    ]
 
 
 def _job(mutant: str | None, mode: Mode, tmp: Path, args: argparse.Namespace) -> MutantRun:

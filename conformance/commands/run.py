@@ -22,8 +22,9 @@ from typing import IO
 
 from jax_conformance import SPECS_DIR, options
 from jax_conformance.adapters import COMPILE_CACHE_ENV
+from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.errors import UsageError
-from jax_conformance.flag_table import modes_for, read_adapter_info
+from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
@@ -341,7 +342,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
     check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
-    modes = modes_for(read_modes(args.modes), adapters, args.specs or [])
+    modes = modes_for(read_modes(args.modes), adapters, args.specs or [], read_adapter_info)
     if args.backend:
         for adapter in adapters:
             have = list(read_adapter_info(adapter)["backends"])

@@ -41,11 +41,12 @@ from pathlib import Path
 
 import pytest
 from jax_conformance.adapters import Adapter
-from jax_conformance.client.forkclient import SHARED_SERVER_ENV
 from jax_conformance.launch.scheduler import pytest_command, pytest_options
 from jax_conformance.mode import Mode
 from jax_conformance.records import ResultRecord, load_runs
 from jax_conformance.spec.loader import load_spec, spec_files
+
+from tests.breakage.workerclient import SHARED_SERVER_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "specs"
@@ -157,7 +158,7 @@ def mode_process_env(server: Path | None = None) -> dict[str, str]:
 
 
 def worker_environment(mode: Mode, process_env: dict[str, str]) -> dict[str, str]:
-    """The environment a mode process gives its worker (`CaseRunner._env` in that process, for an
+    """The environment a mode process gives its worker (`CaseRunner.worker_environ` in that process, for an
     adapter under tests/): what the shared worker server must run in to serve it."""
     env = {**process_env, "PYTEST_VERSION": pytest.__version__, **mode.environ()}  # pytest sets it
     env.setdefault("PYTHONHASHSEED", "0")
@@ -219,7 +220,9 @@ def run_one(
     """Run the breakage's cases in its mode in one mode process (its worker forked from the
     mode's shared worker server, when one is given)."""
     options = pytest_options(specs=spec_dirs, keyword=keyword(breakage.cases))
-    cmd = pytest_command(breakage.adapter, breakage.mode, out, extra=[*PLUGINS, *options])
+    # the shared servers' client end: the mode process's runner asks them for its workers
+    client = ("-p", "tests.breakage.workerclient") if server is not None else ()
+    cmd = pytest_command(breakage.adapter, breakage.mode, out, extra=[*PLUGINS, *client, *options])
     env = mode_process_env(server)
     proc = subprocess.run(
         cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
