@@ -33,6 +33,12 @@ from jax_conformance.spec.blocks import CodeText, ExpectBlock
 MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
 # The pid the worker watches: it exits when that process is gone (an orphaned hung case would run forever).
 PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
+# The release the as-of adapter (adapters/jax/as_of.py) judges by, and the name --adapter gives it:
+# the radar sets the one and passes the other to every release's mode processes.
+AS_OF_ENV = "JAX_CONFORMANCE_AS_OF"
+AS_OF_ADAPTER = "jax_conformance.adapters.jax.as_of:JaxAsOf"
+# Every name it has had, as a radar store's records hold it (before #35 it lived in compat/).
+AS_OF_NAMES = frozenset({AS_OF_ADAPTER, "jax_conformance.compat.as_of:JaxAsOf"})
 
 
 class CasePayload(TypedDict):

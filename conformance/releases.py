@@ -392,3 +392,17 @@ def build_table(
     if sort:
         table.rows.sort(key=lambda r: (not r.differs(order), r.topic, r.case))
     return table
+
+
+def parse_versions(text: str) -> list[str]:
+    """`0.4.30,0.6.2 0.8.0` -> sorted, de-duplicated release strings; a bad one is an error."""
+    out: dict[Version, str] = {}
+    for raw in text.replace(",", " ").split():
+        try:
+            v = Version(raw)
+        except InvalidVersion:
+            raise ValueError(f"{raw!r} is not a release number (e.g. 0.4.30)") from None
+        out.setdefault(v, raw)
+    if not out:
+        raise ValueError("no release given (e.g. --versions 0.4.30,0.10.2)")
+    return [out[v] for v in sorted(out)]

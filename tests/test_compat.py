@@ -28,6 +28,7 @@ from jax_conformance.releases import (
     explain,
     first_line,
     observed_key,
+    parse_versions,
     status_over_modes,
 )
 
@@ -46,7 +47,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def test_versions_are_sorted_as_releases_not_strings() -> None:
-    assert envs.parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == [
+    assert parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == [
         "0.4.30",
         "0.8.0",
         "0.9.2",
@@ -55,13 +56,13 @@ def test_versions_are_sorted_as_releases_not_strings() -> None:
 
 
 def test_duplicate_versions_are_dropped() -> None:
-    assert envs.parse_versions("0.8.0,0.8.0,0.8") == ["0.8.0"]
+    assert parse_versions("0.8.0,0.8.0,0.8") == ["0.8.0"]
 
 
 @pytest.mark.parametrize("text", ["", " , ", "0.4.30,banana", "latest"])
 def test_bad_version_lists_are_rejected(text: str) -> None:
     with pytest.raises(ValueError):
-        envs.parse_versions(text)
+        parse_versions(text)
 
 
 def test_bad_versions_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,7 +75,7 @@ def test_bad_versions_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> N
 def test_default_list_spans_at_least_five_releases_from_0_4_30() -> None:
     args = parse([])
     assert args.versions[0] == "0.4.30" and len(args.versions) >= 5
-    assert args.versions == envs.parse_versions(",".join(envs.DEFAULT_VERSIONS))
+    assert args.versions == parse_versions(",".join(envs.DEFAULT_VERSIONS))
     assert [m.slug for m in read_modes(args.modes, upcoming=False).modes] == [
         "off-warn",
         "off-error",

@@ -40,6 +40,9 @@ SHARED = (
     "options",
     "usage",
     "flag_table",
+    # the contract's data, read by `check`'s parent and by the adapter's side in each mode
+    "contract.items",
+    "contract.wire",
 )
 PROCESSES = (
     "cli",
@@ -75,25 +78,11 @@ JAX = ("jax", "jaxlib")
 
 # (importing module, the rule it breaks: the imported module or `module._name`) -> why it is allowed
 # for now. Every entry names the part of issue #35 that removes it.
-_C = "jax_conformance.compat.envs"
 ALLOWED: dict[tuple[str, str], str] = {
-    # #35 environments apart from CLI options and disk budgets (helper C: compat/envs.py split)
-    ("jax_conformance.commands.compat", f"{_C}._existing_env"): "#35: compat's envs split",
-    ("jax_conformance.compat.observer", f"{_C}._clean_environ"): "#35: one run across releases",
-    # #35 the argparse types of releases and sizes parse with compat's envs.py (parse_versions,
-    # parse_size): their home belongs below compat (releases.py), as options.py is shared
-    ("jax_conformance.options", "jax_conformance.compat.envs"): "#35: releases.py (helper C)",
-    # #35 one run across releases (helper C): the parent names the as-of adapter by importing it
-    ("jax_conformance.compat.drive", "jax_conformance.adapters.jax.as_of"): "#35: helper C",
-    ("jax_conformance.compat.observer", "jax_conformance.adapters.jax.as_of"): "#35: helper C",
-    # #35 mutate through launch/ (helper D): the parent imports the reference's mutants
-    ("jax_conformance.commands.mutate", "jax_conformance.adapters.reference.mutants"): "#35: D",
-    # #35 check on the one machinery (helper B): contract/ imports JAX and engine's privates
-    ("jax_conformance.contract.releases", "jax_conformance.contract.engine._cell"): "#35: B",
-    ("jax_conformance.contract.runner", "jax"): "#35: helper B",
-    ("jax_conformance.contract.runner", "jax.numpy"): "#35: helper B",
-    ("jax_conformance.contract.runner", "jax.custom_derivatives"): "#35: helper B",
-    ("jax_conformance.contract.runner", "jax._src"): "#35: helper B",
+    # The reference's mutant catalogue is data (each mutant's name, the rule it breaks, the variable
+    # that switches it on: it imports only os); `mutate` lists it in the parent without loading the
+    # reference itself, which only its mode processes' workers do.
+    ("jax_conformance.commands.mutate", "jax_conformance.adapters.reference.mutants"): "data only",
 }
 
 
@@ -216,6 +205,8 @@ def violations(
             found.append(
                 Violation(module, line, target, f"imports {target}: only cli.py imports commands/")
             )
+        if any(within(target, name) for name in SHARED):
+            continue  # the shared modules are below every process
         for prefix in sorted(forbidden):
             if within(target, prefix) and not within(module, prefix):
                 found.append(

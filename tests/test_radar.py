@@ -24,6 +24,7 @@ from jax_conformance.compat.radar import (
     Unavailable,
     bisect,
 )
+from jax_conformance.options import parse_size
 from jax_conformance.records import ResultsWriter, harness_end, harness_header
 from packaging.version import Version
 
@@ -530,12 +531,10 @@ def test_the_cache_budget_removes_the_least_recently_used(tmp_path: Path) -> Non
     assert "removed 1 least recently used" in report.describe()
     assert budget.enforce_budget(tmp_path, 0).removed == []  # no budget: nothing removed
     assert (
-        budget.parse_size("20G") == 20 << 30
-        and budget.parse_size("500M") == 500 << 20
-        and budget.parse_size("0") == 0
+        parse_size("20G") == 20 << 30 and parse_size("500M") == 500 << 20 and parse_size("0") == 0
     )
     with pytest.raises(ValueError):
-        budget.parse_size("lots")
+        parse_size("lots")
 
 
 def test_a_probe_runs_only_the_modes_where_the_case_differed() -> None:

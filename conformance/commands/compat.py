@@ -40,7 +40,6 @@ from jax_conformance.compat.envs import (
     ensure_env,
     existing_env,
     find_python,
-    parse_versions,
     python_needed,
     python_tag,
 )
@@ -60,7 +59,7 @@ from jax_conformance.records import (
     write_one,
     write_search,
 )
-from jax_conformance.releases import build_table
+from jax_conformance.releases import build_table, parse_versions
 from jax_conformance.report import build_site
 
 DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per compat run

@@ -50,18 +50,6 @@ def disk_bytes(path: Path, seen: set[tuple[int, int]] | None = None) -> int:
     return total
 
 
-def parse_size(text: str) -> int:
-    """`20G`, `500M`, `0` (no budget) -> bytes."""
-    text = text.strip().upper().removesuffix("B")
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    try:
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a size (e.g. 20G, 500M, 0 for no budget)") from None
-
-
 DEFAULT_BUDGET = (
     "30G"  # environments kept under the cache directory; the least recently used go first
 )

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import cast
 
 from jax_conformance import SPECS_DIR
-from jax_conformance.adapters.jax.as_of import PATH as AS_OF_ADAPTER
 from jax_conformance.compat.budget import DEFAULT_BUDGET, BudgetReport, enforce_budget
 from jax_conformance.compat.discover import Release, discover, parse_range
 from jax_conformance.compat.envs import default_cache_dir, find_python
@@ -34,6 +33,7 @@ from jax_conformance.compat.radar import (
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.options import size_arg
+from jax_conformance.protocol import AS_OF_NAMES
 from jax_conformance.records import (
     ChangeJSON,
     ResultRecord,
@@ -242,9 +242,7 @@ def merged_results(run: RadarRun, target: Path) -> int:
                     continue
                 # the as-of adapter is JAX: its records are shown as jax's
                 writer.write(
-                    {**record, "adapter": "jax"}
-                    if record.get("adapter") == AS_OF_ADAPTER
-                    else record
+                    {**record, "adapter": "jax"} if record.get("adapter") in AS_OF_NAMES else record
                 )
                 count += 1
     finally:

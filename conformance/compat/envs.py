@@ -28,7 +28,7 @@ from jax_conformance.options import add_jobs, positive_float, positive_int
 from jax_conformance.records import now
 from jax_conformance.releases import version_key
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 # Each environment installs the harness from this checkout (`pip install -e`); a wheel has none.
 NEEDS_CHECKOUT = (
@@ -92,20 +92,6 @@ print(json.dumps({"jax": jax.__version__, "jaxlib": getattr(jaxlib, "__version__
 """
 
 # ---------------------------------------------------------------- versions, pins, cache keys
-
-
-def parse_versions(text: str) -> list[str]:
-    """`0.4.30,0.6.2 0.8.0` -> sorted, de-duplicated release strings; a bad one is an error."""
-    out: dict[Version, str] = {}
-    for raw in text.replace(",", " ").split():
-        try:
-            v = Version(raw)
-        except InvalidVersion:
-            raise ValueError(f"{raw!r} is not a release number (e.g. 0.4.30)") from None
-        out.setdefault(v, raw)
-    if not out:
-        raise ValueError("no release given (e.g. --versions 0.4.30,0.10.2)")
-    return [out[v] for v in sorted(out)]
 
 
 def pins_for(version: str, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS) -> list[str]:

@@ -15,13 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jax_conformance.adapters.jax.as_of import AS_OF
-from jax_conformance.adapters.jax.as_of import PATH as AS_OF_ADAPTER
 from jax_conformance.compat.across import ModeRun, across_releases, prepare_env
 from jax_conformance.compat.envs import Environment, clean_environ, ensure_env, python_tag
 from jax_conformance.compat.radar import FLAG, HARNESS, Observations, Store, Unavailable
 from jax_conformance.launch.service import closing_records
 from jax_conformance.mode import Mode
+from jax_conformance.protocol import AS_OF_ADAPTER, AS_OF_ENV
 from jax_conformance.records import ResultsWriter
 
 
@@ -251,7 +250,7 @@ class RealObserver:
         environ = clean_environ(env.path)
         adapter = "jax"
         if self.as_of:
-            environ[AS_OF], adapter = self.as_of, AS_OF_ADAPTER
+            environ[AS_OF_ENV], adapter = self.as_of, AS_OF_ADAPTER
         return ModeRun(
             adapter,
             mode,
