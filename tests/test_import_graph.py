@@ -76,8 +76,8 @@ LAYERS: dict[str, frozenset[str]] = {
 }
 JAX = ("jax", "jaxlib")
 
-# (importing module, the rule it breaks: the imported module or `module._name`) -> why it is allowed
-# for now. Every entry names the part of issue #35 that removes it.
+# (importing module, the rule it breaks: the imported module or `module._name`) -> why it is allowed.
+# An entry that no longer occurs fails the test, so the list cannot outlive its reason.
 ALLOWED: dict[tuple[str, str], str] = {
     # The reference's mutant catalogue is data (each mutant's name, the rule it breaks, the variable
     # that switches it on: it imports only os); `mutate` lists it in the parent without loading the
