@@ -12,8 +12,8 @@ is imported; imports inside functions and `if TYPE_CHECKING:` count the same) an
 - no module takes another module's private (`_name`) names (`from m import _x`, or `m._x` on an
   imported module); dunders are public.
 
-`ALLOWED` lists, each with why, the imports that still break a rule until the part of #35 that
-removes them lands; an entry that no longer matches anything fails the test, so the list shrinks.
+`ALLOWED` lists, each with why, the imports that break a rule on purpose; an entry that no longer
+matches anything fails the test, so the list cannot outlive its reason.
 """
 
 from __future__ import annotations
