@@ -96,9 +96,8 @@ class ModeJSON(TypedDict):
 
     x64: bool
     explicit_x64_dtypes: str
-    flags: dict[
-        str, JSONScalar
-    ]  # the other JAX flags the mode sets (`upgrade` fills it in older files)
+    # the other JAX flags the mode sets (`upgrade` fills it in older files)
+    flags: dict[str, JSONScalar]
 
 
 class AdapterInfo(TypedDict):
@@ -165,9 +164,8 @@ class RunHeader(TypedDict):
     started: str
     adapter: str | None
     implementation_version: str
-    behaviour_version: NotRequired[
-        str
-    ]  # absent only in a note for a mode that died before its header
+    # absent only in a note for a mode that died before its header
+    behaviour_version: NotRequired[str]
     mode: ModeJSON
     backends: list[str]
     environment: dict[str, Any]  # as AdapterInfo's
@@ -513,9 +511,8 @@ class RecordTail:
     counts: dict[str, int] = field(default_factory=dict)  # outcome -> case records so far (`tally`)
 
     not_items: int = 0  # case records that are no collected item (a spec file that did not load, a harness error)
-    spec_errors: int = (
-        0  # case records with `spec_error`: the spec at fault, not the implementation
-    )
+    # case records with `spec_error`: the spec at fault, not the implementation
+    spec_errors: int = 0
 
     @property
     def done(self) -> int:
@@ -757,9 +754,8 @@ class MutantRow(TypedDict):
     first_message: str
     modes_run: list[str]
     seconds: float
-    explanation: (
-        str  # why a survivor is expected to survive (adapters/reference/mutants.py EXPLAINED)
-    )
+    # why a survivor is expected to survive (adapters/reference/mutants.py EXPLAINED)
+    explanation: str
 
 
 class MutationRecord(TypedDict):

@@ -332,9 +332,8 @@ class Primitive:
 
     name: str
     impl: Callable[..., np.ndarray]
-    weak: Callable[[list[ShapedArray], dict[str, Any]], bool] | None = (
-        None  # default: all inputs weak
-    )
+    # default: all inputs weak
+    weak: Callable[[list[ShapedArray], dict[str, Any]], bool] | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -485,9 +484,8 @@ def _bind_custom(kind: str, call: Any, leaves: list[Any]) -> list[Any]:
 
 # ---------------------------------------------------------------- the closure check
 
-_sealed: list[
-    tuple[MainTrace, str]
-] = []  # (transformation, "jvp" | "vjp": the kind of custom function)
+# (transformation, "jvp" | "vjp": the kind of custom function)
+_sealed: list[tuple[MainTrace, str]] = []
 inline_jit_depths: list[int] = []  # stack depth at each jit call made inside another transformation
 
 
@@ -502,9 +500,8 @@ def sealed(level: int, kind: str) -> Iterator[None]:
         del _sealed[len(_sealed) - len(mains) :]
 
 
-staged_args: list[
-    set[int]
-] = []  # per inline jit: the ids of its arguments (JAX sees each as a jit Tracer)
+# per inline jit: the ids of its arguments (JAX sees each as a jit Tracer)
+staged_args: list[set[int]] = []
 
 
 @contextlib.contextmanager

@@ -72,9 +72,8 @@ class RealObserver:
     envs: dict[str, Environment] = field(default_factory=dict)
     _tags: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    filler: str | None = (
-        None  # a real case to run when only flags are asked (they come with any run's header)
-    )
+    # a real case to run when only flags are asked (they come with any run's header)
+    filler: str | None = None
     # case -> the modes where it differed between the ends of its interval (set by `radar.bisect`):
     # a probe runs only those modes; a case not listed runs in every mode
     modes_for: dict[str, set[str]] = field(default_factory=dict)

@@ -47,12 +47,10 @@ class Target:
     kwargs: dict[str, object] = field(default_factory=dict)
     nondiff: tuple[int, ...] = ()
     label: str = ""
-    kwargs_expr: str | None = (
-        None  # --kwargs: an expression giving the dict, evaluated in each mode
-    )
-    skip: tuple[
-        str, ...
-    ] = ()  # items not judged (a rule deliberately not the derivative: --skip derivatives.finite-differences)
+    # --kwargs: an expression giving the dict, evaluated in each mode
+    kwargs_expr: str | None = None
+    # items not judged (a rule deliberately not the derivative: --skip derivatives.finite-differences)
+    skip: tuple[str, ...] = ()
 
     def request(self) -> CheckRequest:
         return {

@@ -84,9 +84,8 @@ class Column:
     # per basis (documented, tested, observed, unsupported, None), how many records had each outcome
     by_basis: dict[str | None, dict[str, int]] = field(default_factory=dict)
     docs_vs_code: int = 0  # records whose documented expectation failed while the code's held
-    spec_errors: int = (
-        0  # records with `spec_error` (in counts["error"]): the spec's fault, counted apart
-    )
+    # records with `spec_error` (in counts["error"]): the spec's fault, counted apart
+    spec_errors: int = 0
     label: str = ""
     status: str = ""  # "unavailable" or "error" when the release could not run at all (compat)
     reason: str = ""
@@ -250,9 +249,8 @@ class ReportModel:
     upcoming: list[UpcomingSection] = field(
         default_factory=list
     )  # when JAX flips its upcoming defaults
-    flags: FlagOverview | None = (
-        None  # the flags of each run's mode, and the upgrade flags in effect
-    )
+    # the flags of each run's mode, and the upgrade flags in effect
+    flags: FlagOverview | None = None
     contracts: list[CheckData] = field(
         default_factory=list
     )  # `check --report OUT`'s saved checks (Your rules)
@@ -508,9 +506,8 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
                 }
             tally(col.counts, r)
             if r.get("spec_error"):
-                col.spec_errors += (
-                    1  # the spec at fault: outside the compliance figure, never unexpected
-                )
+                # the spec at fault: outside the compliance figure, never unexpected
+                col.spec_errors += 1
             else:
                 tally(
                     col.by_basis.setdefault(
@@ -659,9 +656,8 @@ def docs_vs_code(
     newest older release where the documented expectation held.
     """
     differing: dict[int, dict[tuple[str, str], list[tuple[Column, str]]]] = {}
-    held: dict[
-        tuple[int, str], set[str]
-    ] = {}  # (case, adapter) -> releases where the docs held in every record
+    # (case, adapter) -> releases where the docs held in every record
+    held: dict[tuple[int, str], set[str]] = {}
     failed_docs: dict[tuple[int, str], set[str]] = {}
     for (ci, col), rec in sorted(cells.items()):
         documented = rec.get("documented")

@@ -162,13 +162,11 @@ class Headline:
     modes: list[str]
     conform: int  # applicable documented/tested cells whose behaviour holds
     applicable: int
-    unexpected: (
-        int  # cells failed, error, crashed, timeout or xpassed (spec errors aside: `spec_errors`)
-    )
+    # cells failed, error, crashed, timeout or xpassed (spec errors aside: `spec_errors`)
+    unexpected: int
     divergences: int  # known divergences (xfailed cells)
-    docs_vs_code: (
-        int  # cases whose documented expectation fails where the code's holds, in this release
-    )
+    # cases whose documented expectation fails where the code's holds, in this release
+    docs_vs_code: int
     incomplete: list[str]  # column labels of runs that did not finish (or could not run)
     runs: int
     observed: int = 0  # applicable cells of observed-only cases: shown, not counted
@@ -176,9 +174,8 @@ class Headline:
     flagged: list[str] = field(
         default_factory=list
     )  # modes with flags beside modes without: in the upcoming section, not counted
-    docs_cells: int = (
-        0  # conforming cells whose code expectation held where the documented one failed
-    )
+    # conforming cells whose code expectation held where the documented one failed
+    docs_cells: int = 0
     expectations: str = (
         ""  # a link to the adapter's expectations file (its known divergences), where it is here
     )

@@ -79,9 +79,8 @@ def _wrap_bwd_output(cd: Any, change: Callable[[Any, list[Any]], Any]) -> None:
     def rewrite(
         cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]
     ) -> tuple[Callable[..., Any], Callable[..., Any]]:
-        seen: list[
-            Any
-        ] = []  # the differentiable primal arguments of the latest fwd call (shapes are static)
+        # the differentiable primal arguments of the latest fwd call (shapes are static)
+        seen: list[Any] = []
 
         @functools.wraps(fwd)  # JAX's messages name the rule: keep its name
         def fwd2(*args: Any) -> Any:
