@@ -11,7 +11,7 @@ together and each alone (so a change is attributed to its flag).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from jax_conformance import SPECS_DIR
@@ -95,25 +95,6 @@ def spec_flag_names(paths: Sequence[Path]) -> set[str]:
     return names
 
 
-_INFO: dict[
-    tuple[str, Mode], AdapterInfo
-] = {}  # read once per process: `run` checks flags and backends with it
-
-
-def read_adapter_info(adapter: str, mode: Mode | None = None) -> AdapterInfo:
-    """Start the adapter in a worker, in `mode` (default: off-warn, no flags), and read its info (once per process)."""
-    from jax_conformance.client.caserunner import CaseRunner
-
-    key = (adapter, mode or Mode())
-    if key not in _INFO:
-        runner = CaseRunner(adapter, key[1])
-        try:
-            _INFO[key] = runner.info
-        finally:
-            runner.close()
-    return _INFO[key]
-
-
 def wrong_values(mode: Mode, info: AdapterInfo) -> list[str]:
     """The flags of `mode` set to a value the flag cannot take (a boolean flag set to a word that is
     no truth value: `jax_custom_vjp3=maybe`), each as `NAME takes true or false, not 'VALUE'`."""
@@ -141,11 +122,15 @@ def check_modes(modes: Sequence[Mode], info: AdapterInfo, adapter: str) -> None:
 
 
 def modes_for(
-    choice: ModeChoice, adapters: Sequence[str], specs: Sequence[str | Path]
+    choice: ModeChoice,
+    adapters: Sequence[str],
+    specs: Sequence[str | Path],
+    read_info: Callable[[str], AdapterInfo],
 ) -> dict[str, list[Mode]]:
     """Each adapter's modes from `--modes` (`run` and `mutate` read it alike): those asked for, then
     (with +upcoming) the upcoming-defaults modes on the first of them. When a mode sets flags, the
-    adapter is started once to read the flags it has; one it lacks is a usage error naming them."""
+    adapter's flags are read (`read_info`: the client's `read_adapter_info`, which starts it);
+    one it lacks is a usage error naming them."""
     upcoming = choice.upcoming
     modes = expand_upcoming(choice, [])  # the modes named (off-warn for +upcoming alone)
     out: dict[str, list[Mode]] = {a: list(modes) for a in adapters}
@@ -153,7 +138,7 @@ def modes_for(
         return out
     named = spec_flag_names([Path(p) for p in specs] or [SPECS_DIR]) if upcoming else set()
     for adapter in adapters:
-        info = read_adapter_info(adapter)
+        info = read_info(adapter)
         check_modes(modes, info, adapter)
         if upcoming:
             flags = upcoming_flags(info, named)

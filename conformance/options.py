@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jax_conformance.mode import MODE_NAMES, MODES_OPTION, UPCOMING
+from jax_conformance.releases import parse_versions
 
 # `parser.add_argument`, or a pytest option group's `addoption`: both take argparse's arguments.
 AddOption = Callable[..., object]
@@ -54,10 +55,20 @@ def table_start(text: str) -> tuple[int, int]:
     return int(k), int(n)
 
 
-def versions_arg(text: str) -> list[str]:
-    """An argparse type: JAX releases, `0.4.30,0.6.2` (`compat.envs.parse_versions`)."""
-    from jax_conformance.compat.envs import parse_versions
+def parse_size(text: str) -> int:
+    """`20G`, `500M`, `0` (no budget) -> bytes."""
+    text = text.strip().upper().removesuffix("B")
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a size (e.g. 20G, 500M, 0 for no budget)") from None
 
+
+def versions_arg(text: str) -> list[str]:
+    """An argparse type: JAX releases, `0.4.30,0.6.2` (`releases.parse_versions`)."""
     try:
         return parse_versions(text)
     except ValueError as exc:
@@ -65,9 +76,7 @@ def versions_arg(text: str) -> list[str]:
 
 
 def size_arg(text: str) -> int:
-    """An argparse type: a size in bytes, `20G`, `500M`, 0 for none (`compat.envs.parse_size`)."""
-    from jax_conformance.compat.envs import parse_size
-
+    """An argparse type: a size in bytes, `20G`, `500M`, 0 for none (`parse_size`)."""
     try:
         return parse_size(text)
     except ValueError as exc:

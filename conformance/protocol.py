@@ -26,6 +26,20 @@ from typing import Literal, NotRequired, TypedDict
 from jax_conformance.records import AdapterInfo, ModeJSON, Verdict
 from jax_conformance.spec.blocks import CodeText, ExpectBlock
 
+# ----------------------------------------------------------------- the worker's environment
+# Variables the parent (client/) sets in a worker's environment and the worker (worker/) reads.
+
+# The worker's address-space limit in megabytes (unset or 0: none).
+MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
+# The pid the worker watches: it exits when that process is gone (an orphaned hung case would run forever).
+PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
+# The release the as-of adapter (adapters/jax/as_of.py) judges by, and the name --adapter gives it:
+# the radar sets the one and passes the other to every release's mode processes.
+AS_OF_ENV = "JAX_CONFORMANCE_AS_OF"
+AS_OF_ADAPTER = "jax_conformance.adapters.jax.as_of:JaxAsOf"
+# Every name it has had, as a radar store's records hold it (before #35 it lived in compat/).
+AS_OF_NAMES = frozenset({AS_OF_ADAPTER, "jax_conformance.compat.as_of:JaxAsOf"})
+
 
 class CasePayload(TypedDict):
     """What a worker needs to run one case (`Case.payload`): code, inputs and the chosen block(s)."""
@@ -41,16 +55,12 @@ class CasePayload(TypedDict):
     expect_line: int
     mode: ModeJSON
     backend: str
-    documented: NotRequired[
-        ExpectBlock
-    ]  # with documented_line: the `documented` block that applies
+    # with documented_line: the `documented` block that applies
+    documented: NotRequired[ExpectBlock]
     documented_line: NotRequired[int]
-    paths: NotRequired[
-        list[str]
-    ]  # eager / jit / jit-warm: run on each, the observations must agree
-    jit_args: NotRequired[
-        list[str]
-    ]  # the names passed to the jitted function (others are closed over)
+    # eager / jit / jit-warm: run on each, the observations must agree
+    paths: NotRequired[list[str]]
+    jit_args: NotRequired[list[str]]  # the names passed to the jitted function (others: globals)
 
 
 # ----------------------------------------------------------------- what a `diff` program did
@@ -161,9 +171,8 @@ class RunReply(TypedDict):
 
 class RunBatchReply(TypedDict):
     ok: Literal[True]
-    verdicts: list[
-        Verdict
-    ]  # one per payload; cells after one that left state changed are `error`, not run
+    # one per payload; cells after one that left state changed are `error`, not run
+    verdicts: list[Verdict]
     restart: bool
 
 

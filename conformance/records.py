@@ -29,10 +29,23 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    TypeAlias,
+    TypedDict,
+    cast,
+    get_args,
+)
 
 from jax_conformance import CHECKOUT, __version__
 from jax_conformance.text import RECORD_MESSAGE_CHARS, cut
+
+if TYPE_CHECKING:
+    from jax_conformance.protocol import ProgramObservation
 
 Outcome = Literal[
     "passed",
@@ -83,9 +96,8 @@ class ModeJSON(TypedDict):
 
     x64: bool
     explicit_x64_dtypes: str
-    flags: dict[
-        str, JSONScalar
-    ]  # the other JAX flags the mode sets (`upgrade` fills it in older files)
+    # the other JAX flags the mode sets (`upgrade` fills it in older files)
+    flags: dict[str, JSONScalar]
 
 
 class AdapterInfo(TypedDict):
@@ -152,9 +164,8 @@ class RunHeader(TypedDict):
     started: str
     adapter: str | None
     implementation_version: str
-    behaviour_version: NotRequired[
-        str
-    ]  # absent only in a note for a mode that died before its header
+    # absent only in a note for a mode that died before its header
+    behaviour_version: NotRequired[str]
     mode: ModeJSON
     backends: list[str]
     environment: dict[str, Any]  # as AdapterInfo's
@@ -342,17 +353,17 @@ class Run:
 KINDS = frozenset(get_args(Literal["run", "collected", "case", "end"]))
 
 
-def parse_record(line: bytes | str) -> Record | str:
+def parse_record(line: bytes | str, kinds: frozenset[str] = KINDS) -> Record | str:
     """One line as a record, or why it is not one (a torn line); "" for a record of a kind this
-    version does not know, which every reader skips."""
+    reader does not read (`kinds`: a run's by default), which it skips."""
     try:
         value = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return f"not a JSON record ({getattr(exc, 'msg', exc)}); the run was probably cut off while writing it"
     if not isinstance(value, dict):
         return "a record is a JSON object"
-    if value.get("record") not in KINDS:
-        return ""  # a kind a later version writes: skipped without a word
+    if value.get("record") not in kinds:
+        return ""  # another feature's kind, or one a later version writes: skipped without a word
     return cast(Record, value)
 
 
@@ -384,12 +395,14 @@ def upgrade(record: Record, version: int) -> Record:
     return record
 
 
-def read_records(path: Path | str, problems: list[str] | None = None) -> Iterator[Record]:
-    """Every record of a results file, in order, in this version's shape (`upgrade`, by the
-    `version` of the run header before it: a file without one is version 1); a line that is none
-    is skipped and, with `problems`, said there as a `ReadProblem` (`path:line: why`): a torn last
-    line as the run cut off, a bad line with a record after it as a corrupt record (`fatal`). A
-    missing file has no records."""
+def read_records(
+    path: Path | str, problems: list[str] | None = None, kinds: frozenset[str] = KINDS
+) -> Iterator[Record]:
+    """Every record of a results file (of `kinds`: a run's by default), in order, in this version's
+    shape (`upgrade`, by the `version` of the run header before it: a file without one is version
+    1); a line that is none is skipped and, with `problems`, said there as a `ReadProblem`
+    (`path:line: why`): a torn last line as the run cut off, a bad line with a record after it as a
+    corrupt record (`fatal`). A missing file has no records."""
     try:
         f = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below; a missing file reads empty
     except FileNotFoundError:
@@ -400,7 +413,7 @@ def read_records(path: Path | str, problems: list[str] | None = None) -> Iterato
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            record = parse_record(line)
+            record = parse_record(line, kinds)
             if isinstance(record, str):
                 if record:
                     pending.append((number, record))
@@ -498,9 +511,8 @@ class RecordTail:
     counts: dict[str, int] = field(default_factory=dict)  # outcome -> case records so far (`tally`)
 
     not_items: int = 0  # case records that are no collected item (a spec file that did not load, a harness error)
-    spec_errors: int = (
-        0  # case records with `spec_error`: the spec at fault, not the implementation
-    )
+    # case records with `spec_error`: the spec at fault, not the implementation
+    spec_errors: int = 0
 
     @property
     def done(self) -> int:
@@ -650,3 +662,422 @@ def unavailable(
 def suite_info() -> dict[str, str | None]:
     """The suite's version and git revision, for a run header's environment."""
     return {"suite_version": __version__, "git_revision": git_revision()}
+
+
+# ---------------------------------------------------------------- diff and mutate records (`diff`, `mutate`)
+# Their own kinds, written through `encode` and read through `read_records(..., kinds=...)`; a run's
+# readers (`load_runs`, the report's results) skip them.
+
+DiffVerdict = Literal["agree", "differ", "n/a"]
+
+# `diff_program`: one program run on both sides in one mode (`class` is a keyword, hence this form).
+DiffProgramRecord = TypedDict(
+    "DiffProgramRecord",
+    {
+        "record": Literal["diff_program"],
+        "mode": str,
+        "area": str,
+        "seed": int,
+        "program": str,
+        "verdict": DiffVerdict,
+        "fields": list[str],  # the fields in which the two observations differ
+        "class": str | None,  # the disagreement class (None: they agree, or n/a)
+        "a": "ProgramObservation",
+        "b": "ProgramObservation",
+    },
+)
+
+# `diff_class`: one disagreement class over every mode, shown with its smallest program.
+DiffClassRecord = TypedDict(
+    "DiffClassRecord",
+    {
+        "record": Literal["diff_class"],
+        "rank": int,
+        "class": str,
+        "count": int,
+        "modes": dict[str, int],  # mode slug -> programs of the class
+        "program": str,  # shrunk where Hypothesis could, else the first seen
+        "shrunk": bool,
+        "from": str,  # the program first seen
+        "mode": str,  # the mode of the program shown
+        "a": "ProgramObservation",
+        "b": "ProgramObservation",
+        "sides": list[str],
+        "reproduce": str,  # one shell line that reruns the program shown
+    },
+)
+
+
+class DiffStatsJSON(TypedDict):
+    runs: int
+    agree: int
+    differ: int
+    not_expressible: int
+    agreement: float | None
+
+
+class DiffModeSummary(TypedDict):
+    all: DiffStatsJSON
+    first_raises: DiffStatsJSON  # among the programs whose first side raised
+    areas: dict[str, DiffStatsJSON]
+    not_expressible: dict[str, int]  # what a side lacked -> programs
+
+
+class DiffSummaryRecord(TypedDict):
+    """`diff_summary`: the last record of a diff file, agreement per mode."""
+
+    record: Literal["diff_summary"]
+    seed: int
+    budget: int
+    programs: int
+    sides: list[str]
+    modes: dict[str, DiffModeSummary]
+
+
+DiffRecord = DiffProgramRecord | DiffClassRecord | DiffSummaryRecord
+DIFF_KINDS = frozenset(get_args(Literal["diff_program", "diff_class", "diff_summary"]))
+
+
+def read_diff(path: Path | str) -> Iterator[DiffRecord]:
+    """The records of a `diff --out` file, in order."""
+    for record in read_records(path, kinds=DIFF_KINDS):
+        yield cast(DiffRecord, record)
+
+
+class MutantRow(TypedDict):
+    """One mutant of a `mutation` record (what `report --mutation` shows)."""
+
+    name: str
+    rule: str
+    killed: bool
+    killed_by: list[str]  # `case[mode]`, every case that killed it
+    first_message: str
+    modes_run: list[str]
+    seconds: float
+    # why a survivor is expected to survive (adapters/reference/mutants.py EXPLAINED)
+    explanation: str
+
+
+class MutationRecord(TypedDict):
+    """`mutation`: the one record of the file `mutate` writes (reports/mutation.json: one JSON line,
+    so also one JSON document)."""
+
+    record: Literal["mutation"]
+    score: str
+    killed: int
+    total: int
+    percent: float
+    modes: str
+    mutants: list[MutantRow]
+    seconds: NotRequired[float]
+    # The message check beside the mutation score: strong / checked raises-warns blocks with a
+    # `match`, and the weak and loose ones (report.message_strength.MessageSummary); absent with
+    # --no-baseline.
+    message_score: NotRequired[str]
+    messages: NotRequired[Mapping[str, object]]
+
+
+MUTATION_KINDS = frozenset({"mutation"})
+
+
+def read_mutation(path: Path | str, problems: list[str] | None = None) -> MutationRecord | None:
+    """The `mutation` record of a `mutate --out` file (the last, should there be several); None
+    when the file holds none."""
+    found = None
+    for record in read_records(path, problems, kinds=MUTATION_KINDS):
+        found = cast(MutationRecord, record)
+    return found
+
+
+# ---------------------------------------------------------------- check (contract) records
+# `jax-conformance check` (jax_conformance.contract). Each mode's process (the adapter's contract
+# runner) writes one `contract` record, its ModeOutput, to its results file. `check --report OUT`
+# saves OUT/contract/<target>.jsonl: one `check` record (the command, the columns, the verdict,
+# the failure and change lines), then one `check_row` per target x item (its statuses, a column each).
+
+CHECK_FORMAT = "jax-conformance-check"  # the `format` of `check --json` and of a `check` record
+
+
+class ContractFailure(TypedDict):
+    """Where an item failed (the transform), what was expected, what came instead."""
+
+    transform: str
+    expected: str
+    actual: str
+
+
+class ItemRecord(TypedDict, total=False):
+    """One item's outcome in one mode: pass (with an optional note), fail (failures; raised when a
+    transform raised), n/a or blocked (with why)."""
+
+    status: Required[str]
+    note: str
+    raised: bool
+    failures: list[ContractFailure]
+
+
+class ItemResult(ItemRecord, total=False):
+    """An item's outcome as the runner prints it: its id first."""
+
+    id: Required[str]
+
+
+class CheckHead(TypedDict):
+    target: str
+    label: str
+
+
+class CheckBody(TypedDict):
+    """What the items found for one target: the kind of function, its nondiff positions, every item."""
+
+    kind: str  # custom_vjp, custom_jvp or plain
+    nondiff: list[int]
+    items: list[ItemResult]
+
+
+class CheckRecord(CheckHead, total=False):
+    """One target's result in one mode: head and body, or head and the error that stopped it
+    (the target or its arguments failed to load) with the traceback's end."""
+
+    kind: str
+    nondiff: list[int]
+    items: list[ItemResult]
+    error: str
+    traceback: str
+
+
+class ModeInfo(TypedDict):
+    """The JAX a mode's process ran and the mode it ran in."""
+
+    jax_version: str
+    x64: bool
+    explicit_x64_dtypes: str
+    backend: str
+
+
+class ModeOutput(TypedDict, total=False):
+    """A mode's process's JSON line (contract, the ModeInfo fields, results) with its stderr added by
+    the parent; or only {"error": why} when the process gave no such line."""
+
+    contract: int
+    jax_version: str
+    x64: bool
+    explicit_x64_dtypes: str
+    backend: str
+    results: list[CheckRecord]
+    stderr: str
+    error: str
+
+
+class ContractRecord(TypedDict):
+    """`{"record": "contract"}`: what one mode's contract process found (its only record)."""
+
+    record: Literal["contract"]
+    output: ModeOutput
+
+
+class ItemRow(TypedDict):
+    """One item of one target: its statuses in the columns, in order."""
+
+    item: str
+    statement: str
+    cells: list[str]
+
+
+class TargetRows(TypedDict):
+    label: str
+    kinds: NotRequired[list[str]]  # one run's modes only (custom_vjp, custom_jvp, plain)
+    rows: list[ItemRow]
+
+
+class CheckData(TypedDict):
+    """A check's result as `check --json` prints it and a saved check reads back: the columns (a
+    mode, or a release and mode), per target its items' statuses in them, the failure lines."""
+
+    format: str
+    version: int
+    command: str
+    ok: bool
+    jax_versions: list[str]
+    columns: list[str]
+    targets: list[TargetRows]
+    failures: list[str]
+    changes: list[str]
+
+
+class CheckHeader(TypedDict):
+    """`{"record": "check"}`: a saved check's first record (CheckData less its targets)."""
+
+    record: Literal["check"]
+    format: str
+    version: int
+    command: str
+    ok: bool
+    jax_versions: list[str]
+    columns: list[str]
+    failures: list[str]
+    changes: list[str]
+
+
+class CheckRow(ItemRow):
+    """`{"record": "check_row"}`: one target x item of a saved check."""
+
+    record: Literal["check_row"]
+    target: str
+    kinds: NotRequired[list[str]]
+
+
+CheckFileRecord = CheckHeader | CheckRow
+# The kinds the readers below read; the suite's readers (KINDS) skip them.
+CHECK_KINDS = frozenset(get_args(Literal["contract", "check", "check_row"]))
+
+
+def check_records(data: CheckData) -> list[CheckFileRecord]:
+    """A check's result as the records of its saved file: the header, then a row per target x item."""
+    head: CheckHeader = {
+        "record": "check",
+        "format": data["format"],
+        "version": data["version"],
+        "command": data["command"],
+        "ok": data["ok"],
+        "jax_versions": data["jax_versions"],
+        "columns": data["columns"],
+        "failures": data["failures"],
+        "changes": data["changes"],
+    }
+    rows: list[CheckFileRecord] = [head]
+    for target in data["targets"]:
+        for row in target["rows"]:
+            record: CheckRow = {"record": "check_row", "target": target["label"], **row}
+            if "kinds" in target:
+                record["kinds"] = target["kinds"]
+            rows.append(record)
+    return rows
+
+
+def read_check(path: Path | str) -> CheckData | None:
+    """A saved check read back (its targets in the order written), or None when the file holds no
+    `check` record."""
+    data: CheckData | None = None
+    by_label: dict[str, TargetRows] = {}
+    for raw in read_records(path, kinds=CHECK_KINDS):
+        record = cast(Mapping[str, Any], raw)
+        if record["record"] == "check":
+            head = cast(CheckHeader, record)
+            by_label = {}
+            data = {
+                "format": head["format"],
+                "version": head["version"],
+                "command": head["command"],
+                "ok": head["ok"],
+                "jax_versions": head["jax_versions"],
+                "columns": head["columns"],
+                "targets": [],
+                "failures": head["failures"],
+                "changes": head["changes"],
+            }
+        elif record["record"] == "check_row" and data is not None:
+            row = cast(CheckRow, record)
+            target = by_label.get(row["target"])
+            if target is None:
+                target = by_label[row["target"]] = {"label": row["target"], "rows": []}
+                if "kinds" in row:
+                    target["kinds"] = row["kinds"]
+                data["targets"].append(target)
+            target["rows"].append(
+                {"item": row["item"], "statement": row["statement"], "cells": row["cells"]}
+            )
+    return data
+
+
+def contract_output(path: Path | str) -> ModeOutput | None:
+    """The ModeOutput a mode's contract process wrote to its results file, None if it wrote none."""
+    found: ModeOutput | None = None
+    for raw in read_records(path, kinds=CHECK_KINDS):
+        record = cast(Mapping[str, Any], raw)
+        if record["record"] == "contract":
+            found = cast(ContractRecord, record)["output"]
+    return found
+
+
+# ---------------------------------------------------------------- compat records
+# compat's and upgrade's files besides results: each holds one record (one JSON line), so it reads as
+# a JSON object too. `search`: a radar search's findings (`radar.json`, and a radar store's
+# `searches/A..B.json`, which `upgrade` answers from); `compat_summary`: `compat-summary.json`;
+# `upgrade`: `upgrade-A-B.json`. A file written before these were records (indented JSON) has no
+# record, and reads as absent.
+
+SEARCH, COMPAT_SUMMARY, UPGRADE = "search", "compat_summary", "upgrade"
+COMPAT_KINDS = frozenset({SEARCH, COMPAT_SUMMARY, UPGRADE})
+
+
+class FoundJSON(TypedDict):
+    """A change the radar found (`compat.radar.Found.to_json`): the modes that changed, the case's
+    signature before and after (mode slug -> what it did)."""
+
+    case: str
+    release: str
+    previous: str
+    modes: list[str]
+    before: dict[str, str]
+    after: dict[str, str]
+    skipped: list[str]
+
+
+class ChangeJSON(FoundJSON):
+    """A change in a saved search (`compat.drive.changes_json`): the radar's finding with its case's facts."""
+
+    topic: str
+    claim: str
+    basis: str | None
+    source: list[dict[str, str]] | None
+    spec_file: str
+
+
+class ProbeJSON(TypedDict):
+    release: str
+    cases: int | None  # cases asked; None: all
+
+
+class SearchJSON(TypedDict):
+    """A radar search's findings as saved beside its results (`compat.drive.changes_json`)."""
+
+    releases: list[str]
+    anchors: list[str]
+    unavailable: dict[str, str]
+    probes: list[ProbeJSON]
+    runs: int
+    changes: list[ChangeJSON]
+    flags: dict[str, list[dict[str, str]]]
+    environments: dict[str, dict[str, object]]
+    cache: dict[str, object]
+    seconds: float
+    discovery_s: float
+    gates: NotRequired[list[dict[str, object]]]  # compat's check of the version gates
+
+
+def write_one(path: Path, kind: str, data: Mapping[str, object]) -> Path:
+    """Write `data` as the one record of kind `kind` in `path` (replacing the file)."""
+    writer = ResultsWriter(path)
+    try:
+        writer.write({"record": kind, **data})
+    finally:
+        writer.close()
+    return path
+
+
+def read_one(path: Path, kind: str) -> dict[str, object] | None:
+    """The record of kind `kind` in a file `write_one` wrote, without its `record` key (None: none)."""
+    for record in read_records(path, kinds=COMPAT_KINDS):
+        if record.get("record") == kind:
+            return {k: v for k, v in record.items() if k != "record"}
+    return None
+
+
+def write_search(path: Path, data: SearchJSON) -> Path:
+    return write_one(path, SEARCH, data)
+
+
+def read_search(path: Path) -> SearchJSON | None:
+    """A search `write_search` wrote (None: the file holds none)."""
+    return cast(SearchJSON | None, read_one(path, SEARCH))

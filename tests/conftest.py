@@ -80,43 +80,56 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 # The files whose tests take minutes, longest first. `./dev test` runs under `--dist loadfile`,
 # which hands whole files to the two workers in collection order; collected alphabetically, the
-# longest (test_x64_specs_catch_breakage.py) came last and ran alone for minutes while the other
-# worker sat idle. Started first, the short files fill in around them. (The breakage files led
-# until their mode processes shared one JAX import per mode: in CI x64 took 269 s and custom_vjp
-# 204 s; their CPU-seconds have since fallen to 40% and 49%.)
+# longest (the x64 breakages, then a file of their own) came last and ran alone for minutes while
+# the other worker sat idle. Started first, the short files fill in around them. (The breakage runs
+# led until their mode processes shared one JAX import per mode: in CI x64 took 269 s and
+# custom_vjp 204 s; their CPU-seconds have since fallen to 40% and 49%.)
 LONG_FIRST = (
     "test_reliability.py",
     "test_wheel.py",
     "test_suite_modes.py",
-    "test_x64_specs_catch_breakage.py",
-    "test_custom_vjp_specs_catch_breakage.py",
+    "test_breakage.py",
     "test_bench_quick.py",
-    "test_flag_specs_catch_breakage.py",
+    "test_breakage_flags.py",
     "test_forkserver.py",
     "test_report_upcoming.py",
     "test_plugin.py",
-    "test_verdicts.py",
+    "test_specs.py",
 )
 
 
 # Files whose tests are independent and each minutes long: under `--dist loadfile` each of their
 # tests is a scheduling unit of its own, so the two workers share them (as one unit the four modes
 # of test_suite_modes.py ran one after another on one worker, the other idle for the last ~20
-# minutes of the run). Every other file stays whole on one worker, so its module fixtures (every
-# breakage run of an area, the report sites) run once.
+# minutes of the run). Every other file stays whole on one worker, so its module fixtures (the
+# report sites) run once.
 TEST_PER_UNIT = ("test_suite_modes.py",)
+# Files whose tests are grouped by the first word of their parameter id, each group a scheduling
+# unit: test_breakage.py's `test_caught[<area>-...]`, so the areas' runs (x64 and custom_rules a few
+# minutes each) go to both workers as the areas' files did, and each area's runs still start once.
+UNIT_PER_FIRST_WORD = ("test_breakage.py",)
+
+
+def scheduling_unit(nodeid: str) -> str:
+    """The unit `--dist loadfile` hands to one worker: a test's file, its area, or the test itself."""
+    file = nodeid.split("::", 1)[0]
+    name = file.rsplit("/", 1)[-1]
+    if name in TEST_PER_UNIT:
+        return nodeid
+    if name in UNIT_PER_FIRST_WORD:
+        return nodeid.split("-", 1)[0]
+    return file
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist's file scheduler, with the tests of TEST_PER_UNIT scheduled one by one."""
+    """xdist's file scheduler, with the units of `scheduling_unit` in place of whole files."""
     if config.getvalue("dist") != "loadfile":
         return None  # xdist's own choice
     from xdist.scheduler import LoadFileScheduling
 
     class FilesAndLongTests(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            file = nodeid.split("::", 1)[0]
-            return nodeid if file.rsplit("/", 1)[-1] in TEST_PER_UNIT else file
+            return scheduling_unit(nodeid)
 
     return FilesAndLongTests(config, log)
 

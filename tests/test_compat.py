@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 from importlib.metadata import version as dist_version
 from pathlib import Path
@@ -22,13 +23,16 @@ from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import load_runs, unavailable
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     build_table,
     explain,
     first_line,
     observed_key,
+    parse_versions,
     status_over_modes,
 )
+
+from tests.conftest import REPO
 
 REAL = os.environ.get("JAX_CONFORMANCE_COMPAT_REAL") == "1"
 
@@ -43,7 +47,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def test_versions_are_sorted_as_releases_not_strings() -> None:
-    assert envs.parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == [
+    assert parse_versions("0.10.2,0.4.30, 0.9.2 0.8.0") == [
         "0.4.30",
         "0.8.0",
         "0.9.2",
@@ -52,13 +56,13 @@ def test_versions_are_sorted_as_releases_not_strings() -> None:
 
 
 def test_duplicate_versions_are_dropped() -> None:
-    assert envs.parse_versions("0.8.0,0.8.0,0.8") == ["0.8.0"]
+    assert parse_versions("0.8.0,0.8.0,0.8") == ["0.8.0"]
 
 
 @pytest.mark.parametrize("text", ["", " , ", "0.4.30,banana", "latest"])
 def test_bad_version_lists_are_rejected(text: str) -> None:
     with pytest.raises(ValueError):
-        envs.parse_versions(text)
+        parse_versions(text)
 
 
 def test_bad_versions_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,7 +75,7 @@ def test_bad_versions_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> N
 def test_default_list_spans_at_least_five_releases_from_0_4_30() -> None:
     args = parse([])
     assert args.versions[0] == "0.4.30" and len(args.versions) >= 5
-    assert args.versions == envs.parse_versions(",".join(envs.DEFAULT_VERSIONS))
+    assert args.versions == parse_versions(",".join(envs.DEFAULT_VERSIONS))
     assert [m.slug for m in read_modes(args.modes, upcoming=False).modes] == [
         "off-warn",
         "off-error",
@@ -641,3 +645,75 @@ def test_from_results_builds_the_table_summary_and_report_without_running(
     assert not (out / "compat").exists()  # nothing ran
     with pytest.raises(UsageError, match="--from-results .*nope.jsonl: no such file"):
         compat.main(parse(["--from-results", str(tmp_path / "nope.jsonl"), "--out", str(out)]))
+
+
+# ---------------------------------------------------------------- where compat keeps its environments
+
+
+def test_compat_environments_live_in_the_user_cache_directory(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAX_CONFORMANCE_CACHE"}
+    code = "from jax_conformance.compat.envs import default_cache_dir; print(default_cache_dir())"
+    xdg = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(xdg) == tmp_path / "xdg" / "jax-conformance"
+    home = subprocess.run(
+        [sys.executable, "-c", code],
+        env={
+            **{k: v for k, v in env.items() if k != "XDG_CACHE_HOME"},
+            "HOME": str(tmp_path / "home"),
+        },
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(home) == tmp_path / "home" / ".cache" / "jax-conformance"
+    assert REPO not in Path(home).parents
+    given = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "JAX_CONFORMANCE_CACHE": str(tmp_path / "mine")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(given) == tmp_path / "mine"
+    helptext = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "compat", "--help"],
+        env={**env, "HOME": str(tmp_path / "home")},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "delete that directory to clear them" in " ".join(helptext.split())
+
+
+def test_a_release_that_cannot_be_prepared_is_unavailable_and_the_others_go_on(
+    tmp_path: Path,
+) -> None:
+    """compat/across: `each` runs for every release; a build that raises is an unavailable
+    environment with the reason, not an error that stops the other releases."""
+    from jax_conformance.compat.across import across_releases, prepare_env
+
+    def build(release: str) -> envs.Environment:
+        if release == "0.0.1":
+            raise OSError("no such release")
+        return envs.Environment(release, tmp_path / release, [], ok=True)
+
+    seen: dict[str, envs.Environment] = {}
+
+    def each(release: str) -> list[Any]:
+        seen[release] = prepare_env(release, tmp_path, build)
+        return []
+
+    across_releases(["0.0.1", "0.8.0", "0.9.2"], each, jobs=1, build_jobs=2, say=lambda _: None)
+    assert sorted(seen) == ["0.0.1", "0.8.0", "0.9.2"]
+    assert seen["0.0.1"].reason == "OSError: no such release" and not seen["0.0.1"].ok
+    assert seen["0.8.0"].ok and seen["0.9.2"].ok

@@ -17,7 +17,11 @@ import textwrap
 import pytest
 from jax_conformance import CHECKOUT, SPECS_DIR
 from jax_conformance.contract import ITEMS, Expr, Target, check_many
-from jax_conformance.contract.items import FAIL, PASS
+from jax_conformance.contract.engine import ContractResult, Failure, Outcome, TargetResult
+from jax_conformance.contract.items import FAIL, NA, PASS
+from jax_conformance.contract.save import check_data, save
+from jax_conformance.report.contract_section import render_section
+from jax_conformance.report.model import load_checks
 from jax_conformance.spec.loader import load_spec, spec_files
 
 from tests import contract_rules
@@ -279,3 +283,30 @@ def test_json_output_of_a_target_that_does_not_import(tmp_path):
         line.startswith("ERROR no_such_module_here:f [off-warn]: ")
         and "no_such_module_here" in line[40:]
     )
+
+
+def test_every_item_has_one_check_class_in_order():
+    """The mode side's registry: one ItemCheck per item, in the items' order, none judged by name."""
+    from jax_conformance.adapters.jax.contract import CHECKS
+
+    assert [c.item for c in CHECKS] == list(ITEMS)
+    assert len({type(c) for c in CHECKS}) == len(ITEMS)
+
+
+def test_saved_check_reads_back_through_the_record_layer(tmp_path):
+    """`check --report OUT` writes records; the report's model reads back what `--json` prints,
+    and the Your rules section shows its cells and failure line."""
+    failure = Failure("m:f", "grad.dtype", "on", "bwd", "dtype float32", "float64[2]", "spec.case")
+    outcomes = {(i.id, m): Outcome(i.id, m, PASS) for i in ITEMS for m in ("off-warn", "on")}
+    outcomes[("grad.dtype", "on")] = Outcome("grad.dtype", "on", FAIL, failures=(failure,))
+    outcomes[("nondiff.hashable", "on")] = Outcome("nondiff.hashable", "on", NA, "no nondiff")
+    target = TargetResult(
+        "m:f", "m:f", {"off-warn": "custom_vjp", "on": "custom_vjp"}, outcomes, {}
+    )
+    result = ContractResult(["off-warn", "on"], [target], "0.10.2")
+    path = save(result, "jax-conformance check m:f", tmp_path, "m:f")
+    assert path == tmp_path / "contract" / "m_f.jsonl"
+    assert load_checks(tmp_path) == [check_data(result, "jax-conformance check m:f")]
+    section = render_section(load_checks(tmp_path))
+    assert "<h3>m:f</h3>" in section and '<td class="o-failed">FAIL</td>' in section
+    assert "FAIL grad.dtype [on] bwd: expected dtype float32; got float64[2]" in section

@@ -3,18 +3,19 @@ observation normalisation behave (seeded, distinct programs, tolerant values, st
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jax_conformance.client.caserunner import CaseRunner
-from jax_conformance.commands.diff import Side, generate, reproduction
 from jax_conformance.differential import observe as diffobs
+from jax_conformance.differential.engine import Side, generate, reproduction
 from jax_conformance.differential.grammar import AREAS
 from jax_conformance.mode import Mode
+from jax_conformance.records import load_runs, read_diff
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANT = "tests.breakage.diff_plant:PlantedReference"
@@ -22,7 +23,11 @@ PLANT = "tests.breakage.diff_plant:PlantedReference"
 
 def test_diff_finds_and_shrinks_the_planted_difference(tmp_path: Path) -> None:
     out = tmp_path / "diff.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # ROOT for the planted adapter, before the package path a checkout may already give
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     proc = subprocess.run(
         [
             sys.executable,
@@ -52,13 +57,14 @@ def test_diff_finds_and_shrinks_the_planted_difference(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # a disagreement was found
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    runs = [r for r in records if r["record"] == "run"]
+    records: list[Any] = list(read_diff(out))  # through the record layer
+    assert load_runs([out]) == []  # a run's readers skip diff's kinds
+    runs = [r for r in records if r["record"] == "diff_program"]
     assert len(runs) == 40
     differing = [r for r in runs if r["verdict"] == "differ"]
     assert differing and all("jnp.arange(" in r["program"] for r in differing)
     assert all(r["verdict"] == "agree" for r in runs if "jnp.arange(" not in r["program"])
-    [difference] = [r for r in records if r["record"] == "difference"]
+    [difference] = [r for r in records if r["record"] == "diff_class"]
     assert difference["class"] == "creation: value (returns | returns)"
     assert difference["shrunk"] and difference["program"] == "result = jnp.arange(3)"
     assert difference["a"]["result"]["value"] == [0, 1, 2] and difference["b"]["result"][
@@ -66,9 +72,9 @@ def test_diff_finds_and_shrinks_the_planted_difference(tmp_path: Path) -> None:
     ] == [1, 2, 3]
     assert difference["reproduce"].endswith("--modes off-warn --program $'result = jnp.arange(3)'")
     summary = records[-1]
-    assert summary["record"] == "summary" and summary["modes"]["off-warn"]["all"]["differ"] == len(
-        differing
-    )
+    assert summary["record"] == "diff_summary" and summary["modes"]["off-warn"]["all"][
+        "differ"
+    ] == len(differing)
     # the printed summary: the table, the minimal program, both observations, the reproduction
     assert "creation" in proc.stdout and "result = jnp.arange(3)" in proc.stdout
     assert (

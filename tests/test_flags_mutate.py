@@ -10,7 +10,6 @@ the mutant would survive in the flagged mode too.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import textwrap
@@ -20,6 +19,7 @@ import pytest
 from jax_conformance.commands import mutate
 from jax_conformance.mode import Mode
 from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.records import read_mutation
 
 REPO = PACKAGE_DIR.parent
 
@@ -97,7 +97,9 @@ def test_a_flag_only_mutant_is_killed_in_the_flagged_mode_only(
         str(out),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    row = json.loads(out.read_text())["mutants"][0]
+    summary = read_mutation(out)
+    assert summary is not None
+    row = summary["mutants"][0]
     assert row["modes_run"] == ["off-warn", "off-warn+jax_custom_vjp3"]
     assert row["killed"] and row["killed_by"] == [
         "demo.mutate_flags.closure-over-vmap-tracer[off-warn+jax_custom_vjp3]"

@@ -18,6 +18,7 @@ import random
 import re
 import subprocess
 import sys
+import textwrap
 from collections import Counter
 from pathlib import Path
 
@@ -271,3 +272,29 @@ def test_yaml_reader_errors_name_the_line_of_the_bad_character(tmp_path: Path) -
         load_spec(path)
     [e] = info.value.errors
     assert (e.line, "\n" in e.message) == (8, False), (e.line, e.message)
+
+
+# ---------------------------------------------------------------- a loader error's hint
+
+
+def test_a_lambda_in_a_plain_run_value_hints_at_a_block_scalar(tmp_path: Path) -> None:
+    from jax_conformance.errors import SpecFileErrors
+    from jax_conformance.spec.loader import load_spec
+
+    path = tmp_path / "lam.yaml"
+    path.write_text(
+        textwrap.dedent("""
+        topic: demo.lam
+        source: {doc: docs/default_dtypes.md}
+        cases:
+          - id: demo.lam.grad
+            claim: grad of a lambda
+            run: jax.grad(lambda x: x * 2.0)(1.0)
+            expect:
+              - dtype: float32
+    """).lstrip()
+    )
+    with pytest.raises(SpecFileErrors) as info:
+        load_spec(path, cache=None)
+    text = str(info.value)
+    assert "YAML-SYNTAX" in text and "run: |" in text, text

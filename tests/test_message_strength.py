@@ -123,7 +123,7 @@ def _record(
         "spec_file": "specs/x.yaml",
         "adapter": "jax",
         "outcome": "passed",
-        "mode": {"x64": False, "explicit_x64_dtypes": mode},
+        "mode": {"x64": False, "explicit_x64_dtypes": mode, "flags": {}},
         "expected": expected,
         "actual": actual,
     }
@@ -287,8 +287,7 @@ def assert_no_new_weak(records: Iterable[Mapping[str, Any]]) -> None:
 
 
 def test_mutation_file_shows_the_message_score_and_the_weak_patterns(tmp_path) -> None:
-    import json
-
+    from jax_conformance.records import encode
     from jax_conformance.report.model import load_mutation
 
     raised = {"raised": {"type": "ValueError", "message": ENV_INVALID}}
@@ -304,9 +303,10 @@ def test_mutation_file_shows_the_message_score_and_the_weak_patterns(tmp_path) -
         )
     )
     path = tmp_path / "mutation.json"
-    path.write_text(
-        json.dumps(
+    path.write_bytes(
+        encode(
             {
+                "record": "mutation",
                 "score": "1/1",
                 "mutants": [],
                 "message_score": messages["score"],

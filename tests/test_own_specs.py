@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from jax_conformance.commands.lint import lint_paths
+from jax_conformance.records import read_check
 from jax_conformance.spec import schema
 
 HALVE = """\
@@ -220,7 +221,8 @@ def test_check_results_show_in_the_report_under_your_rules(run):
         timeout=600,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    saved = json.loads((out / "contract" / "mylib.rules_doubled_slope.json").read_text())
+    saved = read_check(out / "contract" / "mylib.rules_doubled_slope.jsonl")
+    assert saved is not None
     assert saved["columns"] == ["off-warn"] and not saved["ok"]
     rows = {r["item"]: r["cells"] for r in saved["targets"][0]["rows"]}
     assert rows["derivatives.finite-differences"] == ["fail"] and rows["transforms.vmap"] == [

@@ -24,6 +24,7 @@ from jax_conformance.compat.radar import (
     Unavailable,
     bisect,
 )
+from jax_conformance.options import parse_size
 from jax_conformance.records import ResultsWriter, harness_end, harness_header
 from packaging.version import Version
 
@@ -212,7 +213,7 @@ def _write_run(
     writer.close()
 
 
-OFF = {"x64": False, "explicit_x64_dtypes": "warn"}
+OFF = {"x64": False, "explicit_x64_dtypes": "warn", "flags": {}}  # a version-2 mode names its flags
 
 
 def test_the_store_reads_signatures_flags_and_what_was_asked(tmp_path: Path) -> None:
@@ -324,8 +325,8 @@ def _bisected_store(tmp_path: Path) -> Store:
 def test_the_table_and_the_report_show_each_change_at_its_release(tmp_path: Path) -> None:
     from jax_conformance.launch.scheduler import merge
     from jax_conformance.records import load_runs
+    from jax_conformance.releases import build_table
     from jax_conformance.report import build_site
-    from jax_conformance.report.releases import build_table
 
     store = _bisected_store(tmp_path)
     merged = tmp_path / "merged.jsonl"
@@ -438,7 +439,7 @@ def test_a_resumed_full_run_skips_the_modes_that_ended(tmp_path: Path) -> None:
 
     store = Store(tmp_path / "radar")
     _write_run(store.result_path("0.10.2", "off-warn", None), "0.10.2", OFF, {"a.x": "int32"})
-    cut = {"x64": False, "explicit_x64_dtypes": "error"}
+    cut = {"x64": False, "explicit_x64_dtypes": "error", "flags": {}}
     _write_run(
         store.result_path("0.10.2", "off-error", None), "0.10.2", cut, {"a.x": "int32"}, ended=False
     )
@@ -508,34 +509,32 @@ def test_a_harness_error_is_no_change() -> None:
 def test_the_cache_budget_removes_the_least_recently_used(tmp_path: Path) -> None:
     import os
 
-    from jax_conformance.compat import envs
+    from jax_conformance.compat import budget
 
     for i, name in enumerate(("jax-0.4.30-a", "jax-0.4.31-b", "jax-0.4.33-c")):
         path = tmp_path / "envs" / name
         path.mkdir(parents=True)
         (path / "blob").write_bytes(os.urandom(64 * 1024))
-        (path / envs.LAST_USED).touch()
-        os.utime(path / envs.LAST_USED, (1000 + i, 1000 + i))
+        (path / budget.LAST_USED).touch()
+        os.utime(path / budget.LAST_USED, (1000 + i, 1000 + i))
     # a hardlinked file (uv's cache) is counted once
     os.link(
         tmp_path / "envs" / "jax-0.4.33-c" / "blob", tmp_path / "envs" / "jax-0.4.31-b" / "shared"
     )
-    size = envs.disk_bytes(tmp_path / "envs" / "jax-0.4.33-c")
-    report = envs.enforce_budget(
+    size = budget.disk_bytes(tmp_path / "envs" / "jax-0.4.33-c")
+    report = budget.enforce_budget(
         tmp_path, int(size * 2.5), keep=[tmp_path / "envs" / "jax-0.4.30-a"]
     )
     # the oldest is this run's (kept); the next oldest goes
     assert [p.name for p, _ in report.removed] == ["jax-0.4.31-b"]
     assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == ["jax-0.4.30-a", "jax-0.4.33-c"]
     assert "removed 1 least recently used" in report.describe()
-    assert envs.enforce_budget(tmp_path, 0).removed == []  # no budget: nothing removed
+    assert budget.enforce_budget(tmp_path, 0).removed == []  # no budget: nothing removed
     assert (
-        envs.parse_size("20G") == 20 << 30
-        and envs.parse_size("500M") == 500 << 20
-        and envs.parse_size("0") == 0
+        parse_size("20G") == 20 << 30 and parse_size("500M") == 500 << 20 and parse_size("0") == 0
     )
     with pytest.raises(ValueError):
-        envs.parse_size("lots")
+        parse_size("lots")
 
 
 def test_a_probe_runs_only_the_modes_where_the_case_differed() -> None:

@@ -17,12 +17,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jax_conformance.cli import main as cli_main
 from jax_conformance.mode import mode_key
 from jax_conformance.plugin import PACKAGE_DIR
+from jax_conformance.records import encode
+from jax_conformance.releases import status_over_modes
 from jax_conformance.report import build_site
 from jax_conformance.report.model import build_model, load_mutation
-from jax_conformance.report.releases import status_over_modes
-from jax_conformance.report.site import KEEP_BUILDS, compat_json, first_page_bytes, safe_url
+from jax_conformance.report.site import (
+    KEEP_BUILDS,
+    compat_json,
+    first_page_bytes,
+    headlines,
+    safe_url,
+)
 
 REPO = PACKAGE_DIR.parent
 SCRIPT = "<script>window.__pwned = 1</script>"
@@ -409,9 +417,10 @@ def test_several_backends_of_one_run_are_separate_columns(tmp_path: Path) -> Non
 
 def test_mutation_results_are_read_tolerantly(tmp_path: Path) -> None:
     path = tmp_path / "mutation.json"
-    path.write_text(
-        json.dumps(
+    path.write_bytes(
+        encode(
             {
+                "record": "mutation",
                 "score": "1/3",
                 "mutants": [
                     {"name": "m-killed", "rule": "truncate", "killed": True, "killed_by": ["t.a"]},
@@ -442,6 +451,8 @@ def test_mutation_results_are_read_tolerantly(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert "cannot read" in (load_mutation(bad) or {}).get("error", "")
+    bad.write_text(json.dumps({"score": "1/3"}) + "\n")  # JSON, but no mutation record
+    assert "holds no mutation record" in (load_mutation(bad) or {}).get("error", "")
 
 
 def test_links_only_to_http() -> None:
@@ -638,3 +649,103 @@ def test_xpassed_is_counted_and_unexpected(tmp_path: Path) -> None:
     )
     [col] = build_model([path]).columns
     assert (col.counts["xpassed"], col.counts["xfailed"], col.unexpected) == (1, 1, 1)
+
+
+# ---------------------------------------------------------------- spec errors and files that are not results
+
+
+def test_a_spec_error_is_outside_the_verdict(tmp_path: Path) -> None:
+    extra = {
+        "t.e": {"spec_error": True, "basis": "documented"},
+        **{f"t.{c}": {"basis": "documented"} for c in "abcd"},
+    }
+    path = run_file(
+        tmp_path / "r.jsonl",
+        {"t.a": "passed", "t.b": "passed", "t.c": "passed", "t.d": "passed", "t.e": "error"},
+        extra=extra,
+    )
+    model = build_model([path])
+    [col] = model.columns
+    assert col.unexpected == 0 and col.spec_errors == 1
+    assert col.compliance == 100.0
+    [head] = headlines(model)
+    assert (head.conform, head.applicable, head.unexpected, head.spec_errors) == (4, 4, 0, 1)
+    assert head.share == "100.0%"
+    index, _ = build_site([path], tmp_path / "site")
+    assert index is not None
+    verdict = re.sub(
+        r"<[^>]+>|\s+", " ", index.read_text().split('id="verdict"')[1].split("</section>")[0]
+    )
+    assert "4 of 4 applicable cells conform (100.0%)" in verdict and "0 unexpected" in verdict
+    assert "1 spec error, not counted" in verdict
+
+
+def _report(
+    *argv: str, cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, str]:
+    monkeypatch.chdir(cwd)
+    code = cli_main(["report", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_report_on_a_corrupt_record_names_file_and_line_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = run_file(tmp_path / "in" / "r.jsonl", {"t.a": "passed", "t.b": "passed"})
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2][
+        : len(lines[2]) // 2
+    ]  # the first case record, torn in the middle of the file
+    path.write_text("\n".join(lines) + "\n")
+    code, out, err = _report(
+        str(path),
+        "--out",
+        str(tmp_path / "site"),
+        cwd=tmp_path,
+        capsys=capsys,
+        monkeypatch=monkeypatch,
+    )
+    assert code == 2, (out, err)
+    assert f"{path}:3:" in err and "corrupt" in err and "--allow-partial" in err
+    assert not (tmp_path / "site").exists()
+    code, out, err = _report(
+        str(path),
+        "--out",
+        str(tmp_path / "site"),
+        "--allow-partial",
+        cwd=tmp_path,
+        capsys=capsys,
+        monkeypatch=monkeypatch,
+    )
+    assert code == 0, (out, err)
+    assert f"{path}:3:" in err and (tmp_path / "site" / "index.html").is_file()
+
+
+def test_report_on_a_torn_last_line_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = run_file(tmp_path / "r.jsonl", {"t.a": "passed"}, end=False)
+    with open(path, "a") as f:
+        f.write('{"record":"case","case":"t.b","outc')  # killed mid-write
+    code, out, err = _report(
+        str(path),
+        "--out",
+        str(tmp_path / "site"),
+        cwd=tmp_path,
+        capsys=capsys,
+        monkeypatch=monkeypatch,
+    )
+    assert code == 0, (out, err)
+    assert "warning:" in err and "cut off" in err
+
+
+def test_report_on_a_file_that_is_not_results_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("hello\nthis is not json\n")
+    code, out, err = _report(str(garbage), cwd=tmp_path, capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 2, (out, err)
+    assert f"not a jax-conformance results file: {garbage}" in err
+    assert not (tmp_path / "reports").exists()

@@ -14,10 +14,8 @@ from __future__ import annotations
 import os
 
 from jax_conformance.adapters.jax import JaxAdapter
+from jax_conformance.protocol import AS_OF_ENV
 from jax_conformance.records import AdapterInfo
-
-AS_OF = "JAX_CONFORMANCE_AS_OF"
-PATH = "jax_conformance.adapters.jax.as_of:JaxAsOf"  # what --adapter names
 
 
 class JaxAsOf(JaxAdapter):
@@ -25,7 +23,7 @@ class JaxAsOf(JaxAdapter):
 
     def info(self) -> AdapterInfo:
         info = super().info()
-        as_of = os.environ.get(AS_OF)
+        as_of = os.environ.get(AS_OF_ENV)
         if as_of:
             info["behaviour_version"] = as_of
             info["environment"] = {**info["environment"], "judged_as_of": as_of}

@@ -83,6 +83,7 @@ def build_jax_module() -> types.ModuleType:
                 for k, v in vars(part).items()
                 if not k.startswith("_")
                 and not k.endswith("_p")
+                and k not in lax.RULE_HELPERS
                 and k
                 not in (
                     "annotations",

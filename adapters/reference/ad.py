@@ -53,7 +53,7 @@ def _with_weak(x: Any, aval: ShapedArray) -> Any:
         and get_aval(x).dtype == aval.dtype
         and get_aval(x).weak_type != aval.weak_type
     ):
-        return lax._convert(x, aval.dtype, aval.weak_type)
+        return lax.convert_weak(x, aval.dtype, aval.weak_type)
     return x
 
 
@@ -152,7 +152,9 @@ class JVPTrace(Trace):
             t.tangent for t in tracers
         ]  # None: a known zero (the rule gets a SymbolicZero or a zero array)
         outs, out_tangents = call.jvp_flat(primals, tangents)
-        if core._inline_jit:  # staged (jit, scan): the rule's Python scalars come back as arrays
+        if (
+            core.inline_jit_depths
+        ):  # staged (jit, scan): the rule's Python scalars come back as arrays
             outs, out_tangents = (
                 [_as_value(o) for o in outs],
                 [t if t is None else _as_value(t) for t in out_tangents],

@@ -332,9 +332,8 @@ class Primitive:
 
     name: str
     impl: Callable[..., np.ndarray]
-    weak: Callable[[list[ShapedArray], dict[str, Any]], bool] | None = (
-        None  # default: all inputs weak
-    )
+    # default: all inputs weak
+    weak: Callable[[list[ShapedArray], dict[str, Any]], bool] | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -485,10 +484,9 @@ def _bind_custom(kind: str, call: Any, leaves: list[Any]) -> list[Any]:
 
 # ---------------------------------------------------------------- the closure check
 
-_sealed: list[
-    tuple[MainTrace, str]
-] = []  # (transformation, "jvp" | "vjp": the kind of custom function)
-_inline_jit: list[int] = []  # stack depth at each jit call made inside another transformation
+# (transformation, "jvp" | "vjp": the kind of custom function)
+_sealed: list[tuple[MainTrace, str]] = []
+inline_jit_depths: list[int] = []  # stack depth at each jit call made inside another transformation
 
 
 @contextlib.contextmanager
@@ -502,9 +500,8 @@ def sealed(level: int, kind: str) -> Iterator[None]:
         del _sealed[len(_sealed) - len(mains) :]
 
 
-_staged_args: list[
-    set[int]
-] = []  # per inline jit: the ids of its arguments (JAX sees each as a jit Tracer)
+# per inline jit: the ids of its arguments (JAX sees each as a jit Tracer)
+staged_args: list[set[int]] = []
 
 
 @contextlib.contextmanager
@@ -512,21 +509,21 @@ def inline_jit(*args: Any) -> Iterator[None]:
     """A jit called under another transformation (the reference inlines it; JAX stages it)."""
     from jax_conformance.adapters.reference.tree_util import tree_leaves
 
-    _inline_jit.append(len(trace_stack))
-    _staged_args.append(
+    inline_jit_depths.append(len(trace_stack))
+    staged_args.append(
         {id(x) for x in tree_leaves(args) if not isinstance(x, Tracer)}
     )  # plain values: jit Tracers only
     try:
         yield
     finally:
-        _inline_jit.pop()
-        _staged_args.pop()
+        inline_jit_depths.pop()
+        staged_args.pop()
 
 
 def staged_values(level: int) -> set[int]:
     """The ids of the arguments of every jit staged inside the transformation at `level` (now running)."""
     return set().union(
-        *[ids for depth, ids in zip(_inline_jit, _staged_args, strict=True) if depth > level]
+        *[ids for depth, ids in zip(inline_jit_depths, staged_args, strict=True) if depth > level]
     )
 
 
@@ -558,7 +555,7 @@ def check_sealed(trace: Trace, args: Any) -> None:
     if not kinds or mutant("closure-over-ad-tracer-allowed"):
         return
     leaked = next(a for a in args if isinstance(a, Tracer) and a._trace.main is trace.main)
-    if any(depth > trace.main.level for depth in _inline_jit):
+    if any(depth > trace.main.level for depth in inline_jit_depths):
         # JAX 0.10.2 stages the jitted call first, and then fails in another place, per kind:
         if kinds[-1] == "vjp":
             raise errors.CustomVJPException(

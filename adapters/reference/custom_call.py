@@ -182,7 +182,7 @@ def staged_output_type(
 
     Outside staging JAX runs the rule without the function, and checks nothing against it: None.
     """
-    if not core._inline_jit:
+    if not core.inline_jit_depths:
         return None
     from jax_conformance.adapters.reference.jit import trace_to_ir
 
@@ -307,11 +307,11 @@ class BatchedCall:
     def bwd_flat(self, res: Any, ct_leaves: Sequence[Any]) -> list[Any]:
         # The backward pass runs after the vmap has returned: batch it under a fresh vmap of the same size.
         from jax_conformance.adapters.reference.core import new_main
-        from jax_conformance.adapters.reference.vmap import BatchTrace, BatchTracer, _is_array
+        from jax_conformance.adapters.reference.vmap import BatchTrace, BatchTracer, is_array
 
         with new_main(BatchTrace, self.trace.axis_size) as main:
             trace = BatchTrace(main)
-            res = tree_map(lambda x: BatchTracer(trace, x, 0) if _is_array(x) else x, res)
+            res = tree_map(lambda x: BatchTracer(trace, x, 0) if is_array(x) else x, res)
             return trace.unwrap(self.call.bwd_flat(res, self._wrap(ct_leaves, trace)))
 
     def jvp_flat(

@@ -113,7 +113,7 @@ def check_jax_types(args: Any) -> None:
             raise TypeError(f"Argument '{leaf}' of type {kind} is not a valid JAX type")
 
 
-def _check_residuals(res: Any) -> None:
+def check_residuals(res: Any) -> None:
     """fwd's residuals are a pytree of JAX types (arrays, NumPy values, Python numbers), as JAX requires
     when it stages them: a string or a function there is a TypeError."""
     for leaf in tree_flatten(res)[0]:
@@ -157,13 +157,13 @@ class VJPCall(CustomCall):
         out, res = pair
         if (
             self.f.optimize_remat
-            and (core._inline_jit or _remat_depth)
+            and (core.inline_jit_depths or remat_depths)
             and not mutant("optimize-remat-primal-from-fwd")
         ):
             # optimize_remat splits fwd where JAX stages the call (jit, remat): the primal output is the function's
             out = self.fun(*self.full_args(raw))
         if not mutant("fwd-residuals-unchecked"):
-            _check_residuals(res)
+            check_residuals(res)
         out_leaves, out_tree = tree_flatten(out)
         if staged is not None:
             check_primal_type(
@@ -293,7 +293,7 @@ def _leaf_cotangent(ct: Any, aval: ShapedArray, i: int) -> Any:
 # ---------------------------------------------------------------- jax.checkpoint
 
 
-_remat_depth: list[int] = []  # one entry per jax.checkpoint running inside a transformation
+remat_depths: list[int] = []  # one entry per jax.checkpoint running inside a transformation
 
 
 def checkpoint(fun: Callable[..., Any] | None = None, **_options: Any) -> Any:
@@ -306,10 +306,10 @@ def checkpoint(fun: Callable[..., Any] | None = None, **_options: Any) -> Any:
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         if len(core.trace_stack) <= 1:
             return fun(*args, **kwargs)
-        _remat_depth.append(len(core.trace_stack))
+        remat_depths.append(len(core.trace_stack))
         try:
             return fun(*args, **kwargs)
         finally:
-            _remat_depth.pop()
+            remat_depths.pop()
 
     return wrapped

@@ -35,9 +35,9 @@ from jax_conformance.adapters.reference.custom_call import (
 from jax_conformance.adapters.reference.custom_vjp import (
     CustomVJPPrimal,
     VJPCall,
-    _check_residuals,
-    _remat_depth,
+    check_residuals,
     custom_vjp,
+    remat_depths,
 )
 from jax_conformance.adapters.reference.mutants import mutant
 from jax_conformance.adapters.reference.tree_util import (
@@ -51,7 +51,7 @@ def tracer_name(t: Tracer) -> str:
     """The class JAX's Tracer for this value has: a jit JAX staged (the reference inlines it) makes it
     a DynamicJaxprTracer."""
     if type(t).__name__ == "JitTracer" or any(
-        depth > t._trace.main.level for depth in core._inline_jit
+        depth > t._trace.main.level for depth in core.inline_jit_depths
     ):
         return "DynamicJaxprTracer"
     return type(t).__name__
@@ -116,13 +116,15 @@ def _first_unhashable(x: Any) -> Any:
 
 def check_closure(fun: Callable[..., Any], call: VJPCall) -> None:
     """Under a transformation the function is traced; a Tracer it closes over is an error."""
-    if (len(core.trace_stack) == 1 and not core._inline_jit) or mutant("vjp3-closure-allowed"):
+    if (len(core.trace_stack) == 1 and not core.inline_jit_depths) or mutant(
+        "vjp3-closure-allowed"
+    ):
         return  # nothing is being traced: nothing to close over
     from jax_conformance.adapters.reference.jit import trace_to_ir
 
     ir, _ = trace_to_ir(lambda *xs: fun(*call.full_args(xs)), call.in_avals)
     leaked = [(tracer_name(c), c.aval) for c in ir.consts if isinstance(c, Tracer)]
-    staged = set().union(*core._staged_args) if core._staged_args else set()
+    staged = set().union(*core.staged_args) if core.staged_args else set()
     leaked += [
         ("DynamicJaxprTracer", strong(get_aval(v))) for v in closed_over(fun) if id(v) in staged
     ]
@@ -176,10 +178,10 @@ class VJP3Call(VJPCall):
                 for i, a in enumerate(args)
             ]
         out, res = self.f.fwd(*args)  # no check of its own: Python's unpacking errors, as in JAX
-        if self.f.optimize_remat and (core._inline_jit or _remat_depth):
+        if self.f.optimize_remat and (core.inline_jit_depths or remat_depths):
             out = self.fun(*self.full_args(leaves))
         if not mutant("fwd-residuals-unchecked"):
-            _check_residuals(res)
+            check_residuals(res)
         out_leaves, out_tree = tree_flatten(out)
         check_fwd_type(
             getattr(self.f.fwd, "__name__", "fwd"),

@@ -23,13 +23,17 @@ from jax_conformance.adapters.reference.core import Array, Primitive, bind, get_
 jvp_rules: dict[Primitive, Callable[..., Any]] = {}
 vjp_rules: dict[Primitive, Callable[..., Any]] = {}
 batch_rules: dict[Primitive, Callable[..., Any]] = {}
+# Helpers the rule modules share (lax_indexing, lax_control, numpy_*, ad): public here, but not
+# names of `jax.lax` (`__init__.build_jax_module` leaves them out of the namespace).
+RULE_HELPERS = ("never_weak", "t_sum", "t_map", "elementwise_batch", "full_like", "convert_weak")
 
 
-def _never_weak(avals: Any, params: Any) -> bool:
+def never_weak(avals: Any, params: Any) -> bool:
+    """A weak-type rule: the result is never weakly typed."""
     return False
 
 
-def _t_sum(*ts: Any) -> Any:
+def t_sum(*ts: Any) -> Any:
     """Sum of tangents where None is a zero."""
     live = [t for t in ts if t is not None]
     if not live:
@@ -40,11 +44,14 @@ def _t_sum(*ts: Any) -> Any:
     return out
 
 
-def _t_map(t: Any, f: Callable[[Any], Any]) -> Any:
+def t_map(t: Any, f: Callable[[Any], Any]) -> Any:
+    """`f` of a tangent, where None (a zero) stays None."""
     return None if t is None else f(t)
 
 
-def _elementwise_batch(prim: Primitive) -> Callable[..., Any]:
+def elementwise_batch(prim: Primitive) -> Callable[..., Any]:
+    """The batching rule of an elementwise primitive (batch axis 0): broadcast the unbatched operands, then bind."""
+
     def rule(vals: list[Any], dims: list[Any], **params: Any) -> tuple[Any, Any]:
         size = next(v.shape[0] for v, d in zip(vals, dims, strict=True) if d is not None)
         vals = [
@@ -193,59 +200,59 @@ def sign(x: Any) -> Any:
     return bind(sign_p, x)
 
 
-jvp_rules[add_p] = lambda p, t: (add(*p), _t_sum(*t))
-jvp_rules[sub_p] = lambda p, t: (sub(*p), _t_sum(t[0], _t_map(t[1], neg)))
+jvp_rules[add_p] = lambda p, t: (add(*p), t_sum(*t))
+jvp_rules[sub_p] = lambda p, t: (sub(*p), t_sum(t[0], t_map(t[1], neg)))
 jvp_rules[mul_p] = lambda p, t: (
     mul(*p),
-    _t_sum(_t_map(t[0], lambda a: mul(a, p[1])), _t_map(t[1], lambda b: mul(p[0], b))),
+    t_sum(t_map(t[0], lambda a: mul(a, p[1])), t_map(t[1], lambda b: mul(p[0], b))),
 )
 jvp_rules[div_p] = lambda p, t: (
     div(*p),
-    _t_sum(
-        _t_map(t[0], lambda a: div(a, p[1])),
-        _t_map(t[1], lambda b: neg(mul(b, div(p[0], mul(p[1], p[1]))))),
+    t_sum(
+        t_map(t[0], lambda a: div(a, p[1])),
+        t_map(t[1], lambda b: neg(mul(b, div(p[0], mul(p[1], p[1]))))),
     ),
 )
-jvp_rules[neg_p] = lambda p, t: (neg(p[0]), _t_map(t[0], neg))
-jvp_rules[sin_p] = lambda p, t: (sin(p[0]), _t_map(t[0], lambda a: mul(a, cos(p[0]))))
-jvp_rules[cos_p] = lambda p, t: (cos(p[0]), _t_map(t[0], lambda a: neg(mul(a, sin(p[0])))))
-jvp_rules[exp_p] = lambda p, t: (exp(p[0]), _t_map(t[0], lambda a: mul(a, exp(p[0]))))
-jvp_rules[log_p] = lambda p, t: (log(p[0]), _t_map(t[0], lambda a: div(a, p[0])))
+jvp_rules[neg_p] = lambda p, t: (neg(p[0]), t_map(t[0], neg))
+jvp_rules[sin_p] = lambda p, t: (sin(p[0]), t_map(t[0], lambda a: mul(a, cos(p[0]))))
+jvp_rules[cos_p] = lambda p, t: (cos(p[0]), t_map(t[0], lambda a: neg(mul(a, sin(p[0])))))
+jvp_rules[exp_p] = lambda p, t: (exp(p[0]), t_map(t[0], lambda a: mul(a, exp(p[0]))))
+jvp_rules[log_p] = lambda p, t: (log(p[0]), t_map(t[0], lambda a: div(a, p[0])))
 jvp_rules[tanh_p] = lambda p, t: (
     tanh(p[0]),
-    _t_map(t[0], lambda a: mul(a, sub(_one(p[0]), mul(tanh(p[0]), tanh(p[0]))))),
+    t_map(t[0], lambda a: mul(a, sub(_one(p[0]), mul(tanh(p[0]), tanh(p[0]))))),
 )
 jvp_rules[sqrt_p] = lambda p, t: (
     sqrt(p[0]),
-    _t_map(t[0], lambda a: div(a, mul(_full_like(p[0], 2), sqrt(p[0])))),
+    t_map(t[0], lambda a: div(a, mul(full_like(p[0], 2), sqrt(p[0])))),
 )
 jvp_rules[sign_p] = lambda p, t: (sign(p[0]), None)
 jvp_rules[integer_pow_p] = lambda p, t, *, y: (
     integer_pow(p[0], y),
-    _t_map(
+    t_map(
         t[0],
-        lambda a: mul(a, mul(_full_like(p[0], y), integer_pow(p[0], y - 1))) if y != 0 else None,
+        lambda a: mul(a, mul(full_like(p[0], y), integer_pow(p[0], y - 1))) if y != 0 else None,
     ),
 )
 jvp_rules[pow_p] = lambda p, t: (
     pow(*p),
-    _t_sum(
-        _t_map(t[0], lambda a: mul(a, mul(p[1], pow(p[0], sub(p[1], _one(p[1])))))),
-        _t_map(t[1], lambda b: mul(b, mul(log(p[0]), pow(*p)))),
+    t_sum(
+        t_map(t[0], lambda a: mul(a, mul(p[1], pow(p[0], sub(p[1], _one(p[1])))))),
+        t_map(t[1], lambda b: mul(b, mul(log(p[0]), pow(*p)))),
     ),
 )
 jvp_rules[max_p] = lambda p, t: (
     max(*p),
-    _t_sum(
-        _t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], gt))),
-        _t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], gt))),
+    t_sum(
+        t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], gt))),
+        t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], gt))),
     ),
 )
 jvp_rules[min_p] = lambda p, t: (
     min(*p),
-    _t_sum(
-        _t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], lt))),
-        _t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], lt))),
+    t_sum(
+        t_map(t[0], lambda a: mul(a, _pick(p[0], p[1], lt))),
+        t_map(t[1], lambda b: mul(b, _pick(p[1], p[0], lt))),
     ),
 )
 
@@ -265,14 +272,14 @@ vjp_rules[cos_p] = lambda x: (cos(x), lambda ct: (neg(mul(ct, sin(x))),))
 vjp_rules[exp_p] = lambda x: (exp(x), lambda ct: (mul(ct, exp(x)),))
 vjp_rules[log_p] = lambda x: (log(x), lambda ct: (div(ct, x),))
 vjp_rules[tanh_p] = lambda x: (tanh(x), lambda ct: (mul(ct, sub(_one(x), mul(tanh(x), tanh(x)))),))
-vjp_rules[sqrt_p] = lambda x: (sqrt(x), lambda ct: (div(ct, mul(_full_like(x, 2), sqrt(x))),))
-vjp_rules[sign_p] = lambda x: (sign(x), lambda ct: (mul(ct, _full_like(x, 0)),))
+vjp_rules[sqrt_p] = lambda x: (sqrt(x), lambda ct: (div(ct, mul(full_like(x, 2), sqrt(x))),))
+vjp_rules[sign_p] = lambda x: (sign(x), lambda ct: (mul(ct, full_like(x, 0)),))
 vjp_rules[integer_pow_p] = lambda x, *, y: (
     integer_pow(x, y),
     lambda ct: (
-        mul(ct, mul(_full_like(x, y), integer_pow(x, y - 1)))
+        mul(ct, mul(full_like(x, y), integer_pow(x, y - 1)))
         if y != 0
-        else mul(ct, _full_like(x, 0)),
+        else mul(ct, full_like(x, 0)),
     ),
 )
 vjp_rules[pow_p] = lambda x, y: (
@@ -289,20 +296,21 @@ vjp_rules[min_p] = lambda x, y: (
 )
 
 
-def _full_like(x: Any, value: Any) -> Array:
+def full_like(x: Any, value: Any) -> Array:
+    """A constant array of `x`'s shape and dtype."""
     a = get_aval(x)
     return Array(np.full(a.shape, value, a.dtype))
 
 
 def _one(x: Any) -> Array:
-    return _full_like(x, 1)
+    return full_like(x, 1)
 
 
 def _pick(x: Any, y: Any, better: Callable[[Any, Any], Any]) -> Any:
     """1 where x wins, 0.5 on a tie, 0 where it loses: JAX's convention for max/min."""
     wins = convert_element_type(better(x, y), get_aval(x).dtype)
     ties = convert_element_type(eq(x, y), get_aval(x).dtype)
-    return add(wins, mul(ties, _full_like(x, 0.5)))
+    return add(wins, mul(ties, full_like(x, 0.5)))
 
 
 # ---------------------------------------------------------------- comparisons and select
@@ -372,7 +380,7 @@ jvp_rules[select_p] = lambda p, t: (
 )
 vjp_rules[select_p] = lambda c, x, y: (
     select(c, x, y),
-    lambda ct: (None, select(c, ct, _full_like(ct, 0)), select(c, _full_like(ct, 0), ct)),
+    lambda ct: (None, select(c, ct, full_like(ct, 0)), select(c, full_like(ct, 0), ct)),
 )
 
 for _p in (
@@ -400,7 +408,7 @@ for _p in (
     ne_p,
     select_p,
 ):
-    batch_rules[_p] = _elementwise_batch(_p)
+    batch_rules[_p] = elementwise_batch(_p)
 
 
 # ---------------------------------------------------------------- dtype conversion
@@ -412,7 +420,8 @@ convert_element_type_p = Primitive(
 )
 
 
-def _convert(x: Any, new_dtype: np.dtype, weak_type: bool = False) -> Any:
+def convert_weak(x: Any, new_dtype: np.dtype, weak_type: bool = False) -> Any:
+    """`x` as `new_dtype` with the given weak flag (no dtype policy: the harness's own conversions)."""
     return bind(convert_element_type_p, x, new_dtype=np.dtype(new_dtype), weak_type=weak_type)
 
 
@@ -425,7 +434,7 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Any:
     x = operand if hasattr(operand, "aval") else _as_array(operand)
     if get_aval(x).dtype == dtype and not get_aval(x).weak_type:
         return x
-    return _convert(x, dtype)
+    return convert_weak(x, dtype)
 
 
 def _as_array(x: Any) -> Array:
@@ -438,18 +447,18 @@ def _is_float(dtype: np.dtype) -> bool:
 
 
 jvp_rules[convert_element_type_p] = lambda p, t, *, new_dtype, weak_type: (
-    _convert(p[0], new_dtype, weak_type),
-    _t_map(t[0], lambda a: _convert(a, new_dtype, weak_type)) if _is_float(new_dtype) else None,
+    convert_weak(p[0], new_dtype, weak_type),
+    t_map(t[0], lambda a: convert_weak(a, new_dtype, weak_type)) if _is_float(new_dtype) else None,
 )
 vjp_rules[convert_element_type_p] = lambda x, *, new_dtype, weak_type: (
-    _convert(x, new_dtype, weak_type),
+    convert_weak(x, new_dtype, weak_type),
     lambda ct: (
-        _convert(ct, get_aval(x).dtype, get_aval(x).weak_type)
+        convert_weak(ct, get_aval(x).dtype, get_aval(x).weak_type)
         if _is_float(get_aval(x).dtype)
         else None,
     ),
 )
-batch_rules[convert_element_type_p] = _elementwise_batch(convert_element_type_p)
+batch_rules[convert_element_type_p] = elementwise_batch(convert_element_type_p)
 
 
 # ---------------------------------------------------------------- shapes: broadcast, reshape, transpose
@@ -492,7 +501,7 @@ def _unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
 
 jvp_rules[broadcast_to_p] = lambda p, t, *, shape: (
     broadcast_to(p[0], shape),
-    _t_map(t[0], lambda a: broadcast_to(a, shape)),
+    t_map(t[0], lambda a: broadcast_to(a, shape)),
 )
 vjp_rules[broadcast_to_p] = lambda x, *, shape: (
     broadcast_to(x, shape),
@@ -500,7 +509,7 @@ vjp_rules[broadcast_to_p] = lambda x, *, shape: (
 )
 jvp_rules[reshape_p] = lambda p, t, *, new_shape: (
     reshape(p[0], new_shape),
-    _t_map(t[0], lambda a: reshape(a, new_shape)),
+    t_map(t[0], lambda a: reshape(a, new_shape)),
 )
 vjp_rules[reshape_p] = lambda x, *, new_shape: (
     reshape(x, new_shape),
@@ -508,7 +517,7 @@ vjp_rules[reshape_p] = lambda x, *, new_shape: (
 )
 jvp_rules[transpose_p] = lambda p, t, *, permutation: (
     transpose(p[0], permutation),
-    _t_map(t[0], lambda a: transpose(a, permutation)),
+    t_map(t[0], lambda a: transpose(a, permutation)),
 )
 vjp_rules[transpose_p] = lambda x, *, permutation: (
     transpose(x, permutation),
@@ -540,10 +549,10 @@ batch_rules[transpose_p] = lambda vals, dims, *, permutation: (
 
 # A reduction's result is strongly typed (jnp.sum(2.0) is a plain float32), as JAX's is.
 reduce_sum_p = Primitive(
-    "reduce_sum", lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype), _never_weak
+    "reduce_sum", lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype), never_weak
 )
-reduce_max_p = Primitive("reduce_max", lambda x, *, axes: np.max(x, axis=axes), _never_weak)
-reduce_min_p = Primitive("reduce_min", lambda x, *, axes: np.min(x, axis=axes), _never_weak)
+reduce_max_p = Primitive("reduce_max", lambda x, *, axes: np.max(x, axis=axes), never_weak)
+reduce_min_p = Primitive("reduce_min", lambda x, *, axes: np.min(x, axis=axes), never_weak)
 
 
 def reduce_sum(x: Any, axes: tuple[int, ...]) -> Any:
@@ -572,7 +581,7 @@ def _argmax_mask(x: Any, out: Any, axes: tuple[int, ...]) -> Any:
 
 jvp_rules[reduce_sum_p] = lambda p, t, *, axes: (
     reduce_sum(p[0], axes),
-    _t_map(t[0], lambda a: reduce_sum(a, axes)),
+    t_map(t[0], lambda a: reduce_sum(a, axes)),
 )
 vjp_rules[reduce_sum_p] = lambda x, *, axes: (
     reduce_sum(x, axes),
@@ -583,7 +592,7 @@ for _p, _f in ((reduce_max_p, reduce_max), (reduce_min_p, reduce_min)):
         lambda f: (
             lambda p, t, *, axes: (
                 f(p[0], axes),
-                _t_map(
+                t_map(
                     t[0],
                     lambda a: reduce_sum(mul(a, _argmax_mask(p[0], f(p[0], axes), axes)), axes),
                 ),

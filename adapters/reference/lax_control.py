@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 from jax_conformance.adapters.reference.core import Array, get_aval
-from jax_conformance.adapters.reference.lax import _full_like, broadcast_to, ne, select
+from jax_conformance.adapters.reference.lax import broadcast_to, full_like, ne, select
 from jax_conformance.adapters.reference.lax_indexing import scatter_add
 
 # ---------------------------------------------------------------- public lax helpers
@@ -84,7 +84,7 @@ def cond(
     if not isinstance(pred, Tracer):
         return on_true if bool(pred) else on_false
     return tree_map(
-        lambda a, b: select(broadcast_to(ne(pred, _full_like(pred, 0)), get_aval(a).shape), a, b),
+        lambda a, b: select(broadcast_to(ne(pred, full_like(pred, 0)), get_aval(a).shape), a, b),
         on_true,
         on_false,
     )

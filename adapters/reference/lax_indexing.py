@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 from jax_conformance.adapters.reference.core import Primitive, bind, get_aval
 from jax_conformance.adapters.reference.lax import (
-    _full_like,
-    _t_map,
     batch_rules,
     broadcast_to,
+    full_like,
     jvp_rules,
+    t_map,
     vjp_rules,
 )
 
@@ -45,19 +45,19 @@ def _batched_idx(idx: Any) -> Any:
 
 jvp_rules[getitem_p] = lambda p, t, *, idx: (
     getitem(p[0], idx),
-    _t_map(t[0], lambda a: getitem(a, idx)),
+    t_map(t[0], lambda a: getitem(a, idx)),
 )
 vjp_rules[getitem_p] = lambda x, *, idx: (
     getitem(x, idx),
-    lambda ct: (scatter_add(_full_like(x, 0), ct, idx),),
+    lambda ct: (scatter_add(full_like(x, 0), ct, idx),),
 )
 jvp_rules[scatter_add_p] = lambda p, t, *, idx: (
     scatter_add(p[0], p[1], idx),
     None
     if t[0] is None and t[1] is None
     else scatter_add(
-        t[0] if t[0] is not None else _full_like(p[0], 0),
-        t[1] if t[1] is not None else _full_like(p[1], 0),
+        t[0] if t[0] is not None else full_like(p[0], 0),
+        t[1] if t[1] is not None else full_like(p[1], 0),
         idx,
     ),
 )
@@ -114,20 +114,20 @@ def index_update(x: Any, i: Any, u: Any, mode: str = "set", nbatch: int = 0) -> 
 
 jvp_rules[dynamic_index_p] = lambda p, t, *, nbatch: (
     dynamic_index(p[0], p[1], nbatch),
-    _t_map(t[0], lambda a: dynamic_index(a, p[1], nbatch)),
+    t_map(t[0], lambda a: dynamic_index(a, p[1], nbatch)),
 )
 vjp_rules[dynamic_index_p] = lambda x, i, *, nbatch: (
     dynamic_index(x, i, nbatch),
-    lambda ct: (index_update(_full_like(x, 0), i, ct, "add", nbatch), None),
+    lambda ct: (index_update(full_like(x, 0), i, ct, "add", nbatch), None),
 )
 jvp_rules[index_update_p] = lambda p, t, *, nbatch, mode: (
     index_update(p[0], p[1], p[2], mode, nbatch),
     None
     if t[0] is None and t[2] is None
     else index_update(
-        t[0] if t[0] is not None else _full_like(p[0], 0),
+        t[0] if t[0] is not None else full_like(p[0], 0),
         p[1],
-        t[2] if t[2] is not None else _full_like(p[2], 0),
+        t[2] if t[2] is not None else full_like(p[2], 0),
         mode,
         nbatch,
     ),
@@ -135,7 +135,7 @@ jvp_rules[index_update_p] = lambda p, t, *, nbatch, mode: (
 vjp_rules[index_update_p] = lambda x, i, u, *, nbatch, mode: (
     index_update(x, i, u, mode, nbatch),
     lambda ct: (
-        ct if mode == "add" else index_update(ct, i, _full_like(u, 0), "set", nbatch),
+        ct if mode == "add" else index_update(ct, i, full_like(u, 0), "set", nbatch),
         None,
         dynamic_index(ct, i, nbatch),
     ),

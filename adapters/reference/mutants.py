@@ -16,7 +16,7 @@ ENV_VAR = "JAX_CONFORMANCE_MUTANT"
 MUTANTS: dict[str, str] = {
     # found by `jax-conformance diff` (ad.py, custom_vjp.py)
     "fwd-residuals-unchecked": "a custom_vjp fwd's residuals must be JAX types, a string is a "
-    "TypeError (custom_vjp._check_residuals)",
+    "TypeError (custom_vjp.check_residuals)",
     "jvp-tangents-unchecked": "jax.jvp checks each tangent's dtype (float0 for an integer primal) "
     "and shape against its primal (ad._check_tangents)",
     # dtype policy (dtypes.py)

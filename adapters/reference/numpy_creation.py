@@ -202,7 +202,7 @@ def _triangle(m: Any, k: int, lower: bool) -> Any:
     rows, cols = get_aval(x).shape[-2:]
     keep = np.tri(rows, cols, k, dtype=bool) if lower else ~np.tri(rows, cols, k - 1, dtype=bool)
     mask = lax.broadcast_to(Array(keep), get_aval(x).shape)
-    return lax.select(mask, x, lax._full_like(x, 0))
+    return lax.select(mask, x, lax.full_like(x, 0))
 
 
 def tril(m: Any, k: int = 0) -> Any:

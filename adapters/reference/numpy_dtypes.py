@@ -95,7 +95,7 @@ def convert(x: Any, dt: np.dtype, weak: bool = False) -> Any:
     a = get_aval(x)
     if a.dtype == dt and a.weak_type == weak:
         return x
-    return lax._convert(x, dt, weak)
+    return lax.convert_weak(x, dt, weak)
 
 
 def promotion_mode() -> P.Mode:

@@ -90,7 +90,7 @@ _remainder_p = Primitive("rem", lambda x, y: np.remainder(x, y).astype(x.dtype))
 lax.jvp_rules[_floor_divide_p] = lambda p, t: (bind(_floor_divide_p, *p), None)
 lax.vjp_rules[_floor_divide_p] = lambda x, y: (
     bind(_floor_divide_p, x, y),
-    lambda ct: (lax.mul(ct, lax._full_like(ct, 0)), lax.mul(ct, lax._full_like(ct, 0))),
+    lambda ct: (lax.mul(ct, lax.full_like(ct, 0)), lax.mul(ct, lax.full_like(ct, 0))),
 )
 lax.vjp_rules[_remainder_p] = lambda x, y: (
     bind(_remainder_p, x, y),
@@ -98,7 +98,7 @@ lax.vjp_rules[_remainder_p] = lambda x, y: (
 )
 lax.jvp_rules[_remainder_p] = lambda p, t: (
     bind(_remainder_p, *p),
-    lax._t_sum(t[0], lax._t_map(t[1], lambda b: lax.neg(lax.mul(b, bind(_floor_divide_p, *p))))),
+    lax.t_sum(t[0], lax.t_map(t[1], lambda b: lax.neg(lax.mul(b, bind(_floor_divide_p, *p))))),
 )
 
 
@@ -115,7 +115,7 @@ def _bitwise(name: str, impl: Any) -> Any:
                 )
         return bind(prim, x, y)
 
-    lax.batch_rules[prim] = lax._elementwise_batch(prim)
+    lax.batch_rules[prim] = lax.elementwise_batch(prim)
     f.__name__ = f"bitwise_{name}"
     return f
 
@@ -138,7 +138,7 @@ bitwise_and, bitwise_or, bitwise_xor = (
     _bitwise("xor", np.bitwise_xor),
 )
 for _p in (_floor_divide_p, _remainder_p):
-    lax.batch_rules[_p] = lax._elementwise_batch(_p)
+    lax.batch_rules[_p] = lax.elementwise_batch(_p)
 
 
 def _unary(prim_fun: Any, floating_only: bool = True) -> Any:
@@ -168,7 +168,7 @@ negative, sign = _unary(lax.neg, False), _unary(lax.sign, False)
 
 def abs(x: Any) -> Any:  # noqa: A001 - NumPy's name
     x = lift(x)
-    return lax.select(lax.lt(x, lax._full_like(x, 0)), lax.neg(x), x)
+    return lax.select(lax.lt(x, lax.full_like(x, 0)), lax.neg(x), x)
 
 
 absolute = abs
@@ -177,7 +177,7 @@ absolute = abs
 def where(condition: Any, x: Any, y: Any) -> Any:
     c = lift(condition)
     if get_aval(c).dtype != np.dtype(bool):
-        c = lax.ne(c, lax._full_like(c, 0))
+        c = lax.ne(c, lax.full_like(c, 0))
     x, y = promote(x, y)
     shape = np.broadcast_shapes(get_aval(c).shape, get_aval(x).shape)
     return lax.select(
@@ -251,7 +251,7 @@ def sum(
 
 
 _reduce_prod_p = Primitive(
-    "reduce_prod", lambda x, *, axes: np.prod(x, axis=axes, dtype=x.dtype), lax._never_weak
+    "reduce_prod", lambda x, *, axes: np.prod(x, axis=axes, dtype=x.dtype), lax.never_weak
 )
 _cumsum_p = Primitive("cumsum", lambda x, *, axis: np.cumsum(x, axis=axis, dtype=x.dtype))
 _cumprod_p = Primitive("cumprod", lambda x, *, axis: np.cumprod(x, axis=axis, dtype=x.dtype))
@@ -305,7 +305,7 @@ def mean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     axes = _axes(x, axis)
     count = int(np.prod([av.shape[i] for i in axes], dtype=np.int64))
     total = lax.reduce_sum(x, axes)
-    return _keep(lax.div(total, lax._full_like(total, count)), x, axes, keepdims)
+    return _keep(lax.div(total, lax.full_like(total, count)), x, axes, keepdims)
 
 
 def max(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001

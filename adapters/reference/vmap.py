@@ -70,7 +70,7 @@ class BatchTrace(Trace):
     def unwrap(self, tree: Any) -> Any:
         leaves, treedef = tree_flatten(tree)
         return tree_unflatten(
-            treedef, [self.batched(core.full_raise(self, x)) if _is_array(x) else x for x in leaves]
+            treedef, [self.batched(core.full_raise(self, x)) if is_array(x) else x for x in leaves]
         )
 
     def process_custom_jvp_call(self, call: Any, tracers: list[Any]) -> list[Any]:
@@ -84,7 +84,8 @@ class BatchTrace(Trace):
         return [BatchTracer(self, o, 0) for o in outs]
 
 
-def _is_array(x: Any) -> bool:
+def is_array(x: Any) -> bool:
+    """Whether `x` is a value vmap can batch (an array, a tracer, a NumPy or Python number)."""
     return isinstance(x, (core.Array, Tracer, np.ndarray, np.generic, int, float, complex))
 
 
@@ -122,7 +123,7 @@ def vmap(
             # an unmapped non-array (a function, a string) passes through untouched
             tracers = [
                 x
-                if ax is None and not _is_array(x)
+                if ax is None and not is_array(x)
                 else BatchTracer(trace, _front(x, ax), None if ax is None else 0)
                 for x, ax in flat
             ]

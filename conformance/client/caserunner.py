@@ -23,24 +23,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TypeVar, cast, overload
+from typing import IO, TypeVar, cast, overload
 
-from jax_conformance.client.forkclient import (
-    SHARED_SERVER_ENV,
-    VOLATILE_ENV,
-    ForkedProcess,
-    ForkServer,
-    SharedWorkerServer,
-)
+from jax_conformance.client.forkclient import VOLATILE_ENV, ForkedProcess, ForkServer
 from jax_conformance.errors import AdapterStartError, ForkServerError, UsageError, WorkerFailure
 from jax_conformance.mode import Mode
 from jax_conformance.protocol import (
+    MEMORY_ENV,
+    PARENT_ENV,
     CasePayload,
     ErrorReply,
     HelloReply,
     HelloRequest,
     ObserveReply,
     ObserveRequest,
+    ProgramObservation,
     Reply,
     Request,
     ResolveReply,
@@ -52,10 +49,6 @@ from jax_conformance.protocol import (
 )
 from jax_conformance.records import AdapterInfo, Isolation, Outcome, Verdict, adapter_info
 from jax_conformance.text import describe_exit, exit_fields
-from jax_conformance.worker.loop import MEMORY_ENV, PARENT_ENV
-
-if TYPE_CHECKING:
-    from jax_conformance.differential.observe import ProgramObservation
 
 STARTUP_TIMEOUT = 180.0
 ISOLATION_ENV = "JAX_CONFORMANCE_ISOLATION"
@@ -346,7 +339,8 @@ class CaseRunner:
         self.fork_notes: dict[str, str] = {}
         self.restarts = 0
 
-    def _env(self, extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    def worker_environ(self, extra: dict[str, str | None] | None = None) -> dict[str, str]:
+        """A worker's environment in this run (`worker_env`, the adapter's import root, the memory limit)."""
         env = worker_env(self.mode, extra)
         root = adapter_import_root(self.adapter)
         if root is not None:
@@ -362,35 +356,17 @@ class CaseRunner:
         pytest's own start-up and the loading of the spec files.
         """
         if self._worker is None:
-            self._worker = self._new_worker()
+            self._worker = self.new_worker()
             try:
                 self._worker.send({"op": "hello"})
                 self._hello_sent = True
             except WorkerFailure:
                 self._hello_sent = False  # `_live_worker` finds it dead and starts another
 
-    def _new_worker(self) -> Worker:
-        """A long-lived worker: forked from the shared worker server when the caller gave one
-        (`SHARED_SERVER_ENV`) and it serves this environment, else a fresh interpreter."""
-        env = self._env()
-        shared = os.environ.get(SHARED_SERVER_ENV)
-        if shared and self.isolation == "fork" and "shared" not in self.fork_notes:
-            old = self._servers.pop("shared", None)
-            if old is not None:
-                old.close()
-            try:
-                path = os.path.join(shared, "full.sock")
-                server = SharedWorkerServer(path, self.adapter, env, "full", once=False)
-                self._servers["shared"] = server
-                if server.ready(STARTUP_TIMEOUT):
-                    return Worker(self.adapter, env, server=server)
-                self.fork_notes["shared"] = server.reason or "unusable"
-            except ForkServerError as exc:
-                self.fork_notes["shared"] = str(exc)
-            refused = self._servers.pop("shared", None)
-            if refused is not None:
-                refused.close()
-        return Worker(self.adapter, env)
+    def new_worker(self) -> Worker:
+        """A long-lived worker, in a fresh interpreter. The one place a subclass may give it from
+        elsewhere (the breakage tests fork it from a server shared by many mode processes)."""
+        return Worker(self.adapter, self.worker_environ())
 
     def _started(self, reply: HelloReply | ErrorReply) -> AdapterInfo:
         """The adapter's info from the worker's reply to hello, or why it could not start."""
@@ -404,15 +380,14 @@ class CaseRunner:
     def _live_worker(self) -> Worker:
         if self._hello_sent and self._worker is not None:
             self._hello_sent = False
-            reply = cast(
-                HelloReply | ErrorReply, self._worker.receive(STARTUP_TIMEOUT)
-            )  # prestart sent hello
+            # prestart sent hello
+            reply = cast(HelloReply | ErrorReply, self._worker.receive(STARTUP_TIMEOUT))
             self._info = self._started(reply)
         if self._worker is None or not self._worker.alive():
             if self._worker is not None:
                 self._worker.close()
                 self.restarts += 1
-            self._worker = self._new_worker()
+            self._worker = self.new_worker()
             reply = self._worker.request({"op": "hello"}, STARTUP_TIMEOUT)
             self._info = self._started(reply)
         return self._worker
@@ -465,7 +440,7 @@ class CaseRunner:
         isolation: Isolation | None = None  # for an isolated case, how it got its process
         try:
             if isolate:
-                worker, isolation = self._isolated_worker(self._env(env))
+                worker, isolation = self._isolated_worker(self.worker_environ(env))
                 # A fresh interpreter imports the implementation inside the case: allow for that
                 # (a child of the full fork server has it imported already).
                 allowance = 0.0 if isolation == "fork-full" else STARTUP_TIMEOUT / 6
@@ -554,23 +529,18 @@ class CaseRunner:
         if self.isolation == "fork":
             for level in levels:
                 if level not in self._servers and level not in self.fork_notes:
-                    self._servers[level] = self._fork_server(level)
+                    self._servers[level] = self.fork_server(level)
 
-    def _fork_server(self, level: str) -> ForkServer:
-        """The level's fork server: the caller's shared one (`SHARED_SERVER_ENV`) where it has
-        one, else one of this runner's own."""
-        shared = os.environ.get(SHARED_SERVER_ENV)
-        path = os.path.join(shared, f"{level}.sock") if shared else ""
-        if path and os.path.exists(path):
-            with contextlib.suppress(ForkServerError):
-                return SharedWorkerServer(path, self.adapter, self._env(), level, once=True)
-        return ForkServer(self.adapter, self._env(), level)
+    def fork_server(self, level: str) -> ForkServer:
+        """The level's fork server, started now (it imports in the background); a subclass may
+        give the end of a server of its own (the breakage tests' shared one)."""
+        return ForkServer.start(self.adapter, self.worker_environ(), level)
 
     def _isolated_worker(self, env: dict[str, str]) -> tuple[Worker, Isolation]:
         """A fresh `--once` worker for an isolated case: forked when a server's child is that process, else spawned."""
         if self.isolation == "fork":
             for level, isolation in (("full", "fork-full"), ("light", "fork-light")):
-                if level == "full" and not full_server_serves(self._env(), env):
+                if level == "full" and not full_server_serves(self.worker_environ(), env):
                     continue  # the full server could not serve it: do not start one (it imports the implementation)
                 server = self._server(level)
                 if server is None or not server.serves(env):
@@ -598,3 +568,19 @@ class CaseRunner:
         for server in self._servers.values():
             server.close()
         self._servers.clear()
+
+
+# Read once per process: `run` checks flags and backends with it.
+_INFO: dict[tuple[str, Mode], AdapterInfo] = {}
+
+
+def read_adapter_info(adapter: str, mode: Mode | None = None) -> AdapterInfo:
+    """Start the adapter in a worker, in `mode` (default: off-warn, no flags), and read its info (once per process)."""
+    key = (adapter, mode or Mode())
+    if key not in _INFO:
+        runner = CaseRunner(adapter, key[1])
+        try:
+            _INFO[key] = runner.info
+        finally:
+            runner.close()
+    return _INFO[key]

@@ -22,33 +22,50 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from jax_conformance.errors import ForkServerError
+from jax_conformance.protocol import PARENT_ENV
 from jax_conformance.text import describe_exit
-from jax_conformance.worker.loop import PARENT_ENV
 
 # Variables that change while a run goes on and that no import reads (pytest sets the first for
 # each test): a fork server started before the change still serves; the child gets the new value.
 VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 # How long a fork server gets to answer a fork request before it is given up for this run.
 FORK_REPLY_TIMEOUT = 30.0
-# A directory holding the sockets of shared worker servers (`full.sock`, `light.sock`:
-# `SharedWorkerServer`): set by a caller that runs many mode processes of one mode
-# (tests/breakage/harness.py), so their workers skip the imports.
-SHARED_SERVER_ENV = "JAX_CONFORMANCE_WORKER_SERVER"
 
 
 class ForkServer:
-    """The parent's end of a `jax_conformance.worker.forkserver` process (one per level and mode, started lazily)."""
+    """The parent's end of a fork server's socket: one per level and mode, started lazily
+    (`ForkServer.start`: a `jax_conformance.worker.forkserver` process of this process's own).
 
-    def __init__(self, adapter: str, env: dict[str, str], level: str) -> None:
+    Built on a socket alone (no `proc`), it is the end of a server another process owns: it then
+    only closes its end. `request_fields` go with every fork request (a server of a caller's own
+    may want more than the environment: the breakage tests' shared server takes the adapter)."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        env: dict[str, str],
+        level: str,
+        proc: subprocess.Popen[bytes] | None = None,
+        request_fields: dict[str, Any] | None = None,
+    ) -> None:
+        self.sock = sock
         self.env = env
         self.level = level
+        self.proc = proc
+        self.request_fields = dict(request_fields or {})
         self.reason: str | None = None
         self.late_env_prefixes: tuple[str, ...] = ()
         self._exits: dict[int, int] = {}
         self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._ready: dict[str, Any] | None = None
+
+    @classmethod
+    def start(cls, adapter: str, env: dict[str, str], level: str) -> ForkServer:
+        """Start a fork server of `adapter` at `level` in `env`; it imports in the background."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        server = cls(ours, env, level)
         try:
-            self.proc = subprocess.Popen(
+            server.proc = subprocess.Popen(
                 [
                     sys.executable,
                     "-m",
@@ -62,15 +79,14 @@ class ForkServer:
                 ],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
-                stdout=self.log,
-                stderr=self.log,
+                stdout=server.log,
+                stderr=server.log,
                 env={**env, PARENT_ENV: str(os.getpid())},
                 start_new_session=True,
             )
         finally:
             theirs.close()
-        self._ready: dict[str, Any] | None = None
-        self._fork_fields: dict[str, Any] = {}
+        return server
 
     def ready(self, timeout: float) -> bool:
         """Wait up to `timeout` s for the server's first message; False (with `reason`) if it cannot serve."""
@@ -121,6 +137,8 @@ class ForkServer:
 
     def _gone(self) -> str:
         """Why the server's end closed, in words."""
+        if self.proc is None:
+            return "the fork server closed its end"
         self.proc.poll()
         log = self._log_tail()
         return f"the fork server {describe_exit(self.proc.returncode)}" + (
@@ -128,7 +146,7 @@ class ForkServer:
         )
 
     def _alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.proc is None or self.proc.poll() is None
 
     def _message(self, timeout: float | None) -> dict[str, Any]:
         """The next message that is not an exit notice (those are kept); raises when the server is gone."""
@@ -151,7 +169,7 @@ class ForkServer:
         try:
             socket.send_fds(
                 self.sock,
-                [json.dumps({"op": "fork", "env": env, **self._fork_fields}).encode()],
+                [json.dumps({"op": "fork", "env": env, **self.request_fields}).encode()],
                 [in_r, out_w, stderr.fileno()],
             )
             reply = self._message(FORK_REPLY_TIMEOUT)
@@ -181,6 +199,9 @@ class ForkServer:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
+        if self.proc is None:
+            self.log.close()
+            return
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -188,43 +209,6 @@ class ForkServer:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=5)
-        self.log.close()
-
-
-class SharedWorkerServer(ForkServer):
-    """The client's end of a fork server that another process started, on a socket path
-    (`SHARED_SERVER_ENV`), shared by the mode processes of one mode. Unlike `ForkServer` it serves
-    any adapter (each child loads the one asked for) and, at the `full` level, the mode process's
-    long-lived worker too (`once=False`). The server applies the fork server's rule of its level
-    and refuses what it cannot serve (the caller then spawns that worker as always)."""
-
-    def __init__(
-        self, path: str, adapter: str, env: dict[str, str], level: str, once: bool
-    ) -> None:
-        self.env = env
-        self.level = level
-        self.reason = None
-        self.late_env_prefixes = ()
-        self._exits = {}
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - the base's log; the server keeps its own
-        self._ready = None
-        self._fork_fields = {"adapter": adapter, "once": once}
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            self.sock.connect(path)
-        except OSError as exc:
-            self.sock.close()
-            raise ForkServerError(f"cannot reach the shared worker server {path}: {exc}") from None
-
-    def _gone(self) -> str:
-        return "the shared worker server closed its end"
-
-    def _alive(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.close()
         self.log.close()
 
 

@@ -1,7 +1,7 @@
 """`jax-conformance check MODULE:FUNCTION --args EXPR ...`: a custom_vjp / custom_jvp rule under the contract.
 
 Each mode (default: off-warn, off-error, off-allow, on; `--modes ...,+upcoming` adds JAX's upgrade
-flags) is one process running `python -m jax_conformance.contract.runner`, two at a time. Prints
+flags) is one process running `python -m jax_conformance.adapters.jax.contract`, two at a time. Prints
 the item x mode table and one line per failure (item, mode, transform, expected, actual, and the
 spec case that states the contract); exit status 0 only when every item holds in every mode.
 """

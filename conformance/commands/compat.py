@@ -10,8 +10,6 @@ recorded as `unavailable`, with the reason, and the rest of the table is still b
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
-import json
 import shutil
 import sys
 import threading
@@ -20,13 +18,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jax_conformance import CHECKOUT, SPECS_DIR, options
+from jax_conformance.compat.across import ModeRun, across_releases, mode_run, prepare_env
 from jax_conformance.compat.drive import (
     add_radar_arguments,
     changes_json,
     format_changes_text,
     gate_check,
     merged_results,
-    print_json,
     save_search,
     search_range,
     specs_digest,
@@ -37,26 +35,32 @@ from jax_conformance.compat.envs import (
     NEEDS_CHECKOUT,
     RELEASE_PINS,
     Environment,
-    ModeRun,
-    _existing_env,
     add_environment_arguments,
     default_cache_dir,
     ensure_env,
+    existing_env,
     find_python,
-    mode_run,
-    parse_versions,
     python_needed,
     python_tag,
 )
 from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
-from jax_conformance.launch.scheduler import Scheduler, merge
-from jax_conformance.launch.service import closing_records, failure, run_modes
-from jax_conformance.mode import read_modes
-from jax_conformance.records import ResultsWriter, load_runs, suite_info, unavailable
+from jax_conformance.launch.scheduler import merge
+from jax_conformance.launch.service import closing_records
+from jax_conformance.mode import Mode, read_modes
+from jax_conformance.records import (
+    COMPAT_SUMMARY,
+    ResultsWriter,
+    load_runs,
+    read_one,
+    suite_info,
+    unavailable,
+    write_one,
+    write_search,
+)
+from jax_conformance.releases import build_table, parse_versions
 from jax_conformance.report import build_site
-from jax_conformance.report.releases import build_table
 
 DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per compat run
 
@@ -180,110 +184,98 @@ def run_compat(
     cache = (args.cache_dir or default_cache_dir()).resolve()
     out_dir = (args.out / "compat").resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    given = _given_envs(args.env)
-    overrides = _interpreters(args.interpreter)
-    tags: dict[str, str] = {}
+    extra = [a for a in args.pytest_args if a != "--"]
+    if not args.live_specs:
+        extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
+    build = _builder(args, cache)
     envs: list[Environment] = []
     mode_runs: list[ModeRun] = []
     files: list[Path] = []
     lock = threading.Lock()
-    extra = [a for a in args.pytest_args if a != "--"]
-    if not args.live_specs:
-        extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
 
-    def finished(run: ModeRun) -> None:
-        run.reason = failure(run)
-        mode_runs.append(run)
-        counts = ", ".join(
-            f"{n} {k.replace('_', ' ')}"
-            for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1])
-        )
-        note = f"; {run.reason}" if run.reason else ""
-        say(
-            f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}"
-        )
+    def each(version: str) -> list[ModeRun]:
+        """The release's environment, then its mode runs (or, unavailable, its records saying why)."""
+        env = prepare_env(version, cache, build)
+        with lock:
+            envs.append(env)
+            if not env.ok:
+                say(f"jax {version}: UNAVAILABLE: {env.reason}")
+                files.append(_write_unavailable(env, args.modes, out_dir))
+                return []
+            how = "cached" if env.cached else f"built in {env.seconds:.0f} s"
+            say(
+                f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
+                f"numpy {env.versions.get('numpy', '?')}): {env.path}"
+            )
+            runs = [mode_run(env, mode, out_dir, extra) for mode in args.modes]
+            files.extend(run.results for run in runs)
+            return runs
 
     # The environments are built in threads; each mode's run is queued as its environment is ready.
-    runs = Scheduler[ModeRun](args.jobs, timeout=args.run_timeout, on_finish=finished)
-    with cf.ThreadPoolExecutor(max(1, args.build_jobs), thread_name_prefix="build") as builds:
-
-        def prepare(version: str) -> Environment:
-            try:
-                env = _prepare_env(version)
-            except Exception as exc:  # noqa: BLE001 - one broken release must not stop the others
-                env = Environment(version, cache, [], reason=f"{type(exc).__name__}: {exc}")
-            return _queue(env)
-
-        def _prepare_env(version: str) -> Environment:
-            minor = python_needed(version)
-            python = find_python(minor, overrides) if minor else args.python
-            if version in given:
-                env = _existing_env(version, given[version])
-            elif python is None:
-                env = Environment(
-                    version,
-                    cache,
-                    [],
-                    reason=f"jax {version} needs Python {minor}, and no python{minor} "
-                    f"was found (pass --interpreter {minor}=PATH)",
-                )
-            else:
-                with lock:
-                    if python not in tags:
-                        tags[python] = python_tag(python)
-                env = ensure_env(
-                    version,
-                    cache,
-                    python,
-                    tags[python],
-                    args.install_timeout,
-                    args.rebuild,
-                    (*RELEASE_PINS, *args.pin),
-                )
-            return env
-
-        def _queue(env: Environment) -> Environment:
-            version = env.version
-            with lock:
-                envs.append(env)
-                if env.ok:
-                    how = "cached" if env.cached else f"built in {env.seconds:.0f} s"
-                    say(
-                        f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
-                        f"numpy {env.versions.get('numpy', '?')}): {env.path}"
-                    )
-                    for mode in args.modes:
-                        run = mode_run(env, mode, out_dir, extra)
-                        runs.add(run)
-                        files.append(run.results)
-                else:
-                    say(f"jax {version}: UNAVAILABLE: {env.reason}")
-                    path = out_dir / f"{version}-unavailable.jsonl"
-                    writer = ResultsWriter(path)
-                    for record in (
-                        r
-                        for m in args.modes
-                        for r in unavailable("jax", version, m.to_json(), env.reason)
-                    ):
-                        writer.write(record)
-                    writer.close()
-                    files.append(path)
-            return env
-
-        futures = [builds.submit(prepare, v) for v in args.versions]
-        if run_modes(
-            [], args.jobs, more=lambda: not all(f.done() for f in futures), scheduler=runs
-        ):
-            builds.shutdown(wait=False, cancel_futures=True)
-            raise KeyboardInterrupt  # the runs are stopped; compat ends as an interrupted command (exit 130)
-        for f in futures:
-            f.result()
+    across_releases(
+        args.versions,
+        each,
+        jobs=args.jobs,
+        build_jobs=args.build_jobs,
+        timeout=args.run_timeout,
+        on_finish=mode_runs.append,
+        say=say,
+    )
     order = {v: i for i, v in enumerate(args.versions)}
     files.sort(key=lambda p: (order.get(p.name.split("-")[0], 99), p.name))
     if args.prune:
         for path in prune_cache(cache, [e.path for e in envs if e.ok]):
             say(f"pruned {path}")
     return envs, mode_runs, files
+
+
+def _builder(args: argparse.Namespace, cache: Path) -> Callable[[str], Environment]:
+    """How a release's environment is had: the one given (--env), else built with the interpreter
+    it needs (unavailable when none is found)."""
+    given = _given_envs(args.env)
+    overrides = _interpreters(args.interpreter)
+    tags: dict[str, str] = {}
+    lock = threading.Lock()
+
+    def build(version: str) -> Environment:
+        minor = python_needed(version)
+        python = find_python(minor, overrides) if minor else args.python
+        if version in given:
+            return existing_env(version, given[version])
+        if python is None:
+            return Environment(
+                version,
+                cache,
+                [],
+                reason=f"jax {version} needs Python {minor}, and no python{minor} "
+                f"was found (pass --interpreter {minor}=PATH)",
+            )
+        with lock:
+            if python not in tags:
+                tags[python] = python_tag(python)
+        return ensure_env(
+            version,
+            cache,
+            python,
+            tags[python],
+            args.install_timeout,
+            args.rebuild,
+            (*RELEASE_PINS, *args.pin),
+        )
+
+    return build
+
+
+def _write_unavailable(env: Environment, modes: Sequence[Mode], out_dir: Path) -> Path:
+    """The records of a release that could not run: each mode unavailable, with the reason."""
+    path = out_dir / f"{env.version}-unavailable.jsonl"
+    writer = ResultsWriter(path)
+    for record in (
+        r for m in modes for r in unavailable("jax", env.version, m.to_json(), env.reason)
+    ):
+        writer.write(record)
+    writer.close()
+    return path
 
 
 def prune_cache(cache: Path, keep: Sequence[Path]) -> list[Path]:
@@ -315,12 +307,8 @@ def render_report(merged: Path, out: Path) -> str:
     return f"report: {index}" if index is not None else f"report not built: no runs in {merged}"
 
 
-def main(args: argparse.Namespace) -> int:
-    """Run the releases, merge their results, print the table, write the summary and the report."""
-    start = time.monotonic()
-    envs: list[Environment] = []
-    mode_runs: list[ModeRun] = []
-    # Usage errors first, before an environment is built or a directory made.
+def _check_usage(args: argparse.Namespace) -> None:
+    """Usage errors first, before an environment is built or a directory made."""
     args.modes = read_modes(args.modes, upcoming=False).modes
     if args.from_results is not None and not args.from_results.is_file():
         raise UsageError(f"--from-results {args.from_results}: no such file")
@@ -332,12 +320,62 @@ def main(args: argparse.Namespace) -> int:
         and any(v not in prepared for v in args.versions)
     ):
         raise UsageError(NEEDS_CHECKOUT)
+
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    """Where this run's files go: a new run directory, or --out (cleared with --force)."""
     if args.out is None:
-        args.out = rundir.new_run_dir("compat")
-    else:
-        args.out = rundir.explicit_out(args.out, args.force)
-        # --force replaces the earlier run's files, but never the results this one is built from.
-        rundir.clear(args.out, [args.from_results] if args.from_results is not None else [])
+        return rundir.new_run_dir("compat")
+    out = rundir.explicit_out(args.out, args.force)
+    # --force replaces the earlier run's files, but never the results this one is built from.
+    rundir.clear(out, [args.from_results] if args.from_results is not None else [])
+    return out
+
+
+def _write_summary(
+    args: argparse.Namespace,
+    data: dict[str, object],
+    envs: Sequence[Environment],
+    mode_runs: Sequence[ModeRun],
+    start: float,
+) -> Path:
+    """compat-summary.json: the table's summary, the spec set it ran, and the timings (with
+    --from-results, those of the run that wrote the results, when its summary is the one replaced)."""
+    snapshot = args.out / "compat" / "specs"
+    data["specs"] = {
+        "digest": specs_digest(
+            snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR
+        ),
+        "snapshot": not args.live_specs,
+        **suite_info(),
+    }
+    data["timing"] = {
+        "wall_s": round(time.monotonic() - start, 1),
+        "environments": {
+            e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
+            for e in envs
+        },
+        "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs},
+    }
+    summary_path = args.out / "compat-summary.json"
+    if args.from_results is not None:
+        # keep the timings of the run that wrote these results, if its summary is the one being replaced
+        earlier = read_one(summary_path, COMPAT_SUMMARY)
+        if earlier is not None and "timing" in earlier:
+            data["timing"] = earlier["timing"]
+        else:
+            data.pop("timing", None)
+    write_one(summary_path, COMPAT_SUMMARY, data)
+    return summary_path
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the releases, merge their results, print the table, write the summary and the report."""
+    start = time.monotonic()
+    envs: list[Environment] = []
+    mode_runs: list[ModeRun] = []
+    _check_usage(args)
+    args.out = _out_dir(args)
     if args.releases is not None and args.from_results is None:
         return radar_main(args, start)
     if args.from_results is not None:
@@ -364,31 +402,7 @@ def main(args: argparse.Namespace) -> int:
         print("\nchanges across releases:")
         print(changes)
     data = summary(table)
-    snapshot = args.out / "compat" / "specs"
-    data["specs"] = {
-        "digest": specs_digest(
-            snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR
-        ),
-        "snapshot": not args.live_specs,
-        **suite_info(),
-    }
-    data["timing"] = {
-        "wall_s": round(time.monotonic() - start, 1),
-        "environments": {
-            e.version: {"cached": e.cached, "build_s": round(e.seconds, 1), "ok": e.ok}
-            for e in envs
-        },
-        "runs": {f"{m.version}-{m.mode.slug}": round(m.seconds, 1) for m in mode_runs},
-    }
-    summary_path = args.out / "compat-summary.json"
-    summary_path.parent.mkdir(parents=True, exist_ok=True)
-    if args.from_results is not None:
-        # keep the timings of the run that wrote these results, if its summary is the one being replaced
-        try:
-            data["timing"] = json.loads(summary_path.read_text())["timing"]
-        except (OSError, ValueError, KeyError):
-            data.pop("timing", None)
-    summary_path.write_text(json.dumps(data, indent=1))
+    summary_path = _write_summary(args, data, envs, mode_runs, start)
     print(f"\nresults: {merged} ({lines} records)\nsummary: {summary_path}")
     if not args.no_report:
         print(render_report(merged, args.out / "compat-report"))
@@ -420,9 +434,9 @@ def radar_main(args: argparse.Namespace, start: float) -> int:
     data = changes_json(run)
     gates = gate_check(run, data)
     data["gates"] = [g.to_json() for g in gates]
-    print_json(data, args.out / "radar.json")
+    write_search(args.out / "radar.json", data)
     save_search(run.store.root, data)
-    print_json({**summary(table), "radar": data}, args.out / "compat-summary.json")
+    write_one(args.out / "compat-summary.json", COMPAT_SUMMARY, {**summary(table), "radar": data})
     text = format_changes_text(run, data)
     (args.out / "radar.txt").write_text(text + "\n")
     print(f"\nchanges, each at the first release that shows it ({len(data['changes'])}):")

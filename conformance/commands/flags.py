@@ -10,13 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.errors import ModeError, UsageError
-from jax_conformance.flag_table import (
-    TOPIC_FLAGS,
-    read_adapter_info,
-    spec_flag_names,
-    upcoming_flags,
-)
+from jax_conformance.flag_table import TOPIC_FLAGS, spec_flag_names, upcoming_flags
 from jax_conformance.mode import Mode
 from jax_conformance.usage import check_adapter
 

@@ -12,7 +12,8 @@ unmutated reference (the baseline, run first in every mode) but fails, errors, c
 times out with the mutant kills it. By default a mutant stops at its first kill (`--maxfail=1`,
 and its remaining modes are skipped), which keeps the whole run short; `--exhaustive` runs
 every case in every mode and lists every killer. The summary goes to the terminal and to a
-JSON file (`reports/mutation.json` by default, beside the runs: never inside one), which
+file (`reports/mutation.json` by default, beside the runs: never inside one) holding one `mutation`
+record of the record layer (records.MutationRecord: one JSON line, so also a JSON document), which
 `jax-conformance report --mutation FILE` shows.
 Exit status: 0 when every mutant is killed or explained, 1 when one survives unexplained,
 2 when the baseline itself does not pass.
@@ -21,7 +22,6 @@ Exit status: 0 when every mutant is killed or explained, 1 when one survives une
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -29,16 +29,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NotRequired, TypedDict
 
 from jax_conformance import options
-from jax_conformance.adapters.reference.mutants import ENV_VAR
+from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import run_modes
 from jax_conformance.mode import Mode, read_modes
-from jax_conformance.records import ResultRecord
+from jax_conformance.records import MutantRow, MutationRecord, ResultRecord, ResultsWriter
 from jax_conformance.report import message_strength
 from jax_conformance.text import cut
 from jax_conformance.usage import check_spec_paths
@@ -107,6 +106,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _mutant_table() -> tuple[dict[str, str], dict[str, str]]:
+    # Imported when the command runs, never when this module is imported (`mutate --help`, the CLI's
+    # command table). mutants.py is data only (it imports os); importing it runs the reference
+    # package's __init__, which defines the adapter class but builds no namespace (the reference's
+    # implementation modules load in `ReferenceAdapter.namespace()`, in the mode processes only).
     from jax_conformance.adapters.reference.mutants import EXPLAINED, MUTANTS
 
     return dict(MUTANTS), dict(EXPLAINED)
@@ -116,10 +119,14 @@ def _modes(args: argparse.Namespace) -> list[Mode]:
     """The modes to run, as `jax-conformance run` reads `--modes`: a mode may set flags (each must be one
     the reference models: a usage error otherwise), and `+upcoming` adds the upcoming-defaults modes.
     Each mode's flags reach its pytest processes as `--flag` (`launch.scheduler.pytest_command`)."""
-    return modes_for(read_modes(args.modes), ["reference"], args.specs or [])["reference"]
+    return modes_for(read_modes(args.modes), ["reference"], args.specs or [], read_adapter_info)[
+        "reference"
+    ]
 
 
 def _job(mutant: str | None, mode: Mode, tmp: Path, args: argparse.Namespace) -> MutantRun:
+    from jax_conformance.adapters.reference.mutants import ENV_VAR  # as in _mutant_table
+
     env = dict(os.environ)
     env.pop(ENV_VAR, None)
     if mutant is not None:
@@ -160,6 +167,35 @@ def _run_all(
         raise KeyboardInterrupt  # the processes are stopped; the command ends as an interrupted one (exit 130)
 
 
+def _baseline(
+    modes: list[Mode], tmp: Path, args: argparse.Namespace
+) -> tuple[dict[str, set[str]], list[message_strength.BlockStrength]] | None:
+    """The unmutated reference in every mode: the failing cases per mode (none, else None after
+    saying so: kills would mean nothing) and its raises/warns blocks judged for message strength."""
+    print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
+    base_jobs = [_job(None, m, tmp, args) for m in modes]
+    _run_all(base_jobs, args)
+    baseline: dict[str, set[str]] = {}
+    for job in base_jobs:
+        baseline[job.mode.slug] = set(job.failing)
+        if job.failing or job.returncode not in (0, 5):
+            print(
+                f"baseline does not pass in {job.mode.slug} (pytest exit {job.returncode}): "
+                f"{', '.join(sorted(job.failing)) or 'no case records'}",
+                file=sys.stderr,
+            )
+    if any(baseline.values()) or any(j.returncode not in (0, 5) for j in base_jobs):
+        print(
+            "jax-conformance mutate: fix the reference (or the specs) first; a failing "
+            "baseline makes kills meaningless",
+            file=sys.stderr,
+        )
+        return None
+    # The message score: would each `match` of the baseline's raises/warns blocks still pass
+    # if the reference's message meant something else (report/message_strength.py)?
+    return baseline, message_strength.check_records(r for job in base_jobs for r in job.records)
+
+
 def main(args: argparse.Namespace) -> int:
     mutants, explained = _mutant_table()
     if args.list:
@@ -178,28 +214,12 @@ def main(args: argparse.Namespace) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="jax-conformance-mutate-"))
     baseline: dict[str, set[str]] = {m.slug: set() for m in modes}
     messages: message_strength.MessageSummary | None = None
+    blocks: list[message_strength.BlockStrength] = []
     if not args.no_baseline:
-        print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
-        base_jobs = [_job(None, m, tmp, args) for m in modes]
-        _run_all(base_jobs, args)
-        for job in base_jobs:
-            baseline[job.mode.slug] = set(job.failing)
-            if job.failing or job.returncode not in (0, 5):
-                print(
-                    f"baseline does not pass in {job.mode.slug} (pytest exit {job.returncode}): "
-                    f"{', '.join(sorted(job.failing)) or 'no case records'}",
-                    file=sys.stderr,
-                )
-        if any(baseline.values()) or any(j.returncode not in (0, 5) for j in base_jobs):
-            print(
-                "jax-conformance mutate: fix the reference (or the specs) first; a failing "
-                "baseline makes kills meaningless",
-                file=sys.stderr,
-            )
+        ran = _baseline(modes, tmp, args)
+        if ran is None:
             return 2
-        # The message score: would each `match` of the baseline's raises/warns blocks still pass
-        # if the reference's message meant something else (report/message_strength.py)?
-        blocks = message_strength.check_records(r for job in base_jobs for r in job.records)
+        baseline, blocks = ran
         messages = message_strength.summary(blocks)
     print(
         f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at "
@@ -226,42 +246,12 @@ def main(args: argparse.Namespace) -> int:
     _print(summary)
     if messages is not None:
         print("\n".join(message_strength.describe(blocks)))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    writer = ResultsWriter(args.out)
+    writer.write(summary)
+    writer.close()
     print(f"mutation summary: {args.out}")
     survivors = [m for m in summary["mutants"] if not m["killed"] and not m["explanation"]]
     return 1 if survivors else 0
-
-
-class MutantRow(TypedDict):
-    """One mutant in the summary file (what `report --mutation` shows)."""
-
-    name: str
-    rule: str
-    killed: bool
-    killed_by: list[str]  # `case[mode]`, every case that killed it
-    first_message: str
-    modes_run: list[str]
-    seconds: float
-    explanation: (
-        str  # why a survivor is expected to survive (adapters/reference/mutants.py EXPLAINED)
-    )
-
-
-class MutationSummary(TypedDict):
-    """The summary file `mutate` writes (reports/mutation.json)."""
-
-    score: str
-    killed: int
-    total: int
-    percent: float
-    modes: str
-    mutants: list[MutantRow]
-    seconds: NotRequired[float]
-    # The message check beside the mutation score: strong / checked raises-warns blocks with a `match`,
-    # and the weak and loose ones (report.message_strength.summary); absent with --no-baseline.
-    message_score: NotRequired[str]
-    messages: NotRequired[message_strength.MessageSummary]
 
 
 def _summarize(
@@ -271,7 +261,8 @@ def _summarize(
     jobs: list[MutantRun],
     baseline: dict[str, set[str]],
     modes: list[Mode],
-) -> MutationSummary:
+) -> MutationRecord:
+    """The `mutation` record: per mutant whether it was killed, by which cases, in which modes."""
     rows: list[MutantRow] = []
     for name in names:
         mine = [j for j in jobs if j.mutant == name and j.returncode is not None]
@@ -301,6 +292,7 @@ def _summarize(
         )
     killed = sum(1 for r in rows if r["killed"])
     return {
+        "record": "mutation",
         "score": f"{killed}/{len(rows)}",
         "killed": killed,
         "total": len(rows),
@@ -310,7 +302,7 @@ def _summarize(
     }
 
 
-def _print(summary: MutationSummary) -> None:
+def _print(summary: MutationRecord) -> None:
     print()
     print(f"{'mutant':36} {'result':9} killed by (first)")
     for row in summary["mutants"]:

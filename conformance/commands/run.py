@@ -22,8 +22,9 @@ from typing import IO
 
 from jax_conformance import SPECS_DIR, options
 from jax_conformance.adapters import COMPILE_CACHE_ENV
+from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.errors import UsageError
-from jax_conformance.flag_table import modes_for, read_adapter_info
+from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
@@ -233,7 +234,7 @@ def in_report_order(rows: list[SummaryRow]) -> list[SummaryRow]:
     """The rows in the order of the report's summary (adapter, release, backend, then the modes of the
     default matrix, each flagged mode after its base, fewest flags first), not the order the modes ran in."""
     from jax_conformance.mode import mode_key
-    from jax_conformance.report.releases import version_key
+    from jax_conformance.releases import version_key
 
     return sorted(rows, key=lambda r: (r[0], version_key(r[1]), r[2], *mode_key(r[3])))
 
@@ -341,7 +342,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
     check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
-    modes = modes_for(read_modes(args.modes), adapters, args.specs or [])
+    modes = modes_for(read_modes(args.modes), adapters, args.specs or [], read_adapter_info)
     if args.backend:
         for adapter in adapters:
             have = list(read_adapter_info(adapter)["backends"])

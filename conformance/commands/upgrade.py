@@ -22,12 +22,9 @@ from pathlib import Path
 from jax_conformance import SPECS_DIR, options
 from jax_conformance.compat.drive import (
     STORE_LAYOUT,
-    ChangeJSON,
-    SearchJSON,
     add_radar_arguments,
     cached_search,
     changes_json,
-    print_json,
     save_search,
     search_range,
     specs_digest,
@@ -40,7 +37,8 @@ from jax_conformance.compat.envs import (
 from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
 from jax_conformance.mode import read_modes
-from jax_conformance.report.releases import version_key
+from jax_conformance.records import ChangeJSON, SearchJSON, write_one
+from jax_conformance.releases import version_key
 from packaging.version import InvalidVersion, Version
 
 
@@ -256,7 +254,11 @@ def main(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"upgrade-{a}-{b}.txt").write_text(text + "\n")
     (out / f"upgrade-{a}-{b}.html").write_text(page(a, b, changes, how))
-    print_json({"from": a, "to": b, "how": how, "changes": changes}, out / f"upgrade-{a}-{b}.json")
+    write_one(
+        out / f"upgrade-{a}-{b}.json",
+        "upgrade",
+        {"from": a, "to": b, "how": how, "changes": changes},
+    )
     print(text)
     print(
         f"\npage: {out / f'upgrade-{a}-{b}.html'}\nsummary: {out / f'upgrade-{a}-{b}.txt'}; "

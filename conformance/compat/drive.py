@@ -9,31 +9,22 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import shutil
-import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NotRequired, TypedDict, cast
+from typing import cast
 
 from jax_conformance import SPECS_DIR
-from jax_conformance.adapters.jax.as_of import PATH as AS_OF_ADAPTER
+from jax_conformance.compat.budget import DEFAULT_BUDGET, BudgetReport, enforce_budget
 from jax_conformance.compat.discover import Release, discover, parse_range
-from jax_conformance.compat.envs import (
-    DEFAULT_BUDGET,
-    BudgetReport,
-    default_cache_dir,
-    enforce_budget,
-    find_python,
-)
+from jax_conformance.compat.envs import default_cache_dir, find_python
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
 from jax_conformance.compat.radar import (
     FLAG,
     HARNESS,
-    FoundJSON,
     Search,
     Store,
     bisect,
@@ -42,8 +33,18 @@ from jax_conformance.compat.radar import (
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.options import size_arg
-from jax_conformance.records import ResultRecord, ResultsWriter, load_runs, read_records
-from jax_conformance.report.releases import version_key
+from jax_conformance.protocol import AS_OF_NAMES
+from jax_conformance.records import (
+    ChangeJSON,
+    ResultRecord,
+    ResultsWriter,
+    SearchJSON,
+    load_runs,
+    read_records,
+    read_search,
+    write_search,
+)
+from jax_conformance.releases import version_key
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
 EXTRA_PYTHONS = ("3.12", "3.13")  # asked too, for the releases that need a newer Python
@@ -128,6 +129,25 @@ class RadarRun:
     discovery_s: float
 
 
+def _store_dir(
+    args: argparse.Namespace, cache: Path, as_of: str, say: Callable[[str], None]
+) -> Path:
+    """The store for the current specs; with --resume and none yet, the newest earlier one for
+    the same release (it keeps its own copy of the specs)."""
+    root = store_root(cache, as_of)
+    if getattr(args, "resume", False) and not root.is_dir():
+        earlier = sorted(
+            (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"),
+            key=lambda p: p.stat().st_mtime,
+        )
+        if earlier:
+            root = earlier[-1]
+            say(
+                f"radar: resuming the search in {root.name} with its own copy of the specs (specs/ changed since)"
+            )
+    return root
+
+
 def search_range(
     args: argparse.Namespace,
     text: str,
@@ -159,17 +179,7 @@ def search_range(
         )
     )
     as_of = releases[-1].version
-    root = store_dir or store_root(cache, as_of)
-    if store_dir is None and getattr(args, "resume", False) and not root.is_dir():
-        earlier = sorted(
-            (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"),
-            key=lambda p: p.stat().st_mtime,
-        )
-        if earlier:
-            root = earlier[-1]
-            say(
-                f"radar: resuming the search in {root.name} with its own copy of the specs (specs/ changed since)"
-            )
+    root = _store_dir(args, cache, as_of, say) if store_dir is None else store_dir
     root.mkdir(parents=True, exist_ok=True)
     specs = root / "specs"
     if not specs.is_dir():
@@ -232,9 +242,7 @@ def merged_results(run: RadarRun, target: Path) -> int:
                     continue
                 # the as-of adapter is JAX: its records are shown as jax's
                 writer.write(
-                    {**record, "adapter": "jax"}
-                    if record.get("adapter") == AS_OF_ADAPTER
-                    else record
+                    {**record, "adapter": "jax"} if record.get("adapter") in AS_OF_NAMES else record
                 )
                 count += 1
     finally:
@@ -259,38 +267,6 @@ def case_facts(store: Store, releases: Sequence[str]) -> dict[str, ResultRecord]
 
 def describe_change(before: str, after: str) -> str:
     return f"{before or '-'} -> {after or '-'}"
-
-
-class ChangeJSON(FoundJSON):
-    """A change in a saved search (`changes_json`): the radar's finding with its case's facts."""
-
-    topic: str
-    claim: str
-    basis: str | None
-    source: list[dict[str, str]] | None
-    spec_file: str
-
-
-class ProbeJSON(TypedDict):
-    release: str
-    cases: int | None  # cases asked; None: all
-
-
-class SearchJSON(TypedDict):
-    """A radar search's findings as saved beside its results (`changes_json`; `upgrade` reads them)."""
-
-    releases: list[str]
-    anchors: list[str]
-    unavailable: dict[str, str]
-    probes: list[ProbeJSON]
-    runs: int
-    changes: list[ChangeJSON]
-    flags: dict[str, list[dict[str, str]]]
-    environments: dict[str, dict[str, object]]
-    cache: dict[str, object]
-    seconds: float
-    discovery_s: float
-    gates: NotRequired[list[dict[str, object]]]  # compat's check of the version gates
 
 
 def changes_json(run: RadarRun) -> SearchJSON:
@@ -384,33 +360,18 @@ def format_changes_text(run: RadarRun, data: SearchJSON | None = None) -> str:
     return "\n".join(lines)
 
 
-def print_json(data: Mapping[str, object], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1))
-
-
-def stderr(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
 def save_search(root: Path, data: SearchJSON) -> Path:
     """Keep a search's findings beside its results, for `upgrade` to answer from."""
     releases = data["releases"]
-    path = root / SEARCHES / f"{releases[0]}..{releases[-1]}.json"
-    print_json(data, path)
-    return path
+    return write_search(root / SEARCHES / f"{releases[0]}..{releases[-1]}.json", data)
 
 
 def cached_search(root: Path, a: str, b: str) -> SearchJSON | None:
     """The narrowest saved search whose releases hold both A and B (None: none does)."""
     best: tuple[int, SearchJSON] | None = None
     for path in sorted((root / SEARCHES).glob("*.json")):
-        try:
-            # A file save_search wrote (a SearchJSON); one that is not even an object is skipped.
-            data: SearchJSON = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict):
+        data = read_search(path)  # None: not a search record (one written before they were records)
+        if data is None:
             continue
         releases = data.get("releases", [])
         if a in releases and b in releases and (best is None or len(releases) < best[0]):

@@ -8,7 +8,6 @@ imported and computed in it. A run that cannot start or finish still leaves whol
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
@@ -18,19 +17,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jax_conformance import CHECKOUT
+from jax_conformance.compat.budget import MARKER, touch
 from jax_conformance.errors import UsageError
-from jax_conformance.launch.scheduler import ModeProcess
-from jax_conformance.mode import Mode
 from jax_conformance.options import add_jobs, positive_float, positive_int
 from jax_conformance.records import now
-from jax_conformance.report.releases import version_key
+from jax_conformance.releases import version_key
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 # Each environment installs the harness from this checkout (`pip install -e`); a wheel has none.
 NEEDS_CHECKOUT = (
@@ -82,7 +80,6 @@ HARNESS_DEPS = (
 )
 # Bump when the way environments are built changes, so old cache entries are not reused.
 ENV_LAYOUT = 1
-MARKER = "conformance-env.json"
 
 # Run by each environment's interpreter: imports JAX, computes once, reports the versions.
 IMPORT_CHECK = """
@@ -95,20 +92,6 @@ print(json.dumps({"jax": jax.__version__, "jaxlib": getattr(jaxlib, "__version__
 """
 
 # ---------------------------------------------------------------- versions, pins, cache keys
-
-
-def parse_versions(text: str) -> list[str]:
-    """`0.4.30,0.6.2 0.8.0` -> sorted, de-duplicated release strings; a bad one is an error."""
-    out: dict[Version, str] = {}
-    for raw in text.replace(",", " ").split():
-        try:
-            v = Version(raw)
-        except InvalidVersion:
-            raise ValueError(f"{raw!r} is not a release number (e.g. 0.4.30)") from None
-        out.setdefault(v, raw)
-    if not out:
-        raise ValueError("no release given (e.g. --versions 0.4.30,0.10.2)")
-    return [out[v] for v in sorted(out)]
 
 
 def pins_for(version: str, table: Iterable[tuple[str, Sequence[str]]] = RELEASE_PINS) -> list[str]:
@@ -296,7 +279,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         proc.kill()
 
 
-def _clean_environ(env_dir: Path | None = None) -> dict[str, str]:
+def clean_environ(env_dir: Path | None = None) -> dict[str, str]:
     """The parent's environment without anything that would leak another Python or a mode into it."""
     env = {
         k: v
@@ -339,183 +322,191 @@ def ensure_env(
     if CHECKOUT is None:
         raise UsageError(NEEDS_CHECKOUT)
     pins = pins_for(version, table)
-    path = cache / "envs" / f"jax-{version}-{env_key(version, pins, py_tag)}"
-    env = Environment(version, path, pins)
-    marker = path / MARKER
-    if marker.is_file() and not rebuild:
-        try:
-            data = json.loads(marker.read_text())
-            env.ok, env.cached, env.versions = True, True, data.get("versions", {})
-            touch(path)
-            return env
-        except (OSError, json.JSONDecodeError):
-            pass  # a torn marker: build again
+    env = Environment(
+        version, cache / "envs" / f"jax-{version}-{env_key(version, pins, py_tag)}", pins
+    )
+    if not rebuild and _reuse(env):
+        return env
     start = time.monotonic()
-    if path.exists():
-        shutil.rmtree(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    log = cache / "logs" / f"jax-{version}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text(f"building {path} at {now()}\n")
+    log = _fresh_build(env, cache)
+    uv = uv_binary() if installer in ("uv", "auto") else None
+    if installer == "uv" and uv is None:
+        env.reason = "uv is not installed (pip install uv), and --installer uv was asked for"
+        return env
     deadline = start + timeout
 
     def left() -> float:
         return max(5.0, deadline - time.monotonic())
 
-    uv = uv_binary() if installer in ("uv", "auto") else None
-    if installer == "uv" and uv is None:
-        env.reason = "uv is not installed (pip install uv), and --installer uv was asked for"
+    steps = _uv_steps(uv, python, env) if uv is not None else _pip_steps(python, env)
+    if not (
+        _install(steps, python, env, log, left) and _import_check(env, log, min(left(), 300.0))
+    ):
+        env.seconds = time.monotonic() - start
         return env
-    steps: list[tuple[str, list[str], Path | None]]
-    if uv is not None:
-        # uv: one shared download cache, files hardlinked into each venv (seconds, not minutes)
-        steps = [
-            ("create the venv", [uv, "venv", "--quiet", "--python", python, str(path)], None),
-            (
-                f"uv pip install jax[cpu]=={version}",
-                [
-                    uv,
-                    "pip",
-                    "install",
-                    "--python",
-                    str(env.python),
-                    "--only-binary",
-                    ":all:",
-                    *uv_index_args(),
-                    *requirements(version, pins),
-                ],
-                None,
-            ),
-            (
-                "install this project",
-                [
-                    uv,
-                    "pip",
-                    "install",
-                    "--python",
-                    str(env.python),
-                    "--no-deps",
-                    "--no-build-isolation",
-                    "-e",
-                    str(CHECKOUT),
-                ],
-                CHECKOUT,
-            ),
-        ]
-    else:
-        steps = [
-            ("create the venv", [python, "-m", "venv", str(path)], None),
-            (
-                f"pip install jax[cpu]=={version}",
-                [
-                    str(env.python),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--only-binary=:all:",
-                    "--progress-bar",
-                    "off",
-                    *requirements(version, pins),
-                ],
-                None,
-            ),
-            (
-                "install this project",
-                [
-                    str(env.python),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--no-deps",
-                    "--no-build-isolation",
-                    "--progress-bar",
-                    "off",
-                    "-e",
-                    str(CHECKOUT),
-                ],
-                CHECKOUT,
-            ),
-        ]
+    freeze = _freeze(env, uv, log)
+    env.ok, env.seconds = True, time.monotonic() - start
+    env.installer = "uv" if uv is not None else "pip"
+    _mark_ready(env, py_tag, freeze)
+    return env
+
+
+def _reuse(env: Environment) -> bool:
+    """Whether the environment is built and marked ready (then it is filled in from its marker)."""
+    marker = env.path / MARKER
+    if not marker.is_file():
+        return False
+    try:
+        data = json.loads(marker.read_text())
+        env.ok, env.cached, env.versions = True, True, data.get("versions", {})
+        touch(env.path)
+        return True
+    except (OSError, json.JSONDecodeError):
+        return False  # a torn marker: build again
+
+
+def _fresh_build(env: Environment, cache: Path) -> Path:
+    """Remove what a build left at the environment's path; start its log (returned)."""
+    if env.path.exists():
+        shutil.rmtree(env.path)
+    env.path.parent.mkdir(parents=True, exist_ok=True)
+    log = cache / "logs" / f"jax-{env.version}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"building {env.path} at {now()}\n")
+    return log
+
+
+# A build step: what it does (for the reason it failed), its command, the directory it runs in.
+Step = tuple[str, list[str], Path | None]
+
+
+def _uv_steps(uv: str, python: str, env: Environment) -> list[Step]:
+    """uv: one shared download cache, files hardlinked into each venv (seconds, not minutes)."""
+    target = ["--python", str(env.python)]
+    return [
+        ("create the venv", [uv, "venv", "--quiet", "--python", python, str(env.path)], None),
+        (
+            f"uv pip install jax[cpu]=={env.version}",
+            [
+                uv,
+                "pip",
+                "install",
+                *target,
+                "--only-binary",
+                ":all:",
+                *uv_index_args(),
+                *requirements(env.version, env.pins),
+            ],
+            None,
+        ),
+        (
+            "install this project",
+            [
+                uv,
+                "pip",
+                "install",
+                *target,
+                "--no-deps",
+                "--no-build-isolation",
+                "-e",
+                str(CHECKOUT),
+            ],
+            CHECKOUT,
+        ),
+    ]
+
+
+def _pip_steps(python: str, env: Environment) -> list[Step]:
+    """The standard tools: `python -m venv`, then pip in the new environment."""
+    pip = [str(env.python), "-m", "pip", "install"]
+    return [
+        ("create the venv", [python, "-m", "venv", str(env.path)], None),
+        (
+            f"pip install jax[cpu]=={env.version}",
+            [
+                *pip,
+                "--only-binary=:all:",
+                "--progress-bar",
+                "off",
+                *requirements(env.version, env.pins),
+            ],
+            None,
+        ),
+        (
+            "install this project",
+            [
+                *pip,
+                "--no-deps",
+                "--no-build-isolation",
+                "--progress-bar",
+                "off",
+                "-e",
+                str(CHECKOUT),
+            ],
+            CHECKOUT,
+        ),
+    ]
+
+
+def _install(
+    steps: Sequence[Step], python: str, env: Environment, log: Path, left: Callable[[], float]
+) -> bool:
+    """Run the build steps in order; the first that fails sets the reason and stops the build."""
     for what, cmd, cwd in steps:
         if "-e" in cmd:
             with _EDITABLE_LOCK:
-                rc, out = _run_logged(cmd, log, left(), _clean_environ(path), cwd)
+                rc, out = _run_logged(cmd, log, left(), clean_environ(env.path), cwd)
         else:
             rc, out = _run_logged(
-                cmd, log, left(), _clean_environ(path if cmd[0] != python else None), cwd
+                cmd, log, left(), clean_environ(env.path if cmd[0] != python else None), cwd
             )
         if rc != 0:
             env.reason = f"{what} failed: {_pip_reason(out)}"
-            env.seconds = time.monotonic() - start
-            return env
+            return False
+    return True
+
+
+def _import_check(env: Environment, log: Path, timeout: float) -> bool:
+    """Import JAX in the environment and compute once; its versions go into `env.versions`."""
     rc, out = _run_logged(
-        [str(env.python), "-c", IMPORT_CHECK], log, min(left(), 300.0), _clean_environ(path)
+        [str(env.python), "-c", IMPORT_CHECK], log, timeout, clean_environ(env.path)
     )
     lines = [ln for ln in out.splitlines() if ln.startswith("{")]
     if rc != 0 or not lines:
         env.reason = f"import jax failed: {_tail(out)}"
-        env.seconds = time.monotonic() - start
-        return env
+        return False
     env.versions = json.loads(lines[-1])
-    freeze_cmd = (
+    return True
+
+
+def _freeze(env: Environment, uv: str | None, log: Path) -> list[str]:
+    """What the environment holds, pinned (kept in its marker; empty if the freeze failed)."""
+    cmd = (
         [uv, "pip", "freeze", "--python", str(env.python), "--exclude-editable"]
         if uv is not None
         else [str(env.python), "-m", "pip", "freeze", "--exclude-editable"]
     )  # a uv venv has no pip
-    rc, freeze = _run_logged(freeze_cmd, log, 120.0, _clean_environ(path))
-    env.ok, env.seconds = True, time.monotonic() - start
-    env.installer = "uv" if uv is not None else "pip"
-    marker.write_text(
+    rc, freeze = _run_logged(cmd, log, 120.0, clean_environ(env.path))
+    return freeze.split() if rc == 0 else []
+
+
+def _mark_ready(env: Environment, py_tag: str, freeze: list[str]) -> None:
+    """Write the marker that makes the environment reusable: what it was built from and holds."""
+    (env.path / MARKER).write_text(
         json.dumps(
             {
-                "version": version,
-                "pins": pins,
-                "requirements": requirements(version, pins),
+                "version": env.version,
+                "pins": env.pins,
+                "requirements": requirements(env.version, env.pins),
                 "python": py_tag,
                 "built": now(),
                 "build_seconds": round(env.seconds, 1),
                 "installer": env.installer,
                 "versions": env.versions,
-                "freeze": freeze.split() if rc == 0 else [],
+                "freeze": freeze,
             },
             indent=1,
         )
-    )
-    return env
-
-
-# ---------------------------------------------------------------- runs
-
-
-@dataclass
-class ModeRun(ModeProcess):
-    """The suite in one mode inside a release's environment; after it ends, why it did not finish
-    (`reason`, from `launch.service.failure`)."""
-
-    version: str = ""
-    reason: str = ""
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return dict(self.tail.counts)
-
-    @property
-    def seconds(self) -> float:
-        return self.elapsed
-
-
-def mode_run(env: Environment, mode: Mode, out_dir: Path, extra: Sequence[str] = ()) -> ModeRun:
-    """The process that runs the suite in one mode with the release environment's interpreter."""
-    name = f"{env.version}-{mode.slug}"
-    return ModeRun(
-        "jax",
-        mode,
-        out_dir / f"{name}.jsonl",
-        out_dir / f"{name}.log",
-        list(extra),
-        python=str(env.python),
-        env=_clean_environ(env.path),
-        version=env.version,
     )
 
 
@@ -541,7 +532,7 @@ def _pin_arg(text: str) -> tuple[str, tuple[str, ...]]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _existing_env(version: str, path: Path) -> Environment:
+def existing_env(version: str, path: Path) -> Environment:
     """An environment the user built: check that it runs and has this release."""
     env = Environment(version, path, [], cached=True)
     if not env.python.exists():
@@ -552,7 +543,7 @@ def _existing_env(version: str, path: Path) -> Environment:
         capture_output=True,
         text=True,
         timeout=300,
-        env=_clean_environ(path),
+        env=clean_environ(path),
     )
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     if out.returncode != 0 or not lines:
@@ -564,7 +555,7 @@ def _existing_env(version: str, path: Path) -> Environment:
     return env
 
 
-# ---------------------------------------------------------------- uv, and the cache's size budget
+# ---------------------------------------------------------------- uv
 
 
 def uv_binary() -> str | None:
@@ -612,106 +603,6 @@ def uv_index_args() -> list[str]:
             "unsafe-best-match",
         ]  # pip's rule: the best version over every index
     return out
-
-
-LAST_USED = "last-used"  # a file in each environment whose mtime is when a run last used it
-
-
-def touch(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        (path / LAST_USED).touch()
-
-
-def last_used(path: Path) -> float:
-    for name in (LAST_USED, MARKER):
-        try:
-            return (path / name).stat().st_mtime
-        except OSError:
-            continue
-    return 0.0
-
-
-def disk_bytes(path: Path, seen: set[tuple[int, int]] | None = None) -> int:
-    """Bytes on disk under `path`, each inode once (uv hardlinks files from its cache: a file shared
-    with an environment counted before, in `seen`, costs nothing more)."""
-    seen = set() if seen is None else seen
-    total = 0
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                st = os.lstat(os.path.join(root, name))
-            except OSError:
-                continue
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                continue
-            seen.add(key)
-            total += st.st_blocks * 512
-    return total
-
-
-def parse_size(text: str) -> int:
-    """`20G`, `500M`, `0` (no budget) -> bytes."""
-    text = text.strip().upper().removesuffix("B")
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    try:
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a size (e.g. 20G, 500M, 0 for no budget)") from None
-
-
-DEFAULT_BUDGET = (
-    "30G"  # environments kept under the cache directory; the least recently used go first
-)
-
-
-@dataclass
-class BudgetReport:
-    total: int  # bytes the environments take (inodes counted once) before removal
-    kept: int
-    budget: int
-    removed: list[tuple[Path, int]]
-
-    def describe(self) -> str:
-        gib = 1 << 30
-        gone = (
-            f"; removed {len(self.removed)} least recently used ({sum(n for _, n in self.removed) / gib:.1f} GiB)"
-            if self.removed
-            else ""
-        )
-        limit = f"{self.budget / gib:.1f} GiB" if self.budget else "no budget"
-        return f"environment cache: {self.kept / gib:.2f} GiB of {limit}{gone}"
-
-
-def enforce_budget(cache: Path, budget: int, keep: Iterable[Path] = ()) -> BudgetReport:
-    """Remove the least recently used environments until the rest fit in `budget` bytes (0: no
-    budget); the ones in `keep` (this run's) stay whatever they cost."""
-    envs_dir = cache / "envs"
-    paths = (
-        sorted((p for p in envs_dir.glob("jax-*") if p.is_dir()), key=last_used, reverse=True)
-        if envs_dir.is_dir()
-        else []
-    )
-    kept_paths = {p.resolve() for p in keep}
-    seen: set[tuple[int, int]] = set()
-    sizes = [
-        (p, disk_bytes(p, seen)) for p in paths
-    ]  # newest first: shared files count for the newest
-    total = sum(n for _, n in sizes)
-    removed: list[tuple[Path, int]] = []
-    kept = total
-    if budget:
-        for path, size in reversed(sizes):  # oldest first
-            if kept <= budget:
-                break
-            if path.resolve() in kept_paths:
-                continue
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append((path, size))
-            kept -= size
-    return BudgetReport(total, kept, budget, removed)
 
 
 def add_environment_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,6 @@ line as it finishes. What the store already holds is never run again.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
 import re
 import threading
@@ -16,13 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jax_conformance.adapters.jax.as_of import AS_OF
-from jax_conformance.adapters.jax.as_of import PATH as AS_OF_ADAPTER
-from jax_conformance.compat.envs import Environment, ModeRun, _clean_environ, ensure_env, python_tag
+from jax_conformance.compat.across import ModeRun, across_releases, prepare_env
+from jax_conformance.compat.envs import Environment, clean_environ, ensure_env, python_tag
 from jax_conformance.compat.radar import FLAG, HARNESS, Observations, Store, Unavailable
-from jax_conformance.launch.scheduler import Scheduler
-from jax_conformance.launch.service import closing_records, failure, run_modes
+from jax_conformance.launch.service import closing_records
 from jax_conformance.mode import Mode
+from jax_conformance.protocol import AS_OF_ADAPTER, AS_OF_ENV
 from jax_conformance.records import ResultsWriter
 
 
@@ -74,9 +72,8 @@ class RealObserver:
     envs: dict[str, Environment] = field(default_factory=dict)
     _tags: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    filler: str | None = (
-        None  # a real case to run when only flags are asked (they come with any run's header)
-    )
+    # a real case to run when only flags are asked (they come with any run's header)
+    filler: str | None = None
     # case -> the modes where it differed between the ends of its interval (set by `radar.bisect`):
     # a probe runs only those modes; a case not listed runs in every mode
     modes_for: dict[str, set[str]] = field(default_factory=dict)
@@ -174,80 +171,26 @@ class RealObserver:
         return modes
 
     def _run(self, todo: Mapping[str, Sequence[str] | None]) -> None:
-        scheduler = Scheduler[ModeRun](
-            self.jobs, timeout=self.run_timeout, on_finish=self._finished
-        )
-        processes: list[tuple[ModeRun, str, Sequence[str] | None]] = []
+        processes: list[tuple[ModeRun, str]] = []
         lock = threading.Lock()
 
-        def prepare(release: str) -> None:
-            cases = todo[release]
-            stat = self.stats.setdefault(release, ReleaseStat(release))
-            try:
-                env = self._env(release)
-            except Exception as exc:  # noqa: BLE001 - one broken release must not stop the others
-                env = Environment(release, self.cache, [], reason=f"{type(exc).__name__}: {exc}")
-            self.envs[release] = env
-            if not env.ok:
-                self.store.mark_unavailable(release, env.reason)
-                stat.reason = env.reason
-                self.say(f"jax {release}: UNAVAILABLE: {env.reason}")
-                return
-            if not env.cached:
-                stat.build_s, stat.cached, stat.installer = env.seconds, False, env.installer
-            how = "cached" if env.cached else f"built in {env.seconds:.1f} s ({env.installer})"
-            real = None if cases is None else [c for c in cases if not c.startswith(FLAG)]
-            if real is not None and not real:
-                real = [self.filler] if self.filler else []
-            modes = self.modes_to_run(release, cases)
-            self.say(
-                f"jax {release}: environment {how}; running {'every case' if real is None else f'{len(real)} cases'}"
-                f" in {', '.join(m.slug for m in modes)}"
-            )
-            for mode in modes:
-                done, _ = self.store.observations(release, [mode.slug])
-                if real is not None and all(
-                    done.get(c, {}).get(mode.slug) not in (None, HARNESS) for c in real
-                ):
-                    continue
-                path = self.store.result_path(release, mode.slug, real)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self.store.note_cases(release, mode.slug, real)
-                extra = ["--specs", str(self.specs), *self.extra]
-                if real is not None:
-                    extra += ["-k", keyword(real)]
-                environ = _clean_environ(env.path)
-                adapter = "jax"
-                if self.as_of:
-                    environ[AS_OF], adapter = self.as_of, AS_OF_ADAPTER
-                run = ModeRun(
-                    adapter,
-                    mode,
-                    path,
-                    path.with_suffix(".log"),
-                    extra,
-                    python=str(env.python),
-                    env=environ,
-                    version=release,
-                )
-                with lock:
-                    processes.append((run, release, real))
-                    stat.runs += 1
-                    stat.cases = max(stat.cases, len(real) if real is not None else 0)
-                scheduler.add(run)
+        def each(release: str) -> list[ModeRun]:
+            runs = self._prepare(release, todo[release])
+            with lock:
+                processes.extend((run, release) for run in runs)
+            return runs
 
-        with cf.ThreadPoolExecutor(
-            max(1, self.build_jobs), thread_name_prefix="radar-build"
-        ) as builds:
-            futures = [builds.submit(prepare, r) for r in todo]
-            if run_modes(
-                [], self.jobs, more=lambda: not all(f.done() for f in futures), scheduler=scheduler
-            ):
-                builds.shutdown(wait=False, cancel_futures=True)
-                raise KeyboardInterrupt
-            for f in futures:
-                f.result()
-        for run, release, _real in processes:
+        across_releases(
+            list(todo),
+            each,
+            jobs=self.jobs,
+            build_jobs=self.build_jobs,
+            timeout=self.run_timeout,
+            on_finish=self._finished,
+            say=self.say,
+            name="radar-build",
+        )
+        for run, release in processes:
             notes = closing_records(run, version=release)
             if (
                 notes
@@ -257,19 +200,71 @@ class RealObserver:
                     writer.write(record)
                 writer.close()
 
+    def _prepare(self, release: str, cases: Sequence[str] | None) -> list[ModeRun]:
+        """The release's environment, then the mode runs its probe of `cases` needs (none when the
+        release is unavailable, which the store then says)."""
+        stat = self.stats.setdefault(release, ReleaseStat(release))
+        env = self.envs[release] = prepare_env(release, self.cache, self._env)
+        if not env.ok:
+            self.store.mark_unavailable(release, env.reason)
+            stat.reason = env.reason
+            self.say(f"jax {release}: UNAVAILABLE: {env.reason}")
+            return []
+        if not env.cached:
+            stat.build_s, stat.cached, stat.installer = env.seconds, False, env.installer
+        how = "cached" if env.cached else f"built in {env.seconds:.1f} s ({env.installer})"
+        real = None if cases is None else [c for c in cases if not c.startswith(FLAG)]
+        if real is not None and not real:
+            real = [self.filler] if self.filler else []
+        modes = self.modes_to_run(release, cases)
+        self.say(
+            f"jax {release}: environment {how}; running {'every case' if real is None else f'{len(real)} cases'}"
+            f" in {', '.join(m.slug for m in modes)}"
+        )
+        runs = [
+            self._mode_run(env, mode, real)
+            for mode in modes
+            if not self._observed(release, mode, real)
+        ]
+        stat.runs += len(runs)
+        if runs:
+            stat.cases = max(stat.cases, len(real) if real is not None else 0)
+        return runs
+
+    def _observed(self, release: str, mode: Mode, real: Sequence[str] | None) -> bool:
+        """Whether the store already holds every asked case in this mode (a full run never is)."""
+        done, _ = self.store.observations(release, [mode.slug])
+        return real is not None and all(
+            done.get(c, {}).get(mode.slug) not in (None, HARNESS) for c in real
+        )
+
+    def _mode_run(self, env: Environment, mode: Mode, real: Sequence[str] | None) -> ModeRun:
+        """The run of `real` (None: every case) in one mode, its results where the store keeps them."""
+        path = self.store.result_path(env.version, mode.slug, real)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.store.note_cases(env.version, mode.slug, real)
+        extra = ["--specs", str(self.specs), *self.extra]
+        if real is not None:
+            extra += ["-k", keyword(real)]
+        environ = clean_environ(env.path)
+        adapter = "jax"
+        if self.as_of:
+            environ[AS_OF_ENV], adapter = self.as_of, AS_OF_ADAPTER
+        return ModeRun(
+            adapter,
+            mode,
+            path,
+            path.with_suffix(".log"),
+            extra,
+            python=str(env.python),
+            env=environ,
+            version=env.version,
+        )
+
     def _finished(self, run: ModeRun) -> None:
-        run.reason = failure(run)
         stat = self.stats.setdefault(run.version, ReleaseStat(run.version))
         stat.run_s += run.seconds
         if run.results.parent.is_dir():  # the run's wall time beside its results (bench/radar.py)
             run.results.with_suffix(".wall.json").write_text(
                 json.dumps({"seconds": round(run.seconds, 1), "reason": run.reason or ""})
             )
-        counts = ", ".join(
-            f"{n} {k.replace('_', ' ')}"
-            for k, n in sorted(run.counts.items(), key=lambda kv: -kv[1])
-        )
-        note = f"; {run.reason}" if run.reason else ""
-        self.say(
-            f"jax {run.version} [{run.mode.slug}]: {counts or 'no cases'} in {run.seconds:.1f} s{note}"
-        )

@@ -2,7 +2,7 @@
 
 The suite runs in full at the ends of the range (and at any anchor release given); for every case
 whose signature differs between two neighbouring anchors (per mode: its outcome and what it did in
-the spec's terms, `report.releases.observed_key`: dtype, value, error class and opening words), a
+the spec's terms, `releases.observed_key`: dtype, value, error class and opening words), a
 binary search over the releases between them runs only the differing cases, until each change
 sits between two adjacent releases. Cases are searched together: one probe release per open
 interval per step, so a single change among n releases costs the two ends plus ceil(log2(n - 1))
@@ -25,11 +25,11 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypedDict
+from typing import Protocol
 
 from jax_conformance.mode import mode_slug
-from jax_conformance.records import ResultRecord, Run, load_runs
-from jax_conformance.report.releases import NOT_RUN, observed_key, version_key
+from jax_conformance.records import FoundJSON, ResultRecord, Run, load_runs
+from jax_conformance.releases import NOT_RUN, observed_key, version_key
 
 FLAG = "flag:"  # the pseudo-cases of upgrade flags
 ABSENT = "absent"
@@ -53,18 +53,6 @@ class Observer(Protocol):
         """Per release: the signatures of the cases asked (None: every case), or why it could not run.
         The releases of one call may run in parallel."""
         ...
-
-
-class FoundJSON(TypedDict):
-    """A change as the radar's JSON holds it (`Found.to_json`): the modes that changed, before and after."""
-
-    case: str
-    release: str
-    previous: str
-    modes: list[str]
-    before: Signature
-    after: Signature
-    skipped: list[str]
 
 
 @dataclass

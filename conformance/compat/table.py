@@ -1,6 +1,6 @@
 """The behaviour × release table of `jax-conformance compat` as text, and its JSON summary of changes.
 
-The table itself (statuses, what changed where) is `jax_conformance.report.releases`, the model the
+The table itself (statuses, what changed where) is `jax_conformance.releases`, the model the
 report's behaviour × release section shows too; this module says it in words: the terminal table,
 one line per changed case with its reason, and `compat-summary.json`.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jax_conformance import SPECS_DIR
 from jax_conformance.records import now
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     HOLDS,
     STATUSES,
     CaseRow,

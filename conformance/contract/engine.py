@@ -1,32 +1,36 @@
 """The contract's engine, parent side: one process per mode, two at a time, results collected.
 
-`run_contract` starts `python -m jax_conformance.contract.runner --request FILE` once per mode, each
-with that mode's environment (`Mode.environ()`), reads the JSON line each prints, and returns a
-`ContractResult`: every item's outcome per target and mode, the failure lines, the item x mode
-table. The CLI (`jax-conformance check`), `jax_conformance.contract.check` and the pytest fixture
-`jax_contract` all come here. This module never imports JAX.
+`run_contract` starts `python -m jax_conformance.adapters.jax.contract --request FILE --results F`
+once per mode (a `ContractProcess`, run through launch/'s `run_modes` as every mode process is),
+each with that mode's environment (`Mode.environ()`), reads the `contract` record each writes
+(`records.contract_output`), and returns a `ContractResult`: every item's outcome per target and
+mode, the failure lines, the item x mode table. The CLI (`jax-conformance check`),
+`jax_conformance.contract.check` and the pytest fixture `jax_contract` all come here. This module never imports JAX.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jax_conformance.contract.items import BLOCKED, BY_ID, FAIL, ITEMS, NA, PASS
-from jax_conformance.contract.wire import CheckRequest, ModeOutput, encode
+from jax_conformance.contract.wire import CheckRequest, encode
 from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import TOPIC_FLAGS
+from jax_conformance.launch.scheduler import ModeProcess
+from jax_conformance.launch.service import run_modes
 from jax_conformance.mode import Mode, expand_upcoming, read_modes
+from jax_conformance.records import ModeOutput, contract_output
 from jax_conformance.text import describe_exit
 
-RUNNER = "jax_conformance.contract.runner"
+RUNNER = "jax_conformance.adapters.jax.contract"
 # The upgrade flags `--modes +upcoming` sets (those JAX has, still off by default): the suite's own
 # (flag_table.TOPIC_FLAGS) and the two that change JAX's own custom rules.
 CONTRACT_FLAGS = (*TOPIC_FLAGS, "jax_custom_jvp3", "jax_softmax_custom_jvp")
@@ -43,12 +47,10 @@ class Target:
     kwargs: dict[str, object] = field(default_factory=dict)
     nondiff: tuple[int, ...] = ()
     label: str = ""
-    kwargs_expr: str | None = (
-        None  # --kwargs: an expression giving the dict, evaluated in each mode
-    )
-    skip: tuple[
-        str, ...
-    ] = ()  # items not judged (a rule deliberately not the derivative: --skip derivatives.finite-differences)
+    # --kwargs: an expression giving the dict, evaluated in each mode
+    kwargs_expr: str | None = None
+    # items not judged (a rule deliberately not the derivative: --skip derivatives.finite-differences)
+    skip: tuple[str, ...] = ()
 
     def request(self) -> CheckRequest:
         return {
@@ -159,7 +161,7 @@ class ContractResult:
             )
             for item in ITEMS:
                 cells = [
-                    _cell(t.status(item.id, m)).ljust(c)
+                    cell(t.status(item.id, m)).ljust(c)
                     for m, c in zip(self.modes, cols, strict=True)
                 ]
                 out.append("  " + item.id.ljust(width) + "  " + "  ".join(cells).rstrip())
@@ -179,7 +181,8 @@ class ContractResult:
         ]
 
 
-def _cell(status: str) -> str:
+def cell(status: str) -> str:
+    """A status as a table cell shows it (`ok`, `FAIL`, `n/a`, `blocked`, `ERROR`)."""
     return {PASS: "ok", FAIL: "FAIL", NA: "n/a", BLOCKED: "blocked", ERROR: "ERROR"}.get(
         status, status
     )
@@ -234,6 +237,81 @@ def _child_env(
     return env
 
 
+@dataclass
+class ContractProcess(ModeProcess):
+    """One mode's contract process: the adapter's contract runner on the request file, its output
+    one `contract` record in `results`, its stdout and stderr in `log`."""
+
+    request: Path = Path()
+
+    @property
+    def argv(self) -> list[str]:
+        return [
+            self.python,
+            "-m",
+            RUNNER,
+            "--request",
+            str(self.request),
+            "--results",
+            str(self.results),
+        ]
+
+    @property
+    def completed(self) -> bool:
+        return self.returncode == 0 and contract_output(self.results) is not None
+
+    def output(self) -> ModeOutput:
+        """The mode's output with its log as `stderr`, or {"error": why} when it gave none."""
+        found = contract_output(self.results) if self.returncode == 0 else None
+        if self.timed_out is not None:
+            return {"error": f"the mode's process ran past {self.timed_out:.0f}s and was killed"}
+        if found is None:
+            rc = self.returncode if self.returncode is not None else -signal.SIGKILL
+            tail = [ln for ln in self.log_tail(1000) if ln.strip()][-3:]
+            return {"error": f"the mode's process {describe_exit(rc)}: {' | '.join(tail)}"}
+        found["stderr"] = self.log.read_text(errors="replace") if self.log.is_file() else ""
+        return found
+
+
+def run_modes_of(
+    targets: Sequence[Target],
+    modes: Sequence[Mode],
+    *,
+    jobs: int = 2,
+    python: str = sys.executable,
+    timeout: float = 900,
+    pythonpath: Sequence[str] = (),
+    on_mode: Callable[[Mode, ModeOutput], None] | None = None,
+) -> list[ModeOutput]:
+    """Each mode's output, its process started through launch/ (`jobs` at a time, each killed
+    past `timeout` seconds); Ctrl-C stops them all and is raised again."""
+    with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
+        request = Path(tmp) / "request.json"
+        request.write_text(json.dumps({"checks": [t.request() for t in targets]}), encoding="utf-8")
+        processes = [
+            ContractProcess(
+                "jax",
+                mode,
+                Path(tmp) / f"{i}-{mode.slug}.jsonl",
+                Path(tmp) / f"{i}-{mode.slug}.log",
+                python=python,
+                env=_child_env(mode, pythonpath, python),
+                request=request,
+            )
+            for i, mode in enumerate(modes)
+        ]
+        outputs: dict[int, ModeOutput] = {}
+
+        def finished(process: ContractProcess) -> None:
+            outputs[id(process)] = process.output()
+            if on_mode is not None:
+                on_mode(process.mode, outputs[id(process)])
+
+        if run_modes(processes, jobs, timeout=timeout, on_finish=finished):
+            raise KeyboardInterrupt
+        return [outputs.get(id(p)) or p.output() for p in processes]
+
+
 def run_mode(
     targets: Sequence[Target],
     mode: Mode,
@@ -241,30 +319,11 @@ def run_mode(
     python: str = sys.executable,
     timeout: float = 900,
     pythonpath: Sequence[str] = (),
-    cwd: str | None = None,
 ) -> ModeOutput:
-    """One mode's process: the checks of every target; its JSON, or {"error": why}."""
-    with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
-        request = Path(tmp) / "request.json"
-        request.write_text(json.dumps({"checks": [t.request() for t in targets]}), encoding="utf-8")
-        try:
-            proc = subprocess.run(
-                [python, "-m", RUNNER, "--request", str(request)],
-                capture_output=True,
-                text=True,
-                env=_child_env(mode, pythonpath, python),
-                timeout=timeout,
-                cwd=cwd,
-            )
-        except subprocess.TimeoutExpired:
-            return {"error": f"the mode's process ran past {timeout:.0f}s and was killed"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith('{"contract"')]
-    if proc.returncode != 0 or not lines:
-        tail = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()][-3:]
-        return {"error": f"the mode's process {describe_exit(proc.returncode)}: {' | '.join(tail)}"}
-    data: ModeOutput = json.loads(lines[-1])  # the runner's JSON line (wire.ModeOutput)
-    data["stderr"] = proc.stderr
-    return data
+    """One mode's process: the checks of every target; its output, or {"error": why}."""
+    return run_modes_of(
+        targets, [mode], jobs=1, python=python, timeout=timeout, pythonpath=pythonpath
+    )[0]
 
 
 def run_contract(
@@ -279,15 +338,15 @@ def run_contract(
 ) -> ContractResult:
     """Check every target in every mode (default: the four x64 modes), one process per mode, `jobs` at a time."""
     modes = list(modes) if modes is not None else contract_modes(None)
-
-    def one(mode: Mode) -> ModeOutput:
-        data = run_mode(targets, mode, python=python, timeout=timeout, pythonpath=pythonpath)
-        if on_mode is not None:
-            on_mode(mode, data)
-        return data
-
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        per_mode = list(pool.map(one, modes))
+    per_mode = run_modes_of(
+        targets,
+        modes,
+        jobs=jobs,
+        python=python,
+        timeout=timeout,
+        pythonpath=pythonpath,
+        on_mode=on_mode,
+    )
     return collect(targets, modes, per_mode)
 
 

@@ -6,8 +6,9 @@
 Each mode runs in its own process (the test session's own JAX mode does not matter); a broken item
 fails the test with the contract's failure lines, one per item, mode and transform. The modes are
 the four x64 modes, or `modes=` of `check`, or the environment's JAX_CONTRACT_MODES (as `--modes`
-of `jax-conformance check`: `off-warn,on`, `off-warn,+upcoming`). Registered by the plugin
-(jax_conformance.plugin imports it), so installing this project is all a library needs.
+of `jax-conformance check`: `off-warn,on`, `off-warn,+upcoming`). Registered through its own
+`pytest11` entry point (`jax_contract`), so installing this project is all a library needs, and a
+pytest session that does not use it need not import the contract engine.
 """
 
 from __future__ import annotations

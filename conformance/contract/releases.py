@@ -14,19 +14,23 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jax_conformance.contract.engine import (
     ContractResult,
     Target,
-    _cell,
+    cell,
     collect,
     contract_modes,
     run_mode,
 )
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
-from jax_conformance.contract.wire import ModeOutput
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.records import ModeOutput
+
+if TYPE_CHECKING:
+    from jax_conformance.compat.across import ModeRun
 
 INSTALLED = ("latest", "installed")  # the JAX beside this harness, not a cached environment
 
@@ -67,8 +71,8 @@ class Change:
             what = "changes"
         note = f": {self.note}" if self.note else ""
         return (
-            f"{self.item} [{self.mode}] {what} in {self.after}: {_cell(self.before_status)} in "
-            f"{self.before}, {_cell(self.after_status)} from {self.after}{note}"
+            f"{self.item} [{self.mode}] {what} in {self.after}: {cell(self.before_status)} in "
+            f"{self.before}, {cell(self.after_status)} from {self.after}{note}"
         )
 
 
@@ -107,7 +111,7 @@ class ReleaseResult:
             )
             for item in ITEMS:
                 cells = [
-                    _cell(self.status(r, t, item.id, m)).ljust(s)
+                    cell(self.status(r, t, item.id, m)).ljust(s)
                     for (r, m), s in zip(cols, sizes, strict=True)
                 ]
                 out.append("  " + item.id.ljust(width) + "  " + "  ".join(cells).rstrip())
@@ -224,39 +228,44 @@ def run_releases(
     pythonpath: Sequence[str] = (),
     say: Callable[[str], None] = lambda _: None,
 ) -> ReleaseResult:
-    """Check every target in every mode of every release; environments come from compat's cache."""
+    """Check every target in every mode of every release; environments come from compat's cache.
+
+    The releases go one at a time through `compat.across` (what runs in each is this check, its
+    modes `jobs` at a time)."""
+    from jax_conformance.compat.across import across_releases
     from jax_conformance.compat.envs import default_cache_dir
 
     cache = default_cache_dir()
-    runs = [ReleaseRun(r) for r in releases]
-    plans: list[tuple[ReleaseRun, str, list[Mode]]] = []
-    for run in runs:
-        python, run.environment, run.error = release_python(
-            run.release, cache, install_timeout=install_timeout
-        )
-        if run.error:
-            say(f"{run.release}: UNAVAILABLE: {run.error}")
-            continue
-        say(f"{run.release}: {run.environment}")
-        plans.append((run, python, contract_modes(mode_values, python=python)))
+    runs = {r: ReleaseRun(r) for r in releases}
+    ran: dict[str, list[Mode]] = {}
 
-    def one(job: tuple[ReleaseRun, str, Mode]) -> ModeOutput:
-        run, python, mode = job
+    def one(run: ReleaseRun, python: str, mode: Mode) -> ModeOutput:
         data = run_mode(targets, mode, python=python, timeout=timeout, pythonpath=pythonpath)
         say(
             f"{run.release} {mode.slug}: {data.get('error', 'done')} (JAX {data.get('jax_version', '?')})"
         )
         return data
 
-    jobs_list = [(run, python, mode) for run, python, modes in plans for mode in modes]
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        per_job = list(pool.map(one, jobs_list))
-    for run, _python, modes in plans:
-        data = [d for (r, _, _), d in zip(jobs_list, per_job, strict=True) if r is run]
+    def each(release: str) -> list[ModeRun]:
+        """Check the targets in every mode of this release (nothing is left to the scheduler)."""
+        run = runs[release]
+        python, run.environment, run.error = release_python(
+            release, cache, install_timeout=install_timeout
+        )
+        if run.error:
+            say(f"{release}: UNAVAILABLE: {run.error}")
+            return []
+        say(f"{release}: {run.environment}")
+        modes = ran[release] = contract_modes(mode_values, python=python)
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            data = list(pool.map(lambda mode: one(run, python, mode), modes))
         run.result = collect(targets, modes, data)
         run.jax_version = run.result.jax_version
-    slugs = list(dict.fromkeys(m.slug for _, _, modes in plans for m in modes))
-    result = ReleaseResult(runs, slugs, [t.label or t.target for t in targets])
+        return []
+
+    across_releases(list(runs), each, jobs=jobs, build_jobs=1, say=say, name="contract")
+    slugs = list(dict.fromkeys(m.slug for modes in ran.values() for m in modes))
+    result = ReleaseResult(list(runs.values()), slugs, [t.label or t.target for t in targets])
     result.changes = release_changes(result)
     return result
 

@@ -1,48 +1,27 @@
 """A check's result as a file the report reads: `jax-conformance check ... --report DIR` writes
-DIR/contract/<target>.json, and a report built in DIR shows it in its "Your rules" section
-(jax_conformance.report.contract_section). One format for one run's modes and for --releases."""
+DIR/contract/<target>.jsonl, the records of the record layer's check section (a `check` record,
+then a `check_row` per target x item: `records.check_records`), and a report built in DIR shows it
+in its "Your rules" section (`ReportModel.contracts`, read by `records.read_check`). `check_data` is
+also what `check --json` prints. One format for one run's modes and for --releases."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
-from typing import NotRequired, TypedDict
 
 from jax_conformance.contract.engine import ContractResult
 from jax_conformance.contract.items import ITEMS
 from jax_conformance.contract.releases import ReleaseResult
+from jax_conformance.records import (
+    CHECK_FORMAT,
+    CheckData,
+    ResultsWriter,
+    TargetRows,
+    check_records,
+)
 
-FORMAT = "jax-conformance-check"
 SUBDIR = "contract"
-
-
-class ItemRow(TypedDict):
-    """One item of one target: its statuses in the columns, in order."""
-
-    item: str
-    statement: str
-    cells: list[str]
-
-
-class TargetRows(TypedDict):
-    label: str
-    kinds: NotRequired[list[str]]  # one run's modes only (custom_vjp, custom_jvp, plain)
-    rows: list[ItemRow]
-
-
-class CheckData(TypedDict):
-    """The file's JSON (report.contract_section reads it)."""
-
-    format: str
-    version: int
-    command: str
-    ok: bool
-    jax_versions: list[str]
-    columns: list[str]
-    targets: list[TargetRows]
-    failures: list[str]
-    changes: list[str]
+SUFFIX = ".jsonl"
 
 
 def check_data(result: ContractResult | ReleaseResult, command: str) -> CheckData:
@@ -90,7 +69,7 @@ def check_data(result: ContractResult | ReleaseResult, command: str) -> CheckDat
         ]
         failures, changes, versions = result.failure_lines(), [], [result.jax_version]
     return {
-        "format": FORMAT,
+        "format": CHECK_FORMAT,
         "version": 1,
         "command": command,
         "ok": result.ok,
@@ -103,9 +82,10 @@ def check_data(result: ContractResult | ReleaseResult, command: str) -> CheckDat
 
 
 def save(result: ContractResult | ReleaseResult, command: str, report_dir: Path, name: str) -> Path:
-    """Write the check into REPORT_DIR/contract/<name>.json (the name made file-safe)."""
-    folder = report_dir / SUBDIR
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".json")
-    path.write_text(json.dumps(check_data(result, command), indent=1), encoding="utf-8")
+    """Write the check into REPORT_DIR/contract/<name>.jsonl (the name made file-safe)."""
+    path = report_dir / SUBDIR / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + SUFFIX)
+    writer = ResultsWriter(path)
+    for record in check_records(check_data(result, command)):
+        writer.write(record)
+    writer.close()
     return path

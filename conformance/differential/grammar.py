@@ -2,7 +2,7 @@
 
 A generated program is a few lines of Python that binds `result`, written against the names
 every adapter provides (`jax`, `jnp`, `np`, `lax`; see jax_conformance.adapters.SPEC_NAMES). It is
-run unchanged on both implementations (jax_conformance.commands.diff) and what it did is compared
+run unchanged on both implementations (jax_conformance.differential.engine) and what it did is compared
 (jax_conformance.differential.observe).
 
 Each topic ("area") is one function decorated with `@area("name")` that takes Hypothesis's

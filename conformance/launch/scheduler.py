@@ -97,9 +97,8 @@ class ModeProcess:
     pytest_args: list[str] = field(default_factory=list)
     python: str = sys.executable
     env: dict[str, str] | None = None  # None: this process's environment
-    cwd: Path | None = (
-        None  # None: this process's working directory (never inside an installed package)
-    )
+    # None: this process's working directory (never inside an installed package)
+    cwd: Path | None = None
     proc: subprocess.Popen[bytes] | None = None
     started: float | None = None
     finished: float | None = None

@@ -12,7 +12,10 @@ session's state under a `StashKey`):
 - `collect`: the `Collection` plugin, its collectors and items;
 - `reporting`: the `CaseReports` plugin (a report carries its record) and the `Records` plugin
   (the results file, the outcome counts, the terminal's header and summary);
-- `caserunner` and `forkclient`: the mode process's end of the worker pipe and of the fork server.
+- the mode process's end of the worker pipe and of the fork server is `jax_conformance.client`.
+
+The `jax_contract` fixture is a plugin of its own (`jax_conformance.contract.fixture`, its own
+`pytest11` entry point).
 
 Without `--adapter` nothing but the options is registered: the plugin is inert, unless pytest is
 asked to collect the suite, which is a usage error naming the adapters.
@@ -24,7 +27,7 @@ from collections.abc import Generator
 
 import pytest
 from jax_conformance import PACKAGE_DIR
-from jax_conformance.contract.fixture import jax_contract  # noqa: F401  (the fixture, for any test session)
+from jax_conformance.client.caserunner import CaseRunner
 from jax_conformance.errors import AdapterStartError, UsageError
 from jax_conformance.mode import value_text
 from jax_conformance.plugin.collect import Collection
@@ -35,7 +38,7 @@ from jax_conformance.plugin.options import (
     is_xdist_worker,
 )
 from jax_conformance.plugin.reporting import CaseReports, Records, interrupt_on_sigterm
-from jax_conformance.plugin.session import SUITE, Suite
+from jax_conformance.plugin.session import RUNNER_CLASS, SUITE, Suite
 from jax_conformance.records import ResultsWriter
 from jax_conformance.spec.rules import known_tags
 from jax_conformance.usage import keyword_selection
@@ -62,7 +65,10 @@ def _configure(config: pytest.Config) -> None:
     if options.adapter is None:
         return
     suite = Suite(
-        options, options.adapter, getattr(config, "workerinput", {}).get("conformance_run_id")
+        options,
+        options.adapter,
+        getattr(config, "workerinput", {}).get("conformance_run_id"),
+        config.stash.get(RUNNER_CLASS, CaseRunner),
     )
     config.stash[SUITE] = suite
     # -k selects over each case's id, claim and tags (`Collection.pytest_collection_modifyitems`),
@@ -102,7 +108,8 @@ def check_flag_values(suite: Suite) -> None:
     """The adapter did not start in a mode with flags: when a flag was given a value it cannot take
     (`--flag jax_custom_vjp3=maybe`), that is a usage error, named as such (the adapter's flag table
     read in the mode without its flags)."""
-    from jax_conformance.flag_table import read_adapter_info, wrong_values
+    from jax_conformance.client.caserunner import read_adapter_info
+    from jax_conformance.flag_table import wrong_values
 
     wrong = wrong_values(suite.mode, read_adapter_info(suite.adapter, suite.mode.base))
     if wrong:

@@ -158,9 +158,8 @@ class SpecFile(pytest.File):
         }
         backends, slug, version = suite.backends(), suite.mode.slug, suite.behaviour_version
         items = []
-        with (
-            gc_paused()
-        ):  # thousands of items, each a handful of objects: no collection walks them all meanwhile
+        # thousands of items, each a handful of objects: no collection walks them all meanwhile
+        with gc_paused():
             for case in loaded.cases:
                 for backend in backends:
                     item = SpecItem.from_parent(
@@ -230,12 +229,10 @@ class SpecItem(pytest.Item):
         self.case = case
         self.backend = backend
         self.verdict: Verdict | None = None
-        self.block_line: int | None = (
-            None  # the line of the expect block chosen for this mode and backend
-        )
-        self.known_divergence: Entry | None = (
-            None  # the expectations entry that lists this case here
-        )
+        # the line of the expect block chosen for this mode and backend
+        self.block_line: int | None = None
+        # the expectations entry that lists this case here
+        self.known_divergence: Entry | None = None
 
     def words(self) -> list[str]:
         """What -k matches: the case's id, its claim and its tags (never the mode, backend or file);
@@ -328,9 +325,8 @@ class SpecItem(pytest.Item):
         self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None
     ) -> str:
         if isinstance(excinfo.value, NotApplicable):  # the reason is the whole story: no traceback
-            return str(
-                excinfo.value
-            )  # (pytest's repr parses the source of every frame: ~0.3 s an item)
+            # (pytest's repr parses the source of every frame: ~0.3 s an item)
+            return str(excinfo.value)
         if not isinstance(excinfo.value, CaseFailure):
             return str(super().repr_failure(excinfo))
         return failure_text(self, excinfo.value.verdict)

@@ -162,9 +162,8 @@ def collection_error_record(
         "duration_s": 0.0,
     }
     if error is not None:
-        record["spec_error"] = (
-            True  # a file that does not load (YAML, schema, lint): the spec's fault, never the implementation's
-        )
+        # a file that does not load (YAML, schema, lint): the spec's fault, never the implementation's
+        record["spec_error"] = True
     return record
 
 
@@ -234,11 +233,8 @@ class CaseReports:
         if outcome == "error" and report.failed:
             return "failed", "E", "ERROR"
         if outcome == "xpassed" and report.failed:
-            return (
-                "failed",
-                "X",
-                "XPASS(strict)",
-            )  # a failure of the run, with its message: the entry must go
+            # a failure of the run, with its message: the entry must go
+            return ("failed", "X", "XPASS(strict)")
         return None
 
 
@@ -252,9 +248,8 @@ class Records:
         self.writer = writer
         self.counts: dict[str, int] = {}  # outcome -> case records, as `records.tally` counts them
         self._seen_collect_errors: set[str] = set()
-        self.spec_errors = (
-            0  # of counts["error"]: records whose spec is at fault, said apart in the summary
-        )
+        # of counts["error"]: records whose spec is at fault, said apart in the summary
+        self.spec_errors = 0
         self._announced = False
 
     def _write(self, record: ResultRecord | CollectedRecord | EndRecord) -> None:
@@ -285,9 +280,8 @@ class Records:
 
     def pytest_sessionstart(self) -> None:
         missing = self.suite.missing_flags()
-        if (
-            missing
-        ):  # the implementation cannot run this mode: a record says why, then one usage error
+        # the implementation cannot run this mode: a record says why, then one usage error
+        if missing:
             reason = lacking_reason(missing, self.suite.info, self.suite.adapter)
             if self.writer is not None:
                 version = self.suite.info["implementation_version"]

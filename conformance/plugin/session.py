@@ -23,16 +23,27 @@ from jax_conformance.spec.expectations import ExpectationFile
 from jax_conformance.spec.loader import load_spec
 from jax_conformance.spec.model import Spec
 
+# The class of the session's case runner. A plugin registered before the suite's may stash a
+# `CaseRunner` subclass here that gives workers from elsewhere (the breakage tests fork them from
+# servers shared by many mode processes: tests/breakage/workerclient.py).
+RUNNER_CLASS = pytest.StashKey[type[CaseRunner]]()
+
 
 class Suite:
     """Per-session state: the mode, the runner (and its worker), the loaded specs, the known divergences."""
 
-    def __init__(self, options: Options, adapter: str, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        options: Options,
+        adapter: str,
+        run_id: str | None = None,
+        runner_class: type[CaseRunner] = CaseRunner,
+    ) -> None:
         self.options = options
         self.adapter = adapter
         self.mode = options.mode
         self.run_id = run_id or new_run_id()  # an xdist worker gets its controller's
-        self.runner = CaseRunner(
+        self.runner = runner_class(
             adapter,
             self.mode,
             options.case_timeout,
@@ -41,14 +52,12 @@ class Suite:
         )
         self._resolved: dict[str, str] = {}
         self._flags: dict[str, FlagValue] | None = None
-        self._settled = (
-            False  # whether upgrade flags set by the caller's environment are in self.mode
-        )
+        # whether upgrade flags set by the caller's environment are in self.mode
+        self._settled = False
         self.expectations = ExpectationFile.load_many(list(options.expectations))
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
-        self._spec_cache = (
-            SpecCache.default()
-        )  # specs an earlier process (lint, another mode, a worker) loaded
+        # specs an earlier process (lint, another mode, a worker) loaded
+        self._spec_cache = SpecCache.default()
 
     @property
     def info(self) -> AdapterInfo:

@@ -3,7 +3,7 @@
 The site opens from disk: a summary per (adapter, version, backend, mode), a case x column
 matrix with filters, each case's detail, behaviour x release, a comparison against a baseline,
 docs-vs-code differences (computed from each record's documented expectation) and mutation results.
-`jax_conformance.report.model` computes what is shown, `jax_conformance.report.releases` is the
+`jax_conformance.report.model` computes what is shown, `jax_conformance.releases` is the
 behaviour x release model (shared with `jax-conformance compat`), `jax_conformance.report.upcoming`
 the flags of each mode and what changes when JAX flips its upcoming defaults (modes with JAX
 flags on top of a base mode), `jax_conformance.report.site` writes it. The command is `jax_conformance.commands.report`.
@@ -64,9 +64,8 @@ def build_site(
     show). A mutation file in `out` is shown when none is given. Without `allow_partial`, a corrupt
     record or a file that is not a results file is a UsageError, before anything is written."""
     with no_gc():
-        model = build_model(
-            results, baseline, mutation_file(mutation, out if isinstance(out, Path) else None)
-        )
+        given_out = out if isinstance(out, Path) else None
+        model = build_model(results, baseline, mutation_file(mutation, given_out), given_out)
         fatal = [] if allow_partial else fatal_problems(model)
         if fatal:
             more = f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else ""

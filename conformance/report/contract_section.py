@@ -1,5 +1,6 @@
 """The report's "Your rules" section: the `jax-conformance check` results saved in the report's
-directory (OUT/contract/*.json, written by `check --report OUT`), one table per checked function,
+directory (OUT/contract/*.jsonl, written by `check --report OUT`, read into `ReportModel.contracts`
+by the record layer), one table per checked function,
 item x mode (or release), with its failure lines and, across releases, where an item changed.
 
 Rendered here as escaped HTML so that the page template needs only one hook."""
@@ -7,29 +8,14 @@ Rendered here as escaped HTML so that the page template needs only one hook."""
 from __future__ import annotations
 
 import html
-import json
-from pathlib import Path
-from typing import Any
 
-FORMAT = "jax-conformance-check"  # jax_conformance.contract.save.FORMAT (this module imports no JAX code)
+from jax_conformance.records import CheckData
+
 CELL = {"pass": "ok", "fail": "FAIL", "n/a": "n/a", "blocked": "blocked", "error": "ERROR"}
 CSS = {"pass": "o-passed", "fail": "o-failed", "error": "o-failed", "n/a": "o-not_applicable"}
 
 
-def load(out: Path) -> list[dict[str, Any]]:
-    """The saved checks in OUT/contract/, by file name; a file that is not one is left out."""
-    found = []
-    for path in sorted((out / "contract").glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and data.get("format") == FORMAT:
-            found.append(data)
-    return found
-
-
-def render_section(checks: list[dict[str, Any]]) -> str:
+def render_section(checks: list[CheckData]) -> str:
     """The section's HTML ("" when there are no checks)."""
     if not checks:
         return ""

@@ -7,24 +7,27 @@ cell is one case record in one column.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from jax_conformance.mode import mode_key, mode_slug
 from jax_conformance.records import (
     OUTCOMES,
     UNEXPECTED,
+    CheckData,
     EndRecord,
     JSONScalar,
     ReadProblem,
     ResultRecord,
     Run,
     load_runs,
+    read_check,
+    read_mutation,
     tally,
 )
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     HOLDING,
     INAPPLICABLE,
     NOT_RUN,
@@ -81,9 +84,8 @@ class Column:
     # per basis (documented, tested, observed, unsupported, None), how many records had each outcome
     by_basis: dict[str | None, dict[str, int]] = field(default_factory=dict)
     docs_vs_code: int = 0  # records whose documented expectation failed while the code's held
-    spec_errors: int = (
-        0  # records with `spec_error` (in counts["error"]): the spec's fault, counted apart
-    )
+    # records with `spec_error` (in counts["error"]): the spec's fault, counted apart
+    spec_errors: int = 0
     label: str = ""
     status: str = ""  # "unavailable" or "error" when the release could not run at all (compat)
     reason: str = ""
@@ -247,9 +249,11 @@ class ReportModel:
     upcoming: list[UpcomingSection] = field(
         default_factory=list
     )  # when JAX flips its upcoming defaults
-    flags: FlagOverview | None = (
-        None  # the flags of each run's mode, and the upgrade flags in effect
-    )
+    # the flags of each run's mode, and the upgrade flags in effect
+    flags: FlagOverview | None = None
+    contracts: list[CheckData] = field(
+        default_factory=list
+    )  # `check --report OUT`'s saved checks (Your rules)
 
     @property
     def records(self) -> int:
@@ -380,10 +384,13 @@ def fatal_problems(model: ReportModel) -> list[str]:
 
 
 def build_model(
-    paths: Sequence[str | Path], baseline: Sequence[str | Path] = (), mutation: Path | None = None
+    paths: Sequence[str | Path],
+    baseline: Sequence[str | Path] = (),
+    mutation: Path | None = None,
+    checks: Path | None = None,
 ) -> ReportModel:
     """Merge result files into one model; `baseline` files are only compared against; `mutation` is a
-    mutate score file."""
+    mutate score file; `checks` a report directory whose saved checks (`load_checks`) are shown."""
     runs, problems = load(paths)
     columns, cases, cells = _grid(runs)
     comparisons: list[Comparison] = []
@@ -412,7 +419,15 @@ def build_model(
         sources=sorted({r.source for r in runs}),
         upcoming=upcoming_sections(columns, cases, cells),
         flags=flag_overview(columns),
+        contracts=load_checks(checks) if checks is not None else [],
     )
+
+
+def load_checks(out: Path) -> list[CheckData]:
+    """The checks `check --report OUT` saved in OUT/contract/, by file name; a file that holds none
+    is left out."""
+    found = [read_check(path) for path in sorted((out / "contract").glob("*.jsonl"))]
+    return [data for data in found if data is not None]
 
 
 def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
@@ -491,9 +506,8 @@ def _grid(runs: list[Run]) -> tuple[list[Column], list[CaseInfo], Cells]:
                 }
             tally(col.counts, r)
             if r.get("spec_error"):
-                col.spec_errors += (
-                    1  # the spec at fault: outside the compliance figure, never unexpected
-                )
+                # the spec at fault: outside the compliance figure, never unexpected
+                col.spec_errors += 1
             else:
                 tally(
                     col.by_basis.setdefault(
@@ -642,9 +656,8 @@ def docs_vs_code(
     newest older release where the documented expectation held.
     """
     differing: dict[int, dict[tuple[str, str], list[tuple[Column, str]]]] = {}
-    held: dict[
-        tuple[int, str], set[str]
-    ] = {}  # (case, adapter) -> releases where the docs held in every record
+    # (case, adapter) -> releases where the docs held in every record
+    held: dict[tuple[int, str], set[str]] = {}
     failed_docs: dict[tuple[int, str], set[str]] = {}
     for (ci, col), rec in sorted(cells.items()):
         documented = rec.get("documented")
@@ -677,13 +690,14 @@ def docs_vs_code(
 
 
 def load_mutation(path: Path) -> dict[str, object] | None:
-    """A mutation-score file, read tolerantly: whatever keys it has are shown, missing ones are not."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        return {"error": f"{path}: cannot read mutation results: {exc}"}
-    if not isinstance(data, dict):
-        return {"error": f"{path}: mutation results are a JSON object"}
+    """The `mutation` record of a `mutate` file (records.read_mutation), read tolerantly: whatever
+    keys it has are shown, missing ones are not."""
+    problems: list[str] = []
+    record = read_mutation(path, problems)
+    if record is None:
+        why = problems[0].split(": ", 1)[-1] if problems else "it holds no mutation record"
+        return {"error": f"{path}: cannot read mutation results: {why}"}
+    data: dict[str, Any] = dict(record)  # any keys: read tolerantly
     mutants = []
     for m in data.get("mutants") or []:
         if not isinstance(m, dict):
@@ -705,7 +719,8 @@ def load_mutation(path: Path) -> dict[str, object] | None:
     extra = {
         k: v
         for k, v in data.items()
-        if k not in ("score", "mutants", "message_score") and isinstance(v, str | int | float)
+        if k not in ("record", "score", "mutants", "message_score")
+        and isinstance(v, str | int | float)
     }
     extra.update(_message_lines(data.get("messages")))
     return {"score": str(data.get("score", "")), "mutants": mutants, "extra": extra}

@@ -28,15 +28,15 @@ import jinja2
 import markupsafe
 from jax_conformance import REPORT_ASSETS
 from jax_conformance.mode import mode_key
-from jax_conformance.report import contract_section
-from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
-from jax_conformance.report.releases import (
+from jax_conformance.releases import (
     HOLDS,
     NOT_RUN,
     STATUSES,
     ReleaseTable,
     version_key,
 )
+from jax_conformance.report import contract_section
+from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"
@@ -162,13 +162,11 @@ class Headline:
     modes: list[str]
     conform: int  # applicable documented/tested cells whose behaviour holds
     applicable: int
-    unexpected: (
-        int  # cells failed, error, crashed, timeout or xpassed (spec errors aside: `spec_errors`)
-    )
+    # cells failed, error, crashed, timeout or xpassed (spec errors aside: `spec_errors`)
+    unexpected: int
     divergences: int  # known divergences (xfailed cells)
-    docs_vs_code: (
-        int  # cases whose documented expectation fails where the code's holds, in this release
-    )
+    # cases whose documented expectation fails where the code's holds, in this release
+    docs_vs_code: int
     incomplete: list[str]  # column labels of runs that did not finish (or could not run)
     runs: int
     observed: int = 0  # applicable cells of observed-only cases: shown, not counted
@@ -176,9 +174,8 @@ class Headline:
     flagged: list[str] = field(
         default_factory=list
     )  # modes with flags beside modes without: in the upcoming section, not counted
-    docs_cells: int = (
-        0  # conforming cells whose code expectation held where the documented one failed
-    )
+    # conforming cells whose code expectation held where the documented one failed
+    docs_cells: int = 0
     expectations: str = (
         ""  # a link to the adapter's expectations file (its known divergences), where it is here
     )
@@ -392,7 +389,7 @@ def render(model: ReportModel, out: Path, title: str = "JAX conformance report")
                 shown_changes=SHOWN_CHANGES,
                 interrupted=[c for c in model.columns if c.interrupted],
                 results_link="results.jsonl" if (out / "results.jsonl").is_file() else "",
-                your_rules=contract_section.render_section(contract_section.load(out)),
+                your_rules=contract_section.render_section(model.contracts),
             )
         )
         os.rename(tmp, assets / build)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from jax_conformance.errors import ModeError
 from jax_conformance.mode import Mode, flag_text
 from jax_conformance.records import JSONScalar, ResultRecord
-from jax_conformance.report.releases import HOLDING, INAPPLICABLE, first_line, observed_key
+from jax_conformance.releases import HOLDING, INAPPLICABLE, first_line, observed_key
 
 if TYPE_CHECKING:
     from jax_conformance.report.model import CaseInfo, Cells, Column
@@ -109,12 +109,10 @@ class FlipCase:
     claim: str
     today: Behaviour
     upcoming: Behaviour | None  # under all upcoming (None: no such run, or no record there)
-    alone: dict[
-        str, Behaviour
-    ]  # flag (as a mode names it) -> its alone-run, where that differs from today
-    due_to: list[
-        str
-    ]  # the flags whose alone-run behaves as all upcoming (or, without an all-upcoming run, every flag in `alone`)
+    # flag (as a mode names it) -> its alone-run, where that differs from today
+    alone: dict[str, Behaviour]
+    # the flags whose alone-run behaves as all upcoming (or, without an all-upcoming run, every flag in `alone`)
+    due_to: list[str]
     group: str  # a flag of due_to, or COMBINATION, UNATTRIBUTED, ALONE_ONLY
     how: str  # which way it changes, in words
 
@@ -254,9 +252,8 @@ class UpcomingSection:
     modes: list[str]  # every flagged mode compared, fewest flags first
     cases: list[FlipCase]  # in case order
     groups: list[FlagGroup]
-    unchanged: (
-        int  # cases with a record in the base mode that behave the same in every flagged mode
-    )
+    # cases with a record in the base mode that behave the same in every flagged mode
+    unchanged: int
 
     @property
     def title(self) -> str:

@@ -20,9 +20,8 @@ class RaisesBlock(TypedDict):
 
     type: str
     match: NotRequired[str]
-    match_loose: NotRequired[
-        str | MatchLoose
-    ]  # why `match` is deliberately loose (the message check)
+    # why `match` is deliberately loose (the message check)
+    match_loose: NotRequired[str | MatchLoose]
 
 
 class WarningBlock(TypedDict):

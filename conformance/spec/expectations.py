@@ -44,9 +44,8 @@ class Entry:
     backends: frozenset[str] | None = None
     used: bool = False
     path: Path | None = None  # the expectations file that lists it
-    version: SpecifierSet | None = (
-        None  # the releases the divergence is known in (its group's `version`)
-    )
+    # the releases the divergence is known in (its group's `version`)
+    version: SpecifierSet | None = None
 
     def matches(self, case: str, mode: Mode, backend: str) -> bool:
         return (

@@ -333,6 +333,12 @@ def _compare_leaf(path: str, actual: object, expected: object, tol: Tolerance) -
                 short(actual, 300),
             )
         ]
+    return _compare_arrays(path, got, want, expected, tol)
+
+
+def _compare_arrays(
+    path: str, got: np.ndarray, want: np.ndarray, expected: object, tol: Tolerance
+) -> list[Mismatch]:
     if got.shape != want.shape:
         return [
             Mismatch(

@@ -54,7 +54,9 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+
+from jax_conformance.protocol import PARENT_ENV
 
 MAX_PACKET = 1 << 20
 LEVELS = ("light", "full")
@@ -98,12 +100,20 @@ def _silent_preload(modules: list[str]) -> str | None:
     return None
 
 
-def _child(
+def share_imports(free: Sequence[str], full: Sequence[str], level: str) -> str | None:
+    """Import what a server of `level` shares: the adapter's `free` modules and, at `full`, its
+    `full` ones, silently. The reason the server cannot serve, or None."""
+    reason = _preload(list(free))
+    if reason is None and level == "full":
+        reason = _silent_preload(list(full)) if full else "the adapter names no module to preload"
+    return reason
+
+
+def become_worker(
     adapter: str,
     env: dict[str, str],
     fds: list[int],
     server_pid: int,
-    parent_env: str,
     once: bool = True,
 ) -> None:
     """In the forked child: become a worker on the given pipes (`--once`, or long-lived: the
@@ -123,7 +133,7 @@ def _child(
         os.environ.clear()
         os.environ.update(env)
         # The worker watches its parent: here that is the server, which itself ends with the pytest process.
-        os.environ[parent_env] = str(server_pid)
+        os.environ[PARENT_ENV] = str(server_pid)
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
         sys.stdout = io.TextIOWrapper(
             io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True
@@ -137,10 +147,8 @@ def _child(
         from jax_conformance.worker import loop as worker
 
         argv = ["--adapter", adapter, *(["--once"] if once else [])]
-        sys.argv = [
-            worker.__file__,
-            *argv,
-        ]  # what `python -m jax_conformance.worker.loop` would show the case
+        # what `python -m jax_conformance.worker.loop` would show the case
+        sys.argv = [worker.__file__, *argv]
         try:
             code = worker.main(argv)
         except SystemExit as exc:
@@ -170,7 +178,6 @@ def _reap(sock: socket.socket, children: set[int]) -> None:
 
 def serve(adapter_name: str, level: str, fd: int) -> int:
     from jax_conformance.adapters import load_adapter
-    from jax_conformance.worker.loop import PARENT_ENV
 
     sock = socket.socket(fileno=fd)
     # What every child needs anyway: the harness's own modules.
@@ -190,9 +197,7 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
         _send(sock, ready)
         return 2
     ready["late_env_prefixes"] = list(adapter.late_env_prefixes)
-    reason = _preload(list(free))
-    if reason is None and level == "full":
-        reason = _silent_preload(list(full)) if full else "the adapter names no module to preload"
+    reason = share_imports(free, full, level)
     if reason is not None:
         ready.update(level="unusable", reason=reason)
     _send(sock, ready)
@@ -241,15 +246,14 @@ def serve(adapter_name: str, level: str, fd: int) -> int:
                 sys.stderr.flush()
                 pid = os.fork()
                 if pid == 0:
-                    signal.set_wakeup_fd(
-                        -1
-                    )  # before its descriptor is closed (and its number reused)
+                    # before its descriptor is closed (and its number reused)
+                    signal.set_wakeup_fd(-1)
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                     sel.close()
                     sock.close()
                     os.close(wake_r)
                     os.close(wake_w)
-                    _child(adapter_name, env, fds, os.getppid(), PARENT_ENV)
+                    become_worker(adapter_name, env, fds, os.getppid())
                 children.add(pid)
                 for f in fds:
                     os.close(f)

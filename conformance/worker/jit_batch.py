@@ -30,10 +30,10 @@ from jax_conformance.adapters import Adapter
 from jax_conformance.protocol import CasePayload
 from jax_conformance.worker.checks import Namespace, Observation
 from jax_conformance.worker.judge import (
-    _block_until_ready,
-    _HasJit,
-    _jit_source,
+    HasJit,
+    block_until_ready,
     caught_warnings,
+    jit_source,
     run_setup,
 )
 
@@ -108,7 +108,7 @@ def _prepare(adapter: Adapter, payload: CasePayload, code: types.CodeType) -> _C
 def _run_code(payload: CasePayload) -> types.CodeType:
     """The code of `run` as a function of the payload's jit_args (as judge._jit_function builds it)."""
     scratch: Namespace = {}
-    exec(compile(_jit_source(payload), payload["file"], "exec"), scratch)  # noqa: S102
+    exec(compile(jit_source(payload), payload["file"], "exec"), scratch)  # noqa: S102
     fun = scratch["_conformance_run"]
     assert isinstance(fun, types.FunctionType)
     return fun.__code__
@@ -116,7 +116,7 @@ def _run_code(payload: CasePayload) -> types.CodeType:
 
 def _group(adapter: Adapter, payloads: list[CasePayload]) -> list[JitObservations | None]:
     jax = adapter.namespace().get("jax")
-    if not isinstance(jax, _HasJit):
+    if not isinstance(jax, HasJit):
         return [None] * len(payloads)
     code = _run_code(payloads[0])
     with adapter.backend(payloads[0]["backend"]):
@@ -129,7 +129,7 @@ def _group(adapter: Adapter, payloads: list[CasePayload]) -> list[JitObservation
     return out
 
 
-def _traced(jax: _HasJit, cells: list[_Cell]) -> list[JitObservations | None]:
+def _traced(jax: HasJit, cells: list[_Cell]) -> list[JitObservations | None]:
     """One jit of every cell's run; halves tried again where the batch as a whole raised or warned."""
     if len(cells) < 2:
         return [None] * len(cells)  # alone: observe_jit runs it as it always has
@@ -164,7 +164,7 @@ def _traced(jax: _HasJit, cells: list[_Cell]) -> list[JitObservations | None]:
                 called = jitted([c.args for c in cells])
                 if isinstance(called, (list, tuple)) and len(called) == n:
                     for result in called:
-                        _block_until_ready(result)
+                        block_until_ready(result)
                     results = list(called)
             except Exception:
                 pass  # not one cell's trace: found below

@@ -86,7 +86,7 @@ def observe(
                 else:
                     exec(run, ns)  # noqa: S102
                     obs.result = ns.get("result")
-                _block_until_ready(obs.result)
+                block_until_ready(obs.result)
         except Exception as exc:  # the case's own exception is an observation, judged by `raises`
             obs.exception = exc
     obs.warnings = caught_warnings(caught)
@@ -97,13 +97,13 @@ def observe(
 
 
 @runtime_checkable
-class _HasJit(Protocol):
+class HasJit(Protocol):
     """The namespace's `jax` (JAX, or an adapter's stand-in): what `jit_function` needs of it."""
 
     def jit(self, fun: Callable[..., object]) -> Callable[..., object]: ...
 
 
-def _jit_source(payload: CasePayload) -> str:
+def jit_source(payload: CasePayload) -> str:
     """`run` as the source of `_conformance_run`, a function of the payload's `jit_args`, its
     lines where they are in the spec."""
     args = ", ".join(payload.get("jit_args", []))
@@ -118,9 +118,9 @@ def _jit_source(payload: CasePayload) -> str:
 
 def _jit_function(payload: CasePayload, ns: Namespace) -> Callable[..., object]:
     """`run` as a function of the payload's `jit_args` (the other names are its globals), jitted."""
-    exec(compile(_jit_source(payload), payload["file"], "exec"), ns)  # noqa: S102
+    exec(compile(jit_source(payload), payload["file"], "exec"), ns)  # noqa: S102
     run, jax = ns.pop("_conformance_run"), ns["jax"]
-    if not isinstance(jax, _HasJit) or not callable(run):
+    if not isinstance(jax, HasJit) or not callable(run):
         raise AttributeError(
             f"the adapter's namespace has no jax.jit to compile {payload['run']['text']!r} with"
         )
@@ -132,9 +132,8 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
     ns = dict(adapter.namespace())
     out = []
     jitted = None
-    setup_warnings: list[
-        warnings.WarningMessage
-    ] = []  # setup's warnings belong to both calls (eagerly they are in the one run)
+    # setup's warnings belong to both calls (eagerly they are in the one run)
+    setup_warnings: list[warnings.WarningMessage] = []
     for _ in range(2):
         obs = Observation(namespace=ns)
         with warnings.catch_warnings(record=True) as caught:
@@ -147,7 +146,7 @@ def observe_jit(adapter: Adapter, payload: CasePayload) -> tuple[Observation, Ob
                         setup_warnings = list(caught)
                         del caught[:]
                     obs.result = jitted(*(ns[name] for name in payload.get("jit_args", [])))
-                    _block_until_ready(obs.result)
+                    block_until_ready(obs.result)
             except Exception as exc:
                 obs.exception = exc
         obs.warnings = caught_warnings(setup_warnings + caught)
@@ -208,8 +207,8 @@ def _paths_verdict(
     return verdict
 
 
-def _block_until_ready(value: object) -> None:
-    # Asynchronous dispatch: make errors and timing belong to this case.
+def block_until_ready(value: object) -> None:
+    """Wait for a result's arrays (asynchronous dispatch): its errors and its time belong to this case."""
     for leaf in value if isinstance(value, (tuple, list)) else [value]:
         ready = getattr(leaf, "block_until_ready", None)
         if callable(ready):

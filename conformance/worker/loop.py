@@ -34,15 +34,21 @@ from typing import TYPE_CHECKING, TextIO, cast
 
 from jax_conformance.adapters import Adapter, load_adapter
 from jax_conformance.mode import Mode
-from jax_conformance.protocol import CasePayload, ObserveReply, ObserveRequest, Reply, Request
+from jax_conformance.protocol import (
+    MEMORY_ENV,
+    PARENT_ENV,
+    CasePayload,
+    ObserveReply,
+    ObserveRequest,
+    Reply,
+    Request,
+)
 from jax_conformance.records import Verdict
 from jax_conformance.text import LINE_CHARS, VALUE_CHARS, WORKER_MESSAGE_CHARS, cut
 
 if TYPE_CHECKING:  # the judge (numpy and the rest) is imported when the first case runs
     from jax_conformance.worker.jit_batch import JitObservations
 
-MEMORY_ENV = "JAX_CONFORMANCE_MEMORY_LIMIT_MB"
-PARENT_ENV = "JAX_CONFORMANCE_PARENT_PID"
 # A verdict is one line on a pipe and one record in a results file: its `actual` and `expected`
 # are kept whole up to this many characters of JSON (its message is cut at WORKER_MESSAGE_CHARS).
 MAX_FIELD_CHARS = 200_000

@@ -5,7 +5,7 @@ Each class is the real `jax` adapter with one rule broken in its worker, after `
   mismatched tangent is replaced by a zero of the primal's tangent type before JAX sees it);
 - `ResidualsUnchecked`: a custom_vjp fwd may store any Python object as a residual (fwd's
   residuals are dropped from JAX's view and handed to bwd directly).
-tests/test_autodiff_specs_catch_breakage.py runs the autodiff specs under each.
+tests/test_breakage.py runs the autodiff specs under each (tests/breakage/autodiff_area.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Like `tests/breakage/custom_vjp.py` (whose `BrokenJax` base they share): real JAX 0.10.2 with
 one documented or tested rule broken by a monkeypatch in the worker, so that the cases that check
-the rule must fail. `tests/test_custom_vjp_specs_catch_breakage.py` runs every class here too.
+the rule must fail. `tests/test_breakage.py` runs every class here too.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each class is the real `jax` adapter whose worker monkeypatches JAX (0.10.2) after importing
 it, so that one rule from the custom-derivative docs no longer holds. Run the suite with
 `--adapter=tests.breakage.custom_vjp:ClassName`; the cases that check that rule must fail.
-`tests/test_custom_vjp_specs_catch_breakage.py` does this for every class here.
+`tests/test_breakage.py` does this for every class here (tests/breakage/custom_rules_area.py).
 
 The patches only touch the worker process they run in. They rely on private names of
 `jax._src.custom_derivatives`; when JAX renames them, `patch` raises and the adapter fails to
@@ -79,9 +79,8 @@ def _wrap_bwd_output(cd: Any, change: Callable[[Any, list[Any]], Any]) -> None:
     def rewrite(
         cv: Any, fwd: Callable[..., Any], bwd: Callable[..., Any]
     ) -> tuple[Callable[..., Any], Callable[..., Any]]:
-        seen: list[
-            Any
-        ] = []  # the differentiable primal arguments of the latest fwd call (shapes are static)
+        # the differentiable primal arguments of the latest fwd call (shapes are static)
+        seen: list[Any] = []
 
         @functools.wraps(fwd)  # JAX's messages name the rule: keep its name
         def fwd2(*args: Any) -> Any:

@@ -18,7 +18,7 @@ no breakage runs (tests/test_breakage_areas.py checks both for every area).
 
 That unbroken JAX passes the same cases in the same modes is tests/test_suite_modes.py's check
 (every case in every default mode), so the failures are the breakage's doing; an area whose modes
-that test does not run (tests/test_flag_specs_catch_breakage.py: modes with upgrade flags) runs
+that test does not run (tests/test_breakage_flags.py: modes with upgrade flags) runs
 real `jax` beside its breakages with `baseline`.
 """
 
@@ -41,11 +41,12 @@ from pathlib import Path
 
 import pytest
 from jax_conformance.adapters import Adapter
-from jax_conformance.client.forkclient import SHARED_SERVER_ENV
 from jax_conformance.launch.scheduler import pytest_command, pytest_options
 from jax_conformance.mode import Mode
 from jax_conformance.records import ResultRecord, load_runs
 from jax_conformance.spec.loader import load_spec, spec_files
+
+from tests.breakage.workerclient import SHARED_SERVER_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "specs"
@@ -57,6 +58,8 @@ PARALLEL = max(4, os.cpu_count() or 1)
 # What a readable failure says: "..., but should ...", a false check, or an exception whose
 # message does not match the expected words.
 FAILURE_WORDS = ("but should", "is false", "does not match")
+# The mode most breakages run in.
+OFF_WARN = Mode(False, "warn")
 
 
 @dataclass(frozen=True)
@@ -96,9 +99,13 @@ class Area:
     name: str
     spec_dirs: tuple[Path, ...]
     breakages: tuple[Breakage, ...]
-    modules: tuple[
-        str, ...
-    ]  # the tests.breakage modules whose adapters these are: every one must run
+    # the tests.breakage modules whose adapters these are: every one must run
+    modules: tuple[str, ...]
+    # False where the cases are too many to list each as caught (a table's cells): the breakages
+    # then prove that each kind of wrong cell fails, with the cell named
+    lists_every_case: bool = True
+    # The first JAX release whose internals the area's adapters patch (older ones skip the area)
+    min_jax: str = ""
 
     def case_ids(self) -> set[str]:
         return {
@@ -151,7 +158,7 @@ def mode_process_env(server: Path | None = None) -> dict[str, str]:
 
 
 def worker_environment(mode: Mode, process_env: dict[str, str]) -> dict[str, str]:
-    """The environment a mode process gives its worker (`CaseRunner._env` in that process, for an
+    """The environment a mode process gives its worker (`CaseRunner.worker_environ` in that process, for an
     adapter under tests/): what the shared worker server must run in to serve it."""
     env = {**process_env, "PYTEST_VERSION": pytest.__version__, **mode.environ()}  # pytest sets it
     env.setdefault("PYTHONHASHSEED", "0")
@@ -213,7 +220,9 @@ def run_one(
     """Run the breakage's cases in its mode in one mode process (its worker forked from the
     mode's shared worker server, when one is given)."""
     options = pytest_options(specs=spec_dirs, keyword=keyword(breakage.cases))
-    cmd = pytest_command(breakage.adapter, breakage.mode, out, extra=[*PLUGINS, *options])
+    # the shared servers' client end: the mode process's runner asks them for its workers
+    client = ("-p", "tests.breakage.workerclient") if server is not None else ()
+    cmd = pytest_command(breakage.adapter, breakage.mode, out, extra=[*PLUGINS, *client, *options])
     env = mode_process_env(server)
     proc = subprocess.run(
         cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT

@@ -4,7 +4,7 @@
 raises AttributeError (the exception a missing API gives). Exception and warning classes still
 resolve through the reference model, so every spec file collects and every case runs. A case
 that passes here asserts nothing about the implementation (as `hasattr(jax.config, "use") is
-False` did: a hollow `jax` has no `use` either); `tests/test_verdicts.py` runs the whole suite
+False` did: a hollow `jax` has no `use` either); `tests/test_specs.py` runs the whole suite
 against it and allows no pass.
 """
 

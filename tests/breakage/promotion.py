@@ -1,8 +1,8 @@
 """Breakage adapters for specs/promotion: real JAX with one promotion rule broken on purpose.
 
 Each class patches `jax._src.dtypes` (JAX 0.10.2 internals: `_least_upper_bound`, the join every
-promotion goes through) or `jax.jit` inside the worker; tests/test_promotion_specs_catch_breakage.py
-runs them (tests/breakage/areas.py, PROMOTION).
+promotion goes through) or `jax.jit` inside the worker; tests/test_breakage.py runs them
+(tests/breakage/promotion_area.py).
 """
 
 from __future__ import annotations

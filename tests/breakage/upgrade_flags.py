@@ -4,7 +4,7 @@ Each class is the real `jax` adapter, started in the mode's environment (so JAX 
 `JAX_<NAME>` at import as usual), which then turns one flag back to False with
 `jax.config.update` before any spec code runs, while its flag table still reports the mode's
 value. The harness therefore chooses the spec blocks written for the flag, and JAX behaves as
-without it: every such block must fail. `tests/test_flag_specs_catch_breakage.py` runs them.
+without it: every such block must fail. `tests/test_breakage_flags.py` runs them.
 
 jax_custom_vjp3 is read when `jax.custom_vjp(...)` is created (measured on 0.10.2, see
 docs/research/upcoming-flags.md), and spec setups run after the adapter's namespace is built,

@@ -4,8 +4,9 @@ Every breakage run is a mode process whose worker imports JAX (about 3 of its 5 
 and then one breakage adapter, which patches it; a run with `isolate: process` cases also started
 its own fork servers. The harness starts, per mode, one server of each level of the fork server
 (jax_conformance.worker.forkserver), in the environment every worker of that mode gets
-(`CaseRunner._env`), each listening on a socket in one directory; a mode process given that
-directory (`SHARED_SERVER_ENV`) asks them for its workers:
+(`CaseRunner.worker_environ`), each listening on a socket in one directory; a mode process given
+that directory (`SHARED_SERVER_ENV`) asks them for its workers through its client end,
+tests/breakage/workerclient.py:
 
 - `full` (`full.sock`): has imported what the fork server's full level imports (the harness's
   worker modules, the adapter's `fork_preload`), silently. It forks the mode process's long-lived
@@ -37,8 +38,7 @@ import sys
 from typing import Any
 
 from jax_conformance.client.forkclient import VOLATILE_ENV
-from jax_conformance.worker import loop as worker
-from jax_conformance.worker.forkserver import MAX_PACKET, _child, _preload, _silent_preload
+from jax_conformance.worker.forkserver import MAX_PACKET, become_worker, share_imports
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:
@@ -80,15 +80,13 @@ def serve(path: str, level: str, preload_adapter: str) -> int:
     listener.listen(64)
     adapter = load_adapter(preload_adapter)
     late = tuple(adapter.late_env_prefixes)
-    ready: dict[str, Any] | None = (
-        None  # the light level imports when first asked (few runs need it)
-    )
+    # the light level imports when first asked (few runs need it)
+    ready: dict[str, Any] | None = None
     if level == "full":
         ready = _ready(adapter, level)
     owner: dict[int, socket.socket] = {}  # child pid -> the connection that asked for it
-    likeness: dict[
-        str, str
-    ] = {}  # adapter -> why this server cannot fork its workers ("" if it can)
+    # adapter -> why this server cannot fork its workers ("" if it can)
+    likeness: dict[str, str] = {}
     served = refused = 0
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -154,7 +152,7 @@ def serve(path: str, level: str, preload_adapter: str) -> int:
                     os.close(wake_r)
                     os.close(wake_w)
                     once = bool(request.get("once", True))
-                    _child(str(request["adapter"]), env, fds, os.getppid(), worker.PARENT_ENV, once)
+                    become_worker(str(request["adapter"]), env, fds, os.getppid(), once)
                 served += 1
                 owner[pid] = conn
                 for f in fds:
@@ -190,10 +188,7 @@ def _unlike(name: str, own: Any, level: str, likeness: dict[str, str]) -> str:
 
 def _ready(adapter: Any, level: str) -> dict[str, Any]:
     """Import what the level shares (the fork server's rule); the ready message."""
-    free, full = adapter.fork_preload()
-    reason = _preload(list(free))
-    if reason is None and level == "full":
-        reason = _silent_preload(list(full)) if full else "the adapter names no module to preload"
+    reason = share_imports(*adapter.fork_preload(), level)
     return {"ready": True, "level": "unusable" if reason else level, "reason": reason}
 
 

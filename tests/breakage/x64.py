@@ -4,7 +4,7 @@ Each class is a `JaxAdapter` that patches JAX inside the worker process (before 
 after `import jax`), so that exactly one documented behaviour of default dtypes, the
 `jax_enable_x64` flag or the explicit 64-bit policy stops holding. Running the suite with
 `--adapter=tests.breakage.x64:ClassName` must then make the cases for that rule fail; see
-tests/test_x64_specs_catch_breakage.py. The patches target JAX 0.10.2 internals
+tests/test_breakage.py (the area: tests/breakage/x64_area.py). The patches target JAX 0.10.2 internals
 (`jax._src.dtypes`, `jax._src.config`); they are test fixtures, not a model of JAX.
 """
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from jax_conformance.records import read_mutation
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,8 @@ def test_mutate_kills_and_reports_survivors(tmp_path: Path) -> None:
     assert proc.returncode == 1, (
         proc.stdout + proc.stderr
     )  # the bwd mutant survives this slice of the suite
-    summary = json.loads(out.read_text())
+    summary = read_mutation(out)
+    assert summary is not None
     rows = {m["name"]: m for m in summary["mutants"]}
     assert summary["score"] == "1/2"
     assert rows["default-int64-x64-off"]["killed"] is True

@@ -1,14 +1,17 @@
-"""The contract's checks inside one mode's process: `python -m jax_conformance.contract.runner`.
+"""The contract's checks inside one mode's process: `python -m jax_conformance.adapters.jax.contract`.
 
 Started by the parent (`jax_conformance.contract.engine`) with the mode's environment
 (`Mode.environ()`), so JAX starts in that mode. Either one check from the command line
 
-    python -m jax_conformance.contract.runner mylib.ops:clipped_sqrt --args "jnp.array([0.5, 2.0])" [--nondiff 1]
+    python -m jax_conformance.adapters.jax.contract mylib.ops:clipped_sqrt --args "jnp.array([0.5, 2.0])" [--nondiff 1]
 
 or many from a request file (`--request FILE`, JSON: {"checks": [...]}, what the parent writes). The
-result is one JSON line on stdout (the user's code prints to stderr while it runs), with each
+result is one `contract` record in `--results FILE` (else one JSON line on stdout; the user's code
+prints to stderr while it runs), with each
 item's outcome: pass, fail (with failure lines), n/a (with why) or blocked (by the item that failed
-first). The items are `items.ITEMS`.
+first). Each item is one `ItemCheck` class judging a `Subject` (the target with its arguments);
+`CHECKS` holds them in the order of `items.ITEMS`, and `judge` runs them. The JAX-facing side of
+`jax_conformance.contract`, so it lives among the adapters (only adapters/ import JAX).
 """
 
 from __future__ import annotations
@@ -28,18 +31,20 @@ import jax  # noqa: E402  (this module runs in the mode's process: JAX starts in
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+from jax_conformance import compare
+from jax_conformance.compare import Tolerance
+from jax_conformance.contract import items
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
-from jax_conformance.contract.wire import (
-    ArgWire,
+from jax_conformance.contract.wire import ArgWire, CheckRequest, SentArray, decode_pickle
+from jax_conformance.records import (
     CheckBody,
     CheckHead,
     CheckRecord,
-    CheckRequest,
+    ContractRecord,
     ItemRecord,
     ModeInfo,
     ModeOutput,
-    SentArray,
-    decode_pickle,
+    ResultsWriter,
 )
 from numpy.typing import DTypeLike
 
@@ -49,13 +54,16 @@ from numpy.typing import DTypeLike
 PyTree = object
 
 # The items whose failure makes a later failure of a derivative computation that item's consequence.
-GATES = (
-    "x64.no-extra-warning",
-    "rule.fwd-pair",
-    "rule.bwd-structure",
-    "grad.dtype",
-    "primal.matches-fwd",
-    "nondiff.hashable",
+GATES = tuple(
+    item.id
+    for item in (
+        items.X64_NO_EXTRA_WARNING,
+        items.RULE_FWD_PAIR,
+        items.RULE_BWD_STRUCTURE,
+        items.GRAD_DTYPE,
+        items.PRIMAL_MATCHES_FWD,
+        items.NONDIFF_HASHABLE,
+    )
 )
 ROWS = (1.0, 0.75, 1.25)  # the scale of each row's float leaves under vmap and scan
 
@@ -216,13 +224,13 @@ def _callable(obj: object) -> Callable[..., object]:
 
 
 def close(a: object, b: object, rtol: float) -> bool:
-    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a64.shape != b64.shape:
-        return False
-    scale = max(1.0, float(np.max(np.abs(b64), initial=0.0)) if b64.size else 1.0)
-    both_nan = np.isnan(a64) & np.isnan(b64)
-    diff = np.where(both_nan, 0.0, np.abs(a64 - b64))
-    return bool(np.all(diff <= rtol * scale)) and not bool(np.any(np.isnan(a64) ^ np.isnan(b64)))
+    """Two computations of the same thing agree: compare.close, relative to the larger of 1 and the
+    expected side's largest magnitude, on the values as float64."""
+    return compare.close(
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        Tolerance(rtol, scale="expected_max"),
+    )
 
 
 def compare_values(transform: str, got: PyTree, want: PyTree, rtol: float | None = None) -> None:
@@ -249,7 +257,7 @@ def compare_values(transform: str, got: PyTree, want: PyTree, rtol: float | None
 # ---------------------------------------------------------------- one check
 
 
-class Check:
+class Subject:
     """One target with its example arguments, checked item by item in this process's mode."""
 
     def __init__(
@@ -290,7 +298,6 @@ class Check:
         const = set(self.nondiff) | set(range(given, len(args)))
         self.diff_pos = [i for i in range(len(args)) if i not in const]
         self.rule_diff_pos = [i for i in range(len(args)) if i not in self.rule_nondiff]
-        self.results: dict[str, ItemRecord] = {}
         self.warnings: list[str] = []  # warnings seen on the rule's path (x64.no-extra-warning)
         self.rule_errors: list[str] = []  # explicit-64-bit errors seen on the rule's path
         self.rng = np.random.default_rng(0)
@@ -387,85 +394,7 @@ class Check:
             for arg in self.diff_args
         )
 
-    # -- running the items
-
-    def run(self) -> CheckBody:
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            for item in ITEMS:
-                method = getattr(self, "item_" + item.id.replace(".", "_").replace("-", "_"))
-                if self.kind not in item.kinds:
-                    self.results[item.id] = {
-                        "status": NA,
-                        "note": f"not for a {self.kind} function",
-                    }
-                    continue
-                if item.id == "x64.no-extra-warning":
-                    continue  # judged last, from what the other items saw
-                self.results[item.id] = self.attempt(item.id, method)
-            self.warnings = [f"{w.category.__name__}: {w.message}" for w in seen]
-        self.results["x64.no-extra-warning"] = (
-            self.attempt("x64.no-extra-warning", self.item_x64_no_extra_warning)
-            if self.kind != "plain"
-            else {"status": NA, "note": "no rule to compare with"}
-        )
-        self.unblock_or_block()
-        return {
-            "kind": self.kind,
-            "nondiff": list(self.nondiff),
-            "items": [{"id": item.id, **self.results[item.id]} for item in ITEMS],
-        }
-
-    def attempt(self, item_id: str, method: Callable[[], str | None]) -> ItemRecord:
-        try:
-            note = method()
-        except NotApplicable as exc:
-            return {"status": NA, "note": str(exc)}
-        except ItemFailure as exc:
-            return {
-                "status": FAIL,
-                "failures": [
-                    {"transform": exc.transform, "expected": exc.expected, "actual": exc.actual}
-                ],
-            }
-        except Exception as exc:  # noqa: BLE001  (a transform that raises is the item's finding)
-            text = f"{type(exc).__name__}: {_first_line(exc)}"
-            if _is_x64_error(exc):
-                self.rule_errors.append(text)
-            return {
-                "status": FAIL,
-                "raised": True,
-                "failures": [
-                    {
-                        "transform": getattr(exc, "_contract_transform", item_id),
-                        "expected": "no error",
-                        "actual": text,
-                    }
-                ],
-            }
-        passed: ItemRecord = {"status": PASS}
-        if note:
-            passed["note"] = note
-        return passed
-
-    def unblock_or_block(self) -> None:
-        """A derivative computation that raised because an earlier gate failed (a bwd of the wrong
-        structure, an explicit-64-bit error) is that gate's finding: the item is blocked, not failed."""
-        failed = [g for g in GATES if self.results[g]["status"] == FAIL]
-        direct = [g for g in failed if not self.results[g].get("raised")]
-        if not (direct or failed):
-            return
-        blocker = (direct or failed)[0]
-        for item in ITEMS:
-            res = self.results[item.id]
-            if item.id == blocker or res["status"] != FAIL or not res.get("raised"):
-                continue
-            self.results[item.id] = {
-                "status": BLOCKED,
-                "note": f"blocked by {blocker}: {res['failures'][0]['actual']}",
-            }
-
-    # ---------------------------------------------------------------- the items
+    # -- what the rule gives
 
     def rule_primal_inputs(self) -> tuple[PyTree, ...]:
         if self.kind == "custom_vjp" and (
@@ -487,75 +416,6 @@ class Check:
         jvp = _callable(getattr(self.rule, "jvp", None))
         return jvp(*nondiff, primals, tuple(self.tangent(a) for a in primals))
 
-    def item_rule_fwd_pair(self) -> str | None:
-        where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
-        out = self.fwd_out()
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            what = (
-                f"{type(out).__name__} of {len(out)}"
-                if isinstance(out, (tuple, list))
-                else describe(out)
-            )
-            raise ItemFailure(
-                where,
-                "a pair (primal output, "
-                + ("residuals)" if self.kind == "custom_vjp" else "tangent output)"),
-                what,
-            )
-        if self.kind == "custom_jvp":
-            primal, tangent = out
-            pl, pt = _flatten(primal)
-            tl, tt = _flatten(tangent)
-            if pt != tt:
-                raise ItemFailure(where, f"tangent of structure {pt}", f"structure {tt}")
-            for i, (p, t) in enumerate(zip(pl, tl, strict=True)):
-                want = (
-                    jax.dtypes.float0
-                    if not is_float_leaf(p)
-                    and hasattr(p, "dtype")
-                    and not jnp.issubdtype(p.dtype, jnp.complexfloating)
-                    else getattr(p, "dtype", None)
-                )
-                if type(t).__name__ == "SymbolicZero":
-                    continue
-                if shape_of(t) != shape_of(p):
-                    raise ItemFailure(
-                        f"{where} (output {i})",
-                        f"tangent shape {shape_of(p)}",
-                        f"shape {shape_of(t)}",
-                    )
-                if want is not None and hasattr(t, "dtype") and np.dtype(t.dtype) != np.dtype(want):
-                    raise ItemFailure(
-                        f"{where} (output {i})",
-                        f"tangent dtype {_dtype_name(want)}",
-                        _dtype_name(t.dtype),
-                    )
-        return None
-
-    def item_primal_matches_fwd(self) -> str | None:
-        out = self.fwd_out()
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
-        want, got = self.fn(*self.args, **self.kwargs), out[0]
-        where = "fwd" if self.kind == "custom_vjp" else "jvp rule"
-        compare_values(where, got, want)
-        for i, (g, w) in enumerate(
-            zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True)
-        ):
-            if hasattr(w, "dtype") and np.dtype(getattr(g, "dtype", type(g))) != np.dtype(w.dtype):
-                raise ItemFailure(
-                    f"{where} (output {i})", f"dtype {np.dtype(w.dtype).name}", describe(g)
-                )
-            if hasattr(w, "dtype") and bool(getattr(g, "weak_type", False)) != bool(
-                getattr(w, "weak_type", False)
-            ):
-                raise ItemFailure(
-                    f"{where} (output {i})",
-                    f"weak_type {bool(getattr(w, 'weak_type', False))}",
-                    f"weak_type {bool(getattr(g, 'weak_type', False))}",
-                )
-        return None
-
     def bwd_out(self) -> PyTree:
         fwd = self.fwd_out()
         if not isinstance(fwd, (tuple, list)) or len(fwd) != 2:
@@ -564,109 +424,9 @@ class Check:
         nondiff = [self.args[i] for i in self.rule_nondiff]
         return _callable(getattr(self.rule, "bwd", None))(*nondiff, res, self.cotangent(primal))
 
-    def item_rule_bwd_structure(self) -> str | None:
-        cts = self.bwd_out()
-        n = len(self.rule_diff_pos)
-        inputs = [self.args[i] for i in self.rule_diff_pos]
-        if not isinstance(cts, (tuple, list)) or len(cts) != n:
-            what = (
-                f"{type(cts).__name__} of {len(cts)}"
-                if isinstance(cts, (tuple, list))
-                else describe(cts)
-            )
-            raise ItemFailure(
-                "bwd", f"a tuple of {n} cotangent{'s' * (n != 1)}, one per primal input", what
-            )
-        for pos, arg, ct in zip(self.rule_diff_pos, inputs, cts, strict=True):
-            if ct is None:
-                continue
-            try:
-                pairs = _treedef(arg).flatten_up_to(ct)
-            except (ValueError, TypeError):
-                raise ItemFailure(
-                    f"bwd (cotangent {pos})",
-                    f"structure {jax.tree_util.tree_structure(arg)}",
-                    f"structure {jax.tree_util.tree_structure(ct)}",
-                ) from None
-            for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
-                if (
-                    leaf_ct is None
-                    or type(leaf_ct).__name__ == "SymbolicZero"
-                    or not is_float_leaf(leaf_in)
-                ):
-                    continue
-                if shape_of(leaf_ct) != shape_of(leaf_in):
-                    raise ItemFailure(
-                        f"bwd (cotangent {pos})",
-                        f"shape {shape_of(leaf_in)}",
-                        f"shape {shape_of(leaf_ct)}",
-                    )
-        return None
-
-    def item_grad_dtype(self) -> str | None:
-        if self.kind == "custom_vjp":
-            cts = self.bwd_out()
-            if isinstance(cts, (tuple, list)) and len(cts) == len(self.rule_diff_pos):
-                inputs = [self.args[i] for i in self.rule_diff_pos]
-                for pos, arg, ct in zip(self.rule_diff_pos, inputs, cts, strict=True):
-                    if ct is None:
-                        continue
-                    try:
-                        pairs = _treedef(arg).flatten_up_to(ct)
-                    except (ValueError, TypeError):
-                        continue  # rule.bwd-structure says so
-                    for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
-                        if (
-                            is_float_leaf(leaf_in)
-                            and hasattr(leaf_ct, "dtype")
-                            and np.dtype(leaf_ct.dtype) != np.dtype(leaf_in.dtype)
-                        ):
-                            raise ItemFailure(
-                                f"bwd (cotangent {pos})",
-                                f"dtype {np.dtype(leaf_in.dtype).name} (the input's)",
-                                describe(leaf_ct),
-                            )
-        _, grads = self.vjp(self.call, self.diff_args)
-        for pos, arg, g in zip(self.diff_pos, self.diff_args, grads, strict=True):
-            for leaf_in, leaf_g in zip(
-                jax.tree_util.tree_leaves(arg), jax.tree_util.tree_leaves(g), strict=False
-            ):
-                want = (
-                    np.dtype(leaf_in.dtype)
-                    if is_float_leaf(leaf_in)
-                    else np.dtype(jax.dtypes.float0)
-                )
-                if (
-                    hasattr(leaf_in, "dtype")
-                    and hasattr(leaf_g, "dtype")
-                    and np.dtype(leaf_g.dtype) != want
-                ):
-                    raise ItemFailure(
-                        f"vjp (gradient {pos})",
-                        f"dtype {want.name} (the input's)",
-                        describe(leaf_g),
-                    )
-        return None
-
     def jacobian(self) -> tuple[Callable[[jax.Array], jax.Array], jax.Array, jax.Array]:
         F, x0 = self.flat()
         return F, x0, jax.jacrev(F)(x0)
-
-    def item_derivatives_agree(self) -> str | None:
-        F, x0, J = self.jacobian()
-        rtol = tolerance(x0.dtype) * max(1, int(np.sqrt(x0.size)))
-        y0, pullback = jax.vjp(F, x0)
-        u = jnp.asarray(self.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
-        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
-        uJ = jnp.asarray(np.asarray(u, np.float64) @ np.asarray(J, np.float64))
-        compare_values("vjp", pullback(u)[0], uJ, rtol)
-        compare_values("grad", jax.grad(lambda x: jnp.vdot(F(x), u))(x0), uJ, rtol)
-        if self.kind == "custom_vjp":
-            return "jvp and jacfwd: n/a for custom_vjp"
-        Jv = jnp.asarray(np.asarray(J, np.float64) @ np.asarray(v, np.float64))
-        compare_values("jvp", jax.jvp(F, (x0,), (v,))[1], Jv, rtol)
-        compare_values("jacfwd", jax.jacfwd(F)(x0), J, rtol)
-        return None
 
     def one_sided(
         self, S: Callable[[jax.Array], jax.Array], x0: jax.Array, v: jax.Array
@@ -703,29 +463,6 @@ class Check:
             )
         return (fp - fm) / (step_p + step_m), h
 
-    def item_derivatives_finite_differences(self) -> str | None:
-        F, x0, J = self.jacobian()
-        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
-        central, _ = self.one_sided(F, x0, v)
-        Jv = np.asarray(J, np.float64) @ np.asarray(v, np.float64)
-        transform = "jacrev (the rule)" if self.kind != "plain" else "jacrev"
-        if not close(Jv, central, fd_tolerance(x0.dtype)):
-            raise ItemFailure(
-                transform,
-                f"J·v = {describe(jnp.asarray(central))} (central differences)",
-                describe(jnp.asarray(Jv)),
-            )
-        return None
-
-    def item_transforms_jit(self) -> str | None:
-        compare_values("jit", jax.jit(self.call)(*self.diff_args), self.call(*self.diff_args))
-        _, want = self.vjp(self.call, self.diff_args)
-        compare_values(
-            "jit(vjp)", jax.jit(lambda *d: self.vjp(self.call, d)[1])(*self.diff_args), want
-        )
-        compare_values("vjp(jit)", self.vjp(jax.jit(self.call), self.diff_args)[1], want)
-        return None
-
     def per_row(self, rows: tuple[PyTree, ...]) -> tuple[list[PyTree], list[tuple[PyTree, ...]]]:
         values: list[PyTree] = []
         grads: list[tuple[PyTree, ...]] = []
@@ -759,48 +496,297 @@ class Check:
                 grads[r],
             )
 
-    def item_transforms_vmap(self) -> str | None:
-        rows = self.rows()
-        cts = self.row_cotangents(rows)
 
-        def pull(d: tuple[PyTree, ...], ct: PyTree) -> PyTree:
-            out, pullback = jax.vjp(self.call, *d)
-            return pullback(jax.tree_util.tree_map(jnp.asarray, ct) if ct is not None else ct)
+# ---------------------------------------------------------------- the items, one class each
 
-        values = jax.vmap(self.call)(*rows)
-        grads = jax.vmap(pull)(tuple(rows), cts)
-        self.compare_rows("vmap", values, grads, rows)
+
+class ItemCheck:
+    """One item of the contract (`item`: its id, statement and spec cases) and how it is judged on a
+    `Subject`: `check` returns a note or None when the item holds, raises `ItemFailure` when it
+    does not and `NotApplicable` when it cannot be judged here."""
+
+    item: items.Item
+    judged_last = False  # judged after the others, from what they saw
+
+    def check(self, s: Subject) -> str | None:
+        raise NotImplementedError
+
+
+class RuleFwdPair(ItemCheck):
+    item = items.RULE_FWD_PAIR
+
+    def check(self, s: Subject) -> str | None:
+        where = "fwd" if s.kind == "custom_vjp" else "jvp rule"
+        out = s.fwd_out()
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            what = (
+                f"{type(out).__name__} of {len(out)}"
+                if isinstance(out, (tuple, list))
+                else describe(out)
+            )
+            raise ItemFailure(
+                where,
+                "a pair (primal output, "
+                + ("residuals)" if s.kind == "custom_vjp" else "tangent output)"),
+                what,
+            )
+        if s.kind == "custom_jvp":
+            primal, tangent = out
+            pl, pt = _flatten(primal)
+            tl, tt = _flatten(tangent)
+            if pt != tt:
+                raise ItemFailure(where, f"tangent of structure {pt}", f"structure {tt}")
+            for i, (p, t) in enumerate(zip(pl, tl, strict=True)):
+                want = (
+                    jax.dtypes.float0
+                    if not is_float_leaf(p)
+                    and hasattr(p, "dtype")
+                    and not jnp.issubdtype(p.dtype, jnp.complexfloating)
+                    else getattr(p, "dtype", None)
+                )
+                if type(t).__name__ == "SymbolicZero":
+                    continue
+                if shape_of(t) != shape_of(p):
+                    raise ItemFailure(
+                        f"{where} (output {i})",
+                        f"tangent shape {shape_of(p)}",
+                        f"shape {shape_of(t)}",
+                    )
+                if want is not None and hasattr(t, "dtype") and np.dtype(t.dtype) != np.dtype(want):
+                    raise ItemFailure(
+                        f"{where} (output {i})",
+                        f"tangent dtype {_dtype_name(want)}",
+                        _dtype_name(t.dtype),
+                    )
         return None
 
-    def item_transforms_scan(self) -> str | None:
-        rows = self.rows()
-        cts = self.row_cotangents(rows)
+
+class PrimalMatchesFwd(ItemCheck):
+    item = items.PRIMAL_MATCHES_FWD
+
+    def check(self, s: Subject) -> str | None:
+        out = s.fwd_out()
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
+        want, got = s.fn(*s.args, **s.kwargs), out[0]
+        where = "fwd" if s.kind == "custom_vjp" else "jvp rule"
+        compare_values(where, got, want)
+        for i, (g, w) in enumerate(
+            zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True)
+        ):
+            if hasattr(w, "dtype") and np.dtype(getattr(g, "dtype", type(g))) != np.dtype(w.dtype):
+                raise ItemFailure(
+                    f"{where} (output {i})", f"dtype {np.dtype(w.dtype).name}", describe(g)
+                )
+            if hasattr(w, "dtype") and bool(getattr(g, "weak_type", False)) != bool(
+                getattr(w, "weak_type", False)
+            ):
+                raise ItemFailure(
+                    f"{where} (output {i})",
+                    f"weak_type {bool(getattr(w, 'weak_type', False))}",
+                    f"weak_type {bool(getattr(g, 'weak_type', False))}",
+                )
+        return None
+
+
+class RuleBwdStructure(ItemCheck):
+    item = items.RULE_BWD_STRUCTURE
+
+    def check(self, s: Subject) -> str | None:
+        cts = s.bwd_out()
+        n = len(s.rule_diff_pos)
+        inputs = [s.args[i] for i in s.rule_diff_pos]
+        if not isinstance(cts, (tuple, list)) or len(cts) != n:
+            what = (
+                f"{type(cts).__name__} of {len(cts)}"
+                if isinstance(cts, (tuple, list))
+                else describe(cts)
+            )
+            raise ItemFailure(
+                "bwd", f"a tuple of {n} cotangent{'s' * (n != 1)}, one per primal input", what
+            )
+        for pos, arg, ct in zip(s.rule_diff_pos, inputs, cts, strict=True):
+            if ct is None:
+                continue
+            try:
+                pairs = _treedef(arg).flatten_up_to(ct)
+            except (ValueError, TypeError):
+                raise ItemFailure(
+                    f"bwd (cotangent {pos})",
+                    f"structure {jax.tree_util.tree_structure(arg)}",
+                    f"structure {jax.tree_util.tree_structure(ct)}",
+                ) from None
+            for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
+                if (
+                    leaf_ct is None
+                    or type(leaf_ct).__name__ == "SymbolicZero"
+                    or not is_float_leaf(leaf_in)
+                ):
+                    continue
+                if shape_of(leaf_ct) != shape_of(leaf_in):
+                    raise ItemFailure(
+                        f"bwd (cotangent {pos})",
+                        f"shape {shape_of(leaf_in)}",
+                        f"shape {shape_of(leaf_ct)}",
+                    )
+        return None
+
+
+class GradDtype(ItemCheck):
+    item = items.GRAD_DTYPE
+
+    def check(self, s: Subject) -> str | None:
+        if s.kind == "custom_vjp":
+            cts = s.bwd_out()
+            if isinstance(cts, (tuple, list)) and len(cts) == len(s.rule_diff_pos):
+                inputs = [s.args[i] for i in s.rule_diff_pos]
+                for pos, arg, ct in zip(s.rule_diff_pos, inputs, cts, strict=True):
+                    if ct is None:
+                        continue
+                    try:
+                        pairs = _treedef(arg).flatten_up_to(ct)
+                    except (ValueError, TypeError):
+                        continue  # rule.bwd-structure says so
+                    for leaf_in, leaf_ct in zip(jax.tree_util.tree_leaves(arg), pairs, strict=True):
+                        if (
+                            is_float_leaf(leaf_in)
+                            and hasattr(leaf_ct, "dtype")
+                            and np.dtype(leaf_ct.dtype) != np.dtype(leaf_in.dtype)
+                        ):
+                            raise ItemFailure(
+                                f"bwd (cotangent {pos})",
+                                f"dtype {np.dtype(leaf_in.dtype).name} (the input's)",
+                                describe(leaf_ct),
+                            )
+        _, grads = s.vjp(s.call, s.diff_args)
+        for pos, arg, g in zip(s.diff_pos, s.diff_args, grads, strict=True):
+            for leaf_in, leaf_g in zip(
+                jax.tree_util.tree_leaves(arg), jax.tree_util.tree_leaves(g), strict=False
+            ):
+                want = (
+                    np.dtype(leaf_in.dtype)
+                    if is_float_leaf(leaf_in)
+                    else np.dtype(jax.dtypes.float0)
+                )
+                if (
+                    hasattr(leaf_in, "dtype")
+                    and hasattr(leaf_g, "dtype")
+                    and np.dtype(leaf_g.dtype) != want
+                ):
+                    raise ItemFailure(
+                        f"vjp (gradient {pos})",
+                        f"dtype {want.name} (the input's)",
+                        describe(leaf_g),
+                    )
+        return None
+
+
+class DerivativesAgree(ItemCheck):
+    item = items.DERIVATIVES_AGREE
+
+    def check(self, s: Subject) -> str | None:
+        F, x0, J = s.jacobian()
+        rtol = tolerance(x0.dtype) * max(1, int(np.sqrt(x0.size)))
+        y0, pullback = jax.vjp(F, x0)
+        u = jnp.asarray(s.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
+        v = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
+        uJ = jnp.asarray(np.asarray(u, np.float64) @ np.asarray(J, np.float64))
+        compare_values("vjp", pullback(u)[0], uJ, rtol)
+        compare_values("grad", jax.grad(lambda x: jnp.vdot(F(x), u))(x0), uJ, rtol)
+        if s.kind == "custom_vjp":
+            return "jvp and jacfwd: n/a for custom_vjp"
+        Jv = jnp.asarray(np.asarray(J, np.float64) @ np.asarray(v, np.float64))
+        compare_values("jvp", jax.jvp(F, (x0,), (v,))[1], Jv, rtol)
+        compare_values("jacfwd", jax.jacfwd(F)(x0), J, rtol)
+        return None
+
+
+class DerivativesFiniteDifferences(ItemCheck):
+    item = items.DERIVATIVES_FINITE_DIFFERENCES
+
+    def check(self, s: Subject) -> str | None:
+        F, x0, J = s.jacobian()
+        v = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
+        central, _ = s.one_sided(F, x0, v)
+        Jv = np.asarray(J, np.float64) @ np.asarray(v, np.float64)
+        transform = "jacrev (the rule)" if s.kind != "plain" else "jacrev"
+        if not close(Jv, central, fd_tolerance(x0.dtype)):
+            raise ItemFailure(
+                transform,
+                f"J·v = {describe(jnp.asarray(central))} (central differences)",
+                describe(jnp.asarray(Jv)),
+            )
+        return None
+
+
+class TransformsJit(ItemCheck):
+    item = items.TRANSFORMS_JIT
+
+    def check(self, s: Subject) -> str | None:
+        compare_values("jit", jax.jit(s.call)(*s.diff_args), s.call(*s.diff_args))
+        _, want = s.vjp(s.call, s.diff_args)
+        compare_values("jit(vjp)", jax.jit(lambda *d: s.vjp(s.call, d)[1])(*s.diff_args), want)
+        compare_values("vjp(jit)", s.vjp(jax.jit(s.call), s.diff_args)[1], want)
+        return None
+
+
+class TransformsVmap(ItemCheck):
+    item = items.TRANSFORMS_VMAP
+
+    def check(self, s: Subject) -> str | None:
+        rows = s.rows()
+        cts = s.row_cotangents(rows)
+
+        def pull(d: tuple[PyTree, ...], ct: PyTree) -> PyTree:
+            out, pullback = jax.vjp(s.call, *d)
+            return pullback(jax.tree_util.tree_map(jnp.asarray, ct) if ct is not None else ct)
+
+        values = jax.vmap(s.call)(*rows)
+        grads = jax.vmap(pull)(tuple(rows), cts)
+        s.compare_rows("vmap", values, grads, rows)
+        return None
+
+
+class TransformsScan(ItemCheck):
+    item = items.TRANSFORMS_SCAN
+
+    def check(self, s: Subject) -> str | None:
+        rows = s.rows()
+        cts = s.row_cotangents(rows)
 
         def scanned(*stacked: PyTree) -> PyTree:
-            return lax.scan(lambda c, d: (c, self.call(*d)), None, tuple(stacked))[1]
+            return lax.scan(lambda c, d: (c, s.call(*d)), None, tuple(stacked))[1]
 
         values = scanned(*rows)
         _, pullback = jax.vjp(scanned, *rows)
         grads = pullback(cts)
-        self.compare_rows("scan", values, grads, rows)
+        s.compare_rows("scan", values, grads, rows)
         return None
 
-    def item_transforms_checkpoint(self) -> str | None:
-        f = jax.checkpoint(self.call)
-        compare_values("checkpoint", f(*self.diff_args), self.call(*self.diff_args))
+
+class TransformsCheckpoint(ItemCheck):
+    item = items.TRANSFORMS_CHECKPOINT
+
+    def check(self, s: Subject) -> str | None:
+        f = jax.checkpoint(s.call)
+        compare_values("checkpoint", f(*s.diff_args), s.call(*s.diff_args))
         compare_values(
             "vjp(checkpoint)",
-            self.vjp(f, self.diff_args)[1],
-            self.vjp(self.call, self.diff_args)[1],
+            s.vjp(f, s.diff_args)[1],
+            s.vjp(s.call, s.diff_args)[1],
         )
         return None
 
-    def item_transforms_second_order(self) -> str | None:
-        F, x0 = self.flat()
+
+class TransformsSecondOrder(ItemCheck):
+    item = items.TRANSFORMS_SECOND_ORDER
+
+    def check(self, s: Subject) -> str | None:
+        F, x0 = s.flat()
         y0 = F(x0)
-        u = jnp.asarray(self.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
-        w = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
-        v = jnp.asarray(self.rng.normal(size=x0.shape), dtype=x0.dtype)
+        u = jnp.asarray(s.rng.uniform(0.5, 1.5, y0.shape), dtype=y0.dtype)
+        w = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
+        v = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
 
         # <w, (vjp of F at x)(u)>: a scalar that is a first derivative
         def S(x: jax.Array) -> jax.Array:
@@ -815,7 +801,7 @@ class Check:
                 f"the rule is not differentiable again (grad of grad raised "
                 f"{type(exc).__name__}: {_first_line(exc)})"
             ) from None
-        central, _ = self.one_sided(S, x0, v)
+        central, _ = s.one_sided(S, x0, v)
         got = float(np.vdot(np.asarray(hv, np.float64), np.asarray(v, np.float64)))
         if not close(got, central, 2 * fd_tolerance(x0.dtype)):
             raise ItemFailure(
@@ -825,16 +811,21 @@ class Check:
             )
         return None
 
-    def item_x64_no_extra_warning(self) -> str | None:
-        rule_warnings = list(dict.fromkeys(self.warnings))
+
+class X64NoExtraWarning(ItemCheck):
+    item = items.X64_NO_EXTRA_WARNING
+    judged_last = True
+
+    def check(self, s: Subject) -> str | None:
+        rule_warnings = list(dict.fromkeys(s.warnings))
         plain: list[str] = []
         plain_error = ""
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             try:
-                self.plain_call(*self.diff_args)
-                self.vjp(self.plain_call, self.diff_args)
-                jax.jit(lambda *d: self.vjp(self.plain_call, d)[1])(*self.diff_args)
+                s.plain_call(*s.diff_args)
+                s.vjp(s.plain_call, s.diff_args)
+                jax.jit(lambda *d: s.vjp(s.plain_call, d)[1])(*s.diff_args)
             except Exception as exc:  # noqa: BLE001
                 plain_error = f"{type(exc).__name__}: {_first_line(exc)}"
             plain = [f"{w.category.__name__}: {w.message}" for w in seen]
@@ -843,21 +834,25 @@ class Check:
             raise ItemFailure(
                 "rule", "no warning plain autodiff of the function does not give", extra[0][:300]
             )
-        if self.rule_errors and not plain_error:
+        if s.rule_errors and not plain_error:
             raise ItemFailure(
                 "rule",
                 "no error plain autodiff of the function does not raise",
-                self.rule_errors[0][:300],
+                s.rule_errors[0][:300],
             )
         return None
 
-    def item_nondiff_hashable(self) -> str | None:
-        if not self.nondiff:
+
+class NondiffHashable(ItemCheck):
+    item = items.NONDIFF_HASHABLE
+
+    def check(self, s: Subject) -> str | None:
+        if not s.nondiff:
             raise NotApplicable("no nondiff arguments")
-        for i in self.nondiff:
-            arg = self.args[i] if i < len(self.args) else None
+        for i in s.nondiff:
+            arg = s.args[i] if i < len(s.args) else None
             if isinstance(arg, jax.Array):
-                if self.kind == "custom_vjp":
+                if s.kind == "custom_vjp":
                     raise ItemFailure(
                         f"nondiff argument {i}", "a hashable non-array value", describe(arg)
                     )
@@ -871,6 +866,100 @@ class Check:
                     f"unhashable {type(arg).__name__} {arg!r}"[:120],
                 ) from None
         return None
+
+
+CHECKS: tuple[ItemCheck, ...] = (
+    RuleFwdPair(),
+    PrimalMatchesFwd(),
+    RuleBwdStructure(),
+    GradDtype(),
+    DerivativesAgree(),
+    DerivativesFiniteDifferences(),
+    TransformsJit(),
+    TransformsVmap(),
+    TransformsScan(),
+    TransformsCheckpoint(),
+    TransformsSecondOrder(),
+    X64NoExtraWarning(),
+    NondiffHashable(),
+)
+
+
+# ---------------------------------------------------------------- judging
+
+
+def judge(s: Subject) -> CheckBody:
+    """Every item of `CHECKS` on the subject, in order, those `judged_last` after the others (from
+    the warnings they saw), then the gates' blocking."""
+    results: dict[str, ItemRecord] = {}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for c in CHECKS:
+            if s.kind not in c.item.kinds:
+                results[c.item.id] = {"status": NA, "note": f"not for a {s.kind} function"}
+            elif not c.judged_last:
+                results[c.item.id] = attempt(s, c)
+        s.warnings = [f"{w.category.__name__}: {w.message}" for w in seen]
+    for c in CHECKS:
+        if c.judged_last:
+            results[c.item.id] = (
+                attempt(s, c)
+                if s.kind != "plain"
+                else {"status": NA, "note": "no rule to compare with"}
+            )
+    block(results)
+    return {
+        "kind": s.kind,
+        "nondiff": list(s.nondiff),
+        "items": [{"id": item.id, **results[item.id]} for item in ITEMS],
+    }
+
+
+def attempt(s: Subject, check: ItemCheck) -> ItemRecord:
+    """One item's outcome: pass (with the check's note), n/a, fail, or fail raised (a transform
+    that raised is the item's finding; an explicit-64-bit error is kept for x64.no-extra-warning)."""
+    try:
+        note = check.check(s)
+    except NotApplicable as exc:
+        return {"status": NA, "note": str(exc)}
+    except ItemFailure as exc:
+        return {
+            "status": FAIL,
+            "failures": [
+                {"transform": exc.transform, "expected": exc.expected, "actual": exc.actual}
+            ],
+        }
+    except Exception as exc:  # noqa: BLE001  (a transform that raises is the item's finding)
+        text = f"{type(exc).__name__}: {_first_line(exc)}"
+        if _is_x64_error(exc):
+            s.rule_errors.append(text)
+        return {
+            "status": FAIL,
+            "raised": True,
+            "failures": [{"transform": check.item.id, "expected": "no error", "actual": text}],
+        }
+    passed: ItemRecord = {"status": PASS}
+    if note:
+        passed["note"] = note
+    return passed
+
+
+def block(results: dict[str, ItemRecord]) -> None:
+    """A derivative computation that raised because an earlier gate failed (a bwd of the wrong
+    structure, an explicit-64-bit error) is that gate's finding: the item is blocked, not failed."""
+    failed = [g for g in GATES if results[g]["status"] == FAIL]
+    direct = [g for g in failed if not results[g].get("raised")]
+    if not (direct or failed):
+        return
+    blocker = (direct or failed)[0]
+    for item in ITEMS:
+        res = results[item.id]
+        if item.id == blocker or res["status"] != FAIL or not res.get("raised"):
+            continue
+        results[item.id] = {
+            "status": BLOCKED,
+            "note": f"blocked by {blocker}: {res['failures'][0]['actual']}",
+        }
 
 
 def _first_line(exc: BaseException) -> str:
@@ -936,18 +1025,18 @@ def run_one(spec: CheckRequest) -> CheckRecord:
         kwargs_expr = spec.get("kwargs_expr")
         if kwargs_expr:
             kwargs.update(eval(kwargs_expr, ns))  # noqa: S307
-        check = Check(fn, args, kwargs, tuple(spec.get("nondiff", [])))
+        subject = Subject(fn, args, kwargs, tuple(spec.get("nondiff", [])))
     except Exception as exc:  # noqa: BLE001  (the target or its arguments: no item is judged)
         return {
             **head,
             "error": f"{type(exc).__name__}: {_first_line(exc)}",
             "traceback": traceback.format_exc(limit=-3),
         }
-    return {**head, **check.run()}
+    return {**head, **judge(subject)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jax_conformance.contract.runner")
+    parser = argparse.ArgumentParser(prog="python -m jax_conformance.adapters.jax.contract")
     parser.add_argument("target", nargs="?", help="MODULE:FUNCTION")
     parser.add_argument(
         "--args", action="append", default=[], help="one positional argument, a Python expression"
@@ -957,6 +1046,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--nondiff", action="append", type=int, default=[])
     parser.add_argument("--request", help="a JSON file {'checks': [...]} (what the parent writes)")
+    parser.add_argument(
+        "--results",
+        help="write the output as a `contract` record there (else one JSON line on stdout)",
+    )
     parser.add_argument("--list-upgrade-flags", action="store_true")
     opts = parser.parse_args(argv)
     if opts.list_upgrade_flags:
@@ -982,7 +1075,13 @@ def main(argv: list[str] | None = None) -> int:
         for spec in checks:
             results.append(run_one(spec))
     output: ModeOutput = {"contract": 1, **mode_info(), "results": results}
-    print(json.dumps(output, default=str))
+    if opts.results:
+        record: ContractRecord = {"record": "contract", "output": output}
+        writer = ResultsWriter(opts.results)
+        writer.write(record)
+        writer.close()
+    else:
+        print(json.dumps(output, default=str))
     return 0
 
 

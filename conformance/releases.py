@@ -1,5 +1,7 @@
-"""Behaviour × release: per case and release, does the behaviour hold, and what changed between releases.
+"""Releases: their order (`version_key`) and the behaviour × release model: per case and release,
+does the behaviour hold, and what changed between releases.
 
+The one releases module: compat, the radar, `upgrade`, `run` and the report order releases here.
 The one model behind `jax-conformance compat` (its terminal table, changes and summary,
 `jax_conformance.compat.table`) and the report's behaviour × release section
 (`jax_conformance.report.model`). Built from result runs; a release's status of a case is over
@@ -390,3 +392,17 @@ def build_table(
     if sort:
         table.rows.sort(key=lambda r: (not r.differs(order), r.topic, r.case))
     return table
+
+
+def parse_versions(text: str) -> list[str]:
+    """`0.4.30,0.6.2 0.8.0` -> sorted, de-duplicated release strings; a bad one is an error."""
+    out: dict[Version, str] = {}
+    for raw in text.replace(",", " ").split():
+        try:
+            v = Version(raw)
+        except InvalidVersion:
+            raise ValueError(f"{raw!r} is not a release number (e.g. 0.4.30)") from None
+        out.setdefault(v, raw)
+    if not out:
+        raise ValueError("no release given (e.g. --versions 0.4.30,0.10.2)")
+    return [out[v] for v in sorted(out)]
