@@ -47,14 +47,6 @@ def positive_int(text: str) -> int:
     return value
 
 
-def table_start(text: str) -> tuple[int, int]:
-    """An argparse type: K/N with 0 <= K < N (--table-start)."""
-    k, sep, n = text.partition("/")
-    if not (sep and k.strip().isdigit() and n.strip().isdigit() and int(k) < int(n)):
-        raise argparse.ArgumentTypeError(f"{text!r}: give K/N with 0 <= K < N, e.g. 1/2") from None
-    return int(k), int(n)
-
-
 def parse_size(text: str) -> int:
     """`20G`, `500M`, `0` (no budget) -> bytes."""
     text = text.strip().upper().removesuffix("B")

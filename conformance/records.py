@@ -1008,7 +1008,10 @@ def contract_output(path: Path | str) -> ModeOutput | None:
 # record, and reads as absent.
 
 SEARCH, COMPAT_SUMMARY, UPGRADE = "search", "compat_summary", "upgrade"
-COMPAT_KINDS = frozenset({SEARCH, COMPAT_SUMMARY, UPGRADE})
+# a radar store's notes: a release that would not install (`<release>/unavailable.json`), and the
+# cases a probe asked for (`<release>/<mode>/<tag>.cases.json`)
+RELEASE_UNAVAILABLE, PROBE_CASES = "release_unavailable", "probe_cases"
+COMPAT_KINDS = frozenset({SEARCH, COMPAT_SUMMARY, UPGRADE, RELEASE_UNAVAILABLE, PROBE_CASES})
 
 
 class FoundJSON(TypedDict):

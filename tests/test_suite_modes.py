@@ -30,9 +30,7 @@ def test_suite_passes_against_jax(
     mode: Mode, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     out = tmp_path / "results.jsonl"
-    # As `jax-conformance run` runs its modes: one compilation cache for the four, and the modes
-    # that run at the same time (two workers) start their tables at different places.
-    index = DEFAULT_MODES.index(mode)
+    # As `jax-conformance run` runs its modes: one compilation cache for the four.
     env = {**os.environ, COMPILE_CACHE_ENV: str(_shared_dir(tmp_path_factory))}
     # One mode under xdist (the whole suite split over two workers), the others serial: -n 2 costs
     # about 20% more CPU than a serial run, and `./dev test` already keeps both cores busy.
@@ -46,7 +44,6 @@ def test_suite_passes_against_jax(
         extra=[
             *xdist,
             *pytest_options(expectations=[EXPECTATIONS]),
-            f"--table-start={index % 2}/2",
         ],
     )
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900, env=env)

@@ -177,12 +177,22 @@ class JaxAdapter(Adapter):
         return state
 
 
+# 4 GiB: a 4-mode run of the whole suite writes about 8 MB (1,638 programs)
+COMPILE_CACHE_LIMIT = 4 << 30
+
+
 def compile_cache_options(cache_dir: str) -> dict[str, Any]:
-    """The JAX options that share compiled programs through `cache_dir`, every program cached."""
+    """The JAX options that share compiled programs through `cache_dir`, every program cached.
+
+    A size limit turns on JAX's lock around each read and write of the cache (its LRU cache locks
+    only when it may evict): without it a mode can read an entry another mode is still writing,
+    and JAX warns "Error reading persistent compilation cache entry ... truncated stream" into
+    that case (seen once in a 4-mode run, a false failure). The limit is far above a run's size."""
     return {
         "jax_compilation_cache_dir": cache_dir,
         "jax_persistent_cache_min_compile_time_secs": 0.0,
         "jax_persistent_cache_min_entry_size_bytes": -1,
+        "jax_compilation_cache_max_size": COMPILE_CACHE_LIMIT,
     }
 
 

@@ -426,7 +426,6 @@ def _run(
     env: dict[str, str],
 ) -> int:
     started = [(a, m) for a in adapters for m in modes[a]]
-    at_once = max(1, min(args.jobs, len(started)))
     jobs = [
         ModeProcess(
             a,
@@ -440,13 +439,10 @@ def _run(
                 keyword=args.keyword,
                 markexpr=args.markexpr,
                 case_timeout=args.case_timeout,
-            )
-            # Modes that start together walk each table from a different place, so that with the
-            # shared compilation cache each compiles its own part and reads the others'.
-            + ([f"--table-start={i % at_once}/{at_once}"] if at_once > 1 else []),
+            ),
             env=env,
         )
-        for i, (a, m) in enumerate(started)
+        for a, m in started
     ]
     live = args.progress == "live" or (args.progress == "auto" and sys.stdout.isatty())
     progress = Progress(jobs, sys.stdout, live)

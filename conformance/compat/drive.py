@@ -94,8 +94,9 @@ def store_root(cache: Path, as_of: str, specs: Path = SPECS_DIR) -> Path:
     return cache / "radar" / f"{specs_digest(specs)}-{STORE_LAYOUT}-as-of-{as_of}"
 
 
-# Bump when what the store's runs observe changes (the adapter, the signature).
-STORE_LAYOUT = "u3"
+# Bump when what the store's runs observe changes (the adapter, the signature), or its files do
+# (u4: its notes, unavailable.json and a probe's cases, are records).
+STORE_LAYOUT = "u4"
 
 
 def interpreters(args: argparse.Namespace) -> dict[str, str]:

@@ -25,10 +25,19 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from jax_conformance.mode import mode_slug
-from jax_conformance.records import FoundJSON, ResultRecord, Run, load_runs
+from jax_conformance.records import (
+    PROBE_CASES,
+    RELEASE_UNAVAILABLE,
+    FoundJSON,
+    ResultRecord,
+    Run,
+    load_runs,
+    read_one,
+    write_one,
+)
 from jax_conformance.releases import NOT_RUN, observed_key, version_key
 
 FLAG = "flag:"  # the pseudo-cases of upgrade flags
@@ -277,18 +286,18 @@ class Store:
         if cases is not None:
             path = self.root / release / mode / f"{cases_tag(cases)}.cases.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(sorted(cases)))
+            write_one(path, PROBE_CASES, {"cases": sorted(cases)})
 
     def unavailable(self, release: str) -> str | None:
-        try:
-            return str(json.loads((self.root / release / "unavailable.json").read_text())["reason"])
-        except (OSError, ValueError, KeyError):
-            return None
+        note = read_one(self.root / release / "unavailable.json", RELEASE_UNAVAILABLE)
+        return None if note is None else str(note["reason"])
 
     def mark_unavailable(self, release: str, reason: str) -> None:
         (self.root / release).mkdir(parents=True, exist_ok=True)
-        (self.root / release / "unavailable.json").write_text(
-            json.dumps({"release": release, "reason": reason})
+        write_one(
+            self.root / release / "unavailable.json",
+            RELEASE_UNAVAILABLE,
+            {"release": release, "reason": reason},
         )
 
     def complete_runs(self, release: str) -> list[Run]:
@@ -314,9 +323,9 @@ class Store:
             for case, sig in run_observations(run).items():
                 out.setdefault(case, {}).update(sig)
             asked = path.with_name(path.name.replace(".jsonl", ".cases.json"))
-            if asked.is_file():
-                for case in json.loads(asked.read_text()):
-                    out.setdefault(case, {}).setdefault(slug, MISSING)
+            note = read_one(asked, PROBE_CASES) if asked.is_file() else None
+            for case in cast(list[str], note["cases"]) if note else ():
+                out.setdefault(case, {}).setdefault(slug, MISSING)
         if runs:
             flags = flag_observations(runs)
             for name in {

@@ -294,8 +294,7 @@ class SpecItem(pytest.Item):
 
     def _table_verdict(self, suite: Suite) -> Verdict:
         """A table's cells run in one batch: the first cell to run sends every selected, applicable
-        cell of its table (same file and backend) in one request, from --table-start's place in the
-        table round to the cell before it; the others read their verdict."""
+        cell of its table (same file and backend) in one request; the others read their verdict."""
         assert self.parent is not None
         verdicts: dict[str, Verdict] = self.parent.stash.setdefault(TABLE_VERDICTS, {})
         if self.nodeid not in verdicts:
@@ -311,9 +310,6 @@ class SpecItem(pytest.Item):
                     payload = item._cell_payload(suite)
                     if payload is not None:
                         batch.append((item, payload))
-            k, n = suite.options.table_start
-            start = len(batch) * k // n  # modes started together begin apart (--table-start)
-            batch = batch[start:] + batch[:start]
             timeout = suite.runner.default_timeout + 5.0 * len(batch)
             for (item, _), verdict in zip(
                 batch, suite.runner.run_batch([p for _, p in batch], timeout), strict=True

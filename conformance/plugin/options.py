@@ -18,7 +18,7 @@ from jax_conformance.adapters import installed_adapters
 from jax_conformance.client.caserunner import ISOLATION_MODES
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import EXPLICIT_MODES, Mode, parse_flag, parse_truth
-from jax_conformance.options import add_specs, positive_float, positive_int, table_start
+from jax_conformance.options import add_specs, positive_float, positive_int
 from jax_conformance.usage import check_adapter, check_spec_paths, extend_pythonpath
 
 DEFAULT_CASE_TIMEOUT = "60"  # seconds; the ini value `conformance_case_timeout`
@@ -75,15 +75,6 @@ def add_options(parser: pytest.Parser) -> None:
         help="time limit per case unless the spec sets one, above 0 (default: ini conformance_case_timeout, 60)",
     )
     group.addoption(
-        "--table-start",
-        type=table_start,
-        default=None,
-        metavar="K/N",
-        help="a table's cells run from K/N of the way through the table, then wrap around "
-        "(default 0/1; `jax-conformance run` gives modes it starts together different starts, so they "
-        "compile different cells first and share them through its compilation cache)",
-    )
-    group.addoption(
         "--case-memory-mb",
         type=positive_int,
         default=None,
@@ -126,7 +117,6 @@ class Options:
     memory_mb: int | None
     isolation: str | None
     expectations: tuple[str, ...]
-    table_start: tuple[int, int]  # (K, N): a table's batch starts K/N of the way through
 
     @classmethod
     def parse(cls, config: pytest.Config) -> Options:
@@ -149,7 +139,6 @@ class Options:
             memory_mb=config.getoption("case_memory_mb"),
             isolation=config.getoption("isolation"),
             expectations=tuple(config.getoption("expectations") or ()),
-            table_start=config.getoption("table_start") or (0, 1),
         )
 
     def check(self, config: pytest.Config) -> None:
