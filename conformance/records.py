@@ -890,9 +890,9 @@ class TargetRows(TypedDict):
     rows: list[ItemRow]
 
 
-class CheckData(TypedDict):
-    """A check's result as `check --json` prints it and a saved check reads back: the columns (a
-    mode, or a release and mode), per target its items' statuses in them, the failure lines."""
+class CheckSummary(TypedDict):
+    """What a check's result and a saved check's first record share: the command, the columns (a
+    mode, or a release and mode), the verdict, the failure and change lines."""
 
     format: str
     version: int
@@ -900,23 +900,21 @@ class CheckData(TypedDict):
     ok: bool
     jax_versions: list[str]
     columns: list[str]
-    targets: list[TargetRows]
     failures: list[str]
     changes: list[str]
 
 
-class CheckHeader(TypedDict):
+class CheckData(CheckSummary):
+    """A check's result as `check --json` prints it and a saved check reads back: the summary and,
+    per target, its items' statuses in each column."""
+
+    targets: list[TargetRows]
+
+
+class CheckHeader(CheckSummary):
     """`{"record": "check"}`: a saved check's first record (CheckData less its targets)."""
 
     record: Literal["check"]
-    format: str
-    version: int
-    command: str
-    ok: bool
-    jax_versions: list[str]
-    columns: list[str]
-    failures: list[str]
-    changes: list[str]
 
 
 class CheckRow(ItemRow):
