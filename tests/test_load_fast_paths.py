@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import datetime
 import itertools
+import pickle
 import random
 from pathlib import Path
 from typing import Any
@@ -677,3 +678,25 @@ def test_spec_modules_import_each_other_without_a_cycle() -> None:
     assert not graph["yaml"] & {"schema", "loader", "rules", "cache"}
     for module in ("rules", "rule_base", "when_rules", "code_rules", "cache"):
         assert "loader" not in graph[module], module
+
+
+def test_cache_fingerprint_covers_every_pickled_class(tmp_path: Path) -> None:
+    """A cached spec is a pickle naming classes by module: each such module's source is part of the
+    fingerprint, so changing one of them (a record or protocol type, say) cannot serve a stale entry."""
+    import pickletools
+    import sys
+
+    from jax_conformance.spec import cache as cache_module
+
+    harness = {p.resolve() for p in cache_module._harness_files()}
+    named: set[str] = set()
+    for source in [REPO / "specs" / "x64" / "enable_x64.yaml", *PLAIN_SOURCES[:20]]:
+        spec = load_spec(source)
+        strings = [
+            arg for op, arg, _ in pickletools.genops(pickle.dumps(spec)) if isinstance(arg, str)
+        ]
+        # STACK_GLOBAL takes a module and a name pushed as strings just before it.
+        named |= {s for s in strings if s.startswith("jax_conformance.") and s in sys.modules}
+    assert named, "no jax_conformance class found in the pickles"
+    missing = {m for m in named if Path(sys.modules[m].__file__ or "").resolve() not in harness}
+    assert not missing, f"modules pickled in cached specs but not in the fingerprint: {missing}"

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import yaml
-from jax_conformance import CHECKOUT, PACKAGE_DIR, SPECS_DIR
+from jax_conformance import CHECKOUT, PACKAGE_DIR, SPECS_DIR, adapters
 from jax_conformance.spec.model import Spec
 
 
@@ -194,11 +194,14 @@ def _version_of(dist: str) -> str:
 
 
 def _harness_files() -> list[Path]:
-    """The sources of every module that loads or checks a spec, the schema and the tags."""
+    """The sources of every module that loads or checks a spec (spec/, whose classes are all a
+    cached pickle names: a test checks it), the modes, the names a spec's code may use
+    (adapters/__init__), the schema and the tags."""
     spec_modules = sorted((PACKAGE_DIR / "spec").glob("*.py"))
     return [
         *spec_modules,
         PACKAGE_DIR / "mode.py",
+        Path(adapters.__file__),
         PACKAGE_DIR / "__init__.py",
         SPECS_DIR / "schema.json",
         SPECS_DIR / "tags.yaml",
