@@ -134,3 +134,19 @@ def add_markexpr(parser: argparse.ArgumentParser) -> None:
 def add_out(parser: argparse.ArgumentParser, help: str, default: Path | None = None) -> None:
     """`--out PATH`: where the command writes (`help` says what, and the default)."""
     parser.add_argument("--out", type=Path, default=default, help=help)
+
+
+def add_engine(parser: argparse.ArgumentParser) -> None:
+    """`--engine local|ray` and `--address`: where the mode processes run (`launch.service.engine`)."""
+    parser.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="where mode processes run: local (a process each on this machine, the default) or ray "
+        "(each an actor on a Ray cluster; needs the [ray] extra)",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="HOST:PORT",
+        help="with --engine ray: the cluster to use (default: start a local one on this machine)",
+    )

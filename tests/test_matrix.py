@@ -280,7 +280,7 @@ def test_scheduler_runs_n_at_a_time_skips_and_kills_at_the_time_limit(tmp_path: 
     assert slow.status() == "timed out after 2 s" and slow.returncode == -signal.SIGKILL
     assert (
         skipped.skipped
-        and skipped.proc is None
+        and skipped.handle is None
         and quick.returncode == 0
         and quick.status() == "failed to start (exit 0)"
     )

@@ -25,8 +25,8 @@ from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for
-from jax_conformance.launch import rundir
-from jax_conformance.launch.scheduler import ModeProcess, pytest_options
+from jax_conformance.launch import rundir, service
+from jax_conformance.launch.scheduler import Engine, ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
 from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
@@ -125,6 +125,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="results to compare against in the report",
     )
     options.add_jobs(parser, default=os.cpu_count() or 1, what="mode processes", shown="CPU count")
+    options.add_engine(parser)
     parser.add_argument(
         "--case-timeout",
         type=options.positive_float,
@@ -195,12 +196,13 @@ class Progress:
             quarter = 4 * job.tail.items_done // total if total else 0
             key = (job.status(), quarter)
             stale = job.running and time.monotonic() - self.last_line.get(job.name, 0.0) > HEARTBEAT
-            if job.proc is not None and (self.reported.get(job.name) != key or stale):
+            if job.handle is not None and (self.reported.get(job.name) != key or stale):
                 self.reported[job.name] = key
                 self.last_line[job.name] = time.monotonic()
+                starting = job.status() == "running" and job.tail.done == 0 and job.handle.pid
                 self.stream.write(
                     f"[{time.monotonic() - self.t0:7.1f}s] {self.line(job)}"
-                    f"{f'  (pid {job.proc.pid})' if job.status() == 'running' and job.tail.done == 0 else ''}\n"
+                    f"{f'  (pid {job.handle.pid})' if starting else ''}\n"
                 )
                 self.stream.flush()
 
@@ -341,6 +343,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
             raise UsageError(f"--baseline {path}: no such file or directory")
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
+    service.check_engine(args.engine, args.address)
     check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
     modes = modes_for(read_modes(args.modes), adapters, args.specs or [], read_adapter_info)
     if args.backend:
@@ -402,7 +405,8 @@ def main(args: argparse.Namespace) -> int:
             if args.no_compile_cache
             else _compile_cache_env(stack)
         )
-        return _run(args, out, modes, adapters, expectations, env)
+        engine = stack.enter_context(service.engine(args.engine, args.address, args.jobs))
+        return _run(args, out, modes, adapters, expectations, env, engine)
 
 
 def _compile_cache_env(stack: contextlib.ExitStack) -> dict[str, str]:
@@ -424,6 +428,7 @@ def _run(
     adapters: list[str],
     expectations: dict[str, list[Path]],
     env: dict[str, str],
+    engine: Engine | None = None,
 ) -> int:
     started = [(a, m) for a in adapters for m in modes[a]]
     jobs = [
@@ -441,6 +446,7 @@ def _run(
                 case_timeout=args.case_timeout,
             ),
             env=env,
+            engine=engine,
         )
         for a, m in started
     ]
@@ -448,7 +454,8 @@ def _run(
     progress = Progress(jobs, sys.stdout, live)
     print(
         f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "
-        f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time; results in {out}/",
+        f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time"
+        f"{' on Ray' if engine is not None else ''}; results in {out}/",
         flush=True,
     )
     for a, files in expectations.items():
@@ -477,7 +484,7 @@ def _run(
     if note:
         print(note)
     for job in jobs:
-        if job.proc is None:
+        if job.handle is None:
             print(f"mode {job.name}: not started")
         elif job.stopped:
             print(

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from jax_conformance import PACKAGE_DIR
 from jax_conformance.mode import Mode, value_text
@@ -99,7 +99,8 @@ class ModeProcess:
     env: dict[str, str] | None = None  # None: this process's environment
     # None: this process's working directory (never inside an installed package)
     cwd: Path | None = None
-    proc: subprocess.Popen[bytes] | None = None
+    engine: Engine | None = None  # None: a subprocess here (`LOCAL`)
+    handle: Handle | None = None  # set when it starts
     started: float | None = None
     finished: float | None = None
     returncode: int | None = None
@@ -127,12 +128,14 @@ class ModeProcess:
     @property
     def waiting(self) -> bool:
         return (
-            self.proc is None and self.returncode is None and not (self.skipped or self.not_started)
+            self.handle is None
+            and self.returncode is None
+            and not (self.skipped or self.not_started)
         )
 
     @property
     def running(self) -> bool:
-        return self.proc is not None and self.returncode is None
+        return self.handle is not None and self.returncode is None
 
     @property
     def completed(self) -> bool:
@@ -149,7 +152,7 @@ class ModeProcess:
         return (self.finished or time.monotonic()) - self.started
 
     def status(self) -> str:
-        if self.proc is None and self.returncode is None:
+        if self.handle is None and self.returncode is None:
             return "not started" if self.not_started else "waiting"
         if self.returncode is None:
             return "running"
@@ -159,6 +162,8 @@ class ModeProcess:
             return f"stopped by {self.stopped}"
         if self.timed_out is not None:
             return f"timed out after {self.timed_out:.0f} s"
+        if self.handle is not None and self.handle.lost():
+            return self.handle.lost()
         if self.returncode < 0:
             return f"killed by {signal_text(-self.returncode)}"
         if self.tail.header is None:
@@ -179,26 +184,16 @@ class ModeProcess:
         self.results.parent.mkdir(parents=True, exist_ok=True)
         # A stale file from an earlier run would be counted before pytest truncates it.
         self.results.unlink(missing_ok=True)
-        with open(self.log, "wb") as log:
-            # Own process group: Ctrl-C on the runner stops a mode and its case workers together.
-            self.proc = subprocess.Popen(
-                self.argv,
-                cwd=self.cwd,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+        self.handle = (self.engine or LOCAL).launch(self)
         self.started = time.monotonic()
 
     def poll(self) -> bool:
         """Read what it wrote since the last poll; True when the process has just ended."""
-        if self.proc is None:  # the file there now, if any, is an earlier run's
+        if self.handle is None:  # the file there now, if any, is an earlier run's
             return False
         self.tail.poll()
         if self.returncode is None:
-            rc = self.proc.poll()
+            rc = self.handle.poll()
             if rc is not None:
                 self.returncode = rc
                 self.finished = time.monotonic()
@@ -206,36 +201,102 @@ class ModeProcess:
                 return True
         return False
 
-    def _signal(self, number: int) -> None:
-        assert self.proc is not None
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, number)
-
     def kill_for_time(self, limit: float) -> None:
         """Past its time limit: the process and its case workers are killed."""
         self.timed_out = limit
-        self._signal(signal.SIGKILL)
+        if self.handle is not None:
+            self.handle.signal(signal.SIGKILL)
 
     def interrupt(self, cause: str = "Ctrl-C") -> None:
         """Pass the user's Ctrl-C on (the mode runs in its own process group, which the terminal's misses)."""
-        if self.proc is None:
+        if self.handle is None:
             self.not_started = not self.skipped
             return
         if self.returncode is not None:
             return
         self.stopped = cause
-        self._signal(signal.SIGINT)
+        self.handle.signal(signal.SIGINT)
 
     def stop(self, grace: float = 10.0) -> None:
         """Wait for an interrupted mode to write its end record; kill it after `grace` seconds."""
-        if self.proc is None or self.returncode is not None:
+        if self.handle is None or self.returncode is not None:
             return
-        try:
-            self.proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            self._signal(signal.SIGKILL)
-            self.proc.wait()
+        if self.handle.wait(grace) is None:
+            self.handle.signal(signal.SIGKILL)
+            self.handle.wait(None)
         self.poll()
+
+
+# ---------------------------------------------------------------- where a mode process runs
+
+
+class Handle(Protocol):
+    """A started mode process, wherever it runs."""
+
+    pid: int | None  # its process id on the machine it runs on, once known
+
+    def poll(self) -> int | None:
+        """Its exit status once it has ended (after its output is in the process's files), else None."""
+
+    def signal(self, number: int) -> None:
+        """Send a signal to the process and its case workers (ignored once it has ended)."""
+
+    def wait(self, timeout: float | None) -> int | None:
+        """Wait up to `timeout` seconds (None: no limit) for its end; its exit status, or None."""
+
+    def lost(self) -> str:
+        """Why the engine lost the process (its machine or worker died past its retries), or ""."""
+
+
+class Engine(Protocol):
+    """Where mode processes run: `launch` starts one and returns its handle."""
+
+    def launch(self, process: ModeProcess) -> Handle: ...
+
+
+class LocalHandle:
+    """A mode process on this machine: a subprocess in its own process group (Ctrl-C on the runner
+    stops a mode and its case workers together), its output going to the process's log."""
+
+    def __init__(self, process: ModeProcess) -> None:
+        with open(process.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                process.argv,
+                cwd=process.cwd,
+                env=process.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        self.pid: int | None = self.proc.pid
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def signal(self, number: int) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, number)
+
+    def wait(self, timeout: float | None) -> int | None:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def lost(self) -> str:
+        return ""
+
+
+class LocalEngine:
+    """The default engine: every mode process is a subprocess of this one."""
+
+    def launch(self, process: ModeProcess) -> Handle:
+        return LocalHandle(process)
+
+
+LOCAL = LocalEngine()
 
 
 # ---------------------------------------------------------------- N at a time

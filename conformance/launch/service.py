@@ -11,12 +11,14 @@ visible in merged results (`closing_records`, the one place such records are bui
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from jax_conformance.launch.scheduler import ModeProcess, Scheduler, merge
+from jax_conformance.errors import UsageError
+from jax_conformance.launch.scheduler import Engine, ModeProcess, Scheduler, merge
 from jax_conformance.records import (
     Record,
     ResultRecord,
@@ -50,6 +52,34 @@ def run_modes(
     )
     runner.run(processes, more)
     return runner.interrupted
+
+
+def check_engine(name: str, address: str | None) -> None:
+    """Refuse an engine that cannot start, before any work: a usage error, one line."""
+    if address and name != "ray":
+        raise UsageError("--address names a Ray cluster: give it with --engine ray")
+    if name == "ray":
+        from jax_conformance.launch.ray_engine import import_ray
+
+        import_ray()
+
+
+@contextlib.contextmanager
+def engine(
+    name: str, address: str | None = None, cpus: int | None = None
+) -> Iterator[Engine | None]:
+    """The engine `--engine` names for the length of a command: None for local processes (the
+    default), else a Ray engine on the cluster at `address` or a local cluster of `cpus` CPUs."""
+    if name != "ray":
+        yield None
+        return
+    from jax_conformance.launch.ray_engine import RayEngine
+
+    ray_engine = RayEngine(address, cpus)
+    try:
+        yield ray_engine
+    finally:
+        ray_engine.close()
 
 
 def unavailable_reason(process: ModeProcess) -> str:
@@ -88,7 +118,7 @@ def closing_records(
     if process.completed:
         return []
     mode = process.mode.to_json()
-    if process.proc is None and process.returncode is None:
+    if process.handle is None and process.returncode is None:
         never = f"not-started-{process.adapter}-{process.mode.slug}-{os.getpid()}"
         return [
             harness_header(
