@@ -136,3 +136,41 @@ def test_engine_errors_come_before_any_work(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "--address names a Ray cluster: give it with --engine ray" in result.stderr
     assert not (tmp_path / "reports").exists()
+
+
+def test_compat_on_ray_equals_compat_here(tmp_path: Path) -> None:
+    """Each release's environment is prepared by a task on a node and its modes run there: the
+    merged results equal a local compat run's, the unavailable release included."""
+    from importlib.metadata import version
+
+    here = version("jax")
+    common = [
+        "--versions",
+        f"0.0.1,{here}",
+        "--env",
+        f"{here}={sys.prefix}",
+        "--modes",
+        "off-warn,on",
+    ]
+    common += ["--cache-dir", str(tmp_path / "cache"), "--install-timeout", "120", "--no-report"]
+    local = cli(
+        "compat", *common, "--out", str(tmp_path / "local"), "--", "-k", SELECTION, cwd=tmp_path
+    )
+    on_ray = cli(
+        "compat",
+        *common,
+        "--engine",
+        "ray",
+        "--out",
+        str(tmp_path / "ray"),
+        "--",
+        "-k",
+        SELECTION,
+        cwd=tmp_path,
+    )
+    assert local.returncode == 0, local.stdout + local.stderr
+    assert on_ray.returncode == 0, on_ray.stdout + on_ray.stderr
+    expected = cells(tmp_path / "local" / "compat-results.jsonl")
+    assert len(expected) >= 2 * 5
+    assert cells(tmp_path / "ray" / "compat-results.jsonl") == expected
+    assert "jax 0.0.1: UNAVAILABLE" in on_ray.stdout

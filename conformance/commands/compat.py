@@ -45,7 +45,8 @@ from jax_conformance.compat.envs import (
 )
 from jax_conformance.compat.table import format_changes, format_table, summary
 from jax_conformance.errors import UsageError
-from jax_conformance.launch import rundir
+from jax_conformance.launch import rundir, service
+from jax_conformance.launch.ray_engine import RayEngine
 from jax_conformance.launch.scheduler import merge
 from jax_conformance.launch.service import closing_records
 from jax_conformance.mode import Mode, read_modes
@@ -90,6 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         upcoming=False,
         note="run in each release; a release without a mode's flag: that mode is unavailable there",
     )
+    options.add_engine(parser)
     options.add_out(
         parser,
         f"where results, the summary and the report go (default: a new directory in {DEFAULT_OUT}/)",
@@ -178,16 +180,26 @@ def _interpreters(items: Sequence[str]) -> dict[str, str]:
 
 
 def run_compat(
-    args: argparse.Namespace, say: Callable[[str], None] = print
+    args: argparse.Namespace, say: Callable[[str], None] = print, engine: RayEngine | None = None
 ) -> tuple[list[Environment], list[ModeRun], list[Path]]:
-    """Build (or reuse) each release's environment and run every mode in it, in parallel."""
+    """Build (or reuse) each release's environment and run every mode in it, in parallel; with
+    a Ray `engine`, each release's environment is built by a task on a node and its modes run
+    there as actors."""
     cache = (args.cache_dir or default_cache_dir()).resolve()
     out_dir = (args.out / "compat").resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     extra = [a for a in args.pytest_args if a != "--"]
     if not args.live_specs:
         extra = ["--specs", str(snapshot_specs(out_dir / "specs")), *extra]
-    build = _builder(args, cache)
+    build: Callable[[str], Environment] = Builder(args, cache)
+    nodes: dict[str, str] = {}  # with Ray: the node each release's environment was built on
+    if engine is not None:
+        local = build
+
+        def build(version: str) -> Environment:
+            env, nodes[version] = engine.run_on_a_node(local, version)
+            return env
+
     envs: list[Environment] = []
     mode_runs: list[ModeRun] = []
     files: list[Path] = []
@@ -207,7 +219,8 @@ def run_compat(
                 f"jax {version}: environment {how} (jaxlib {env.versions.get('jaxlib', '?')}, "
                 f"numpy {env.versions.get('numpy', '?')}): {env.path}"
             )
-            runs = [mode_run(env, mode, out_dir, extra) for mode in args.modes]
+            where = engine.on_node(nodes[version]) if engine is not None else None
+            runs = [mode_run(env, mode, out_dir, extra, where) for mode in args.modes]
             files.extend(run.results for run in runs)
             return runs
 
@@ -229,41 +242,53 @@ def run_compat(
     return envs, mode_runs, files
 
 
-def _builder(args: argparse.Namespace, cache: Path) -> Callable[[str], Environment]:
+class Builder:
     """How a release's environment is had: the one given (--env), else built with the interpreter
-    it needs (unavailable when none is found)."""
-    given = _given_envs(args.env)
-    overrides = _interpreters(args.interpreter)
-    tags: dict[str, str] = {}
-    lock = threading.Lock()
+    it needs (unavailable when none is found). Picklable, so a Ray task can build on its node."""
 
-    def build(version: str) -> Environment:
+    def __init__(self, args: argparse.Namespace, cache: Path) -> None:
+        self.cache = cache
+        self.given = _given_envs(args.env)
+        self.overrides = _interpreters(args.interpreter)
+        self.python: str = args.python
+        self.install_timeout: float = args.install_timeout
+        self.rebuild: bool = args.rebuild
+        self.pins = (*RELEASE_PINS, *args.pin)
+        self.tags: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "lock"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.Lock()
+
+    def __call__(self, version: str) -> Environment:
         minor = python_needed(version)
-        python = find_python(minor, overrides) if minor else args.python
-        if version in given:
-            return existing_env(version, given[version])
+        python = find_python(minor, self.overrides) if minor else self.python
+        if version in self.given:
+            return existing_env(version, self.given[version])
         if python is None:
             return Environment(
                 version,
-                cache,
+                self.cache,
                 [],
                 reason=f"jax {version} needs Python {minor}, and no python{minor} "
                 f"was found (pass --interpreter {minor}=PATH)",
             )
-        with lock:
-            if python not in tags:
-                tags[python] = python_tag(python)
+        with self.lock:
+            if python not in self.tags:
+                self.tags[python] = python_tag(python)
         return ensure_env(
             version,
-            cache,
+            self.cache,
             python,
-            tags[python],
-            args.install_timeout,
-            args.rebuild,
-            (*RELEASE_PINS, *args.pin),
+            self.tags[python],
+            self.install_timeout,
+            self.rebuild,
+            self.pins,
         )
-
-    return build
 
 
 def _write_unavailable(env: Environment, modes: Sequence[Mode], out_dir: Path) -> Path:
@@ -314,6 +339,9 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError(f"--from-results {args.from_results}: no such file")
     prepared = _given_envs(args.env)
     _interpreters(args.interpreter)
+    service.check_engine(args.engine, args.address)
+    if args.engine == "ray" and args.releases is not None:
+        raise UsageError("--engine ray runs --versions; the --releases search runs locally")
     if (
         args.from_results is None
         and CHECKOUT is None
@@ -388,7 +416,8 @@ def main(args: argparse.Namespace) -> int:
         )
         versions: list[str] = []
     else:
-        envs, mode_runs, files = run_compat(args)
+        with service.engine(args.engine, args.address, args.jobs) as engine:
+            envs, mode_runs, files = run_compat(args, engine=engine)
         merged = args.out / "compat-results.jsonl"
         lines = merge(
             files, merged, {r.results: closing_records(r, version=r.version) for r in mode_runs}

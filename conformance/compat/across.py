@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jax_conformance.compat.envs import Environment, clean_environ
-from jax_conformance.launch.scheduler import ModeProcess, Scheduler
+from jax_conformance.launch.scheduler import Engine, ModeProcess, Scheduler
 from jax_conformance.launch.service import failure, run_modes
 from jax_conformance.mode import Mode
 
@@ -37,8 +37,15 @@ class ModeRun(ModeProcess):
         return self.elapsed
 
 
-def mode_run(env: Environment, mode: Mode, out_dir: Path, extra: Sequence[str] = ()) -> ModeRun:
-    """The process that runs the suite in one mode with the release environment's interpreter."""
+def mode_run(
+    env: Environment,
+    mode: Mode,
+    out_dir: Path,
+    extra: Sequence[str] = (),
+    engine: Engine | None = None,
+) -> ModeRun:
+    """The process that runs the suite in one mode with the release environment's interpreter
+    (where `engine` puts it: a local process by default)."""
     name = f"{env.version}-{mode.slug}"
     return ModeRun(
         "jax",
@@ -49,6 +56,7 @@ def mode_run(env: Environment, mode: Mode, out_dir: Path, extra: Sequence[str] =
         python=str(env.python),
         env=clean_environ(env.path),
         version=env.version,
+        engine=engine,
     )
 
 

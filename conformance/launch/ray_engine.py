@@ -24,14 +24,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from jax_conformance import PACKAGE_DIR
 from jax_conformance.errors import UsageError
 from jax_conformance.launch.scheduler import Handle, ModeProcess
 from jax_conformance.records import RecordTail
 
+T = TypeVar("T")
 RETRIES = 2  # runs of a mode after the first, when its worker dies
 # Stand-ins for the driver's paths in a command, replaced on the node by its own.
 PYTHON, PACKAGE, RESULTS = (
@@ -217,9 +219,17 @@ class RayHandle:
         return self.why_lost
 
 
+def _with_node(fn: Callable[..., T], *args: Any) -> tuple[T, str]:
+    """On a node: fn(*args) and the id of the node it ran on."""
+    import ray
+
+    return fn(*args), ray.get_runtime_context().get_node_id()
+
+
 class RayEngine:
     """Mode processes as Ray actors: on the cluster at `address`, or on a local cluster of `cpus`
-    CPUs that this engine starts (and stops on `close`)."""
+    CPUs that this engine starts (and stops on `close`). `on_node` gives the same engine with its
+    actors placed on one node (where a release's environment was built)."""
 
     def __init__(self, address: str | None = None, cpus: int | None = None) -> None:
         self.ray = import_ray()
@@ -232,10 +242,28 @@ class RayEngine:
                 log_to_driver=False,
                 configure_logging=False,
             )
-        self.actor_class = self.ray.remote(num_cpus=1, max_restarts=0)(ModeActor)
+        self.actor_class: Any = self.ray.remote(num_cpus=1, max_restarts=0)(ModeActor)
 
     def launch(self, process: ModeProcess) -> Handle:
         return RayHandle(self, process)
+
+    def run_on_a_node(self, fn: Callable[..., T], *args: Any) -> tuple[T, str]:
+        """fn(*args) as a Ray task of one CPU on a node Ray picks: its result and that node's id
+        (fn and its arguments travel by pickle: no locks or open files in them)."""
+        task = self.ray.remote(num_cpus=1, max_retries=RETRIES)(_with_node)
+        result: tuple[T, str] = self.ray.get(task.remote(fn, *args))
+        return result
+
+    def on_node(self, node: str) -> RayEngine:
+        """This engine with every actor it starts placed on `node` (and nowhere else)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        pinned = object.__new__(RayEngine)
+        pinned.ray, pinned.owns = self.ray, False
+        pinned.actor_class = self.actor_class.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+        )
+        return pinned
 
     def close(self) -> None:
         if self.owns:

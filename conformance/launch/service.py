@@ -15,10 +15,10 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from jax_conformance.errors import UsageError
-from jax_conformance.launch.scheduler import Engine, ModeProcess, Scheduler, merge
+from jax_conformance.launch.scheduler import ModeProcess, Scheduler, merge
 from jax_conformance.records import (
     Record,
     ResultRecord,
@@ -27,6 +27,9 @@ from jax_conformance.records import (
     harness_header,
     unavailable,
 )
+
+if TYPE_CHECKING:
+    from jax_conformance.launch.ray_engine import RayEngine
 
 P = TypeVar("P", bound=ModeProcess)
 WRITTEN_BY = "jax-conformance"  # the `written_by` of records the parent writes for a mode
@@ -67,7 +70,7 @@ def check_engine(name: str, address: str | None) -> None:
 @contextlib.contextmanager
 def engine(
     name: str, address: str | None = None, cpus: int | None = None
-) -> Iterator[Engine | None]:
+) -> Iterator[RayEngine | None]:
     """The engine `--engine` names for the length of a command: None for local processes (the
     default), else a Ray engine on the cluster at `address` or a local cluster of `cpus` CPUs."""
     if name != "ray":
