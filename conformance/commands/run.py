@@ -155,6 +155,7 @@ class Progress:
 
     def __init__(self, jobs: list[ModeProcess], stream: IO[str], live: bool) -> None:
         self.jobs = jobs
+        self.counted = counted_jobs(jobs)  # the others preview upcoming flags
         self.stream = stream
         self.live = live
         self.drawn = 0
@@ -171,7 +172,8 @@ class Progress:
         filled = min(width, int(width * done / total)) if total else 0
         bar = "#" * filled + "." * (width - filled)
         bad = sum(n for o, n in job.tail.counts.items() if o in UNEXPECTED) - job.tail.spec_errors
-        extra = f"  {bad} unexpected" if bad else ""
+        word = "unexpected" if job in self.counted else "failing (preview, not counted)"
+        extra = f"  {bad} {word}" if bad else ""
         if job.tail.spec_errors:
             extra += f"  {plural(job.tail.spec_errors, 'spec error')}"
         return (
