@@ -270,3 +270,15 @@ def test_the_plugin_reads_the_adapters_known_divergences_unless_told_none() -> N
     assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout + proc.stderr
     proc = suite("--expectations", "none", "--expectations", "x.yaml")
     assert proc.returncode == 4 and "--expectations none cannot be given with files" in proc.stderr
+
+
+def test_the_ratchet_lists_a_flag_mode_only_where_its_base_mode_does_not_cover_it(
+    tmp_path: Path,
+) -> None:
+    from jax_conformance.spec.expectations import write_expectations
+
+    path = tmp_path / "jax.yaml"
+    failing = {"a.b": {"off-warn", "off-warn+jax_remat3", "off-error+jax_remat3"}}
+    write_expectations(path, "jax", failing, {"off-warn", "off-error", "on"}, None)
+    [group] = yaml.safe_load(path.read_text())["entries"]
+    assert group["cases"] == [{"case": "a.b", "modes": ["off-error+jax_remat3", "off-warn"]}]
