@@ -10,7 +10,7 @@ process per mode.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -302,6 +302,16 @@ def upcoming_modes(base: Mode, flags: Sequence[str]) -> list[Mode]:
     together = base.with_flag(**dict.fromkeys(flags, True))
     alone = [base.with_flag(**{name: True}) for name in flags]
     return list(dict.fromkeys([together, *alone]))
+
+
+def counted_modes(slugs: Iterable[str]) -> set[str]:
+    """The modes whose unexpected outcomes count against a release (the report's verdict and
+    `run`'s exit status): those that set no other flag, where the run has any; modes with flags
+    beside them preview JAX's upcoming defaults (the report's upcoming section), not counted.
+    A run of flagged modes alone counts them: they are what was asked."""
+    given = set(slugs)
+    plain = {s for s in given if "+" not in s}
+    return plain or given
 
 
 def mode_key(slug: str) -> tuple[int, int, str]:

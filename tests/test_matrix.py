@@ -569,3 +569,43 @@ def test_run_console_counts_spec_errors_apart_and_never_overcounts(tmp_path: Pat
     results = [r for r in read_results(tmp_path / "out" / "results.jsonl") if r["record"] == "case"]
     assert sum(1 for r in results if r.get("spec_error")) == 2
     assert json.dumps(results)  # plain JSON
+
+
+PREVIEW_SPEC = """
+topic: demo.preview
+title: A case that fails only under an upcoming flag
+source: {doc: docs/default_dtypes.md}
+basis: documented
+cases:
+  - id: demo.preview.changes
+    claim: the spec pretends jax_disable_bwd_checks changes arange's dtype, so the flag's mode fails
+    run: jnp.arange(3)
+    expect:
+      - when: {flags: {jax_disable_bwd_checks: true}}
+        dtype: int16
+      - dtype: int32
+"""
+
+
+def test_the_exit_status_counts_unexpected_outcomes_as_the_report_does(tmp_path: Path) -> None:
+    # issue 38: `run --modes off-warn,+upcoming` exited 1 on failures in the flag modes while the
+    # page said "0 unexpected" (flag modes beside their base mode are previews there)
+    from jax_conformance.report.site import headlines
+
+    specs = spec_dir(tmp_path, PREVIEW_SPEC)
+    common = ["--adapter", "reference", "--specs", str(specs), "--no-report", "-j", "2"]
+    out = tmp_path / "both"
+    flagged = "off-warn+jax_disable_bwd_checks"
+    proc = run_matrix(*common, "--modes", f"off-warn,{flagged}", "--out", str(out))
+    [verdict] = headlines(build_model([out / "results.jsonl"]))
+    assert (verdict.unexpected, verdict.flagged) == (0, [flagged])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "unexpected outcomes:" not in proc.stdout
+    assert "under upcoming flags (previews" in proc.stdout
+    assert f"FAILED   demo.preview.changes [reference {flagged} cpu]" in proc.stdout
+    # the flagged mode alone is what was asked: counted by both
+    out = tmp_path / "alone"
+    proc = run_matrix(*common, "--modes", flagged, "--out", str(out))
+    [verdict] = headlines(build_model([out / "results.jsonl"]))
+    assert verdict.unexpected == 1 and proc.returncode == 1, proc.stdout + proc.stderr
+    assert "unexpected outcomes:" in proc.stdout

@@ -372,3 +372,47 @@ def test_the_verdict_counts_the_modes_without_flags_and_names_the_others(
     assert v.applicable == base.share(COUNTED_BASES)[1]
     [alone] = headlines(build_model([runs["vjp3"]]))
     assert alone.modes == [f"{BASE}+{VJP3}"] and alone.flagged == [] and alone.applicable > 0
+
+
+# ---------------------------------------------------------------- a known divergence under the flags
+
+DIVERGENCE_SPEC = """
+topic: demo.listed
+title: A case JAX fails the same way with and without the upcoming flags
+source: {doc: docs/jep/4008-custom-vjp-update.md}
+cases:
+  - id: demo.listed.diverges
+    claim: a known divergence (the spec says int16 where JAX gives int32)
+    run: jnp.arange(3)
+    expect:
+      - dtype: int16
+"""
+
+REFS = "jax_refs_to_pins"  # an upgrade flag that changes nothing about jnp.arange
+
+
+def test_a_known_divergence_is_no_change_under_a_flag(tmp_path: Path) -> None:
+    # issue 38: `run --modes off-warn,+upcoming` credited jax_refs_to_pins with a failure identical
+    # with and without it (the entry, keyed to `off-warn`, did not apply in the flag's mode)
+    specs = write_specs(tmp_path, DIVERGENCE_SPEC)
+    listed = tmp_path / "jax.yaml"
+    listed.write_text(
+        "adapter: jax\nentries:\n  - reason: pretend it is known\n"
+        "    cases: [{case: demo.listed.diverges, modes: [off-warn]}]\n",
+        encoding="utf-8",
+    )
+    runs = {name: tmp_path / f"{name}.jsonl" for name in ("base", "flag", "flag-unlisted")}
+    for name, args in (
+        ("base", ("--expectations", str(listed))),
+        ("flag", ("--expectations", str(listed), f"--flag={REFS}=true")),
+        ("flag-unlisted", ("--expectations", "none", f"--flag={REFS}=true")),
+    ):
+        proc = run_suite(specs, runs[name], *args)
+        assert runs[name].is_file(), proc.stdout + proc.stderr
+    outcomes = {n: records(p)["demo.listed.diverges"]["outcome"] for n, p in runs.items()}
+    assert outcomes == {"base": "xfailed", "flag": "xfailed", "flag-unlisted": "failed"}
+    for flagged in ("flag", "flag-unlisted"):  # listed or not, JAX does the same under the flag
+        sec = section(build_model([runs["base"], runs[flagged]]))
+        assert (sec.cases, sec.unchanged) == ([], 1), [c.to_json() for c in sec.cases]
+        [group] = sec.groups
+        assert group.sentence == f"{REFS}: no case behaves otherwise."

@@ -5,7 +5,9 @@ x64 and the explicit-dtype policy are process-wide, so each mode gets its own pr
 adapter reports. Progress is read from the growing results files, never from pytest's output.
 Afterwards the per-mode files are merged into
 `<out>/results.jsonl`, the report is rendered into `<out>/`, and a summary table is printed.
-Exit status: 0 only when every mode's process finished and no case has an unexpected outcome.
+Exit status: 0 only when every mode's process finished, no spec is at fault, and no case has an
+unexpected outcome in a mode the report counts (`mode.counted_modes`: modes with upcoming flags
+run beside the same mode without them are previews, as the report's verdict line says).
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir, service
 from jax_conformance.launch.scheduler import Engine, ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes
-from jax_conformance.mode import Mode, read_modes
+from jax_conformance.mode import Mode, counted_modes, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
-from jax_conformance.spec.expectations import files_for, ratchet, ratchet_target
+from jax_conformance.spec.expectations import DEFAULT_DIR, files_for, ratchet, ratchet_target
 from jax_conformance.text import cut
 from jax_conformance.usage import (
     check_adapter,
@@ -41,7 +43,6 @@ from jax_conformance.usage import (
     mark_selection,
 )
 
-EXPECTATIONS_DIR = SPECS_DIR / "expectations"
 DEFAULT_OUT = (
     rundir.REPORTS / rundir.RUNS
 )  # each run in a new directory there; reports/latest points at the newest
@@ -155,6 +156,7 @@ class Progress:
 
     def __init__(self, jobs: list[ModeProcess], stream: IO[str], live: bool) -> None:
         self.jobs = jobs
+        self.counted = counted_jobs(jobs)  # the others preview upcoming flags
         self.stream = stream
         self.live = live
         self.drawn = 0
@@ -171,7 +173,8 @@ class Progress:
         filled = min(width, int(width * done / total)) if total else 0
         bar = "#" * filled + "." * (width - filled)
         bad = sum(n for o, n in job.tail.counts.items() if o in UNEXPECTED) - job.tail.spec_errors
-        extra = f"  {bad} unexpected" if bad else ""
+        word = "unexpected" if job in self.counted else "failing (preview, not counted)"
+        extra = f"  {bad} {word}" if bad else ""
         if job.tail.spec_errors:
             extra += f"  {plural(job.tail.spec_errors, 'spec error')}"
         return (
@@ -294,6 +297,41 @@ def unexpected_cases(
     )
 
 
+def counted_jobs(jobs: list[ModeProcess]) -> list[ModeProcess]:
+    """The modes whose unexpected outcomes fail the run, as the report counts them
+    (`mode.counted_modes`): an adapter's modes with flags beside its plain modes are previews."""
+    counted = {
+        a: counted_modes(j.mode.slug for j in jobs if j.adapter == a)
+        for a in {j.adapter for j in jobs}
+    }
+    return [j for j in jobs if j.mode.slug in counted[j.adapter]]
+
+
+def print_outcomes(jobs: list[ModeProcess]) -> list[ModeProcess]:
+    """Print the unexpected outcomes that count, those of the upcoming-flag previews apart, and the
+    spec errors; return the modes that count (`counted_jobs`)."""
+    counted = counted_jobs(jobs)
+    bad = unexpected_cases(counted)
+    if bad:
+        print("unexpected outcomes:")
+        print("\n".join(f"  {line}" for line in bad))
+    preview = unexpected_cases([j for j in jobs if j not in counted])
+    if preview:
+        print(
+            "under upcoming flags (previews beside the modes without them, not counted; the "
+            "report's upcoming section says which flag changes what):"
+        )
+        print("\n".join(f"  {line}" for line in preview))
+    spec_errors = sum(j.tail.spec_errors for j in jobs)
+    if spec_errors:
+        print(
+            f"{plural(spec_errors, 'spec error')}, not counted (a bug in a spec, not a verdict on the implementation; "
+            "the run still fails):"
+        )
+        print("\n".join(f"  {line}" for line in unexpected_cases(jobs, spec_errors=True)))
+    return counted
+
+
 def selection_note(collected: dict[tuple[str, str], int]) -> str:
     """A line per adapter whose modes collected different numbers of cases ((adapter, mode) -> the
     `collected` count): -k and -m see only the case, so a run gets there only through specs that
@@ -315,14 +353,14 @@ def expectation_files(adapter: str, args: argparse.Namespace) -> list[Path]:
     if args.no_expectations:
         return []
     given = [Path(p).resolve() for p in args.expectations or []]
-    return files_for(adapter, given, EXPECTATIONS_DIR, updating=args.update_expectations)
+    return files_for(adapter, given, DEFAULT_DIR, updating=args.update_expectations)
 
 
 def update_target(adapter: str, args: argparse.Namespace, files: list[Path]) -> Path:
     """The file --update-expectations rewrites (`expectations.ratchet_target`)."""
     given = [Path(p).resolve() for p in args.expectations or []]
     one = len(set(args.adapter or ["jax"])) == 1
-    return ratchet_target(adapter, files, given, EXPECTATIONS_DIR, one_adapter=one)
+    return ratchet_target(adapter, files, given, DEFAULT_DIR, one_adapter=one)
 
 
 # ---------------------------------------------------------------- main
@@ -467,17 +505,7 @@ def _run(
     merged = out / "results.jsonl"
     records = merge_modes(jobs, merged)
     print(f"\n{summary_table(summary_rows(jobs))}\n")
-    bad = unexpected_cases(jobs)
-    if bad:
-        print("unexpected outcomes:")
-        print("\n".join(f"  {line}" for line in bad))
-    spec_errors = sum(j.tail.spec_errors for j in jobs)
-    if spec_errors:
-        print(
-            f"{plural(spec_errors, 'spec error')}, not counted (a bug in a spec, not a verdict on the implementation; "
-            "the run still fails):"
-        )
-        print("\n".join(f"  {line}" for line in unexpected_cases(jobs, spec_errors=True)))
+    counted = print_outcomes(jobs)
     note = selection_note(
         {(j.adapter, j.mode.slug): j.tail.total for j in jobs if j.tail.total is not None}
     )
@@ -520,5 +548,9 @@ def _run(
     if total == 0 and all(j.completed for j in jobs):
         print("no case was selected in any mode", file=sys.stderr)
         return 5
-    ok = all(j.completed for j in jobs) and not any(j.tail.unexpected for j in jobs)
+    ok = (
+        all(j.completed for j in jobs)
+        and not any(j.tail.unexpected for j in counted)
+        and not any(j.tail.spec_errors for j in jobs)
+    )
     return 0 if ok else 1

@@ -28,6 +28,7 @@ from typing import Generic, Protocol, TypeVar
 from jax_conformance import PACKAGE_DIR
 from jax_conformance.mode import Mode, value_text
 from jax_conformance.records import Record, RecordTail, encode
+from jax_conformance.spec.expectations import NO_FILES
 from jax_conformance.text import signal_text
 
 # ---------------------------------------------------------------- the command line
@@ -55,6 +56,10 @@ def pytest_command(
     argv += [f"--flag={name}={value_text(value)}" for name, value in mode.flags]
     if results is not None:
         argv += ["--results", str(results)]
+    if "--expectations" not in extra:
+        # the harness's mode processes are judged by the files they are given, none unless given
+        # (the plugin alone reads the adapter's own: `pytest conformance/ --adapter=jax`)
+        argv += ["--expectations", NO_FILES]
     return [*argv, "-p", "no:cacheprovider", "-q", *extra]
 
 

@@ -19,6 +19,7 @@ from jax_conformance.client.caserunner import ISOLATION_MODES
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import EXPLICIT_MODES, Mode, parse_flag, parse_truth
 from jax_conformance.options import add_specs, positive_float, positive_int
+from jax_conformance.spec.expectations import NO_FILES, files_for
 from jax_conformance.usage import check_adapter, check_spec_paths, extend_pythonpath
 
 DEFAULT_CASE_TIMEOUT = "60"  # seconds; the ini value `conformance_case_timeout`
@@ -99,7 +100,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--expectations",
         action="append",
         metavar="PATH",
-        help="known-divergence file(s): listed cases become xfailed/xpassed",
+        help="known-divergence file (repeatable): listed cases become xfailed/xpassed (default: the "
+        f"adapter's files in specs/expectations/; `{NO_FILES}`: no file, every divergence fails)",
     )
 
 
@@ -116,7 +118,7 @@ class Options:
     case_timeout: float  # seconds, for a case whose spec sets none
     memory_mb: int | None
     isolation: str | None
-    expectations: tuple[str, ...]
+    expectations: tuple[str, ...]  # --expectations as given (none: the adapter's own files)
 
     @classmethod
     def parse(cls, config: pytest.Config) -> Options:
@@ -151,6 +153,15 @@ class Options:
         check_adapter(self.adapter)
         check_spec_paths(list(self.specs))
         extend_pythonpath(config.getoption("pythonpath") or ())
+
+    def expectation_files(self, adapter: str) -> list[Path]:
+        """The known-divergence files the run is judged by: those given, none for `--expectations
+        none`, else the adapter's own in specs/expectations/ (as `jax-conformance run` reads them)."""
+        if NO_FILES in self.expectations:
+            if len(self.expectations) > 1:
+                raise UsageError(f"--expectations {NO_FILES} cannot be given with files")
+            return []
+        return files_for(adapter, [Path(p).resolve() for p in self.expectations])
 
     def targets_suite(self, config: pytest.Config) -> bool:
         """Whether pytest was asked to collect the suite: the package folder, a spec directory, or

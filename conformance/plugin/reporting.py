@@ -38,10 +38,14 @@ from jax_conformance.records import (
     tally,
     unavailable,
 )
+from jax_conformance.spec.model import Spec
+from jax_conformance.text import cut
 
 if TYPE_CHECKING:
     from xdist.workermanage import WorkerController
 
+SHOWN_DIVERGENCES = 25  # known divergences listed by name in the terminal summary
+SHOWN_REASON_CHARS = 160  # of each one's reason
 RECORD_KEY = "conformance_record"  # a report's user_properties entry that holds its record
 
 
@@ -251,6 +255,7 @@ class Records:
         # of counts["error"]: records whose spec is at fault, said apart in the summary
         self.spec_errors = 0
         self._announced = False
+        self.xfailed: list[ResultRecord] = []  # the known divergences that still diverge
 
     def _write(self, record: ResultRecord | CollectedRecord | EndRecord) -> None:
         if self.writer is not None:
@@ -258,6 +263,8 @@ class Records:
 
     def _case(self, record: ResultRecord) -> None:
         tally(self.counts, record)
+        if record.get("outcome") == "xfailed":
+            self.xfailed.append(record)
         self.spec_errors += bool(record.get("spec_error"))
         self._write(record)
 
@@ -276,6 +283,8 @@ class Records:
             f"mode: {suite.mode.label}; backends: {', '.join(suite.backends())}",
         ]
         lines += [f"note: {n}" for n in env.get("notes", [])]
+        given = " (--expectations)" if suite.options.expectations else ""
+        lines += [f"known divergences: {p}{given}" for p in suite.expectation_paths]
         return lines
 
     def pytest_sessionstart(self) -> None:
@@ -352,14 +361,32 @@ class Records:
                 terminalreporter.write_line(f"NOT APPLICABLE {report.nodeid} - {reason}")
         if self.writer is not None:
             terminalreporter.write_line(f"results: {self.writer.path}")
+        self._known_divergences(terminalreporter)
         if suite.expectations.files:
+            topics = [s.topic for s in suite.loaded.values() if isinstance(s, Spec)]
             for path, entry in suite.expectations.unused(
-                suite.mode, suite.adapter, suite.behaviour_version
+                suite.mode, suite.adapter, suite.behaviour_version, topics
             ):
                 terminalreporter.write_line(
                     f"warning: {path}: expectation for {entry} matched no collected case",
                     yellow=True,
                 )
+
+    def _known_divergences(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """A line per known divergence that still diverges: an expected failure, shown as one."""
+        if not self.xfailed:
+            return
+        terminalreporter.write_sep("-", f"known divergences ({len(self.xfailed)} xfailed)")
+        for record in self.xfailed[:SHOWN_DIVERGENCES]:
+            reason = str(record.get("message", "")).removeprefix("xfailed: ").splitlines()[0]
+            terminalreporter.write_line(
+                f"XFAIL {record['case']}[{self.suite.mode.slug}-{record.get('backend')}] - "
+                f"{cut(reason, SHOWN_REASON_CHARS, 'reason')}"
+            )
+        if len(self.xfailed) > SHOWN_DIVERGENCES:
+            terminalreporter.write_line(f"... and {len(self.xfailed) - SHOWN_DIVERGENCES} more")
+        where = ", ".join(str(p) for p in self.suite.expectation_paths)
+        terminalreporter.write_line(f"(listed in {where}; `--expectations none` fails them)")
 
     def pytest_unconfigure(self) -> None:
         if self.writer is not None:

@@ -54,7 +54,8 @@ class Suite:
         self._flags: dict[str, FlagValue] | None = None
         # whether upgrade flags set by the caller's environment are in self.mode
         self._settled = False
-        self.expectations = ExpectationFile.load_many(list(options.expectations))
+        self.expectation_paths = options.expectation_files(adapter)
+        self.expectations = ExpectationFile.load_many([str(p) for p in self.expectation_paths])
         self.loaded: dict[Path, Spec | SpecFileErrors] = {}
         # specs an earlier process (lint, another mode, a worker) loaded
         self._spec_cache = SpecCache.default()

@@ -27,7 +27,7 @@ from typing import TypedDict
 import jinja2
 import markupsafe
 from jax_conformance import REPORT_ASSETS
-from jax_conformance.mode import mode_key
+from jax_conformance.mode import counted_modes, mode_key
 from jax_conformance.releases import (
     HOLDS,
     NOT_RUN,
@@ -207,7 +207,8 @@ def headlines(model: ReportModel) -> list[Headline]:
     ):
         # The release as users get it: modes that set no other flag. Modes with flags beside them
         # preview JAX's upcoming defaults (their own section); alone, they are what was asked.
-        cols = [c for c in every if "+" not in c.mode] or every
+        counted = counted_modes(c.mode for c in every)
+        cols = [c for c in every if c.mode in counted]
         flagged = (
             sorted({c.mode for c in every if "+" in c.mode}, key=mode_key)
             if len(cols) < len(every)

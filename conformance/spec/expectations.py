@@ -13,6 +13,12 @@ entries, choose and rewrite the file. Format (YAML):
         cases:
           - x64.explicit.error-mode-raises           # every mode
           - {case: x64.explicit.allow-mode, modes: [off-allow]}
+
+A listed mode covers a run's mode by its x64 part: `off-warn` covers `off-warn` and every mode with
+flags on top of it (`off-warn+jax_remat3`), so the modes of `run --modes off-warn,+upcoming` are
+judged as their base mode is; a listed mode that names flags covers the modes that set them too
+(`off-allow+jax_numpy_dtype_promotion=strict` covers `off-allow+jax_numpy_dtype_promotion=strict+jax_remat3`).
+With no `--expectations`, the plugin and `run` read the adapter's files in `DEFAULT_DIR`.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import yaml
+from jax_conformance import SPECS_DIR
 from jax_conformance.errors import ExpectationsError, ModeError
 from jax_conformance.mode import DEFAULT_MODES, Mode
 from jax_conformance.spec.model import version_in
@@ -31,6 +38,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 if TYPE_CHECKING:
     from jax_conformance.records import ResultRecord
 
+DEFAULT_DIR = SPECS_DIR / "expectations"  # the adapters' own known-divergence files
+NO_FILES = "none"  # `--expectations none`: judge by no file, not the adapter's own
 NEEDS_REASON = "TODO: say why this case diverges"
 # Outcomes the ratchet keeps listed: the case still diverges (an xfailed case is a listed one that failed).
 STILL_FAILING = frozenset({"failed", "error", "crashed", "timeout", "xfailed"})
@@ -50,12 +59,21 @@ class Entry:
     def matches(self, case: str, mode: Mode, backend: str) -> bool:
         return (
             self.case == case
-            and (self.modes is None or mode.slug in self.modes)
+            and self.covers(mode)
             and (self.backends is None or backend in self.backends)
         )
 
+    def covers(self, mode: Mode) -> bool:
+        """Whether the entry speaks for cases run in `mode` (every mode when it names none)."""
+        return self.modes is None or any(covers(Mode.from_slug(m), mode) for m in self.modes)
+
     def applies(self, version: str) -> bool:
         return self.version is None or version_in(version, self.version)
+
+
+def covers(listed: Mode, mode: Mode) -> bool:
+    """A listed mode covers a run's mode with the same x64 part that sets every flag it names."""
+    return listed.base == mode.base and set(listed.flags) <= set(mode.flags)
 
 
 def _mode_name(path: Path, name: object) -> str:
@@ -145,7 +163,13 @@ class ExpectationSet:
                         return entry
         return None
 
-    def unused(self, mode: Mode, adapter: str | None, version: str) -> Iterator[tuple[Path, str]]:
+    def unused(
+        self, mode: Mode, adapter: str | None, version: str, topics: Iterable[str]
+    ) -> Iterator[tuple[Path, str]]:
+        """(file, case) per entry for this mode and release that matched no collected case, among
+        the entries for cases of `topics` (the spec files collected): an entry for a topic the run
+        did not collect says nothing about it (`pytest --specs mine` reads the default files too)."""
+        prefixes = tuple(f"{t}." for t in topics)
         for f in self.files:
             if adapter is None or not f.applies(adapter, version):
                 continue
@@ -153,12 +177,15 @@ class ExpectationSet:
                 if (
                     not entry.used
                     and entry.applies(version)
-                    and (entry.modes is None or mode.slug in entry.modes)
+                    and entry.covers(mode)
+                    and entry.case.startswith(prefixes)
                 ):
                     yield f.path, entry.case
 
 
-def files_for(adapter: str, given: list[Path], default_dir: Path, *, updating: bool) -> list[Path]:
+def files_for(
+    adapter: str, given: list[Path], default_dir: Path = DEFAULT_DIR, *, updating: bool = False
+) -> list[Path]:
     """The expectations files that speak for `adapter`: those given (`--expectations`, each must
     exist unless the run is `updating` them), else those in `default_dir`."""
     missing = [p for p in given if not p.is_file() and not updating]
@@ -276,10 +303,13 @@ class ExpectationsYAML(TypedDict):
 
 
 def _listed(case: str, modes: Set[str] | None, all_modes: Set[str] | None) -> Listed:
-    """A case alone when it is listed for every mode, else with its modes."""
+    """A case alone when it is listed for every mode, else with the modes no other listed mode covers."""
     if modes is None or (all_modes is not None and modes >= all_modes):
         return case
-    return {"case": case, "modes": sorted(modes)}
+    parsed = {m: Mode.from_slug(m) for m in modes}
+    # a mode another listed mode covers (off-warn+jax_remat3 under off-warn) goes without saying
+    kept = [m for m in modes if not any(o != m and covers(parsed[o], parsed[m]) for o in modes)]
+    return {"case": case, "modes": sorted(kept)}
 
 
 def _group(reason: str, version: str | None, cases: list[Listed]) -> Group:
