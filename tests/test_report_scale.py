@@ -182,6 +182,14 @@ def test_eight_columns_with_flag_modes_fit_and_names_break_only_at_plus_and_unde
         .filter(e => e.getClientRects().length > 1).map(e => e.textContent)""")
     assert split == [], split
     assert page.locator("table.summary td.mode .nobr").count() > 9
+    assert page.locator("#matrix-table thead th.col .nobr").count() > 9
+    page.locator("#flags summary").click()  # the flag table names each mode in a narrow column
+    assert page.locator("table.flag-table th.mode-name .nobr").count() > 9
+    split = page.evaluate("""[...document.querySelectorAll('.nobr')]
+        .filter(e => e.getClientRects().length > 1).map(e => e.textContent)""")
+    assert split == [], split
+    width, wide = page_width(page)
+    assert width <= WIDTH, (width, wide)
     assert errors == []
     page.close()
 
@@ -222,3 +230,20 @@ def test_a_share_short_of_every_cell_never_reads_100_percent(tmp_path: Path) -> 
     model = build_model([run_file(tmp_path / "r.jsonl", cases)])
     [line] = headlines(model)
     assert (line.conform, line.applicable, line.share) == (2999, 3000, "99.9%")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no `chromium` on PATH")
+def test_the_filters_see_a_tables_cells(at_1024: Any) -> None:
+    tables = at_1024.locator("#matrix-table tbody tr[data-table]")
+    at_1024.select_option("#f-outcome", "unexpected")
+    assert tables.evaluate_all("rs => rs.map(r => r.dataset.table)") == [TABLE]
+    at_1024.select_option("#f-mode", "on")  # the wrong cell fails in off-warn only
+    assert tables.count() == 0
+    at_1024.select_option("#f-mode", "")
+    at_1024.select_option("#f-outcome", "")
+    at_1024.fill("#f-search", WRONG)  # a cell's id finds its table
+    assert tables.evaluate_all("rs => rs.map(r => r.dataset.table)") == [TABLE]
+    assert at_1024.locator("#matrix-table tbody tr[data-case]").count() == 0
+    count = at_1024.locator("#f-count").inner_text()
+    assert count.startswith("1 of 32 cases") and "2 tables of 916 cells" in count, count

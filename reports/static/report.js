@@ -151,12 +151,13 @@
       th.appendChild(el("div", null, col.backend));
       // A mode with flags (off-warn+jax_custom_vjp3+...) shows one flag a line, so its column stays narrow.
       const [base, ...flags] = col.mode.split("+");
-      th.appendChild(el("div", null, base + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ")" : col.interrupted ? " ⚠" : "")));
+      th.appendChild(el("div", { class: "nobr" }, base + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ")" : col.interrupted ? " ⚠" : "")));
       flags.forEach((flag) => {
-        // a long flag name may break after its underscores (<wbr>), so a page of 1024 px holds every column
+        // a long flag name may break after its underscores (<wbr>) and nowhere else, so a page of
+        // 1024 px holds every column
         const div = el("div", { class: "flag" });
         ("+" + flag).split("_").forEach((part, i, parts) => {
-          div.appendChild(document.createTextNode(part + (i < parts.length - 1 ? "_" : "")));
+          div.appendChild(el("span", { class: "nobr" }, part + (i < parts.length - 1 ? "_" : "")));
           if (i < parts.length - 1) div.appendChild(document.createElement("wbr"));
         });
         th.appendChild(div);
