@@ -139,7 +139,7 @@ def test_docs_vs_code_is_one_row_per_thing_the_docs_say(at_1024: Any) -> None:
     assert rows.count() == 1
     assert rows.first.get_attribute("data-cases") == "900"
     text = rows.first.inner_text()
-    assert "the table says so" in text and "900 cases" in text
+    assert "the table says so" in text and "900 cases" in text and f"{TABLE} (900)" in text
     assert "off-warn (899)" in text and "on (900)" in text, text
     assert f"{TABLE}[d00|d00]" not in text  # the cases stay folded under their count
 

@@ -229,6 +229,16 @@ class DocsRule:
         ]
 
     @property
+    def groups(self) -> list[tuple[str, int]]:
+        """(table or topic, cases) over the rule's cases: a table cell counts for its table."""
+        counts: dict[str, int] = {}
+        for diff in self.diffs:
+            head, bracket, _ = diff.case.id.partition("[")
+            key = head if bracket else diff.case.topic
+            counts[key] = counts.get(key, 0) + 1
+        return sorted(counts.items())
+
+    @property
     def since(self) -> list[dict[str, tuple[str, str]]]:
         """The distinct first releases of its cases (one, mostly)."""
         return list({repr(sorted(d.since.items())): d.since for d in self.diffs}.values())
@@ -239,9 +249,10 @@ def docs_rules(diffs: list[DocsDifference]) -> list[DocsRule]:
     rules: dict[str, DocsRule] = {}
     for diff in diffs:
         documented = diff.case.documented or {}
-        says = str(documented.get("says", ""))
-        key = says or diff.case.id  # a case whose docs say nothing in words stands alone
-        rule = rules.setdefault(key, DocsRule(says, _sources(documented.get("source")), []))
+        says, source = str(documented.get("says", "")), _sources(documented.get("source"))
+        # a case whose docs say nothing in words stands alone
+        key = repr((says, source)) if says else diff.case.id
+        rule = rules.setdefault(key, DocsRule(says, source, []))
         rule.diffs.append(diff)
     return sorted(rules.values(), key=lambda r: (-len(r.diffs), r.diffs[0].case.id))
 
