@@ -102,12 +102,33 @@ def test_tables_on_the_first_screen_collapsed_with_the_failing_cell_open(
         "off-warn",
         "on",
     ]
+    # its grid per mode (row operand x column operand, from the run's cell ids) marks the wrong cell
+    grids = add.locator("figure.tgrid-box")
+    assert grids.count() == 2
+    for i in range(2):
+        marked = grids.nth(i).locator('td.bg-failed a.tg[data-outcome="failed"]')
+        assert marked.count() == 1 and marked.get_attribute("title") == f"[{WRONG}]: failed"
+        rows = grids.nth(i).locator("th.tg-row").all_inner_texts()
+        assert rows[:3] == ["bool", "uint8", "uint16"], rows  # the data file's order
+    # the matrix holds each table as one row, its wrong cell counted in both modes
+    assert page.locator("#matrix-table tbody tr[data-case]").count() == 0
+    row = page.locator('#matrix-table tr[data-table="promotion.table.add"]')
+    assert [t.strip() for t in row.locator("a.cell").all_inner_texts()] == ["✗ 1", "✗ 1"]
     # the tables that hold are collapsed: their verdicts show, their cells do not
     for name in ("promotion.table.promote-types", "promotion.table.result-type"):
         t = by_name[name]
         assert t.get_attribute("open") is None
         assert "fail" not in t.locator("summary").inner_text()
         assert t.locator("ul.table-failing").count() == 0
+        assert not t.locator(".table-grids").is_visible()
+    # an expanded passing table shows its grids, every cell holding
+    result_type = by_name["promotion.table.result-type"]
+    result_type.locator("summary").click()
+    grids = result_type.locator("figure.tgrid-box")
+    assert grids.count() == 2 and grids.nth(0).is_visible()
+    shown = grids.nth(0).locator("a.tg")
+    assert shown.count() > 0
+    assert shown.count() == grids.nth(0).locator('a.tg[data-outcome="passed"]').count()
     page.screenshot(path=str(tmp_path / "tables.png"))
     assert errors == [], f"console errors: {errors}"
     page.close()

@@ -53,6 +53,10 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+# A row of the drawn matrix: a case's, or a table's (its cells as one row)
+MATRIX_ROW = "#matrix-table tbody tr[data-case], #matrix-table tbody tr[data-table]"
+
+
 def open_report(browser: Any, index: Path, height: int = 900) -> tuple[Any, list[str]]:
     """A 1400 px wide page on the report, its matrix drawn; the list collects every script and console error."""
     page = browser.new_page(viewport={"width": 1400, "height": height})
@@ -60,7 +64,7 @@ def open_report(browser: Any, index: Path, height: int = 900) -> tuple[Any, list
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(index.as_uri())
-    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    page.wait_for_selector(MATRIX_ROW)
     return page, errors
 
 

@@ -19,7 +19,7 @@ from jax_conformance.report import build_site
 from jax_conformance.report.model import build_model
 
 from tests.test_report import run_file
-from tests.test_report_browser import CHROMIUM, browser  # noqa: F401  (the module's browser fixture)
+from tests.test_report_browser import CHROMIUM, MATRIX_ROW, browser  # noqa: F401  (the module's browser fixture)
 
 WIDTH = 1024
 FLAGS = ("jax_custom_vjp3", "jax_disable_bwd_checks", "jax_refs_to_pins", "jax_remat3", "jax_scan3")
@@ -89,7 +89,7 @@ def open_at(browser: Any, index: Path, width: int = WIDTH) -> tuple[Any, list[st
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(index.as_uri())
-    page.wait_for_selector("#matrix-table tbody tr[data-case]")
+    page.wait_for_selector(MATRIX_ROW)
     return page, errors
 
 

@@ -211,7 +211,7 @@ def page(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
     )
     return f"""<!doctype html><html lang=en><head><meta charset=utf-8><title>Upgrading JAX {esc(a)} to {esc(b)}</title>
 <style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:4px 6px;vertical-align:top}}
+td,th{{border:1px solid #ccc;padding:4px 6px;vertical-align:top;overflow-wrap:anywhere}}
 .claim{{color:#555;font-size:90%}}.before{{color:#555}}.after{{font-weight:600}}
 .basis-observed td{{background:#fafafa}}</style></head>
 <body><h1>Upgrading JAX {esc(a)} &rarr; {esc(b)}</h1><p>{esc(how)}</p>

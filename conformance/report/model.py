@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,60 @@ class DocsDifference:
 
 
 @dataclass
+class DocsRule:
+    """The docs-vs-code differences that share what the docs say (a table's cells share one
+    sentence): the rule once, its cases counted, where the code differs summed per mode."""
+
+    says: str
+    source: list[dict[str, object]]
+    diffs: list[DocsDifference]
+
+    @property
+    def releases(self) -> list[tuple[str, str, list[tuple[str, int]]]]:
+        """(adapter, version, [(mode, cells that differ)]) over the rule's cases, oldest release first."""
+        per: dict[tuple[str, str], dict[str, int]] = {}
+        for diff in self.diffs:
+            for adapter, version, seen in diff.releases:
+                modes = per.setdefault((adapter, version), {})
+                for col, _ in seen:
+                    modes[col.mode] = modes.get(col.mode, 0) + 1
+        return [
+            (a, v, sorted(modes.items(), key=lambda m: mode_key(m[0])))
+            for (a, v), modes in sorted(
+                per.items(), key=lambda kv: (kv[0][0], version_key(kv[0][1]))
+            )
+        ]
+
+    @property
+    def groups(self) -> list[tuple[str, int]]:
+        """(table or topic, cases) over the rule's cases: a table cell counts for its table."""
+        counts: dict[str, int] = {}
+        for diff in self.diffs:
+            head, bracket, _ = diff.case.id.partition("[")
+            key = head if bracket else diff.case.topic
+            counts[key] = counts.get(key, 0) + 1
+        return sorted(counts.items())
+
+    @property
+    def since(self) -> list[dict[str, tuple[str, str]]]:
+        """The distinct first releases of its cases (one, mostly)."""
+        return list({repr(sorted(d.since.items())): d.since for d in self.diffs}.values())
+
+
+def docs_rules(diffs: list[DocsDifference]) -> list[DocsRule]:
+    """Docs-vs-code differences grouped by what the docs say, the rule with the most cases first."""
+    rules: dict[str, DocsRule] = {}
+    for diff in diffs:
+        documented = diff.case.documented or {}
+        says, source = str(documented.get("says", "")), _sources(documented.get("source"))
+        # a case whose docs say nothing in words stands alone
+        key = repr((says, source)) if says else diff.case.id
+        rule = rules.setdefault(key, DocsRule(says, source, []))
+        rule.diffs.append(diff)
+    return sorted(rules.values(), key=lambda r: (-len(r.diffs), r.diffs[0].case.id))
+
+
+@dataclass
 class Change:
     case: str
     adapter: str
@@ -260,10 +315,15 @@ class ReportModel:
         return len(self.cells)
 
     @property
+    def docs_rules(self) -> list[DocsRule]:
+        """The docs-vs-code differences grouped by what the docs say."""
+        return docs_rules(self.docs_vs_code)
+
+    @property
     def topics(self) -> list[str]:
         return sorted({c.topic for c in self.cases})
 
-    @property
+    @cached_property
     def tables(self) -> list[TableView]:
         """The table cases (ids `<table>[<cell>]`), each collapsed to its counts per column."""
         return table_views(self.columns, self.cases, self.cells)
@@ -278,13 +338,20 @@ class ReportModel:
 
 @dataclass
 class TableView:
-    """A table case's cells collapsed: per column the cells by outcome, and the failing cells open."""
+    """A table case's cells collapsed: per column the cells by outcome, the failing cells open, and
+    where every cell id is a pair `row|col` (the promotion tables), the row x column grid they form."""
 
     table: str
     topic: str
     cells: int
     counts: list[tuple[Column, dict[str, int]]]
     failing: list[tuple[str, Column, str]]  # (cell id, column, the first line of its message)
+    members: list[int] = field(default_factory=list)  # the cells' case indices
+    ids: list[str] = field(default_factory=list)  # the cells' case ids, as `members`
+    rows: list[str] = field(default_factory=list)  # the grid's row labels, in the run's order
+    cols: list[str] = field(default_factory=list)  # its column labels, in the run's order
+    # the case index at each (row, col) of the grid, row-major; -1 where no cell was run
+    grid: list[int] = field(default_factory=list)
 
     def verdict(self, counts: dict[str, int]) -> str:
         bad = sum(n for k, n in counts.items() if k not in ("passed", "not_applicable", "skipped"))
@@ -304,6 +371,9 @@ def table_views(columns: list[Column], cases: list[CaseInfo], cells: Cells) -> l
         head, bracket, _ = case.id.partition("[")
         if bracket and case.id.endswith("]"):
             groups.setdefault(head, []).append(case)
+    run_order: dict[int, int] = {}  # case index -> when its first record was read (the run's order)
+    for ci, _ in cells:
+        run_order.setdefault(ci, len(run_order))
     views = []
     for table, members in sorted(groups.items()):
         counts = [(col, dict.fromkeys(OUTCOMES, 0)) for col in columns]
@@ -323,8 +393,24 @@ def table_views(columns: list[Column], cases: list[CaseInfo], cells: Cells) -> l
                             (str(rec.get("message") or outcome).splitlines() or [""])[0][:300],
                         )
                     )
-        views.append(TableView(table, members[0].topic, len(members), counts, failing))
+        view = TableView(table, members[0].topic, len(members), counts, failing)
+        view.members, view.ids = [c.index for c in members], [c.id for c in members]
+        _lay_out_grid(view, table, sorted(members, key=lambda c: run_order.get(c.index, 0)))
+        views.append(view)
     return views
+
+
+def _lay_out_grid(view: TableView, table: str, members: list[CaseInfo]) -> None:
+    """The row x column grid of a table whose cell ids are all `row|col`, axes in the order the cells
+    ran (the order their data file lists them); a table of other ids gets none."""
+    pairs = [case.id[len(table) + 1 : -1].split("|") for case in members]
+    if not pairs or any(len(p) != 2 for p in pairs):
+        return
+    rows = list(dict.fromkeys(r for r, _ in pairs))
+    cols = list(dict.fromkeys(c for _, c in pairs))
+    where = {(r, c): case.index for (r, c), case in zip(pairs, members, strict=True)}
+    view.rows, view.cols = rows, cols
+    view.grid = [where.get((r, c), -1) for r in rows for c in cols]
 
 
 # ---------------------------------------------------------------- loading

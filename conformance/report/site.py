@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -36,7 +37,7 @@ from jax_conformance.releases import (
     version_key,
 )
 from jax_conformance.report import contract_section
-from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
+from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel, TableView
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"
@@ -76,18 +77,32 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["safe_url"] = safe_url
-    env.filters["pct"] = lambda v: "n/a" if v is None else f"{v:.1f}%"
+    env.filters["pct"] = percent
     env.filters["outcome_label"] = lambda o: str(o).replace("_", " ")
     env.filters["breakable"] = breakable
     env.filters["since_text"] = since_text
     return env
 
 
+def percent(value: float | None) -> str:
+    """A share in percent to one decimal, never rounded onto 100.0% while a cell falls short of it
+    (12541 of 12545 is 99.9%, not 100.0%), nor onto 0.0% while one holds."""
+    if value is None:
+        return "n/a"
+    text = f"{value:.1f}%"
+    if text == "100.0%" and value < 100.0:
+        return "99.9%"
+    if text == "0.0%" and value > 0.0:
+        return "0.1%"
+    return text
+
+
 def breakable(mode: object) -> markupsafe.Markup:
-    """A mode's name that a narrow column may break after each `+` and `_` (and nowhere else)."""
-    return markupsafe.Markup("+<wbr>").join(
-        markupsafe.Markup("_<wbr>").join(markupsafe.escape(w) for w in part.split("_"))
-        for part in str(mode).split("+")
+    """A mode's name that a narrow column may break after each `+` and `_` and nowhere else (not at
+    its `-`): each piece between two break points is kept whole."""
+    pieces = re.findall(r"[^+_]+[+_]?|[+_]", str(mode))
+    return markupsafe.Markup("<wbr>").join(
+        markupsafe.Markup('<span class="nobr">%s</span>') % piece for piece in pieces
     )
 
 
@@ -193,7 +208,7 @@ class Headline:
 
     @property
     def share(self) -> str:
-        return f"{100.0 * self.conform / self.applicable:.1f}%" if self.applicable else "n/a"
+        return percent(100.0 * self.conform / self.applicable if self.applicable else None)
 
 
 def headlines(model: ReportModel) -> list[Headline]:
@@ -257,6 +272,25 @@ class CompatJSON(TypedDict):
     rows: list[list[int | str]]  # [case index, a status letter per release, first release it holds]
 
 
+class TableJSON(TypedDict):
+    """A table case as the page's data holds it: its cells' case indices and their grid (`table_json`)."""
+
+    id: str
+    members: list[int]  # the cells' case indices: one matrix row for them all
+    rows: list[str]
+    cols: list[str]
+    grid: list[int]  # row-major case index per (row, col), -1 where none
+
+
+def table_json(view: TableView) -> TableJSON:
+    """One table for the page; a table whose cell ids are not `row|col` pairs is drawn one cell a row."""
+    if view.rows:
+        rows, cols, grid = view.rows, view.cols, view.grid
+    else:
+        rows, cols, grid = [c[len(view.table) :] for c in view.ids], [""], view.members
+    return {"id": view.table, "members": view.members, "rows": rows, "cols": cols, "grid": grid}
+
+
 class PagePayload(TypedDict):
     """The first page's data (`payload`), in the order the page's script reads it."""
 
@@ -268,6 +302,7 @@ class PagePayload(TypedDict):
     chunkStarts: list[int]
     claims: bool
     compat: list[CompatJSON]
+    tables: list[TableJSON]  # in the order of the page's Tables section
 
 
 def compat_json(table: ReleaseTable, model: ReportModel) -> CompatJSON:
@@ -300,6 +335,7 @@ def payload(model: ReportModel, chunk_starts: list[int]) -> PagePayload:
         "chunkStarts": chunk_starts,
         "claims": True,
         "compat": [compat_json(t, model) for t in model.compat],
+        "tables": [table_json(t) for t in model.tables],
     }
     topic_index = {t: i for i, t in enumerate(data["topics"])}
     data["cases"] = [[c.id, topic_index[c.topic], c.claim, c.basis or ""] for c in model.cases]

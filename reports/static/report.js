@@ -15,6 +15,7 @@
   const STATUS = { H: ["holds", "✓"], F: ["fails", "✗"], P: ["partly", "◐"], N: ["not applicable", "·"], "-": ["not run", ""] };
   const state = { rows: [], cols: [], page: 0, compatPage: {} };
   const caseIndex = new Map();
+  const tableOf = new Map();  // a table cell's case index -> its table's index in D.tables
   const chunks = new Map();
   const resolvers = new Map();
 
@@ -97,17 +98,36 @@
     });
     const narrowed = state.cols.length !== D.columns.length;
     state.rows = [];
+    // cells: every outcome code shown in the row; perColumn: one code per column (a table's worst)
+    const want = (cells, perColumn) => {
+      if (narrowed && cells.every((x) => x === "-")) return false;
+      if (outcome === "unexpected" && !cells.some((x) => UNEXPECTED.has(x))) return false;
+      if (outcome === "differs" && new Set(perColumn.filter((x) => x !== "-")).size < 2) return false;
+      if (outcome.length === 1 && !cells.includes(outcome)) return false;
+      return true;
+    };
+    const basisOk = (basis) => !(f.basis && f.basis.value && (f.basis.value === "counted" ? !["documented", "tested", ""].includes(basis) : basis !== f.basis.value));
     for (let i = 0; i < D.cases.length; i++) {
       const [id, t, claim, basis] = D.cases[i];
       if (topic >= 0 && t !== topic) continue;
-      if (f.basis && f.basis.value && (f.basis.value === "counted" ? !["documented", "tested", ""].includes(basis) : basis !== f.basis.value)) continue;
+      const n = tableOf.get(i);
+      if (n !== undefined) {
+        // A table's cells are one row (a negative number: -1 - its index), placed at its first cell.
+        const table = D.tables[n];
+        if (table.members[0] !== i) continue;
+        const members = table.members.filter((m) => basisOk(D.cases[m][3]));
+        if (!members.length) continue;
+        if (q && !table.id.toLowerCase().includes(q) && !(claim && claim.toLowerCase().includes(q)) && !members.some((m) => D.cases[m][0].toLowerCase().includes(q))) continue;
+        if (outcome === "releases" && !members.some(differsAcrossReleases)) continue;
+        const codes = members.flatMap((m) => state.cols.map((c) => D.grid[m][c]));
+        if (outcome !== "releases" && !want(codes, state.cols.map((c) => summarise(members, c).code))) continue;
+        state.rows.push(-1 - n);
+        continue;
+      }
+      if (!basisOk(basis)) continue;
       if (q && !id.toLowerCase().includes(q) && !(claim && claim.toLowerCase().includes(q))) continue;
       const cells = state.cols.map((c) => D.grid[i][c]);
-      if (narrowed && cells.every((x) => x === "-")) continue;
-      if (outcome === "unexpected" && !cells.some((x) => UNEXPECTED.has(x))) continue;
-      if (outcome === "differs" && new Set(cells.filter((x) => x !== "-")).size < 2) continue;
-      if (outcome === "releases" && !differsAcrossReleases(i)) continue;
-      if (outcome.length === 1 && !cells.includes(outcome)) continue;
+      if (outcome === "releases" ? !differsAcrossReleases(i) : !want(cells, cells)) continue;
       state.rows.push(i);
     }
     state.page = 0;
@@ -131,12 +151,13 @@
       th.appendChild(el("div", null, col.backend));
       // A mode with flags (off-warn+jax_custom_vjp3+...) shows one flag a line, so its column stays narrow.
       const [base, ...flags] = col.mode.split("+");
-      th.appendChild(el("div", null, base + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ")" : col.interrupted ? " ⚠" : "")));
+      th.appendChild(el("div", { class: "nobr" }, base + (col.status === "unavailable" || col.status === "error" ? " (" + col.status + ")" : col.interrupted ? " ⚠" : "")));
       flags.forEach((flag) => {
-        // a long flag name may break after its underscores (<wbr>), so a page of 1024 px holds every column
+        // a long flag name may break after its underscores (<wbr>) and nowhere else, so a page of
+        // 1024 px holds every column
         const div = el("div", { class: "flag" });
         ("+" + flag).split("_").forEach((part, i, parts) => {
-          div.appendChild(document.createTextNode(part + (i < parts.length - 1 ? "_" : "")));
+          div.appendChild(el("span", { class: "nobr" }, part + (i < parts.length - 1 ? "_" : "")));
           if (i < parts.length - 1) div.appendChild(document.createElement("wbr"));
         });
         th.appendChild(div);
@@ -151,6 +172,18 @@
     const shown = state.rows.slice(first, first + size);
     let topic = -1;
     for (const i of shown) {
+      if (i < 0) {
+        const tr = tableRow(D.tables[-1 - i]);
+        const t = D.cases[D.tables[-1 - i].members[0]][1];
+        if (t !== topic) {
+          topic = t;
+          const head = el("tr", { class: "topic" });
+          head.appendChild(el("th", { colspan: String(state.cols.length + 1) }, D.topics[t]));
+          body.appendChild(head);
+        }
+        body.appendChild(tr);
+        continue;
+      }
       const [id, t, claim] = D.cases[i];
       if (t !== topic) {
         topic = t;
@@ -175,9 +208,86 @@
       body.appendChild(tr);
     }
     table.appendChild(body);
+    const cells = D.tables.reduce((n, t) => n + t.members.length, 0);
     document.getElementById("f-count").textContent =
-      state.rows.length + " of " + D.cases.length + " cases × " + state.cols.length + " of " + D.columns.length + " columns";
+      state.rows.length + " of " + (D.cases.length - cells + D.tables.length) + " cases × " + state.cols.length + " of " + D.columns.length + " columns" +
+      (D.tables.length ? " (" + D.tables.length + " table" + (D.tables.length === 1 ? "" : "s") + " of " + cells + " cells, a row each)" : "");
     renderPager(document.getElementById("pager"), state.rows.length, state.page, (p) => { state.page = p; renderMatrix(); }, size);
+  }
+
+  // Worst first: a table's cell in the matrix shows the worst outcome of its cells in that column.
+  const SEVERITY = ["c", "t", "e", "X", "f", "x", "p", "s", "n"];
+
+  // A table's cells in one column: the worst outcome, how many of each, and the hover text.
+  function summarise(members, c) {
+    const counts = {};
+    for (const m of members) {
+      const code = D.grid[m][c];
+      if (code !== "-") counts[code] = (counts[code] || 0) + 1;
+    }
+    const code = SEVERITY.find((k) => counts[k]) || "-";
+    const bad = Object.entries(counts).filter(([k]) => UNEXPECTED.has(k)).reduce((n, [, v]) => n + v, 0);
+    const text = Object.entries(counts).map(([k, v]) => v + " " + outcomeName(k)).join(", ");
+    return { code, bad, text };
+  }
+
+  // A table's row of the matrix: its id (a link to its grids in the Tables section), and per column
+  // the worst outcome of its cells with the number that did not hold.
+  function tableRow(table) {
+    const tr = el("tr", { "data-table": table.id });
+    const th = el("th", { class: "case-col" });
+    th.appendChild(el("a", { href: "#table-" + table.id }, table.id));
+    th.appendChild(el("div", { class: "claim" }, "a table of " + table.members.length + " cells" + (D.cases[table.members[0]][2] ? ": " + D.cases[table.members[0]][2] : "")));
+    tr.appendChild(th);
+    for (const c of state.cols) {
+      const s = summarise(table.members, c);
+      const td = el("td", s.code === "-" ? null : { class: "bg-" + D.codes[s.code] });
+      if (s.code !== "-") {
+        td.appendChild(el("a", { class: "cell o-" + D.codes[s.code], href: "#table-" + table.id, title: D.columns[c].label + ": " + s.text, "data-outcome": D.codes[s.code] }, SYMBOL[s.code] + (s.bad ? " " + s.bad : "")));
+      }
+      tr.appendChild(td);
+    }
+    return tr;
+  }
+
+  // ------------------------------------------------------------ tables
+
+  // A table's cells as a row x column grid per column of the report (each mode), drawn when opened.
+  function renderTableGrids(box) {
+    if (box.dataset.drawn) return;
+    box.dataset.drawn = "1";
+    const table = D.tables[Number(box.dataset.table)];
+    const cols = D.columns.map((c, i) => i).filter((c) => table.members.some((m) => D.grid[m][c] !== "-"));
+    for (const c of cols) {
+      const s = summarise(table.members, c);
+      const fig = el("figure", { class: "tgrid-box", "data-column": String(c) });
+      fig.appendChild(el("figcaption", { class: s.bad ? "bad" : "" }, D.columns[c].label + ": " + s.text));
+      const scroll = el("div", { class: "grid-scroll" });
+      const grid = el("table", { class: "tgrid" });
+      const hr = el("tr");
+      hr.appendChild(el("th"));
+      table.cols.forEach((name) => hr.appendChild(el("th", { class: "tg-col", title: name })).appendChild(el("span", null, name)));
+      grid.appendChild(el("thead")).appendChild(hr);
+      const body = el("tbody");
+      table.rows.forEach((row, r) => {
+        const tr = el("tr");
+        tr.appendChild(el("th", { class: "tg-row" }, row));
+        table.cols.forEach((col, k) => {
+          const m = table.grid[r * table.cols.length + k];
+          const code = m < 0 ? "-" : D.grid[m][c];
+          const td = el("td", code === "-" ? null : { class: "bg-" + D.codes[code] });
+          if (code !== "-") {
+            td.appendChild(el("a", { class: "tg o-" + D.codes[code], href: caseHref(D.cases[m][0], c), title: D.cases[m][0].slice(table.id.length) + ": " + outcomeName(code), "data-outcome": D.codes[code] }, SYMBOL[code]));
+          }
+          tr.appendChild(td);
+        });
+        body.appendChild(tr);
+      });
+      grid.appendChild(body);
+      scroll.appendChild(grid);
+      fig.appendChild(scroll);
+      box.appendChild(fig);
+    }
   }
 
   function renderPager(box, total, page, go, size = PAGE) {
@@ -207,7 +317,7 @@
     const box = document.getElementById("compat");
     if (!box) return;
     box.replaceChildren();
-    const wanted = new Set(state.rows);
+    const wanted = new Set(state.rows.flatMap((i) => (i < 0 ? D.tables[-1 - i].members : [i])));
     D.compat.forEach((t, n) => {
       const rows = t.rows.filter((r) => wanted.has(r[0]));
       const page = state.compatPage[n] || 0;
@@ -416,6 +526,13 @@
   }
 
   function showFromHash() {
+    if (location.hash.startsWith("#table-")) {
+      const details = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+      if (details) {
+        details.open = true;
+        details.scrollIntoView();
+      }
+    }
     const params = new URLSearchParams(location.hash.slice(1));
     const aside = document.getElementById("detail");
     const id = params.get("case");
@@ -442,6 +559,12 @@
     return;
   }
   D.cases.forEach((c, i) => caseIndex.set(c[0], i));
+  D.tables.forEach((t, n) => t.members.forEach((m) => tableOf.set(m, n)));
+  document.querySelectorAll("details.table-case").forEach((details) => {
+    const box = details.querySelector(".table-grids");
+    if (details.open) renderTableGrids(box);
+    details.addEventListener("toggle", () => { if (details.open) renderTableGrids(box); });
+  });
   fillSelects();
   renderLegend();
   for (const input of Object.values(f)) input.addEventListener(input.tagName === "INPUT" ? "input" : "change", applyFilters);
