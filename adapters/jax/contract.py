@@ -1035,12 +1035,13 @@ def block(results: dict[str, ItemRecord]) -> None:
     failed = [g for g in GATES if results[g]["status"] == FAIL]
     if not failed:
         return
+    judged = dict(results)  # as judged, before any is blocked
     for item in ITEMS:
-        res = results[item.id]
+        res = judged[item.id]
         if res["status"] != FAIL or not res.get("raised"):
             continue
         actual = res["failures"][0]["actual"]
-        cause = _cause(actual, failed, results)
+        cause = _cause(actual, failed, judged)
         if cause is None or cause == item.id:
             continue
         results[item.id] = {"status": BLOCKED, "note": f"blocked by {cause}: {actual}"}
