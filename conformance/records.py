@@ -833,6 +833,9 @@ class CheckBody(TypedDict):
     kind: str  # custom_vjp, custom_jvp or plain
     nondiff: list[int]
     items: list[ItemResult]
+    notes: NotRequired[
+        list[str]
+    ]  # how it was checked: the rules a wrapper reaches, static arguments
 
 
 class CheckRecord(CheckHead, total=False):
@@ -842,6 +845,7 @@ class CheckRecord(CheckHead, total=False):
     kind: str
     nondiff: list[int]
     items: list[ItemResult]
+    notes: list[str]
     error: str
     traceback: str
 

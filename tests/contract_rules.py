@@ -7,6 +7,7 @@ Module level, so that each mode's process can import them again.
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 
 import jax
@@ -187,3 +188,137 @@ def int_tangent_rule(x):
 def _int_tangent_rule_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     return int_tangent_rule(x), (2.0 * t, jnp.zeros((), jnp.int32))
+
+
+# ---------------------------------------------------------------- public entry points (issue 39)
+# Rules reached through wrappers, and the false verdicts `check` gave them: each is checked as the
+# rule it reaches (tests/test_contract_entry_points.py).
+
+
+def public_sin(x):
+    """A public function wrapping a custom_vjp (as optax's scale_gradient wraps its rule)."""
+    return good_sin(x)
+
+
+@functools.wraps(good_sin)
+def wraps_sin(x):
+    """A functools.wraps wrapper of a custom_vjp."""
+    return good_sin(x)
+
+
+class Holder:
+    """A method reaching a custom_vjp."""
+
+    def sin(self, x):
+        return good_sin(x)
+
+
+HOLDER = Holder()
+
+
+def public_bwd_too_few(x):
+    """A wrapper reaching a broken rule: its rule item must still fail."""
+    return bwd_too_few(x, 2.0 * x)
+
+
+def two_rules(x):
+    """A wrapper reaching a custom_jvp and a custom_vjp."""
+    return wrong_factor(x) + good_sin(x)
+
+
+# A module-level partial of a rule (was "plain": every rule item n/a).
+partial_bwd_too_few = functools.partial(bwd_too_few, y=jnp.array([1.5, 0.5], dtype=jnp.float32))
+
+
+@jax.custom_jvp
+def scaled_softplus(x, beta):
+    return jnp.log1p(jnp.exp(beta * x)) / beta
+
+
+@scaled_softplus.defjvp
+def _scaled_softplus_jvp(primals, tangents):
+    (x, beta), (tx, tb) = primals, tangents
+    y = scaled_softplus(x, beta)
+    dbeta = (x * jax.nn.sigmoid(beta * x) - y) / beta
+    return y, jax.nn.sigmoid(beta * x) * tx + dbeta * tb
+
+
+partial_softplus = functools.partial(scaled_softplus, beta=2.0)
+
+
+# log(1 - exp(-x)), a custom_jvp with the right derivative 1/expm1(x): smooth on x > 0, but with a
+# large second derivative at 0.1, where one-sided differences at the old step disagreed by > 10%.
+@jax.custom_jvp
+def own_log1mexp(x):
+    return jnp.log(-jnp.expm1(-x))
+
+
+@own_log1mexp.defjvp
+def _own_log1mexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return own_log1mexp(x), t / jnp.expm1(x)
+
+
+# The same with a derivative 5% off: finite differences must still see it.
+@jax.custom_jvp
+def off_log1mexp(x):
+    return jnp.log(-jnp.expm1(-x))
+
+
+@off_log1mexp.defjvp
+def _off_log1mexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return off_log1mexp(x), 1.05 * t / jnp.expm1(x)
+
+
+# A temperature the bwd forgets (its cotangent None: zero), as ott's softmin did: seen only when the
+# Python float argument is differentiated.
+@jax.custom_vjp
+def forgets_gamma(x, gamma):
+    return -gamma * jax.nn.logsumexp(-x / gamma)
+
+
+def _fg_fwd(x, gamma):
+    return forgets_gamma(x, gamma), (x, gamma)
+
+
+def _fg_bwd(res, g):
+    x, gamma = res
+    return (g * jax.nn.softmax(-x / gamma), None)
+
+
+forgets_gamma.defvjp(_fg_fwd, _fg_bwd)
+
+
+def with_flag(x, square):
+    """A plain function with a Python bool deciding its control flow (traced, it raised)."""
+    return good_sin(x) ** 2 if square else good_sin(x)
+
+
+# A jvp rule whose tangent has the wrong dtype and that also warns: the derivative items' errors are
+# rule.fwd-pair's consequence, not x64.no-extra-warning's.
+@jax.custom_jvp
+def half_tangent(x):
+    return jnp.sin(x)
+
+
+@half_tangent.defjvp
+def _half_tangent_jvp(primals, tangents):
+    import warnings
+
+    (x,), (t,) = primals, tangents
+    warnings.warn("half_tangent's rule warns", DeprecationWarning, stacklevel=2)
+    return jnp.sin(x), (jnp.cos(x) * t).astype(jnp.float16)
+
+
+# A bwd that raises an error of two lines: the items' failures keep the second.
+@jax.custom_vjp
+def bwd_raises(x):
+    return jnp.sin(x)
+
+
+def _br_bwd(cos_x, g):
+    raise ValueError("bwd_raises' bwd failed\nthe detail is on the second line")
+
+
+bwd_raises.defvjp(_good_sin_fwd, _br_bwd)

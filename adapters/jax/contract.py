@@ -32,6 +32,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from jax_conformance import compare
+from jax_conformance.adapters.jax import rule_finder
+from jax_conformance.adapters.jax.differences import NotDifferentiable, derivative_along
 from jax_conformance.compare import Tolerance
 from jax_conformance.contract import items
 from jax_conformance.contract.items import BLOCKED, FAIL, ITEMS, NA, PASS
@@ -111,20 +113,42 @@ def decode(value: ArgWire, ns: dict[str, object]) -> PyTree:
     )
 
 
-def _is_vjp3(fn: object) -> bool:
-    """jax.custom_vjp under jax_custom_vjp3 (jax._src.hijax.custom_vjp3: f, fwd, bwd, static_argnums)."""
-    return type(fn).__name__ == "custom_vjp3" and hasattr(fn, "fwd") and hasattr(fn, "bwd")
+def _bind(
+    rule: object, args: tuple[PyTree, ...], kwargs: dict[str, PyTree]
+) -> tuple[tuple[PyTree, ...], dict[str, PyTree], int]:
+    """The arguments as the rule's function sees them: keywords bound to positions, defaults filled;
+    and how many positions were given (those filled from defaults are held constant)."""
+    try:
+        bound = inspect.signature(rule_finder.undecorated(rule)).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return args, kwargs, len(args)
+    given = len(bound.args)
+    bound.apply_defaults()
+    return tuple(bound.args), dict(bound.kwargs), given
 
 
-def find_rule(fn: object) -> object | None:
-    """The custom_vjp / custom_jvp object the target is or wraps (through __wrapped__), or None."""
-    seen = 0
-    while fn is not None and seen < 10:
-        if isinstance(fn, (jax.custom_vjp, jax.custom_jvp)) or _is_vjp3(fn):
-            return fn
-        fn = getattr(fn, "__wrapped__", None)
-        seen += 1
-    return None
+def _nondiff_argnums(rule: object | None) -> tuple[int, ...]:
+    return tuple(
+        getattr(rule, "nondiff_argnums", None) or getattr(rule, "static_argnums", None) or ()
+    )
+
+
+def _python_value(x: object) -> bool:
+    """A non-array Python value (bool, int, float, complex, str, None): static by default."""
+    return x is None or isinstance(x, (bool, int, float, complex, str))
+
+
+def _static_note(args: tuple[PyTree, ...], static: list[int], floats: list[int]) -> str:
+    what = ", ".join(f"{i} ({type(args[i]).__name__} {args[i]!r})"[:60] for i in static)
+    tail = (
+        f"; the Python float(s) at {floats} are still differentiated by finite differences"
+        if floats
+        else ""
+    )
+    return (
+        f"argument(s) {what} held static (non-array Python values: closed over by jit, vmap, scan "
+        f"and checkpoint; pass jnp.asarray(...) to trace one){tail}"
+    )
 
 
 # ---------------------------------------------------------------- comparing values
@@ -258,7 +282,11 @@ def compare_values(transform: str, got: PyTree, want: PyTree, rtol: float | None
 
 
 class Subject:
-    """One target with its example arguments, checked item by item in this process's mode."""
+    """One target with its example arguments, checked item by item in this process's mode.
+
+    `fn` is the entry point the user named (called by the transform items); `rule` is the
+    custom_jvp / custom_vjp it is or reaches (rule_finder), with `rule_args` the arguments it was
+    called with (the rule items call its fwd, bwd or jvp rule on them)."""
 
     def __init__(
         self,
@@ -268,53 +296,98 @@ class Subject:
         nondiff: tuple[int, ...],
     ):
         self.fn, self.kwargs = _callable(fn), kwargs
-        self.rule = find_rule(fn)
-        vjp = isinstance(self.rule, jax.custom_vjp) or _is_vjp3(self.rule)
-        self.kind = ("custom_vjp" if vjp else "custom_jvp") if self.rule is not None else "plain"
-        # the undecorated function (custom_vjp3 calls it `f`)
-        self.rule_fun = _callable(
-            getattr(self.rule, "fun", None) or getattr(self.rule, "f", None) or fn
-        )
-        # the rule's own nondiff_argnums (how fwd, bwd and the jvp rule are called) and, held constant
-        # too, the positions the user names with --nondiff and those filled from defaults
-        self.rule_nondiff = tuple(
-            getattr(self.rule, "nondiff_argnums", None)
-            or getattr(self.rule, "static_argnums", None)
-            or ()
-        )
-        self.nondiff = tuple(sorted(set(nondiff) | set(self.rule_nondiff)))
+        self.notes: list[str] = []  # what the output says about how the target was checked
+        direct = rule_finder.kind_of(fn)
         given = len(args)
-        if (
-            self.rule is not None
-        ):  # the rule's own view: keyword arguments bound to positions, defaults filled
-            try:
-                bound = inspect.signature(self.rule_fun).bind(*args, **kwargs)
-                given = len(bound.args)
-                bound.apply_defaults()
-                args, self.kwargs = tuple(bound.args), dict(bound.kwargs)
-            except (TypeError, ValueError):
-                pass
+        self.rule: object | None = fn if direct else None
+        self.kind = direct or "plain"
+        self.rule_args: tuple[PyTree, ...] | None = None
+        self.rule_kwargs: dict[str, PyTree] = {}
+        self.no_rule_args = (
+            ""  # why the rule items cannot call the rule (a wrapper's rule under jit)
+        )
+        if direct:  # the rule's own view: keyword arguments bound to positions, defaults filled
+            args, self.kwargs, given = _bind(fn, args, kwargs)
+            self.rule_args, self.rule_kwargs = args, self.kwargs
+        else:
+            self._find_rule(args, kwargs)
         self.args = args
-        const = set(self.nondiff) | set(range(given, len(args)))
+        # the rule's own nondiff_argnums (how fwd, bwd and the jvp rule are called)
+        self.rule_nondiff = _nondiff_argnums(self.rule)
+        # held constant: the positions the user names with --nondiff (and, for the rule itself, its own)
+        self.nondiff = tuple(sorted(set(nondiff) | (set(self.rule_nondiff) if direct else set())))
+        # non-array Python values (bool, int, float, None, str) are static too: closed over by
+        # every transform; Python floats are still differentiated by the finite-differences item
+        self.static = [i for i, a in enumerate(args) if i not in self.nondiff and _python_value(a)]
+        self.float_pos = [i for i in self.static if isinstance(args[i], float)]
+        if self.static:
+            self.notes.append(_static_note(args, self.static, self.float_pos))
+        const = set(self.nondiff) | set(self.static) | set(range(given, len(args)))
         self.diff_pos = [i for i in range(len(args)) if i not in const]
-        self.rule_diff_pos = [i for i in range(len(args)) if i not in self.rule_nondiff]
+        self.rule_diff_pos = [
+            i for i in range(len(self.rule_args or ())) if i not in self.rule_nondiff
+        ]
         self.warnings: list[str] = []  # warnings seen on the rule's path (x64.no-extra-warning)
         self.rule_errors: list[str] = []  # explicit-64-bit errors seen on the rule's path
         self.rng = np.random.default_rng(0)
 
+    def _find_rule(self, args: tuple[PyTree, ...], kwargs: dict[str, PyTree]) -> None:
+        """A wrapper: the rules one call of it reaches (a custom_vjp among them makes it a custom_vjp:
+        forward mode is then not checked); the rule items are judged on the first of that kind."""
+        reached, _raised = rule_finder.reached_rules(self.fn, args, kwargs)
+        if not reached:
+            kinds = rule_finder.traced_kinds(self.fn, args, kwargs)
+            if kinds:
+                self.kind = "custom_vjp" if "custom_vjp" in kinds else "custom_jvp"
+                self.no_rule_args = (
+                    f"its trace reaches a {self.kind} that no Python call reached (a transform "
+                    "inside the wrapper, cached): check the rule itself for its fwd/bwd items"
+                )
+                self.notes.append(f"reaches a {self.kind} (found in its jaxpr)")
+            return
+        self.kind = "custom_vjp" if any(r.kind == "custom_vjp" for r in reached) else "custom_jvp"
+        chosen = next(r for r in reached if r.kind == self.kind)
+        self.rule = chosen.rule
+        if chosen.args is None:
+            self.no_rule_args = (
+                f"the wrapper calls {chosen.name} under a transform (its arguments are tracers): "
+                f"check {chosen.name} itself for its fwd/bwd items"
+            )
+        else:
+            self.rule_args, self.rule_kwargs, _ = _bind(chosen.rule, chosen.args, chosen.kwargs)
+        names = ", ".join(f"{r.kind} {r.name}" for r in reached)
+        judged = f"; the rule items judged on {chosen.name}" if len(reached) > 1 else ""
+        self.notes.append(f"a wrapper: its call reaches {names}{judged}")
+
     # -- the function of the differentiable arguments
 
-    def call(self, *diff: PyTree) -> PyTree:
+    def call_at(self, values: dict[int, PyTree]) -> PyTree:
+        """The entry point with the arguments at these positions replaced."""
         full = list(self.args)
-        for pos, value in zip(self.diff_pos, diff, strict=True):
+        for pos, value in values.items():
             full[pos] = value
         return self.fn(*full, **self.kwargs)
 
+    def call(self, *diff: PyTree) -> PyTree:
+        return self.call_at(dict(zip(self.diff_pos, diff, strict=True)))
+
     def plain_call(self, *diff: PyTree) -> PyTree:
-        full = list(self.args)
-        for pos, value in zip(self.diff_pos, diff, strict=True):
-            full[pos] = value
-        return self.rule_fun(*full, **self.kwargs)
+        """The entry point with every rule it reaches replaced by the function it decorates."""
+        if self.rule is not self.fn:
+            jax.clear_caches()  # a wrapper's inner jit traced with the rule would be reused
+        with rule_finder.without_rules():
+            return self.call(*diff)
+
+    def rule_call(self) -> PyTree:
+        """The rule called as the entry point called it."""
+        args, kwargs = self.rule_inputs()
+        return _callable(self.rule)(*args, **kwargs)
+
+    def rule_inputs(self) -> tuple[tuple[PyTree, ...], dict[str, PyTree]]:
+        """The arguments the rule was called with (NotApplicable where they are not known)."""
+        if self.rule_args is None:
+            raise NotApplicable(self.no_rule_args or "no rule to call")
+        return self.rule_args, self.rule_kwargs
 
     @property
     def diff_args(self) -> tuple[PyTree, ...]:
@@ -350,8 +423,14 @@ class Subject:
 
     # -- flat views over the float leaves, for Jacobians and finite differences
 
-    def flat(self) -> tuple[Callable[[jax.Array], jax.Array], jax.Array]:
-        leaves, tree = jax.tree_util.tree_flatten(self.diff_args)
+    def flat(self, with_floats: bool = False) -> tuple[Callable[[jax.Array], jax.Array], jax.Array]:
+        """F(x) over the float leaves of the differentiable arguments (and, with_floats, the static
+        Python floats, as 0-d arrays) flattened into one vector x0; F's outputs' float leaves, flat."""
+        positions = self.diff_pos + (self.float_pos if with_floats else [])
+        values = [
+            self.args[i] if i in self.diff_pos else jnp.asarray(self.args[i]) for i in positions
+        ]
+        leaves, tree = jax.tree_util.tree_flatten(tuple(values))
         float_idx = [i for i, leaf in enumerate(leaves) if is_float_leaf(leaf)]
         if not float_idx:
             raise NotApplicable("no floating-point differentiable input")
@@ -368,7 +447,7 @@ class Subject:
             return jax.tree_util.tree_unflatten(tree, new)
 
         def F(x: jax.Array) -> jax.Array:
-            out = self.call(*unflat(x))
+            out = self.call_at(dict(zip(positions, unflat(x), strict=True)))
             outs = [
                 jnp.ravel(leaf) for leaf in jax.tree_util.tree_leaves(out) if is_float_leaf(leaf)
             ]
@@ -397,6 +476,7 @@ class Subject:
     # -- what the rule gives
 
     def rule_primal_inputs(self) -> tuple[PyTree, ...]:
+        args, _ = self.rule_inputs()
         if self.kind == "custom_vjp" and (
             getattr(self.rule, "symbolic_zeros", False) or getattr(self.rule, "symz", False)
         ):
@@ -404,15 +484,16 @@ class Subject:
 
             return tuple(
                 a if i in self.rule_nondiff else CustomVJPPrimal(a, True)
-                for i, a in enumerate(self.args)
+                for i, a in enumerate(args)
             )
-        return self.args
+        return args
 
     def fwd_out(self) -> PyTree:
         if self.kind == "custom_vjp":
             return _callable(getattr(self.rule, "fwd", None))(*self.rule_primal_inputs())
-        nondiff = [self.args[i] for i in self.rule_nondiff]
-        primals = tuple(self.args[i] for i in self.rule_diff_pos)
+        args, _ = self.rule_inputs()
+        nondiff = [args[i] for i in self.rule_nondiff]
+        primals = tuple(args[i] for i in self.rule_diff_pos)
         jvp = _callable(getattr(self.rule, "jvp", None))
         return jvp(*nondiff, primals, tuple(self.tangent(a) for a in primals))
 
@@ -421,47 +502,15 @@ class Subject:
         if not isinstance(fwd, (tuple, list)) or len(fwd) != 2:
             raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
         primal, res = fwd
-        nondiff = [self.args[i] for i in self.rule_nondiff]
+        args, _ = self.rule_inputs()
+        nondiff = [args[i] for i in self.rule_nondiff]
         return _callable(getattr(self.rule, "bwd", None))(*nondiff, res, self.cotangent(primal))
 
-    def jacobian(self) -> tuple[Callable[[jax.Array], jax.Array], jax.Array, jax.Array]:
-        F, x0 = self.flat()
+    def jacobian(
+        self, with_floats: bool = False
+    ) -> tuple[Callable[[jax.Array], jax.Array], jax.Array, jax.Array]:
+        F, x0 = self.flat(with_floats)
         return F, x0, jax.jacrev(F)(x0)
-
-    def one_sided(
-        self, S: Callable[[jax.Array], jax.Array], x0: jax.Array, v: jax.Array
-    ) -> tuple[np.ndarray, float]:
-        """Central differences of S along v, after checking S is differentiable there (one-sided
-        differences agree); returns (central difference, step)."""
-        eps = float(jnp.finfo(x0.dtype).eps)
-        h = eps ** (1 / 3) * max(1.0, float(jnp.max(jnp.abs(x0))))
-        xp, xm = (x0 + h * v).astype(x0.dtype), (x0 - h * v).astype(x0.dtype)
-        hp = np.asarray(xp, np.float64) - np.asarray(x0, np.float64)
-        hm = np.asarray(x0, np.float64) - np.asarray(xm, np.float64)
-        fp, f0, fm = (np.asarray(S(x), np.float64) for x in (xp, x0, xm))
-        # the step actually taken along v, in this dtype
-        step_p = float(
-            np.vdot(hp, np.asarray(v, np.float64))
-            / np.vdot(np.asarray(v, np.float64), np.asarray(v, np.float64))
-        )
-        step_m = float(
-            np.vdot(hm, np.asarray(v, np.float64))
-            / np.vdot(np.asarray(v, np.float64), np.asarray(v, np.float64))
-        )
-        fwd, bwd = (fp - f0) / step_p, (f0 - fm) / step_m
-        scale = max(
-            1.0, float(np.max(np.abs(fwd), initial=0.0)), float(np.max(np.abs(bwd), initial=0.0))
-        )
-        if (
-            not np.all(np.isfinite(fp))
-            or not np.all(np.isfinite(fm))
-            or np.max(np.abs(fwd - bwd), initial=0.0) > 0.1 * scale
-        ):
-            raise NotApplicable(
-                f"not differentiable at the example: one-sided differences {describe(jnp.asarray(fwd))} "
-                f"and {describe(jnp.asarray(bwd))}"
-            )
-        return (fp - fm) / (step_p + step_m), h
 
     def per_row(self, rows: tuple[PyTree, ...]) -> tuple[list[PyTree], list[tuple[PyTree, ...]]]:
         values: list[PyTree] = []
@@ -568,7 +617,7 @@ class PrimalMatchesFwd(ItemCheck):
         out = s.fwd_out()
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise NotApplicable("fwd does not return a pair (rule.fwd-pair)")
-        want, got = s.fn(*s.args, **s.kwargs), out[0]
+        want, got = s.rule_call(), out[0]
         where = "fwd" if s.kind == "custom_vjp" else "jvp rule"
         compare_values(where, got, want)
         for i, (g, w) in enumerate(
@@ -595,7 +644,7 @@ class RuleBwdStructure(ItemCheck):
     def check(self, s: Subject) -> str | None:
         cts = s.bwd_out()
         n = len(s.rule_diff_pos)
-        inputs = [s.args[i] for i in s.rule_diff_pos]
+        inputs = [s.rule_inputs()[0][i] for i in s.rule_diff_pos]
         if not isinstance(cts, (tuple, list)) or len(cts) != n:
             what = (
                 f"{type(cts).__name__} of {len(cts)}"
@@ -636,10 +685,10 @@ class GradDtype(ItemCheck):
     item = items.GRAD_DTYPE
 
     def check(self, s: Subject) -> str | None:
-        if s.kind == "custom_vjp":
+        if s.kind == "custom_vjp" and s.rule_args is not None:
             cts = s.bwd_out()
             if isinstance(cts, (tuple, list)) and len(cts) == len(s.rule_diff_pos):
-                inputs = [s.args[i] for i in s.rule_diff_pos]
+                inputs = [s.rule_args[i] for i in s.rule_diff_pos]
                 for pos, arg, ct in zip(s.rule_diff_pos, inputs, cts, strict=True):
                     if ct is None:
                         continue
@@ -705,18 +754,34 @@ class DerivativesFiniteDifferences(ItemCheck):
     item = items.DERIVATIVES_FINITE_DIFFERENCES
 
     def check(self, s: Subject) -> str | None:
-        F, x0, J = s.jacobian()
+        note = None
+        try:
+            F, x0, J = s.jacobian(with_floats=bool(s.float_pos))
+        except NotApplicable:
+            raise
+        except Exception as exc:
+            if not s.float_pos:
+                raise
+            F, x0, J = s.jacobian()
+            note = (
+                f"the Python float(s) at {s.float_pos} held constant here too: traced, they raised "
+                f"{type(exc).__name__}"
+            )
         v = jnp.asarray(s.rng.normal(size=x0.shape), dtype=x0.dtype)
-        central, _ = s.one_sided(F, x0, v)
-        Jv = np.asarray(J, np.float64) @ np.asarray(v, np.float64)
+        try:
+            estimate, u = derivative_along(F, x0, v)
+        except NotDifferentiable as exc:
+            raise NotApplicable(str(exc)) from None
+        Ju = np.asarray(J, np.float64) @ u
         transform = "jacrev (the rule)" if s.kind != "plain" else "jacrev"
-        if not close(Jv, central, fd_tolerance(x0.dtype)):
+        if not close(Ju, estimate, fd_tolerance(x0.dtype)):
             raise ItemFailure(
                 transform,
-                f"J·v = {describe(jnp.asarray(central))} (central differences)",
-                describe(jnp.asarray(Jv)),
+                f"J·u = {describe(jnp.asarray(estimate, dtype=x0.dtype))} (central differences, "
+                "Richardson-extrapolated, along u)",
+                describe(jnp.asarray(Ju, dtype=x0.dtype)),
             )
-        return None
+        return note
 
 
 class TransformsJit(ItemCheck):
@@ -799,14 +864,17 @@ class TransformsSecondOrder(ItemCheck):
         except Exception as exc:  # noqa: BLE001
             raise NotApplicable(
                 f"the rule is not differentiable again (grad of grad raised "
-                f"{type(exc).__name__}: {_first_line(exc)})"
+                f"{type(exc).__name__}: {_message(exc)})"
             ) from None
-        central, _ = s.one_sided(S, x0, v)
-        got = float(np.vdot(np.asarray(hv, np.float64), np.asarray(v, np.float64)))
-        if not close(got, central, 2 * fd_tolerance(x0.dtype)):
+        try:
+            along, direction = derivative_along(S, x0, v)
+        except NotDifferentiable as exc:
+            raise NotApplicable(str(exc)) from None
+        got = float(np.vdot(np.asarray(hv, np.float64), direction))
+        if not close(got, along, 2 * fd_tolerance(x0.dtype)):
             raise ItemFailure(
                 "grad(grad)",
-                f"{float(central):.6g} (central differences of the gradient)",
+                f"{float(along):.6g} (central differences of the gradient along u)",
                 f"{got:.6g}",
             )
         return None
@@ -827,7 +895,7 @@ class X64NoExtraWarning(ItemCheck):
                 s.vjp(s.plain_call, s.diff_args)
                 jax.jit(lambda *d: s.vjp(s.plain_call, d)[1])(*s.diff_args)
             except Exception as exc:  # noqa: BLE001
-                plain_error = f"{type(exc).__name__}: {_first_line(exc)}"
+                plain_error = f"{type(exc).__name__}: {_message(exc)}"
             plain = [f"{w.category.__name__}: {w.message}" for w in seen]
         extra = [w for w in rule_warnings if w not in plain]
         if extra:
@@ -847,10 +915,12 @@ class NondiffHashable(ItemCheck):
     item = items.NONDIFF_HASHABLE
 
     def check(self, s: Subject) -> str | None:
-        if not s.nondiff:
+        args, _ = s.rule_inputs()
+        held = sorted(set(s.rule_nondiff) | (set(s.nondiff) if s.rule is s.fn else set()))
+        if not held:
             raise NotApplicable("no nondiff arguments")
-        for i in s.nondiff:
-            arg = s.args[i] if i < len(s.args) else None
+        for i in held:
+            arg = args[i] if i < len(args) else None
             if isinstance(arg, jax.Array):
                 if s.kind == "custom_vjp":
                     raise ItemFailure(
@@ -908,11 +978,14 @@ def judge(s: Subject) -> CheckBody:
                 else {"status": NA, "note": "no rule to compare with"}
             )
     block(results)
-    return {
+    body: CheckBody = {
         "kind": s.kind,
         "nondiff": list(s.nondiff),
         "items": [{"id": item.id, **results[item.id]} for item in ITEMS],
     }
+    if s.notes:
+        body["notes"] = s.notes
+    return body
 
 
 def attempt(s: Subject, check: ItemCheck) -> ItemRecord:
@@ -930,7 +1003,7 @@ def attempt(s: Subject, check: ItemCheck) -> ItemRecord:
             ],
         }
     except Exception as exc:  # noqa: BLE001  (a transform that raises is the item's finding)
-        text = f"{type(exc).__name__}: {_first_line(exc)}"
+        text = f"{type(exc).__name__}: {_message(exc)}"
         if _is_x64_error(exc):
             s.rule_errors.append(text)
         return {
@@ -944,27 +1017,57 @@ def attempt(s: Subject, check: ItemCheck) -> ItemRecord:
     return passed
 
 
+# Error text that names the gate whose fault it is (JAX's own messages), checked in this order.
+CAUSES = (
+    ("must produce primal and tangent outputs", items.RULE_FWD_PAIR.id),
+    ("Custom JVP rule must produce", items.RULE_FWD_PAIR.id),
+    ("fwd rule must", items.RULE_FWD_PAIR.id),
+    ("bwd rule must produce an output with", items.RULE_BWD_STRUCTURE.id),
+    ("bwd rule must", items.RULE_BWD_STRUCTURE.id),
+    ("hashable", items.NONDIFF_HASHABLE.id),
+)
+
+
 def block(results: dict[str, ItemRecord]) -> None:
-    """A derivative computation that raised because an earlier gate failed (a bwd of the wrong
-    structure, an explicit-64-bit error) is that gate's finding: the item is blocked, not failed."""
+    """A derivative computation that raised because a gate failed (a jvp rule's tangent dtype, a bwd
+    of the wrong structure, an explicit-64-bit error) is that gate's finding: the item is blocked
+    by the gate that is its cause, not failed."""
     failed = [g for g in GATES if results[g]["status"] == FAIL]
-    direct = [g for g in failed if not results[g].get("raised")]
-    if not (direct or failed):
+    if not failed:
         return
-    blocker = (direct or failed)[0]
+    judged = dict(results)  # as judged, before any is blocked
     for item in ITEMS:
-        res = results[item.id]
-        if item.id == blocker or res["status"] != FAIL or not res.get("raised"):
+        res = judged[item.id]
+        if res["status"] != FAIL or not res.get("raised"):
             continue
-        results[item.id] = {
-            "status": BLOCKED,
-            "note": f"blocked by {blocker}: {res['failures'][0]['actual']}",
-        }
+        actual = res["failures"][0]["actual"]
+        cause = _cause(actual, failed, judged)
+        if cause is None or cause == item.id:
+            continue
+        results[item.id] = {"status": BLOCKED, "note": f"blocked by {cause}: {actual}"}
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else "")[:300]
+def _cause(actual: str, failed: list[str], results: dict[str, ItemRecord]) -> str | None:
+    """The failed gate an error is the consequence of: the gate its text names, else the gate that
+    raised the same error, else the first gate that failed by judgement (not the x64 one, whose
+    failure is a warning or an error of its own kind), else the first that failed."""
+    x64 = items.X64_NO_EXTRA_WARNING.id
+    named = [g for text, g in CAUSES if text in actual and g in failed]
+    if "not available" in actual and "64" in actual and x64 in failed:
+        named.insert(0, x64)
+    if named:
+        return named[0]
+    same = [g for g in failed if results[g]["failures"][0]["actual"] == actual]
+    direct = [g for g in failed if not results[g].get("raised") and g != x64]
+    found = same or direct or failed
+    return found[0] if found else None
+
+
+def _message(exc: BaseException) -> str:
+    """The exception's whole text (JAX's later lines often say what differs), lines after the first
+    indented, at most 2000 characters."""
+    text = "\n      ".join(ln.rstrip() for ln in str(exc).strip().splitlines() if ln.strip())
+    return text if len(text) <= 2000 else text[:1997] + "..."
 
 
 def _is_x64_error(exc: BaseException) -> bool:
@@ -1029,7 +1132,7 @@ def run_one(spec: CheckRequest) -> CheckRecord:
     except Exception as exc:  # noqa: BLE001  (the target or its arguments: no item is judged)
         return {
             **head,
-            "error": f"{type(exc).__name__}: {_first_line(exc)}",
+            "error": f"{type(exc).__name__}: {_message(exc)}",
             "traceback": traceback.format_exc(limit=-3),
         }
     return {**head, **judge(subject)}

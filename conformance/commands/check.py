@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_conformance import options
-from jax_conformance.contract.engine import Target, contract_modes, run_contract
+from jax_conformance.contract.engine import Target, contract_modes, refuse_misuse, run_contract
 from jax_conformance.contract.items import ITEMS
 from jax_conformance.contract.wire import Expr
 from jax_conformance.errors import UsageError
@@ -115,10 +115,15 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(
             "name the function to check, MODULE:FUNCTION (e.g. mylib.ops:clipped_sqrt)"
         )
-    if ":" not in args.target:
+    module, colon, name = args.target.partition(":")
+    if not (colon and module and name):
         raise UsageError(
             f"target {args.target!r}: write MODULE:FUNCTION, e.g. mylib.ops:clipped_sqrt"
         )
+    for i, source in enumerate(args.args, 1):
+        _expression(f"--args {i}", source)
+    if args.kwargs:
+        _expression("--kwargs", args.kwargs)
     modes = contract_modes(args.modes)
     unknown = sorted(set(args.skip) - {item.id for item in ITEMS})
     if unknown:
@@ -135,6 +140,7 @@ def main(args: argparse.Namespace) -> int:
     start = time.monotonic()
     if args.releases:
         return _main_releases(args, target, start)
+    refuse_misuse([target], modes[0], pythonpath=_path(args))
     print(
         f"jax-conformance check {args.target}: {len(modes)} mode processes ({', '.join(m.slug for m in modes)}), "
         f"{args.jobs} at a time",
@@ -146,7 +152,13 @@ def main(args: argparse.Namespace) -> int:
         print(f"[{time.monotonic() - start:6.1f}s] {mode.slug}: {what}", file=sys.stderr)
 
     result = run_contract(
-        [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=_path(args), on_mode=done
+        [target],
+        modes,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        pythonpath=_path(args),
+        on_mode=done,
+        refused=True,
     )
     if _saved_or_printed_as_json(result, args):
         return 0 if result.ok else 1
@@ -169,6 +181,14 @@ def main(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _expression(what: str, source: str) -> None:
+    """UsageError unless source is a Python expression (evaluated later, in each mode)."""
+    try:
+        compile(source, what, "eval")
+    except SyntaxError as exc:
+        raise UsageError(f"{what} {source!r}: not a Python expression ({exc.msg})") from None
+
+
 def _saved_or_printed_as_json(
     result: ContractResult | ReleaseResult, args: argparse.Namespace
 ) -> bool:
@@ -185,6 +205,7 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
     from jax_conformance.contract.releases import parse_releases, run_releases
 
     releases = parse_releases(args.releases)
+    refuse_misuse([target], contract_modes(args.modes)[0], pythonpath=_path(args))
     print(
         f"jax-conformance check {args.target}: releases {', '.join(releases)}, {args.jobs} mode "
         "processes at a time",

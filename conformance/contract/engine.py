@@ -31,6 +31,7 @@ from jax_conformance.records import ModeOutput, contract_output
 from jax_conformance.text import describe_exit
 
 RUNNER = "jax_conformance.adapters.jax.contract"
+USAGE_RUNNER = "jax_conformance.adapters.jax.contract_usage"  # the usage errors, before any mode
 # The upgrade flags `--modes +upcoming` sets (those JAX has, still off by default): the suite's own
 # (flag_table.TOPIC_FLAGS) and the two that change JAX's own custom rules.
 CONTRACT_FLAGS = (*TOPIC_FLAGS, "jax_custom_jvp3", "jax_softmax_custom_jvp")
@@ -96,6 +97,8 @@ class TargetResult:
     kinds: dict[str, str]  # mode -> custom_vjp / custom_jvp / plain
     outcomes: dict[tuple[str, str], Outcome]  # (item, mode) -> outcome
     errors: dict[str, str]  # mode -> why the target did not run there
+    # how it was checked (the rules a wrapper reaches, static arguments) -> the modes that said so
+    said: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def failures(self) -> list[Failure]:
@@ -171,6 +174,8 @@ class ContractResult:
         """The n/a and blocked reasons, once per (target, item, note)."""
         seen: dict[tuple[str, str, str], list[str]] = {}
         for t in self.targets:
+            for note, modes in t.said.items():
+                seen[(t.label, "checked as", note)] = modes
             for (item, mode), o in t.outcomes.items():
                 if o.status in (NA, BLOCKED) and o.note and not o.note.startswith("not for a"):
                     seen.setdefault((t.label, item, o.note), []).append(mode)
@@ -335,9 +340,13 @@ def run_contract(
     timeout: float = 900,
     pythonpath: Sequence[str] = (),
     on_mode: Callable[[Mode, ModeOutput], None] | None = None,  # e.g. a progress line per mode
+    refused: bool = False,  # the caller ran refuse_misuse already
 ) -> ContractResult:
-    """Check every target in every mode (default: the four x64 modes), one process per mode, `jobs` at a time."""
+    """Check every target in every mode (default: the four x64 modes), one process per mode, `jobs`
+    at a time, after refusing a target or arguments that cannot work (UsageError)."""
     modes = list(modes) if modes is not None else contract_modes(None)
+    if not refused:
+        refuse_misuse(targets, modes[0] if modes else Mode(), python=python, pythonpath=pythonpath)
     per_mode = run_modes_of(
         targets,
         modes,
@@ -348,6 +357,43 @@ def run_contract(
         on_mode=on_mode,
     )
     return collect(targets, modes, per_mode)
+
+
+def refuse_misuse(
+    targets: Sequence[Target],
+    mode: Mode,
+    *,
+    python: str = sys.executable,
+    pythonpath: Sequence[str] = (),
+    timeout: float = 300,
+) -> None:
+    """UsageError (one line, exit 2) for a target that does not import or resolve, or arguments
+    that do not evaluate or do not fit its signature: found by one short process in `mode` (the
+    target's module may import JAX, which this process never does), before any mode's starts. A
+    process that gives no answer refuses nothing: the modes then say what is wrong."""
+    with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
+        request = Path(tmp) / "request.json"
+        request.write_text(json.dumps({"checks": [t.request() for t in targets]}), encoding="utf-8")
+        try:
+            proc = subprocess.run(
+                [python, "-m", USAGE_RUNNER, "--request", str(request)],
+                capture_output=True,
+                text=True,
+                env=_child_env(mode, pythonpath, python),
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            return
+    lines = proc.stdout.strip().splitlines()
+    try:
+        problems = json.loads(lines[-1])["problems"] if proc.returncode == 0 and lines else []
+    except (ValueError, KeyError, TypeError):
+        return
+    if problems:
+        label, why = problems[0]
+        more = f" (and {len(problems) - 1} other target(s))" if len(problems) > 1 else ""
+        prefix = f"{label}: " if len(targets) > 1 else ""
+        raise UsageError(f"{prefix}{why}{more}")
 
 
 def collect(
@@ -372,6 +418,8 @@ def collect(
                 r.errors[slug] = res["error"]
                 continue
             r.kinds[slug] = res["kind"]
+            for note in res.get("notes", ()):
+                r.said.setdefault(note, []).append(slug)
             for it in res["items"]:
                 item = BY_ID[it["id"]]
                 if item.id in target.skip:

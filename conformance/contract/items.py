@@ -105,6 +105,7 @@ DERIVATIVES_FINITE_DIFFERENCES = Item(
     "central finite differences (tolerance per dtype); JAX itself uses whatever the rule says, right or not",
     (
         "custom_jvp.rule_outputs.pair-works",
+        "custom_vjp.basics.keyword-and-default-arguments",
         "custom_jvp.basics.sqrt-ratio-convention-at-zero",
         "custom_jvp.basics.log1pexp-stable-grad",
     ),
