@@ -38,6 +38,11 @@ class AdapterStartError(ConformanceError):
     """An adapter that was found but could not start in a mode (its import or mode check failed)."""
 
 
+class HarnessError(ConformanceError):
+    """Parent side: the harness could not run where it was sent (a release's mode process never
+    started), so nothing can be concluded from it: one line, exit status 1."""
+
+
 class SpecError(ConformanceError):
     """One problem in a spec file, at `file:line`, under a lint rule's ID."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from jax_conformance.compat.radar import (
     Unavailable,
     bisect,
 )
+from jax_conformance.errors import UsageError
 from jax_conformance.options import parse_size
 from jax_conformance.records import ResultsWriter, harness_end, harness_header
 from packaging.version import Version
@@ -632,3 +634,155 @@ def test_a_gate_where_nothing_changed_is_flagged_with_the_release_found(tmp_path
     assert (
         gate_flags([tmp_path / "specs"], order, {}, ["x64.explicit.error"], modes) == []
     )  # a flag mode: not searched
+
+
+def test_a_release_whose_runs_never_started_stops_the_search(tmp_path: Path) -> None:
+    """A mode process that failed to start (the environment's harness could not load the adapter)
+    saw no case and no flag: the search stops with its reason instead of reporting no change (as
+    `upgrade --from 0.10.1 --to 0.10.2` did, "0 flag changes", from environments another checkout
+    had installed its harness into)."""
+    from jax_conformance.compat.observer import RealObserver
+    from jax_conformance.errors import HarnessError
+    from jax_conformance.mode import Mode
+
+    store = Store(tmp_path / "radar")
+    why = "pytest failed to start (exit 4): ERROR: no module 'jax_conformance.adapters.jax.as_of'"
+    path = store.result_path("0.10.1", "off-warn", None)
+    path.parent.mkdir(parents=True)
+    writer = ResultsWriter(path)
+    header = harness_header(
+        "jax", OFF, run_id="failed", implementation_version="0.10.1", status="error", reason=why
+    )  # type: ignore[arg-type]
+    writer.write(header)
+    writer.write(harness_end("failed", why, interrupted=True, exitstatus=4))
+    writer.close()
+    observer = RealObserver(
+        store, [Mode.from_slug("off-warn")], tmp_path / "cache", {}, tmp_path / "specs"
+    )
+    observer._run = lambda todo: None  # type: ignore[method-assign]
+    with pytest.raises(
+        HarnessError, match=r"jax 0\.10\.1: no complete run in off-warn \(pytest failed to start"
+    ):
+        observer.observe({"0.10.1": None})
+
+
+def _upgrade(argv: list[str]) -> int:
+    import argparse
+
+    from jax_conformance.commands import upgrade
+
+    parser = argparse.ArgumentParser()
+    upgrade.add_arguments(parser)
+    return upgrade.main(parser.parse_args(argv))
+
+
+def test_upgrade_takes_k_and_m_as_run_does_and_after_dashes() -> None:
+    import argparse
+
+    def sel(argv: list[str]) -> list[str]:
+        from jax_conformance.commands import upgrade
+
+        parser = argparse.ArgumentParser()
+        upgrade.add_arguments(parser)
+        return drive.selection(parser.parse_args(["--from", "0.10.1", "--to", "0.10.2", *argv]))
+
+    assert (
+        sel(["-k", "integer_inputs"])
+        == sel(["--", "-k", "integer_inputs"])
+        == ["-k", "integer_inputs"]
+    )
+    assert sel(["-k", "custom_vjp", "-m", "not slow"]) == ["-k", "custom_vjp", "-m", "not slow"]
+    assert sel(["-k", "custom_vjp", "--", "-k", "float0", "-x"]) == [
+        "-k",
+        "(custom_vjp) and (float0)",
+        "-x",
+    ]
+    assert drive.selection_tag([]) == "all" != drive.selection_tag(["-k", "custom_vjp"])
+
+
+def test_upgrade_refuses_a_selection_that_matches_no_case_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A -k or -m that selects no case of the specs: one line, exit 2, no environment, no search, no
+    cache directory (it built environments, ran four modes of nothing and reported "0 changes")."""
+    from jax_conformance import cli
+    from jax_conformance.commands import upgrade
+
+    def no_search(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a selection of nothing must be refused before any search")
+
+    monkeypatch.setattr(upgrade, "search_range", no_search)
+    cache = tmp_path / "cache"
+    for argv in (["-k", "custom_jvp.no_such_topic"], ["--", "-k", "custom_jvp.no_such_topic"]):
+        with pytest.raises(UsageError, match=r"-k 'custom_jvp.no_such_topic' selects no case"):
+            _upgrade(["--from", "0.4.33", "--to", "0.4.36", "--cache-dir", str(cache), *argv])
+    code = cli.main(
+        [
+            "upgrade",
+            "--from",
+            "0.4.33",
+            "--to",
+            "0.4.36",
+            "--cache-dir",
+            str(cache),
+            "-m",
+            "nosuchtag",
+        ]
+    )
+    assert code == 2 and not cache.exists()
+
+
+def test_a_search_under_one_selection_never_answers_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A search stored under `-k custom_vjp` answers `-k custom_vjp` (as an option or after `--`),
+    and not `-k integer_inputs` nor the whole suite: those search again."""
+    from jax_conformance.commands import upgrade
+
+    names = ["0.4.33", "0.4.34", "0.4.35", "0.4.36"]
+    tag = drive.selection_tag(["-k", "custom_vjp"])
+    drive.save_search(
+        drive.store_root(tmp_path / "cache", names[-1], selection=tag),
+        {"releases": names, "changes": []},  # type: ignore[typeddict-item]
+    )
+
+    class Searched(Exception):
+        pass
+
+    def search(*args: object, **kwargs: object) -> None:
+        raise Searched
+
+    monkeypatch.setattr(upgrade, "search_range", search)
+    base = ["--from", "0.4.33", "--to", "0.4.36", "--cache-dir", str(tmp_path / "cache")]
+    base += ["--out", str(tmp_path / "out")]
+    for argv in (["-k", "custom_vjp"], ["--", "-k", "custom_vjp"]):
+        assert _upgrade(base + argv) == 0
+        assert "nothing installed or run" in capsys.readouterr().out
+    for argv in (["-k", "integer_inputs"], []):
+        with pytest.raises(Searched):
+            _upgrade(base + argv)
+
+
+def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path) -> None:
+    """The plan a search prints first: environments to build (the cached one not counted), the
+    disk they take at most, and a rough time that grows with the cases selected."""
+    from jax_conformance.compat.budget import MARKER
+    from jax_conformance.compat.plan import search_plan
+
+    ready = tmp_path / "envs" / "jax-0.4.36-abc"
+    ready.mkdir(parents=True)
+    (ready / MARKER).write_text("{}")
+    names = ["0.4.33", "0.4.34", "0.4.35", "0.4.36"]
+    whole = search_plan(names, ["0.4.33", "0.4.36"], tmp_path, 4, (3835, 3835), 2)
+    assert "4 releases (0.4.33..0.4.36); it builds 1 environment(s) now" in whole
+    assert "(0.4.33, 0.4.36; 1 cached) and up to 2 more" in whole
+    assert (
+        f"0.65 GB each, {3 * 650e6 / 1e9:.1f} GB at most" in whole
+        and "3835 of 3835 cases in 4 mode(s)" in whole
+    )
+    few = search_plan(names, ["0.4.33", "0.4.36"], tmp_path, 4, (8, 3835), 2)
+
+    def minutes(text: str) -> int:
+        return int(re.search(r"at each end: about (\d+) min", text).group(1))  # type: ignore[union-attr]
+
+    assert minutes(few) < minutes(whole)

@@ -35,10 +35,9 @@ from jax_conformance.text import cut
 from jax_conformance.usage import (
     check_adapter,
     check_expression,
+    check_selection,
     check_spec_paths,
     extend_pythonpath,
-    keyword_selection,
-    mark_selection,
 )
 
 EXPECTATIONS_DIR = SPECS_DIR / "expectations"
@@ -352,39 +351,6 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
                     f"--backend {', '.join(missing)}: not available in adapter {adapter!r}; it has: {', '.join(have)}"
                 )
     return modes, adapters
-
-
-def check_selection(keyword: str | None, markexpr: str | None, paths: list[Path]) -> None:
-    """-k and -m must select some case of the specs (over each case's id, claim and tags, as the
-    mode processes do); unknown when a spec file does not load (its cases are not known here)."""
-    by_words = keyword_selection(keyword, "-k") if keyword else None
-    by_tags = mark_selection(markexpr, "-m") if markexpr else None
-    if by_words is None and by_tags is None:
-        return
-    from jax_conformance.errors import SpecFileErrors
-    from jax_conformance.spec.cache import SpecCache
-    from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
-
-    cache = SpecCache.default()
-    total = 0
-    for path in spec_files(paths):
-        if not is_spec_file(path):
-            continue
-        try:
-            spec = load_spec(path, cache=cache)
-        except SpecFileErrors:
-            return
-        for case in spec.cases:
-            total += 1
-            if (by_words is None or by_words([f"{case.id}[", case.claim, *case.tags])) and (
-                by_tags is None or by_tags(case.tags)
-            ):
-                return
-    given = " and ".join(f"{o} {e!r}" for o, e in (("-k", keyword), ("-m", markexpr)) if e)
-    raise UsageError(
-        f"{given} selects no case (of {total} in {', '.join(map(str, paths))}; -k matches a case's id, "
-        "claim and tags, -m its tags)"
-    )
 
 
 def main(args: argparse.Namespace) -> int:

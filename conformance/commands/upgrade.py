@@ -6,9 +6,10 @@ spec's claim, its source and its basis (documented or tested: a change in what t
 tests promise; observed: in behaviour nobody promised). A page (`upgrade-A-B.html`) and a text
 summary (`upgrade-A-B.txt`, also printed).
 
-It reuses what is cached: a radar search over a range that holds both A and B answers at once
-(its changes between A and B), and the results stored per release are never run again, so a
-second call installs and runs nothing.
+It reuses what is cached: a radar search over a range that holds both A and B, made under the same
+case selection (-k, -m), answers at once (its changes between A and B), and the results stored per
+release are never run again, so a second call installs and runs nothing. With nothing cached it
+searches, and says first what that builds and runs and about what it costs (`compat.plan`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from jax_conformance.compat.drive import (
     changes_json,
     save_search,
     search_range,
+    selection,
+    selection_tag,
     specs_digest,
 )
 from jax_conformance.compat.envs import (
@@ -78,6 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="search A..B itself even when a cached search over a wider range holds both",
     )
     options.add_modes(parser, upcoming=False, note="run in each release")
+    options.add_keyword(parser)
+    options.add_markexpr(parser)
     parser.add_argument(
         "--cache-dir",
         type=Path,
@@ -97,15 +102,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_environment_arguments(parser)
     add_radar_arguments(parser)
     parser.add_argument(
-        "pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help="passed to each pytest run"
+        "pytest_args",
+        nargs="*",
+        metavar="-- PYTEST_ARGS",
+        help="passed to each pytest run (-k and -m here select as the options do)",
     )
 
 
-def find_cached(cache: Path, a: str, b: str) -> SearchJSON | None:
-    """A saved radar search holding both releases: of the current specs first, else of earlier ones (said)."""
+def find_cached(cache: Path, a: str, b: str, tag: str = "all") -> SearchJSON | None:
+    """A saved radar search holding both releases, made under the same case selection (`tag`):
+    of the current specs first, else of earlier ones (said)."""
     digest = specs_digest(SPECS_DIR)
     roots = sorted(
-        (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-*"),
+        (cache / "radar").glob(f"*-{STORE_LAYOUT}-{tag}-as-of-*"),
         key=lambda p: p.stat().st_mtime,
         reverse=True,
     )
@@ -230,8 +239,9 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--from {a} --to {b}: the release upgraded from must be older than the one upgraded to"
         )
+    tag = selection_tag(selection(args))
     cache = (args.cache_dir or default_cache_dir()).resolve()
-    data = None if args.fresh else find_cached(cache, a, b)
+    data = None if args.fresh else find_cached(cache, a, b, tag)
     if data is not None:
         rs = data["releases"]
         how = (
@@ -239,6 +249,11 @@ def main(args: argparse.Namespace) -> int:
             f"its ends, bisected); nothing installed or run"
         )
     else:
+        print(
+            f"upgrade: no search holding {a} and {b} under this selection is in {cache / 'radar'}; "
+            "searching now: installing releases and running the suite (its cost follows once pip "
+            "has listed the releases)"
+        )
         run = search_range(args, f"{a}..{b}")
         data = changes_json(run)
         save_search(run.store.root, data)

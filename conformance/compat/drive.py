@@ -22,6 +22,7 @@ from jax_conformance.compat.discover import Release, discover, parse_range
 from jax_conformance.compat.envs import default_cache_dir, find_python
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
+from jax_conformance.compat.plan import search_plan
 from jax_conformance.compat.radar import (
     FLAG,
     HARNESS,
@@ -45,6 +46,7 @@ from jax_conformance.records import (
     write_search,
 )
 from jax_conformance.releases import version_key
+from jax_conformance.usage import check_expression, check_selection, selection_counts
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
 EXTRA_PYTHONS = ("3.12", "3.13")  # asked too, for the releases that need a newer Python
@@ -89,14 +91,59 @@ def specs_digest(root: Path) -> str:
     return h.hexdigest()[:12]
 
 
-def store_root(cache: Path, as_of: str, specs: Path = SPECS_DIR) -> Path:
-    """Where the radar keeps its results for this spec set, judged as of release `as_of`."""
-    return cache / "radar" / f"{specs_digest(specs)}-{STORE_LAYOUT}-as-of-{as_of}"
+def store_root(cache: Path, as_of: str, specs: Path = SPECS_DIR, selection: str = "all") -> Path:
+    """Where the radar keeps its results for this spec set and case selection (`selection_tag`),
+    judged as of release `as_of`: a search under one -k never answers for another."""
+    return cache / "radar" / f"{specs_digest(specs)}-{STORE_LAYOUT}-{selection}-as-of-{as_of}"
 
 
 # Bump when what the store's runs observe changes (the adapter, the signature), or its files do
-# (u4: its notes, unavailable.json and a probe's cases, are records).
-STORE_LAYOUT = "u4"
+# (u4: its notes, unavailable.json and a probe's cases, are records; u5: the selection is part of
+# the store's name, so an older store, which may hold a search under any selection, is not read).
+STORE_LAYOUT = "u5"
+
+
+def _split_selection(args: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """The -k and -m expressions among pytest arguments (`-k X`, `-kX`), and the rest."""
+    keywords: list[str] = []
+    marks: list[str] = []
+    rest: list[str] = []
+    items = iter(a for a in args if a != "--")
+    for arg in items:
+        for flag, into in (("-k", keywords), ("-m", marks)):
+            if arg == flag:
+                into.append(next(items, ""))
+                break
+            if arg.startswith(flag) and not arg.startswith("--"):
+                into.append(arg[len(flag) :])
+                break
+        else:
+            rest.append(arg)
+    return keywords, marks, rest
+
+
+def selection(args: argparse.Namespace) -> list[str]:
+    """The pytest arguments each mode run of the search takes: -k / -m (given as options, as `run`
+    takes them, or after `--`; several are joined with `and`), then the rest of those after `--`.
+    A selection that matches no case of the specs is refused here (UsageError), before any
+    environment is built."""
+    keywords, marks, rest = _split_selection(getattr(args, "pytest_args", []))
+    keywords = [k for k in (getattr(args, "keyword", None), *keywords) if k]
+    marks = [m for m in (getattr(args, "markexpr", None), *marks) if m]
+    keyword = " and ".join(f"({k})" if len(keywords) > 1 else k for k in keywords) or None
+    markexpr = " and ".join(f"({m})" if len(marks) > 1 else m for m in marks) or None
+    for option, expr in (("-k", keyword), ("-m", markexpr)):
+        if expr:
+            check_expression(option, expr)
+    check_selection(keyword, markexpr, [SPECS_DIR])
+    return [*(["-k", keyword] if keyword else []), *(["-m", markexpr] if markexpr else []), *rest]
+
+
+def selection_tag(extra: Sequence[str]) -> str:
+    """`all` for every case, else a short hash of the selection's arguments (`sel-…`)."""
+    if not extra:
+        return "all"
+    return "sel-" + hashlib.sha256("\0".join(extra).encode()).hexdigest()[:10]
 
 
 def interpreters(args: argparse.Namespace) -> dict[str, str]:
@@ -135,10 +182,11 @@ def _store_dir(
 ) -> Path:
     """The store for the current specs; with --resume and none yet, the newest earlier one for
     the same release (it keeps its own copy of the specs)."""
-    root = store_root(cache, as_of)
+    tag = selection_tag(selection(args))
+    root = store_root(cache, as_of, selection=tag)
     if getattr(args, "resume", False) and not root.is_dir():
         earlier = sorted(
-            (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"),
+            (cache / "radar").glob(f"*-{STORE_LAYOUT}-{tag}-as-of-{as_of}"),
             key=lambda p: p.stat().st_mtime,
         )
         if earlier:
@@ -179,6 +227,21 @@ def search_range(
             for r in releases
         )
     )
+    anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
+    names = [r.version for r in releases]
+    extra = selection(args)
+    keywords, marks, _ = _split_selection(extra)
+    say(
+        "radar: "
+        + search_plan(
+            names,
+            [r for r in names if r in {names[0], names[-1], *anchors}],
+            cache,
+            len(args.modes),
+            selection_counts(next(iter(keywords), None), next(iter(marks), None), [SPECS_DIR]),
+            args.jobs,
+        )
+    )
     as_of = releases[-1].version
     root = _store_dir(args, cache, as_of, say) if store_dir is None else store_dir
     root.mkdir(parents=True, exist_ok=True)
@@ -189,7 +252,6 @@ def search_range(
     say(
         f"radar: results kept in {root}; every release judged against the spec's blocks for {as_of}"
     )
-    anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
     modes: Sequence[Mode] = args.modes
     observer = RealObserver(
         store,
@@ -205,10 +267,10 @@ def search_range(
         rebuild=args.rebuild,
         pins=list(args.pin),
         as_of=as_of,
-        extra=[a for a in args.pytest_args if a != "--"],
+        extra=extra,
         say=say,
     )
-    search = bisect([r.version for r in releases], observer, anchors, say=say)
+    search = bisect(names, observer, anchors, say=say)
     used = [e.path for e in observer.envs.values() if e.ok]
     budget = enforce_budget(cache, args.cache_budget, used)
     say(budget.describe())

@@ -307,6 +307,14 @@ class Store:
             if not r.interrupted and r.header.get("status") not in NOT_RUN
         ]
 
+    def why_incomplete(self, release: str, mode: str) -> str:
+        """Why the mode's full run of this release did not complete (its header's or end's reason)."""
+        for run in load_runs([self.result_path(release, mode, None)]):
+            reason = run.header.get("reason") or (run.end.get("reason") if run.end else None)
+            if reason:
+                return str(reason)
+        return "it did not end"
+
     def observations(self, release: str, modes: Sequence[str]) -> tuple[Observations, set[str]]:
         """What the files hold for this release: case signatures (flags included, once a run has a
         header), and the modes that have a complete run of every case."""
