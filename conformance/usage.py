@@ -188,3 +188,30 @@ def check_selection(keyword: str | None, markexpr: str | None, paths: list[Path]
         f"{given} selects no case (of {counts[1]} in {', '.join(map(str, paths))}; -k matches a case's id, "
         "claim and tags, -m its tags)"
     )
+
+
+def check_specs_load(paths: list[Path], option: str = "--specs") -> None:
+    """Every spec file under `paths` loads (YAML, schema, the loader's rules), else the first problem
+    as one line (`file:line: RULE message`), with how many more and the command that lists them:
+    a broken spec is a usage error, found before a directory is made or a mode process started."""
+    from jax_conformance.errors import SpecFileErrors
+    from jax_conformance.spec.cache import SpecCache
+    from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
+
+    cache = SpecCache.default()
+    broken: list[SpecFileErrors] = []
+    for path in spec_files(paths):
+        if is_spec_file(path):
+            try:
+                load_spec(path, cache=cache)
+            except SpecFileErrors as exc:
+                broken.append(exc)
+    if broken:
+        errors = [e for b in broken for e in b.errors]
+        more = (
+            f" ({len(errors) - 1} more in {len(broken)} file(s): jax-conformance lint "
+            f"{' '.join(map(str, paths))})"
+            if len(errors) > 1
+            else ""
+        )
+        raise UsageError(f"{option}: {errors[0].format(Path.cwd())}{more}")

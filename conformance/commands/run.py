@@ -37,6 +37,7 @@ from jax_conformance.usage import (
     check_expression,
     check_selection,
     check_spec_paths,
+    check_specs_load,
     extend_pythonpath,
 )
 
@@ -331,6 +332,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     for adapter in adapters:
         check_adapter(adapter)
     check_spec_paths([Path(p) for p in args.specs or []])
+    check_specs_load([Path(p) for p in args.specs or []] or [SPECS_DIR])
     extend_pythonpath(args.pythonpath)
     for option, expr in (("-k", args.keyword), ("-m", args.markexpr)):
         if expr:
