@@ -400,7 +400,9 @@ def test_upgrade_answers_from_a_cached_search_without_running(
         )
         if found:
             assert f"custom_jvp.float0  changed in {names[5]} (after {names[4]}; tested)" in text
-            assert f"off-warn, on: {ACCEPTS} -> {RAISES}" in text
+            assert (
+                f"    off-warn, on: {ACCEPTS}\n{' ' * len('    off-warn, on: ')}-> {RAISES}" in text
+            )
             assert (tmp_path / "out" / f"upgrade-{a}-{b}.html").read_text().count("<tr class=") == 1
 
 
@@ -786,3 +788,33 @@ def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path)
         return int(re.search(r"at each end: about (\d+) min", text).group(1))  # type: ignore[union-attr]
 
     assert minutes(few) < minutes(whole)
+
+
+def test_upgrade_prints_each_message_in_full(tmp_path: Path) -> None:
+    """Before and after are the whole first line of each error, as each release said it, not the
+    opening word the search compares (`raised TypeError (Value...) -> raised TypeError (Argument...)`)."""
+    from jax_conformance.commands import upgrade
+    from jax_conformance.compat.radar import Found
+
+    store = Store(tmp_path)
+    words = {
+        "0.4.35": "Value 'x' of type int32 is not a valid JAX type",
+        "0.4.36": "Argument 'x' of type <class 'int'> is not a valid JAX type",
+    }
+    for release, message in words.items():
+        path = store.result_path(release, "off-warn", None)
+        _write_run(path, release, OFF, {"a.err": "int32"})
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        for rec in records:
+            if rec.get("case") == "a.err":
+                rec["actual"] = {"raised": {"type": "TypeError", "message": message + "\nmore"}}
+        path.write_text("".join(json.dumps(rec) + "\n" for rec in records))
+    before, after = (store.observations(r, ["off-warn"])[0]["a.err"] for r in words)
+    assert before == {"off-warn": "passed: raised TypeError (Value...)"}  # what the search compares
+    found = Found("a.err", "0.4.36", "0.4.35", before, after)
+    change = {**found.to_json(), "topic": "a", "claim": "", "basis": None, "source": None}
+    change["said"] = drive.said(store, [found])[0]
+    text = upgrade.summary_text("0.4.35", "0.4.36", [change], "test")  # type: ignore[list-item]
+    assert f"off-warn: passed: raised TypeError: {words['0.4.35']}\n" in text
+    assert f"-> passed: raised TypeError: {words['0.4.36']}" in text
+    assert "(Value...)" not in text

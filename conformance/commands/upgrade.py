@@ -164,12 +164,9 @@ def summary_text(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
             )
             if c.get("claim"):
                 lines.append(f"    claim: {c['claim']}")
-            pairs = dict.fromkeys((c["before"][m], c["after"][m]) for m in c["modes"])
-            for before, after in pairs:
-                modes = [
-                    m for m in c["modes"] if (c["before"][m], c["after"][m]) == (before, after)
-                ]
-                lines.append(f"    {', '.join(modes)}: {before} -> {after}")
+            for modes, before, after in change_pairs(c):
+                lines.append(f"    {', '.join(modes)}: {before}")
+                lines.append(f"    {' ' * len(', '.join(modes))}  -> {after}")
             if c.get("source"):
                 lines.append(f"    source: {_source_text(c['source'])}")
             if c.get("skipped"):
@@ -182,6 +179,21 @@ def summary_text(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
                 f"in {c['release']}"
             )
     return "\n".join(lines)
+
+
+def change_pairs(change: ChangeJSON) -> list[tuple[list[str], str, str]]:
+    """(modes, before, after) for each distinct before/after of a change, in full where the search
+    kept what the case did (`said`: the whole message), else as compared (its opening words)."""
+    said = change.get("said") or {}
+    full = {
+        m: (
+            said.get("before", {}).get(m) or change["before"][m],
+            said.get("after", {}).get(m) or change["after"][m],
+        )
+        for m in change["modes"]
+    }
+    pairs = dict.fromkeys(full.values())
+    return [([m for m in change["modes"] if full[m] == p], p[0], p[1]) for p in pairs]
 
 
 def _source_text(source: object) -> str:
@@ -199,12 +211,10 @@ def page(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
     for c in sorted(changes, key=lambda c: (c["topic"], version_key(c["release"]), c["case"])):
         if c["case"].startswith("flag:"):
             continue
-        pairs = dict.fromkeys((c["before"][m], c["after"][m]) for m in c["modes"])
         what = "".join(
-            "<div><span class=modes>"
-            f"{esc(', '.join(m for m in c['modes'] if (c['before'][m], c['after'][m]) == p))}</span>: "
-            f"<span class=before>{esc(p[0])}</span> &rarr; <span class=after>{esc(p[1])}</span></div>"
-            for p in pairs
+            f"<div><span class=modes>{esc(', '.join(modes))}</span>: "
+            f"<span class=before>{esc(before)}</span> &rarr; <span class=after>{esc(after)}</span></div>"
+            for modes, before, after in change_pairs(c)
         )
         basis = c.get("basis") or "?"
         rows.append(

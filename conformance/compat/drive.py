@@ -26,13 +26,14 @@ from jax_conformance.compat.plan import search_plan
 from jax_conformance.compat.radar import (
     FLAG,
     HARNESS,
+    Found,
     Search,
     Store,
     bisect,
     record_signature,
 )
 from jax_conformance.errors import UsageError
-from jax_conformance.mode import Mode
+from jax_conformance.mode import Mode, mode_slug
 from jax_conformance.options import size_arg
 from jax_conformance.protocol import AS_OF_NAMES
 from jax_conformance.records import (
@@ -45,7 +46,7 @@ from jax_conformance.records import (
     read_search,
     write_search,
 )
-from jax_conformance.releases import version_key
+from jax_conformance.releases import observed_text, version_key
 from jax_conformance.usage import check_expression, check_selection, selection_counts
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
@@ -328,6 +329,39 @@ def case_facts(store: Store, releases: Sequence[str]) -> dict[str, ResultRecord]
     return out
 
 
+def _said_at(store: Store, release: str) -> dict[tuple[str, str], str]:
+    """(mode key, case) -> what the case did in this release, in full (`releases.observed_text`),
+    keyed as the radar's signatures are (`slug`, or `slug@backend` off the CPU)."""
+    out: dict[tuple[str, str], str] = {}
+    for run in store.complete_runs(release):
+        slug = mode_slug(run.header.get("mode", {}))
+        for rec in run.cases:
+            if record_signature(rec) == HARNESS:
+                continue
+            backend = rec.get("backend")
+            key = slug if backend in (None, "cpu") else f"{slug}@{backend}"
+            out[(key, str(rec.get("case") or ""))] = observed_text(rec)
+    return out
+
+
+def said(store: Store, changes: Sequence[Found]) -> dict[int, dict[str, dict[str, str]]]:
+    """Each case change's full before and after per mode (index in `changes` -> {before, after})."""
+    at: dict[str, dict[tuple[str, str], str]] = {}
+    out: dict[int, dict[str, dict[str, str]]] = {}
+    for i, found in enumerate(changes):
+        if found.case.startswith(FLAG):
+            continue
+        sides: dict[str, dict[str, str]] = {"before": {}, "after": {}}
+        for side, release in (("before", found.previous), ("after", found.release)):
+            texts = at.setdefault(release, _said_at(store, release)) if release else {}
+            for mode in found.modes:
+                text = texts.get((mode, found.case))
+                if text:
+                    sides[side][mode] = text
+        out[i] = sides
+    return out
+
+
 def describe_change(before: str, after: str) -> str:
     return f"{before or '-'} -> {after or '-'}"
 
@@ -335,12 +369,14 @@ def describe_change(before: str, after: str) -> str:
 def changes_json(run: RadarRun) -> SearchJSON:
     """The radar's findings: each change with its release, the releases probed, install times, flags."""
     facts = case_facts(run.store, run.search.releases)
+    texts = said(run.store, run.search.changes)
     changes: list[ChangeJSON] = []
-    for found in run.search.changes:
+    for i, found in enumerate(run.search.changes):
         rec = facts.get(found.case)
         changes.append(
             {
                 **found.to_json(),
+                **({"said": texts[i]} if i in texts else {}),
                 "topic": (rec.get("topic") if rec else None) or found.case.rsplit(".", 1)[0],
                 "claim": rec.get("claim", "") if rec else "",
                 "basis": rec.get("basis") if rec else None,
