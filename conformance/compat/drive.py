@@ -373,17 +373,17 @@ def changes_json(run: RadarRun) -> SearchJSON:
     changes: list[ChangeJSON] = []
     for i, found in enumerate(run.search.changes):
         rec = facts.get(found.case)
-        changes.append(
-            {
-                **found.to_json(),
-                **({"said": texts[i]} if i in texts else {}),
-                "topic": (rec.get("topic") if rec else None) or found.case.rsplit(".", 1)[0],
-                "claim": rec.get("claim", "") if rec else "",
-                "basis": rec.get("basis") if rec else None,
-                "source": rec.get("source") if rec else None,
-                "spec_file": rec.get("spec_file", "") if rec else "",
-            }
-        )
+        change: ChangeJSON = {
+            **found.to_json(),
+            "topic": (rec.get("topic") if rec else None) or found.case.rsplit(".", 1)[0],
+            "claim": rec.get("claim", "") if rec else "",
+            "basis": rec.get("basis") if rec else None,
+            "source": rec.get("source") if rec else None,
+            "spec_file": rec.get("spec_file", "") if rec else "",
+        }
+        if i in texts:
+            change["said"] = texts[i]
+        changes.append(change)
     return {
         "releases": run.search.releases,
         "anchors": run.search.anchors,
