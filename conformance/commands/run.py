@@ -27,7 +27,7 @@ from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
-from jax_conformance.launch.service import merge_modes, run_modes
+from jax_conformance.launch.service import merge_modes, run_modes, stopped_status
 from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
 from jax_conformance.spec.expectations import files_for, ratchet, ratchet_target
@@ -423,7 +423,8 @@ def _run(
         for p in files:
             print(f"expectations for {a}: {p}")
     t0 = time.monotonic()
-    interrupted = bool(run_modes(jobs, args.jobs, on_tick=progress.update))
+    stopped_by = run_modes(jobs, args.jobs, on_tick=progress.update)
+    interrupted = bool(stopped_by)
     wall = time.monotonic() - t0
     merged = out / "results.jsonl"
     records = merge_modes(jobs, merged)
@@ -477,7 +478,7 @@ def _run(
             print(f"latest: {link} -> {out.name} (earlier runs stay in {out.parent}/)")
     total = sum(j.tail.done for j in jobs)
     if interrupted:
-        return 130  # as a shell reports a command stopped by SIGINT
+        return stopped_status(stopped_by)  # 130 for Ctrl-C, 143 for SIGTERM
     if total == 0 and all(j.completed for j in jobs):
         print("no case was selected in any mode", file=sys.stderr)
         return 5
