@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jax_conformance.compat import drive
@@ -29,6 +30,8 @@ from jax_conformance.errors import UsageError
 from jax_conformance.options import parse_size
 from jax_conformance.records import ResultsWriter, harness_end, harness_header
 from packaging.version import Version
+
+from tests.conftest import read_results
 
 ACCEPTS = "passed: dtype float32"
 RAISES = (
@@ -818,3 +821,67 @@ def test_upgrade_prints_each_message_in_full(tmp_path: Path) -> None:
     assert f"off-warn: passed: raised TypeError: {words['0.4.35']}\n" in text
     assert f"-> passed: raised TypeError: {words['0.4.36']}" in text
     assert "(Value...)" not in text
+
+
+def test_the_radar_judges_each_release_by_its_own_blocks(
+    specdir: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The radar's adapter (JAX judged as of the newest release of the search) picks each case's
+    block for the release that runs, and only where it has none there the block for the newest:
+    a documented behaviour of its time passes in its time (it read `failed` judged as of the newest)."""
+    from importlib.metadata import version
+
+    from jax_conformance.protocol import AS_OF_ADAPTER, AS_OF_ENV
+
+    here = version("jax")
+    specdir.write(
+        "asof.yaml",
+        f"""
+        topic: demo.asof
+        source: {{observed: tests/test_radar.py}}
+        basis: observed
+        cases:
+          - id: demo.asof.own
+            claim: the block for the release that runs judges it
+            run: jnp.arange(3)
+            expect:
+              - when: {{version: "<={here}"}}
+                dtype: int32
+              - when: {{version: ">{here}"}}
+                dtype: float32
+          - id: demo.asof.gap
+            claim: with no block for the release that runs, the newest release's judges it
+            run: jnp.arange(3)
+            expect:
+              - when: {{version: "<0.0.1"}}
+                dtype: int64
+              - when: {{version: ">{here}"}}
+                dtype: int32
+        """,
+    )
+    monkeypatch.setenv(AS_OF_ENV, "99.0")
+    out = tmp_path / "r.jsonl"
+    result = specdir.run("--x64=off", f"--results={out}", adapter=AS_OF_ADAPTER)
+    result.assert_outcomes(passed=2)
+    lines = {
+        r["case"]: r.get("expect_line") for r in read_results(out) if r.get("record") == "case"
+    }
+    assert lines == {"demo.asof.own": 9, "demo.asof.gap": 19}  # the `when` lines chosen
+
+
+def test_where_nothing_but_the_outcome_is_seen_the_block_judging_it_is_part_of_the_signature() -> (
+    None
+):
+    """Judged by its own blocks, a case that passes in both releases under different blocks
+    changed as the spec says it did (compat's table reads it so); the same block is no change."""
+    from jax_conformance.compat.radar import differs, record_signature
+
+    def sig(line: int) -> str:
+        rec = {"outcome": "passed", "message": "", "actual": None, "expect_line": line}
+        return record_signature(rec)  # type: ignore[arg-type]
+
+    assert sig(8) == "passed (spec line 8)"
+    assert differs({"off-warn": sig(8)}, {"off-warn": sig(11)})
+    assert not differs({"off-warn": sig(8)}, {"off-warn": sig(8)})
+    seen = {"outcome": "passed", "actual": {"dtype": "int32", "shape": [3]}, "expect_line": 8}
+    assert record_signature(seen) == "passed: dtype int32"  # type: ignore[arg-type]

@@ -100,7 +100,8 @@ def store_root(cache: Path, as_of: str, specs: Path = SPECS_DIR, selection: str 
 
 # Bump when what the store's runs observe changes (the adapter, the signature), or its files do
 # (u4: its notes, unavailable.json and a probe's cases, are records; u5: the selection is part of
-# the store's name, so an older store, which may hold a search under any selection, is not read).
+# the store's name, so an older store, which may hold a search under any selection, is not read,
+# and each release is judged by its own blocks, the as-of release's only where it has none).
 STORE_LAYOUT = "u5"
 
 
@@ -251,7 +252,8 @@ def search_range(
         shutil.copytree(SPECS_DIR, specs, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     store = Store(root)
     say(
-        f"radar: results kept in {root}; every release judged against the spec's blocks for {as_of}"
+        f"radar: results kept in {root}; each release judged by the spec's blocks for it (a case "
+        f"with none there by those for {as_of})"
     )
     modes: Sequence[Mode] = args.modes
     observer = RealObserver(
