@@ -791,6 +791,11 @@ def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path)
         return int(re.search(r"at each end: about (\d+) min", text).group(1))  # type: ignore[union-attr]
 
     assert minutes(few) < minutes(whole)
+    (tmp_path / "envs" / "jax-0.4.33-abc").mkdir()
+    (tmp_path / "envs" / "jax-0.4.33-abc" / MARKER).write_text("{}")
+    ready = search_plan(["0.4.33", "0.4.36"], ["0.4.33", "0.4.36"], tmp_path, 4, None, 2)
+    assert f"every environment it may need is cached under {tmp_path}." in ready
+    assert "bisected" not in ready and "every case in 4 mode(s)" in ready
 
 
 def test_upgrade_prints_each_message_in_full(tmp_path: Path) -> None:

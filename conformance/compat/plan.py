@@ -53,15 +53,20 @@ def search_plan(
     probe_s = BUILD_S + modes * PROBE_S / jobs
     most = (len(build_ends) + len(build_between)) * ENV_BYTES
     free = shutil.disk_usage(cache if cache.exists() else _existing(cache)).free
-    return (
-        f"{len(releases)} releases ({releases[0]}..{releases[-1]}); it builds "
-        f"{len(build_ends)} environment(s) now for the ends ({', '.join(ends)}; "
+    builds = (
+        f"it builds {len(build_ends)} environment(s) now for the ends ({', '.join(ends)}; "
         f"{len(ends) - len(build_ends)} cached) and up to {len(build_between)} more for releases "
         f"between, only where a change needs bisecting: about {ENV_BYTES / 1e9:.2f} GB each, "
-        f"{most / 1e9:.1f} GB at most, under {cache} ({free / 1e9:.0f} GB free). It runs {of} in "
-        f"{modes} mode(s) at each end: about {_minutes(ends_s)}, plus about {_minutes(probe_s)} "
-        f"for each release bisected (rough, from bench/RADAR.md on 2 cores). Ctrl-C stops it; "
-        f"run again, it resumes, and once done answers from the cache at once."
+        f"{most / 1e9:.1f} GB at most, under {cache} ({free / 1e9:.0f} GB free)"
+        if most
+        else f"every environment it may need is cached under {cache}"
+    )
+    probes = f", plus about {_minutes(probe_s)} for each release bisected" if between else ""
+    return (
+        f"{len(releases)} releases ({releases[0]}..{releases[-1]}); {builds}. It runs {of} in "
+        f"{modes} mode(s) at each end: about {_minutes(ends_s)}{probes} (rough, from "
+        f"bench/RADAR.md on 2 cores). Ctrl-C stops it; run again, it resumes, and once done "
+        f"answers from the cache at once."
     )
 
 
