@@ -19,7 +19,7 @@ import sys
 from typing import NoReturn
 
 from jax_conformance import __version__
-from jax_conformance.errors import ConformanceError, UsageError
+from jax_conformance.errors import ConformanceError, Stopped, UsageError
 
 USAGE = 2  # the exit status of every usage error
 
@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
             f"jax-conformance {args.command}: {str(exc).strip().splitlines()[0]}", file=sys.stderr
         )
         return 1
+    except Stopped as exc:  # its mode processes were stopped: 130 for Ctrl-C, 143 for SIGTERM
+        print(f"\njax-conformance {args.command}: stopped by {exc.cause}", file=sys.stderr)
+        return exc.status
     except KeyboardInterrupt:
         # Ctrl-C outside a command's own handling (start-up, rendering): stop without a traceback.
         print(f"\njax-conformance {args.command}: interrupted", file=sys.stderr)

@@ -38,6 +38,20 @@ class AdapterStartError(ConformanceError):
     """An adapter that was found but could not start in a mode (its import or mode check failed)."""
 
 
+class Stopped(KeyboardInterrupt):
+    """A command's mode processes were stopped by Ctrl-C or SIGTERM (`cause`); the command ends with
+    `status` (130 or 143: `launch.service.stopped_status`), as a shell reports that signal."""
+
+    def __init__(self, cause: str, status: int) -> None:
+        super().__init__(cause)
+        self.cause, self.status = cause, status
+
+
+class HarnessError(ConformanceError):
+    """Parent side: the harness could not run where it was sent (a release's mode process never
+    started), so nothing can be concluded from it: one line, exit status 1."""
+
+
 class SpecError(ConformanceError):
     """One problem in a spec file, at `file:line`, under a lint rule's ID."""
 

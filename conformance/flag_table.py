@@ -80,19 +80,38 @@ def upcoming_flags(info: AdapterInfo, spec_flags: Iterable[str] = ()) -> list[st
 
 def spec_flag_names(paths: Sequence[Path]) -> set[str]:
     """The flags the specs' `when` blocks name (specs that do not load are skipped: the run reports them)."""
+    return set(spec_flag_places(paths))
+
+
+def spec_flag_places(paths: Sequence[Path]) -> dict[str, str]:
+    """Each flag the specs' `when` blocks name -> where it is first named (`file:line (case)`, the
+    file relative to the specs' parent folder when it is under it): why `--upcoming` runs it."""
     from jax_conformance.errors import SpecFileErrors
     from jax_conformance.spec.loader import load_spec, spec_files
 
-    names: set[str] = set()
+    places: dict[str, str] = {}
     for path in spec_files(list(paths)):
         try:
             spec = load_spec(path)
         except SpecFileErrors:
             continue
+        shown = (
+            path.relative_to(SPECS_DIR.parent) if path.is_relative_to(SPECS_DIR.parent) else path
+        )
         for case in spec.cases:
             for block in case.expect:
-                names.update(name for name, _ in block.when.flags or ())
-    return names
+                for name, _ in block.when.flags or ():
+                    places.setdefault(name, f"{shown}:{block.line} ({case.id})")
+    return places
+
+
+def upcoming_reason(name: str, places: dict[str, str]) -> str:
+    """Why the suite runs this upcoming flag: what it changes (TOPIC_FLAGS), else the spec naming it."""
+    if name in TOPIC_FLAGS:
+        return TOPIC_FLAGS[name]
+    if name in places:
+        return f"a spec names it in `when: flags`, at {places[name]}"
+    return "named by a spec's `when: flags`"
 
 
 def wrong_values(mode: Mode, info: AdapterInfo) -> list[str]:

@@ -1037,6 +1037,9 @@ class ChangeJSON(FoundJSON):
     basis: str | None
     source: list[dict[str, str]] | None
     spec_file: str
+    # what the case did at `previous` and at `release`, per mode, in full (the error's whole first
+    # line): `before`/`after` cut a message to its opening words to compare (releases.observed_key)
+    said: NotRequired[dict[str, dict[str, str]]]
 
 
 class ProbeJSON(TypedDict):

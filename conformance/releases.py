@@ -108,6 +108,21 @@ def observed_key(actual: object) -> str:
     return ""
 
 
+def observed_text(record: Mapping[str, object]) -> str:
+    """What a case did, in full: its outcome, then an error's type and the whole first line of its
+    message (where `observed_key` keeps the opening words, to compare), else `observed_key`."""
+    outcome = str(record.get("outcome") or "")
+    actual = record.get("actual")
+    raised = actual.get("raised") if isinstance(actual, dict) else None
+    if isinstance(raised, dict) and raised.get("type"):
+        lines = str(raised.get("message") or "").strip().splitlines()
+        what = f"raised {raised['type']}" + (f": {lines[0].strip()}" if lines else "")
+    else:
+        what = observed_key(actual)
+    outcome = {"xfailed": "failed", "xpassed": "passed"}.get(outcome, outcome)
+    return f"{outcome}: {what}" if what else outcome
+
+
 # One change between consecutive releases: in `modes`, each value went from `from` to `to` (an
 # expect block's line, or what the implementation did in a word). `from` is a keyword, hence the form.
 Change = TypedDict(

@@ -143,3 +143,75 @@ def mark_selection(expr: str, option: str = "-m") -> Selection | None:
         return bool(compiled.evaluate(lambda name, /, **kwargs: not kwargs and name in have))
 
     return selects
+
+
+def selection_counts(
+    keyword: str | None, markexpr: str | None, paths: list[Path]
+) -> tuple[int, int] | None:
+    """(cases -k and -m select, cases in all) over the specs in `paths`, matched over each case's
+    id, claim and tags as the mode processes do; None when a spec file does not load (its cases are
+    not known here) or pytest's expression parser is not where it was."""
+    by_words = keyword_selection(keyword, "-k") if keyword else None
+    by_tags = mark_selection(markexpr, "-m") if markexpr else None
+    if (keyword and by_words is None) or (markexpr and by_tags is None):
+        return None
+    from jax_conformance.errors import SpecFileErrors
+    from jax_conformance.spec.cache import SpecCache
+    from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
+
+    cache = SpecCache.default()
+    selected = total = 0
+    for path in spec_files(paths):
+        if not is_spec_file(path):
+            continue
+        try:
+            spec = load_spec(path, cache=cache)
+        except SpecFileErrors:
+            return None
+        for case in spec.cases:
+            total += 1
+            selected += (
+                by_words is None or by_words([f"{case.id}[", case.claim, *case.tags])
+            ) and (by_tags is None or by_tags(case.tags))
+    return selected, total
+
+
+def check_selection(keyword: str | None, markexpr: str | None, paths: list[Path]) -> None:
+    """-k and -m must select some case of the specs (`selection_counts`; unknown: not refused)."""
+    if not keyword and not markexpr:
+        return
+    counts = selection_counts(keyword, markexpr, paths)
+    if counts is None or counts[0]:
+        return
+    given = " and ".join(f"{o} {e!r}" for o, e in (("-k", keyword), ("-m", markexpr)) if e)
+    raise UsageError(
+        f"{given} selects no case (of {counts[1]} in {', '.join(map(str, paths))}; -k matches a case's id, "
+        "claim and tags, -m its tags)"
+    )
+
+
+def check_specs_load(paths: list[Path], option: str = "--specs") -> None:
+    """Every spec file under `paths` loads (YAML, schema, the loader's rules), else the first problem
+    as one line (`file:line: RULE message`), with how many more and the command that lists them:
+    a broken spec is a usage error, found before a directory is made or a mode process started."""
+    from jax_conformance.errors import SpecFileErrors
+    from jax_conformance.spec.cache import SpecCache
+    from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
+
+    cache = SpecCache.default()
+    broken: list[SpecFileErrors] = []
+    for path in spec_files(paths):
+        if is_spec_file(path):
+            try:
+                load_spec(path, cache=cache)
+            except SpecFileErrors as exc:
+                broken.append(exc)
+    if broken:
+        errors = [e for b in broken for e in b.errors]
+        more = (
+            f" ({len(errors) - 1} more in {len(broken)} file(s): jax-conformance lint "
+            f"{' '.join(map(str, paths))})"
+            if len(errors) > 1
+            else ""
+        )
+        raise UsageError(f"{option}: {errors[0].format(Path.cwd())}{more}")

@@ -33,6 +33,9 @@ cases:
         dtype: int32
 """
 
+# A user's spec with a typo'd key (`valeu`) on line 12: refused before any mode process starts.
+TYPO = SPEC.replace("        dtype: int32", "        dtype: int32\n        valeu: [0, 1, 2]")
+
 # (subcommand and its arguments, words the one line must hold). {SPECS}: a directory with a spec;
 # {EMPTY}: an empty directory; {RESULTS}: a results file; {FINISHED}: a directory holding a finished run.
 ROWS: list[tuple[str, str]] = [
@@ -81,6 +84,14 @@ ROWS: list[tuple[str, str]] = [
     ),
     ("run --adapter reference --specs {SPECS} -k nomatch", "-k 'nomatch' selects no case"),
     ("run --adapter reference --specs {SPECS} -m drift", "-m 'drift' selects no case"),
+    (
+        "run --specs {TYPO} --modes off-warn",
+        "--specs: {TYPO}/demo/typo.yaml:12: SCHEMA .cases[0].expect[0]: unknown key 'valeu'",
+    ),
+    (
+        "run --adapter reference --specs {SPECS} --specs {TYPO}",
+        "{TYPO}/demo/typo.yaml:12: SCHEMA",
+    ),
     (
         "run --flag jax_custom_vjp3=true",
         "a flag is part of a mode: --modes off-warn+jax_custom_vjp3=true",
@@ -143,6 +154,10 @@ ROWS: list[tuple[str, str]] = [
     ("compat --interpreter 3.12", "--interpreter '3.12': use MINOR=PATH"),
     ("compat --from-results /nonexistent.jsonl", "--from-results /nonexistent.jsonl: no such file"),
     ("compat --from-results {RESULTS} --out {FINISHED}", "--out {FINISHED} already holds a run"),
+    # upgrade: refused before pip is asked or an environment built
+    ("upgrade --from 0.4.33 --to 0.4.36 -k nomatch", "-k 'nomatch' selects no case"),
+    ("upgrade --from 0.4.33 --to 0.4.36 -- -k nomatch", "-k 'nomatch' selects no case"),
+    ("upgrade --from 0.4.33 --to 0.4.36 -m 'x64 and'", "-m 'x64 and': not a pytest expression"),
 ]
 
 
@@ -152,6 +167,8 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     specs = root / "specs" / "demo"
     specs.mkdir(parents=True)
     (specs / "cli.yaml").write_text(textwrap.dedent(SPEC).lstrip())
+    (root / "typo" / "demo").mkdir(parents=True)
+    (root / "typo" / "demo" / "typo.yaml").write_text(textwrap.dedent(TYPO).lstrip())
     (root / "empty").mkdir()
     results = root / "results.jsonl"
     results.write_text(
@@ -177,6 +194,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (finished / "index.html").write_text("<p>an earlier report</p>")
     return {
         "SPECS": root / "specs",
+        "TYPO": root / "typo",
         "EMPTY": root / "empty",
         "RESULTS": results,
         "FINISHED": finished,
@@ -207,7 +225,9 @@ def test_a_usage_error_is_one_line_exit_2_and_starts_nothing(
     assert "Traceback" not in err and "Error:" not in err.split(":", 1)[0], err
     assert len(err.strip().splitlines()) == 1, f"not one line:\n{err}"
     name = (
-        argv[0] if argv[0] in ("run", "report", "lint", "mutate", "compat", "diff", "check") else ""
+        argv[0]
+        if argv[0] in ("run", "report", "lint", "mutate", "compat", "diff", "check", "upgrade")
+        else ""
     )
     assert err.startswith(f"jax-conformance {name}".strip() + ":"), err
     assert words.format(**places) in err, err

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jax_conformance import CHECKOUT
 from jax_conformance.commands import compat
 from jax_conformance.compat import envs
 from jax_conformance.compat.table import format_changes, format_table, summary
@@ -157,6 +158,13 @@ def test_a_cached_environment_is_reused_without_pip(tmp_path: Path) -> None:
     path = tmp_path / "envs" / f"jax-0.8.0-{envs.env_key('0.8.0', pins, 'cpython-3.11.7')}"
     path.mkdir(parents=True)
     (path / envs.MARKER).write_text(json.dumps({"versions": {"jax": "0.8.0", "numpy": "2.3.4"}}))
+    site = path / "lib" / "python3.11" / "site-packages"
+    site.mkdir(
+        parents=True
+    )  # its editable install serves this checkout's harness, as pip writes it
+    (site / "__editable___jax_conformance_0_1_0_finder.py").write_text(
+        f"MAPPING: dict[str, str] = {{'jax_conformance': '{CHECKOUT}/conformance'}}\n"
+    )
     env = envs.ensure_env("0.8.0", tmp_path, "/nonexistent/python", "cpython-3.11.7")
     assert env.ok and env.cached and env.path == path and env.versions["numpy"] == "2.3.4"
 
@@ -717,3 +725,43 @@ def test_a_release_that_cannot_be_prepared_is_unavailable_and_the_others_go_on(
     assert sorted(seen) == ["0.0.1", "0.8.0", "0.9.2"]
     assert seen["0.0.1"].reason == "OSError: no such release" and not seen["0.0.1"].ok
     assert seen["0.8.0"].ok and seen["0.9.2"].ok
+
+
+def test_a_cached_environment_runs_this_checkouts_harness(tmp_path: Path) -> None:
+    """An environment another checkout built (its editable install serves that checkout's harness,
+    which may lack a module this one runs: `adapters/jax/as_of.py`) gets this checkout's harness
+    when it is reused; the release's JAX is not installed again."""
+    assert CHECKOUT is not None
+    uv = envs.uv_binary()
+    if uv is None:
+        pytest.skip("uv is not installed")
+    pins = envs.pins_for("0.8.0")
+    path = tmp_path / "envs" / f"jax-0.8.0-{envs.env_key('0.8.0', pins, 'cpython-3.11.7')}"
+    made = subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(path)], check=False)
+    tools = subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "-q",
+            "--offline",
+            "--python",
+            str(path / "bin" / "python"),
+            "setuptools",
+        ],
+        check=False,
+    )
+    if made.returncode or tools.returncode:
+        pytest.skip("uv could not make a venv with setuptools offline")
+    (path / envs.MARKER).write_text(json.dumps({"versions": {"jax": "0.8.0"}}))
+    env = envs.ensure_env("0.8.0", tmp_path, sys.executable, "cpython-3.11.7")
+    assert env.ok and env.cached, env.reason
+    where = subprocess.run(
+        [str(env.python), "-c", "import jax_conformance; print(jax_conformance.__file__)"],
+        capture_output=True,
+        text=True,
+        env=envs.clean_environ(path),
+        check=True,
+    )
+    assert where.stdout.strip() == str(CHECKOUT / "conformance" / "__init__.py")
+    assert envs.harness_root(env) == CHECKOUT / "conformance"

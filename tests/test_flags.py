@@ -374,3 +374,20 @@ def test_an_upgrade_flag_from_the_callers_environment_is_part_of_the_mode(
     assert {
         json.dumps(r["mode"]["flags"]) for r in records(tmp_path / "env.jsonl") if "mode" in r
     } == {'{"jax_custom_vjp3": true}'}
+
+
+def test_flags_upcoming_gives_every_flag_it_lists_a_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`flags --upcoming` says why each flag it lists is run: what it changes, or the spec that
+    names it (jax_refs_to_pins is in the list only because specs/x64/enable_x64.yaml names it)."""
+    from jax_conformance import cli
+
+    assert cli.main(["flags", "--adapter", "jax", "--upcoming"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    flags = [ln.split()[0] for ln in lines if not ln.strip().startswith("why:")]
+    reasons = [ln.strip() for ln in lines if ln.strip().startswith("why:")]
+    assert flags and len(reasons) == len(flags), "\n".join(lines)
+    if "jax_refs_to_pins" in flags:
+        why = reasons[flags.index("jax_refs_to_pins")]
+        assert "a spec names it in `when: flags`, at specs/x64/enable_x64.yaml:" in why, why

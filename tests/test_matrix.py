@@ -556,9 +556,14 @@ def test_run_console_counts_spec_errors_apart_and_never_overcounts(tmp_path: Pat
             run: jnpp.arange(3)
             expect:
               - dtype: int32
+          - id: demo.good.typo-too
+            claim: another typo in the spec's own code
+            run: numpyy.arange(3)
+            expect:
+              - dtype: int8
     """).lstrip()
     )
-    (specs / "broken.yaml").write_text("topic: demo.broken\nsource: {doc: x\ncases: []\n")
+    # (a file that does not load is refused before any mode starts: test_cli_errors)
     proc = run("--modes", "off-warn", "--out", str(tmp_path / "out"), cwd=tmp_path)
     text = proc.stdout + proc.stderr
     assert proc.returncode == 1, text  # CI notices

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jax_conformance.compat import drive
@@ -24,9 +26,12 @@ from jax_conformance.compat.radar import (
     Unavailable,
     bisect,
 )
+from jax_conformance.errors import UsageError
 from jax_conformance.options import parse_size
 from jax_conformance.records import ResultsWriter, harness_end, harness_header
 from packaging.version import Version
+
+from tests.conftest import read_results
 
 ACCEPTS = "passed: dtype float32"
 RAISES = (
@@ -398,7 +403,9 @@ def test_upgrade_answers_from_a_cached_search_without_running(
         )
         if found:
             assert f"custom_jvp.float0  changed in {names[5]} (after {names[4]}; tested)" in text
-            assert f"off-warn, on: {ACCEPTS} -> {RAISES}" in text
+            assert (
+                f"    off-warn, on: {ACCEPTS}\n{' ' * len('    off-warn, on: ')}-> {RAISES}" in text
+            )
             assert (tmp_path / "out" / f"upgrade-{a}-{b}.html").read_text().count("<tr class=") == 1
 
 
@@ -632,3 +639,254 @@ def test_a_gate_where_nothing_changed_is_flagged_with_the_release_found(tmp_path
     assert (
         gate_flags([tmp_path / "specs"], order, {}, ["x64.explicit.error"], modes) == []
     )  # a flag mode: not searched
+
+
+def test_a_release_whose_runs_never_started_stops_the_search(tmp_path: Path) -> None:
+    """A mode process that failed to start (the environment's harness could not load the adapter)
+    saw no case and no flag: the search stops with its reason instead of reporting no change (as
+    `upgrade --from 0.10.1 --to 0.10.2` did, "0 flag changes", from environments another checkout
+    had installed its harness into)."""
+    from jax_conformance.compat.observer import RealObserver
+    from jax_conformance.errors import HarnessError
+    from jax_conformance.mode import Mode
+
+    store = Store(tmp_path / "radar")
+    why = "pytest failed to start (exit 4): ERROR: no module 'jax_conformance.adapters.jax.as_of'"
+    path = store.result_path("0.10.1", "off-warn", None)
+    path.parent.mkdir(parents=True)
+    writer = ResultsWriter(path)
+    header = harness_header(
+        "jax", OFF, run_id="failed", implementation_version="0.10.1", status="error", reason=why
+    )  # type: ignore[arg-type]
+    writer.write(header)
+    writer.write(harness_end("failed", why, interrupted=True, exitstatus=4))
+    writer.close()
+    observer = RealObserver(
+        store, [Mode.from_slug("off-warn")], tmp_path / "cache", {}, tmp_path / "specs"
+    )
+    observer._run = lambda todo: None  # type: ignore[method-assign]
+    with pytest.raises(
+        HarnessError, match=r"jax 0\.10\.1: no complete run in off-warn \(pytest failed to start"
+    ):
+        observer.observe({"0.10.1": None})
+
+
+def _upgrade(argv: list[str]) -> int:
+    import argparse
+
+    from jax_conformance.commands import upgrade
+
+    parser = argparse.ArgumentParser()
+    upgrade.add_arguments(parser)
+    return upgrade.main(parser.parse_args(argv))
+
+
+def test_upgrade_takes_k_and_m_as_run_does_and_after_dashes() -> None:
+    import argparse
+
+    def sel(argv: list[str]) -> list[str]:
+        from jax_conformance.commands import upgrade
+
+        parser = argparse.ArgumentParser()
+        upgrade.add_arguments(parser)
+        return drive.selection(parser.parse_args(["--from", "0.10.1", "--to", "0.10.2", *argv]))
+
+    assert (
+        sel(["-k", "integer_inputs"])
+        == sel(["--", "-k", "integer_inputs"])
+        == ["-k", "integer_inputs"]
+    )
+    assert sel(["-k", "custom_vjp", "-m", "not slow"]) == ["-k", "custom_vjp", "-m", "not slow"]
+    assert sel(["-k", "custom_vjp", "--", "-k", "float0", "-x"]) == [
+        "-k",
+        "(custom_vjp) and (float0)",
+        "-x",
+    ]
+    assert drive.selection_tag([]) == "all" != drive.selection_tag(["-k", "custom_vjp"])
+
+
+def test_upgrade_refuses_a_selection_that_matches_no_case_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A -k or -m that selects no case of the specs: one line, exit 2, no environment, no search, no
+    cache directory (it built environments, ran four modes of nothing and reported "0 changes")."""
+    from jax_conformance import cli
+    from jax_conformance.commands import upgrade
+
+    def no_search(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a selection of nothing must be refused before any search")
+
+    monkeypatch.setattr(upgrade, "search_range", no_search)
+    cache = tmp_path / "cache"
+    for argv in (["-k", "custom_jvp.no_such_topic"], ["--", "-k", "custom_jvp.no_such_topic"]):
+        with pytest.raises(UsageError, match=r"-k 'custom_jvp.no_such_topic' selects no case"):
+            _upgrade(["--from", "0.4.33", "--to", "0.4.36", "--cache-dir", str(cache), *argv])
+    code = cli.main(
+        [
+            "upgrade",
+            "--from",
+            "0.4.33",
+            "--to",
+            "0.4.36",
+            "--cache-dir",
+            str(cache),
+            "-m",
+            "nosuchtag",
+        ]
+    )
+    assert code == 2 and not cache.exists()
+
+
+def test_a_search_under_one_selection_never_answers_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A search stored under `-k custom_vjp` answers `-k custom_vjp` (as an option or after `--`),
+    and not `-k integer_inputs` nor the whole suite: those search again."""
+    from jax_conformance.commands import upgrade
+
+    names = ["0.4.33", "0.4.34", "0.4.35", "0.4.36"]
+    tag = drive.selection_tag(["-k", "custom_vjp"])
+    drive.save_search(
+        drive.store_root(tmp_path / "cache", names[-1], selection=tag),
+        {"releases": names, "changes": []},  # type: ignore[typeddict-item]
+    )
+
+    class Searched(Exception):
+        pass
+
+    def search(*args: object, **kwargs: object) -> None:
+        raise Searched
+
+    monkeypatch.setattr(upgrade, "search_range", search)
+    base = ["--from", "0.4.33", "--to", "0.4.36", "--cache-dir", str(tmp_path / "cache")]
+    base += ["--out", str(tmp_path / "out")]
+    for argv in (["-k", "custom_vjp"], ["--", "-k", "custom_vjp"]):
+        assert _upgrade(base + argv) == 0
+        assert "nothing installed or run" in capsys.readouterr().out
+    for argv in (["-k", "integer_inputs"], []):
+        with pytest.raises(Searched):
+            _upgrade(base + argv)
+
+
+def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path) -> None:
+    """The plan a search prints first: environments to build (the cached one not counted), the
+    disk they take at most, and a rough time that grows with the cases selected."""
+    from jax_conformance.compat.budget import MARKER
+    from jax_conformance.compat.plan import search_plan
+
+    ready = tmp_path / "envs" / "jax-0.4.36-abc"
+    ready.mkdir(parents=True)
+    (ready / MARKER).write_text("{}")
+    names = ["0.4.33", "0.4.34", "0.4.35", "0.4.36"]
+    whole = search_plan(names, ["0.4.33", "0.4.36"], tmp_path, 4, (3835, 3835), 2)
+    assert "4 releases (0.4.33..0.4.36); it builds 1 environment(s) now" in whole
+    assert "(0.4.33, 0.4.36; 1 cached) and up to 2 more" in whole
+    assert (
+        f"0.65 GB each, {3 * 650e6 / 1e9:.1f} GB at most" in whole
+        and "3835 of 3835 cases in 4 mode(s)" in whole
+    )
+    few = search_plan(names, ["0.4.33", "0.4.36"], tmp_path, 4, (8, 3835), 2)
+
+    def minutes(text: str) -> int:
+        return int(re.search(r"at each end: about (\d+) min", text).group(1))  # type: ignore[union-attr]
+
+    assert minutes(few) < minutes(whole)
+    (tmp_path / "envs" / "jax-0.4.33-abc").mkdir()
+    (tmp_path / "envs" / "jax-0.4.33-abc" / MARKER).write_text("{}")
+    ready = search_plan(["0.4.33", "0.4.36"], ["0.4.33", "0.4.36"], tmp_path, 4, None, 2)
+    assert f"every environment it may need is cached under {tmp_path}." in ready
+    assert "bisected" not in ready and "every case in 4 mode(s)" in ready
+
+
+def test_upgrade_prints_each_message_in_full(tmp_path: Path) -> None:
+    """Before and after are the whole first line of each error, as each release said it, not the
+    opening word the search compares (`raised TypeError (Value...) -> raised TypeError (Argument...)`)."""
+    from jax_conformance.commands import upgrade
+    from jax_conformance.compat.radar import Found
+
+    store = Store(tmp_path)
+    words = {
+        "0.4.35": "Value 'x' of type int32 is not a valid JAX type",
+        "0.4.36": "Argument 'x' of type <class 'int'> is not a valid JAX type",
+    }
+    for release, message in words.items():
+        path = store.result_path(release, "off-warn", None)
+        _write_run(path, release, OFF, {"a.err": "int32"})
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        for rec in records:
+            if rec.get("case") == "a.err":
+                rec["actual"] = {"raised": {"type": "TypeError", "message": message + "\nmore"}}
+        path.write_text("".join(json.dumps(rec) + "\n" for rec in records))
+    before, after = (store.observations(r, ["off-warn"])[0]["a.err"] for r in words)
+    assert before == {"off-warn": "passed: raised TypeError (Value...)"}  # what the search compares
+    found = Found("a.err", "0.4.36", "0.4.35", before, after)
+    change = {**found.to_json(), "topic": "a", "claim": "", "basis": None, "source": None}
+    change["said"] = drive.said(store, [found])[0]
+    text = upgrade.summary_text("0.4.35", "0.4.36", [change], "test")  # type: ignore[list-item]
+    assert f"off-warn: passed: raised TypeError: {words['0.4.35']}\n" in text
+    assert f"-> passed: raised TypeError: {words['0.4.36']}" in text
+    assert "(Value...)" not in text
+
+
+def test_the_radar_judges_each_release_by_its_own_blocks(
+    specdir: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The radar's adapter (JAX judged as of the newest release of the search) picks each case's
+    block for the release that runs, and only where it has none there the block for the newest:
+    a documented behaviour of its time passes in its time (it read `failed` judged as of the newest)."""
+    from importlib.metadata import version
+
+    from jax_conformance.protocol import AS_OF_ADAPTER, AS_OF_ENV
+
+    here = version("jax")
+    specdir.write(
+        "asof.yaml",
+        f"""
+        topic: demo.asof
+        source: {{observed: tests/test_radar.py}}
+        basis: observed
+        cases:
+          - id: demo.asof.own
+            claim: the block for the release that runs judges it
+            run: jnp.arange(3)
+            expect:
+              - when: {{version: "<={here}"}}
+                dtype: int32
+              - when: {{version: ">{here}"}}
+                dtype: float32
+          - id: demo.asof.gap
+            claim: with no block for the release that runs, the newest release's judges it
+            run: jnp.arange(3)
+            expect:
+              - when: {{version: "<0.0.1"}}
+                dtype: int64
+              - when: {{version: ">{here}"}}
+                dtype: int32
+        """,
+    )
+    monkeypatch.setenv(AS_OF_ENV, "99.0")
+    out = tmp_path / "r.jsonl"
+    result = specdir.run("--x64=off", f"--results={out}", adapter=AS_OF_ADAPTER)
+    result.assert_outcomes(passed=2)
+    lines = {
+        r["case"]: r.get("expect_line") for r in read_results(out) if r.get("record") == "case"
+    }
+    assert lines == {"demo.asof.own": 9, "demo.asof.gap": 19}  # the `when` lines chosen
+
+
+def test_where_nothing_but_the_outcome_is_seen_the_block_judging_it_is_part_of_the_signature() -> (
+    None
+):
+    """Judged by its own blocks, a case that passes in both releases under different blocks
+    changed as the spec says it did (compat's table reads it so); the same block is no change."""
+    from jax_conformance.compat.radar import differs, record_signature
+
+    def sig(line: int) -> str:
+        rec = {"outcome": "passed", "message": "", "actual": None, "expect_line": line}
+        return record_signature(rec)  # type: ignore[arg-type]
+
+    assert sig(8) == "passed (spec line 8)"
+    assert differs({"off-warn": sig(8)}, {"off-warn": sig(11)})
+    assert not differs({"off-warn": sig(8)}, {"off-warn": sig(8)})
+    seen = {"outcome": "passed", "actual": {"dtype": "int32", "shape": [3]}, "expect_line": 8}
+    assert record_signature(seen) == "passed: dtype int32"  # type: ignore[arg-type]

@@ -197,7 +197,8 @@ def test_a_mode_has_one_name_in_the_cli_summary_results_report_and_test_ids(tmp_
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path) -> None:
+def _stopped_run(tmp_path: Path, signum: int) -> tuple[subprocess.Popen[str], str]:
+    """`run` over three modes one at a time, sent `signum` once its first mode is under way."""
     specs(tmp_path, SLOW)
     out = tmp_path / "out"
     runner = subprocess.Popen(
@@ -235,11 +236,26 @@ def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path)
             time.sleep(0.2)
         else:
             pytest.fail("the first mode never recorded its first case")
-        os.kill(runner.pid, signal.SIGINT)  # what Ctrl-C sends to the runner
+        os.kill(runner.pid, signum)
         output, _ = runner.communicate(timeout=120)
     finally:
         if runner.poll() is None:
             runner.kill()
+    return runner, output
+
+
+def test_sigterm_ends_the_run_with_143(tmp_path: Path) -> None:
+    """Terminated, the runner stops its modes as on Ctrl-C, and exits as a shell reports a command
+    ended by SIGTERM (128 + 15), not with Ctrl-C's 130."""
+    runner, output = _stopped_run(tmp_path, signal.SIGTERM)
+    assert runner.returncode == 143, output
+    assert "Traceback" not in output, output
+    assert re.search(r"^reference\s.*off-warn\s.*stopped by SIGTERM\s*$", output, re.M), output
+
+
+def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    runner, output = _stopped_run(tmp_path, signal.SIGINT)  # what Ctrl-C sends to the runner
     assert runner.returncode == 130, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
     assert "SIGTERM" not in output, output

@@ -12,7 +12,7 @@ import json
 
 from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.errors import ModeError, UsageError
-from jax_conformance.flag_table import TOPIC_FLAGS, spec_flag_names, upcoming_flags
+from jax_conformance.flag_table import spec_flag_places, upcoming_flags, upcoming_reason
 from jax_conformance.mode import Mode
 from jax_conformance.usage import check_adapter
 
@@ -46,10 +46,12 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"--mode: {exc}") from None
     info = read_adapter_info(args.adapter, mode)
     table = list(info.get("flags") or [])
+    places: dict[str, str] = {}
     if args.upcoming:
         from jax_conformance import SPECS_DIR
 
-        chosen = set(upcoming_flags(info, spec_flag_names([SPECS_DIR])))
+        places = spec_flag_places([SPECS_DIR])
+        chosen = set(upcoming_flags(info, places))
         table = [f for f in table if f["name"] in chosen]
     elif args.upgrade:
         table = [f for f in table if f.get("upgrade")]
@@ -70,6 +72,6 @@ def main(args: argparse.Namespace) -> int:
         print(
             f"  {flag['name']:<{width}}  {value:<7} default {default:<7} {mark:<7}  {flag.get('help', '')[:100]}"
         )
-        if args.upcoming and flag["name"] in TOPIC_FLAGS:
-            print(f"  {'':<{width}}  why: {TOPIC_FLAGS[flag['name']]}")
+        if args.upcoming:
+            print(f"  {'':<{width}}  why: {upcoming_reason(flag['name'], places)}")
     return 0

@@ -32,10 +32,10 @@ from pathlib import Path
 
 from jax_conformance import options
 from jax_conformance.client.caserunner import read_adapter_info
-from jax_conformance.errors import UsageError
+from jax_conformance.errors import Stopped, UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
-from jax_conformance.launch.service import run_modes
+from jax_conformance.launch.service import run_modes, stopped_status
 from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import MutantRow, MutationRecord, ResultRecord, ResultsWriter
 from jax_conformance.report import message_strength
@@ -163,8 +163,9 @@ def _run_all(
             flush=True,
         )
 
-    if run_modes(jobs, args.jobs, skip=skip, on_finish=finished, interval=0.05):
-        raise KeyboardInterrupt  # the processes are stopped; the command ends as an interrupted one (exit 130)
+    cause = run_modes(jobs, args.jobs, skip=skip, on_finish=finished, interval=0.05)
+    if cause:
+        raise Stopped(cause, stopped_status(cause))  # the processes are stopped: exit 130 or 143
 
 
 def _baseline(

@@ -29,7 +29,7 @@ from jax_conformance.errors import UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir, service
 from jax_conformance.launch.scheduler import Engine, ModeProcess, pytest_options
-from jax_conformance.launch.service import merge_modes, run_modes
+from jax_conformance.launch.service import merge_modes, run_modes, stopped_status
 from jax_conformance.mode import Mode, counted_modes, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
 from jax_conformance.spec.expectations import DEFAULT_DIR, files_for, ratchet, ratchet_target
@@ -37,10 +37,10 @@ from jax_conformance.text import cut
 from jax_conformance.usage import (
     check_adapter,
     check_expression,
+    check_selection,
     check_spec_paths,
+    check_specs_load,
     extend_pythonpath,
-    keyword_selection,
-    mark_selection,
 )
 
 DEFAULT_OUT = (
@@ -372,6 +372,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     for adapter in adapters:
         check_adapter(adapter)
     check_spec_paths([Path(p) for p in args.specs or []])
+    check_specs_load([Path(p) for p in args.specs or []] or [SPECS_DIR])
     extend_pythonpath(args.pythonpath)
     for option, expr in (("-k", args.keyword), ("-m", args.markexpr)):
         if expr:
@@ -393,39 +394,6 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
                     f"--backend {', '.join(missing)}: not available in adapter {adapter!r}; it has: {', '.join(have)}"
                 )
     return modes, adapters
-
-
-def check_selection(keyword: str | None, markexpr: str | None, paths: list[Path]) -> None:
-    """-k and -m must select some case of the specs (over each case's id, claim and tags, as the
-    mode processes do); unknown when a spec file does not load (its cases are not known here)."""
-    by_words = keyword_selection(keyword, "-k") if keyword else None
-    by_tags = mark_selection(markexpr, "-m") if markexpr else None
-    if by_words is None and by_tags is None:
-        return
-    from jax_conformance.errors import SpecFileErrors
-    from jax_conformance.spec.cache import SpecCache
-    from jax_conformance.spec.loader import is_spec_file, load_spec, spec_files
-
-    cache = SpecCache.default()
-    total = 0
-    for path in spec_files(paths):
-        if not is_spec_file(path):
-            continue
-        try:
-            spec = load_spec(path, cache=cache)
-        except SpecFileErrors:
-            return
-        for case in spec.cases:
-            total += 1
-            if (by_words is None or by_words([f"{case.id}[", case.claim, *case.tags])) and (
-                by_tags is None or by_tags(case.tags)
-            ):
-                return
-    given = " and ".join(f"{o} {e!r}" for o, e in (("-k", keyword), ("-m", markexpr)) if e)
-    raise UsageError(
-        f"{given} selects no case (of {total} in {', '.join(map(str, paths))}; -k matches a case's id, "
-        "claim and tags, -m its tags)"
-    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -500,7 +468,8 @@ def _run(
         for p in files:
             print(f"expectations for {a}: {p}")
     t0 = time.monotonic()
-    interrupted = bool(run_modes(jobs, args.jobs, on_tick=progress.update))
+    stopped_by = run_modes(jobs, args.jobs, on_tick=progress.update)
+    interrupted = bool(stopped_by)
     wall = time.monotonic() - t0
     merged = out / "results.jsonl"
     records = merge_modes(jobs, merged)
@@ -544,7 +513,7 @@ def _run(
             print(f"latest: {link} -> {out.name} (earlier runs stay in {out.parent}/)")
     total = sum(j.tail.done for j in jobs)
     if interrupted:
-        return 130  # as a shell reports a command stopped by SIGINT
+        return stopped_status(stopped_by)  # 130 for Ctrl-C, 143 for SIGTERM
     if total == 0 and all(j.completed for j in jobs):
         print("no case was selected in any mode", file=sys.stderr)
         return 5

@@ -6,9 +6,10 @@ spec's claim, its source and its basis (documented or tested: a change in what t
 tests promise; observed: in behaviour nobody promised). A page (`upgrade-A-B.html`) and a text
 summary (`upgrade-A-B.txt`, also printed).
 
-It reuses what is cached: a radar search over a range that holds both A and B answers at once
-(its changes between A and B), and the results stored per release are never run again, so a
-second call installs and runs nothing.
+It reuses what is cached: a radar search over a range that holds both A and B, made under the same
+case selection (-k, -m), answers at once (its changes between A and B), and the results stored per
+release are never run again, so a second call installs and runs nothing. With nothing cached it
+searches, and says first what that builds and runs and about what it costs (`compat.plan`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from jax_conformance.compat.drive import (
     changes_json,
     save_search,
     search_range,
+    selection,
+    selection_tag,
     specs_digest,
 )
 from jax_conformance.compat.envs import (
@@ -78,6 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="search A..B itself even when a cached search over a wider range holds both",
     )
     options.add_modes(parser, upcoming=False, note="run in each release")
+    options.add_keyword(parser)
+    options.add_markexpr(parser)
     parser.add_argument(
         "--cache-dir",
         type=Path,
@@ -97,15 +102,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_environment_arguments(parser)
     add_radar_arguments(parser)
     parser.add_argument(
-        "pytest_args", nargs="*", metavar="-- PYTEST_ARGS", help="passed to each pytest run"
+        "pytest_args",
+        nargs="*",
+        metavar="-- PYTEST_ARGS",
+        help="passed to each pytest run (-k and -m here select as the options do)",
     )
 
 
-def find_cached(cache: Path, a: str, b: str) -> SearchJSON | None:
-    """A saved radar search holding both releases: of the current specs first, else of earlier ones (said)."""
+def find_cached(cache: Path, a: str, b: str, tag: str = "all") -> SearchJSON | None:
+    """A saved radar search holding both releases, made under the same case selection (`tag`):
+    of the current specs first, else of earlier ones (said)."""
     digest = specs_digest(SPECS_DIR)
     roots = sorted(
-        (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-*"),
+        (cache / "radar").glob(f"*-{STORE_LAYOUT}-{tag}-as-of-*"),
         key=lambda p: p.stat().st_mtime,
         reverse=True,
     )
@@ -155,12 +164,9 @@ def summary_text(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
             )
             if c.get("claim"):
                 lines.append(f"    claim: {c['claim']}")
-            pairs = dict.fromkeys((c["before"][m], c["after"][m]) for m in c["modes"])
-            for before, after in pairs:
-                modes = [
-                    m for m in c["modes"] if (c["before"][m], c["after"][m]) == (before, after)
-                ]
-                lines.append(f"    {', '.join(modes)}: {before} -> {after}")
+            for modes, before, after in change_pairs(c):
+                lines.append(f"    {', '.join(modes)}: {before}")
+                lines.append(f"    {' ' * len(', '.join(modes))}  -> {after}")
             if c.get("source"):
                 lines.append(f"    source: {_source_text(c['source'])}")
             if c.get("skipped"):
@@ -173,6 +179,21 @@ def summary_text(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
                 f"in {c['release']}"
             )
     return "\n".join(lines)
+
+
+def change_pairs(change: ChangeJSON) -> list[tuple[list[str], str, str]]:
+    """(modes, before, after) for each distinct before/after of a change, in full where the search
+    kept what the case did (`said`: the whole message), else as compared (its opening words)."""
+    said = change.get("said") or {}
+    full = {
+        m: (
+            said.get("before", {}).get(m) or change["before"][m],
+            said.get("after", {}).get(m) or change["after"][m],
+        )
+        for m in change["modes"]
+    }
+    pairs = dict.fromkeys(full.values())
+    return [([m for m in change["modes"] if full[m] == p], p[0], p[1]) for p in pairs]
 
 
 def _source_text(source: object) -> str:
@@ -190,12 +211,10 @@ def page(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
     for c in sorted(changes, key=lambda c: (c["topic"], version_key(c["release"]), c["case"])):
         if c["case"].startswith("flag:"):
             continue
-        pairs = dict.fromkeys((c["before"][m], c["after"][m]) for m in c["modes"])
         what = "".join(
-            "<div><span class=modes>"
-            f"{esc(', '.join(m for m in c['modes'] if (c['before'][m], c['after'][m]) == p))}</span>: "
-            f"<span class=before>{esc(p[0])}</span> &rarr; <span class=after>{esc(p[1])}</span></div>"
-            for p in pairs
+            f"<div><span class=modes>{esc(', '.join(modes))}</span>: "
+            f"<span class=before>{esc(before)}</span> &rarr; <span class=after>{esc(after)}</span></div>"
+            for modes, before, after in change_pairs(c)
         )
         basis = c.get("basis") or "?"
         rows.append(
@@ -230,8 +249,9 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--from {a} --to {b}: the release upgraded from must be older than the one upgraded to"
         )
+    tag = selection_tag(selection(args))
     cache = (args.cache_dir or default_cache_dir()).resolve()
-    data = None if args.fresh else find_cached(cache, a, b)
+    data = None if args.fresh else find_cached(cache, a, b, tag)
     if data is not None:
         rs = data["releases"]
         how = (
@@ -239,6 +259,11 @@ def main(args: argparse.Namespace) -> int:
             f"its ends, bisected); nothing installed or run"
         )
     else:
+        print(
+            f"upgrade: no search holding {a} and {b} under this selection is in {cache / 'radar'}; "
+            "searching now: installing releases and running the suite (its cost follows once pip "
+            "has listed the releases)"
+        )
         run = search_range(args, f"{a}..{b}")
         data = changes_json(run)
         save_search(run.store.root, data)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jax_conformance.compat.envs import Environment, clean_environ
+from jax_conformance.errors import Stopped
 from jax_conformance.launch.scheduler import Engine, ModeProcess, Scheduler
-from jax_conformance.launch.service import failure, run_modes
+from jax_conformance.launch.service import failure, run_modes, stopped_status
 from jax_conformance.mode import Mode
 
 
@@ -107,10 +108,11 @@ def across_releases(
 
     with cf.ThreadPoolExecutor(max(1, build_jobs), thread_name_prefix=name) as builds:
         futures = [builds.submit(prepare, r) for r in releases]
-        if run_modes(
+        cause = run_modes(
             [], jobs, more=lambda: not all(f.done() for f in futures), scheduler=scheduler
-        ):
+        )
+        if cause:
             builds.shutdown(wait=False, cancel_futures=True)
-            raise KeyboardInterrupt  # the runs are stopped; the command ends as interrupted (exit 130)
+            raise Stopped(cause, stopped_status(cause))  # the runs are stopped: exit 130 or 143
         for f in futures:
             f.result()

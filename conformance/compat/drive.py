@@ -22,16 +22,18 @@ from jax_conformance.compat.discover import Release, discover, parse_range
 from jax_conformance.compat.envs import default_cache_dir, find_python
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
+from jax_conformance.compat.plan import search_plan
 from jax_conformance.compat.radar import (
     FLAG,
     HARNESS,
+    Found,
     Search,
     Store,
     bisect,
     record_signature,
 )
 from jax_conformance.errors import UsageError
-from jax_conformance.mode import Mode
+from jax_conformance.mode import Mode, mode_slug
 from jax_conformance.options import size_arg
 from jax_conformance.protocol import AS_OF_NAMES
 from jax_conformance.records import (
@@ -44,7 +46,8 @@ from jax_conformance.records import (
     read_search,
     write_search,
 )
-from jax_conformance.releases import version_key
+from jax_conformance.releases import observed_text, version_key
+from jax_conformance.usage import check_expression, check_selection, selection_counts
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
 EXTRA_PYTHONS = ("3.12", "3.13")  # asked too, for the releases that need a newer Python
@@ -89,14 +92,60 @@ def specs_digest(root: Path) -> str:
     return h.hexdigest()[:12]
 
 
-def store_root(cache: Path, as_of: str, specs: Path = SPECS_DIR) -> Path:
-    """Where the radar keeps its results for this spec set, judged as of release `as_of`."""
-    return cache / "radar" / f"{specs_digest(specs)}-{STORE_LAYOUT}-as-of-{as_of}"
+def store_root(cache: Path, as_of: str, specs: Path = SPECS_DIR, selection: str = "all") -> Path:
+    """Where the radar keeps its results for this spec set and case selection (`selection_tag`),
+    judged as of release `as_of`: a search under one -k never answers for another."""
+    return cache / "radar" / f"{specs_digest(specs)}-{STORE_LAYOUT}-{selection}-as-of-{as_of}"
 
 
 # Bump when what the store's runs observe changes (the adapter, the signature), or its files do
-# (u4: its notes, unavailable.json and a probe's cases, are records).
-STORE_LAYOUT = "u4"
+# (u4: its notes, unavailable.json and a probe's cases, are records; u5: the selection is part of
+# the store's name, so an older store, which may hold a search under any selection, is not read,
+# and each release is judged by its own blocks, the as-of release's only where it has none).
+STORE_LAYOUT = "u5"
+
+
+def _split_selection(args: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """The -k and -m expressions among pytest arguments (`-k X`, `-kX`), and the rest."""
+    keywords: list[str] = []
+    marks: list[str] = []
+    rest: list[str] = []
+    items = iter(a for a in args if a != "--")
+    for arg in items:
+        for flag, into in (("-k", keywords), ("-m", marks)):
+            if arg == flag:
+                into.append(next(items, ""))
+                break
+            if arg.startswith(flag) and not arg.startswith("--"):
+                into.append(arg[len(flag) :])
+                break
+        else:
+            rest.append(arg)
+    return keywords, marks, rest
+
+
+def selection(args: argparse.Namespace) -> list[str]:
+    """The pytest arguments each mode run of the search takes: -k / -m (given as options, as `run`
+    takes them, or after `--`; several are joined with `and`), then the rest of those after `--`.
+    A selection that matches no case of the specs is refused here (UsageError), before any
+    environment is built."""
+    keywords, marks, rest = _split_selection(getattr(args, "pytest_args", []))
+    keywords = [k for k in (getattr(args, "keyword", None), *keywords) if k]
+    marks = [m for m in (getattr(args, "markexpr", None), *marks) if m]
+    keyword = " and ".join(f"({k})" if len(keywords) > 1 else k for k in keywords) or None
+    markexpr = " and ".join(f"({m})" if len(marks) > 1 else m for m in marks) or None
+    for option, expr in (("-k", keyword), ("-m", markexpr)):
+        if expr:
+            check_expression(option, expr)
+    check_selection(keyword, markexpr, [SPECS_DIR])
+    return [*(["-k", keyword] if keyword else []), *(["-m", markexpr] if markexpr else []), *rest]
+
+
+def selection_tag(extra: Sequence[str]) -> str:
+    """`all` for every case, else a short hash of the selection's arguments (`sel-…`)."""
+    if not extra:
+        return "all"
+    return "sel-" + hashlib.sha256("\0".join(extra).encode()).hexdigest()[:10]
 
 
 def interpreters(args: argparse.Namespace) -> dict[str, str]:
@@ -135,10 +184,11 @@ def _store_dir(
 ) -> Path:
     """The store for the current specs; with --resume and none yet, the newest earlier one for
     the same release (it keeps its own copy of the specs)."""
-    root = store_root(cache, as_of)
+    tag = selection_tag(selection(args))
+    root = store_root(cache, as_of, selection=tag)
     if getattr(args, "resume", False) and not root.is_dir():
         earlier = sorted(
-            (cache / "radar").glob(f"*-{STORE_LAYOUT}-as-of-{as_of}"),
+            (cache / "radar").glob(f"*-{STORE_LAYOUT}-{tag}-as-of-{as_of}"),
             key=lambda p: p.stat().st_mtime,
         )
         if earlier:
@@ -179,6 +229,21 @@ def search_range(
             for r in releases
         )
     )
+    anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
+    names = [r.version for r in releases]
+    extra = selection(args)
+    keywords, marks, _ = _split_selection(extra)
+    say(
+        "radar: "
+        + search_plan(
+            names,
+            [r for r in names if r in {names[0], names[-1], *anchors}],
+            cache,
+            len(args.modes),
+            selection_counts(next(iter(keywords), None), next(iter(marks), None), [SPECS_DIR]),
+            args.jobs,
+        )
+    )
     as_of = releases[-1].version
     root = _store_dir(args, cache, as_of, say) if store_dir is None else store_dir
     root.mkdir(parents=True, exist_ok=True)
@@ -187,9 +252,9 @@ def search_range(
         shutil.copytree(SPECS_DIR, specs, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     store = Store(root)
     say(
-        f"radar: results kept in {root}; every release judged against the spec's blocks for {as_of}"
+        f"radar: results kept in {root}; each release judged by the spec's blocks for it (a case "
+        f"with none there by those for {as_of})"
     )
-    anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
     modes: Sequence[Mode] = args.modes
     observer = RealObserver(
         store,
@@ -205,10 +270,10 @@ def search_range(
         rebuild=args.rebuild,
         pins=list(args.pin),
         as_of=as_of,
-        extra=[a for a in args.pytest_args if a != "--"],
+        extra=extra,
         say=say,
     )
-    search = bisect([r.version for r in releases], observer, anchors, say=say)
+    search = bisect(names, observer, anchors, say=say)
     used = [e.path for e in observer.envs.values() if e.ok]
     budget = enforce_budget(cache, args.cache_budget, used)
     say(budget.describe())
@@ -266,6 +331,39 @@ def case_facts(store: Store, releases: Sequence[str]) -> dict[str, ResultRecord]
     return out
 
 
+def _said_at(store: Store, release: str) -> dict[tuple[str, str], str]:
+    """(mode key, case) -> what the case did in this release, in full (`releases.observed_text`),
+    keyed as the radar's signatures are (`slug`, or `slug@backend` off the CPU)."""
+    out: dict[tuple[str, str], str] = {}
+    for run in store.complete_runs(release):
+        slug = mode_slug(run.header.get("mode", {}))
+        for rec in run.cases:
+            if record_signature(rec) == HARNESS:
+                continue
+            backend = rec.get("backend")
+            key = slug if backend in (None, "cpu") else f"{slug}@{backend}"
+            out[(key, str(rec.get("case") or ""))] = observed_text(rec)
+    return out
+
+
+def said(store: Store, changes: Sequence[Found]) -> dict[int, dict[str, dict[str, str]]]:
+    """Each case change's full before and after per mode (index in `changes` -> {before, after})."""
+    at: dict[str, dict[tuple[str, str], str]] = {}
+    out: dict[int, dict[str, dict[str, str]]] = {}
+    for i, found in enumerate(changes):
+        if found.case.startswith(FLAG):
+            continue
+        sides: dict[str, dict[str, str]] = {"before": {}, "after": {}}
+        for side, release in (("before", found.previous), ("after", found.release)):
+            texts = at.setdefault(release, _said_at(store, release)) if release else {}
+            for mode in found.modes:
+                text = texts.get((mode, found.case))
+                if text:
+                    sides[side][mode] = text
+        out[i] = sides
+    return out
+
+
 def describe_change(before: str, after: str) -> str:
     return f"{before or '-'} -> {after or '-'}"
 
@@ -273,19 +371,21 @@ def describe_change(before: str, after: str) -> str:
 def changes_json(run: RadarRun) -> SearchJSON:
     """The radar's findings: each change with its release, the releases probed, install times, flags."""
     facts = case_facts(run.store, run.search.releases)
+    texts = said(run.store, run.search.changes)
     changes: list[ChangeJSON] = []
-    for found in run.search.changes:
+    for i, found in enumerate(run.search.changes):
         rec = facts.get(found.case)
-        changes.append(
-            {
-                **found.to_json(),
-                "topic": (rec.get("topic") if rec else None) or found.case.rsplit(".", 1)[0],
-                "claim": rec.get("claim", "") if rec else "",
-                "basis": rec.get("basis") if rec else None,
-                "source": rec.get("source") if rec else None,
-                "spec_file": rec.get("spec_file", "") if rec else "",
-            }
-        )
+        change: ChangeJSON = {
+            **found.to_json(),
+            "topic": (rec.get("topic") if rec else None) or found.case.rsplit(".", 1)[0],
+            "claim": rec.get("claim", "") if rec else "",
+            "basis": rec.get("basis") if rec else None,
+            "source": rec.get("source") if rec else None,
+            "spec_file": rec.get("spec_file", "") if rec else "",
+        }
+        if i in texts:
+            change["said"] = texts[i]
+        changes.append(change)
     return {
         "releases": run.search.releases,
         "anchors": run.search.anchors,

@@ -11,6 +11,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -325,11 +326,13 @@ def ensure_env(
     env = Environment(
         version, cache / "envs" / f"jax-{version}-{env_key(version, pins, py_tag)}", pins
     )
+    uv = uv_binary() if installer in ("uv", "auto") else None
     if not rebuild and _reuse(env):
+        if harness_root(env) != CHECKOUT / "conformance":
+            _repoint(env, cache, python, uv or uv_binary(), timeout)
         return env
     start = time.monotonic()
     log = _fresh_build(env, cache)
-    uv = uv_binary() if installer in ("uv", "auto") else None
     if installer == "uv" and uv is None:
         env.reason = "uv is not installed (pip install uv), and --installer uv was asked for"
         return env
@@ -363,6 +366,34 @@ def _reuse(env: Environment) -> bool:
         return True
     except (OSError, json.JSONDecodeError):
         return False  # a torn marker: build again
+
+
+_FINDER_MAPPING = re.compile(r"['\"]jax_conformance['\"]\s*:\s*['\"]([^'\"]+)['\"]")
+
+
+def harness_root(env: Environment) -> Path | None:
+    """The folder the environment imports `jax_conformance` from: its editable install's finder
+    (pip and uv write one, `__editable___jax_conformance_*_finder.py`), None when it has none."""
+    for finder in env.path.glob(
+        "lib/python*/site-packages/__editable___jax_conformance_*finder.py"
+    ):
+        found = _FINDER_MAPPING.search(finder.read_text(errors="replace"))
+        if found:
+            return Path(found.group(1))
+    return None
+
+
+def _repoint(env: Environment, cache: Path, python: str, uv: str | None, timeout: float) -> None:
+    """Install this checkout's harness into an environment another checkout (or an older layout of
+    this one) installed its own into: the mode processes must run this harness, not that one."""
+    log = cache / "logs" / f"jax-{env.version}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as f:
+        f.write(f"{now()}: harness from {harness_root(env)}, installing {CHECKOUT}\n")
+    steps = _uv_steps(uv, python, env) if uv is not None else _pip_steps(python, env)
+    if not _install(steps[-1:], python, env, log, lambda: timeout):
+        env.ok = False
+        env.reason = f"this checkout's harness would not install into {env.path}: {env.reason}"
 
 
 def _fresh_build(env: Environment, cache: Path) -> Path:

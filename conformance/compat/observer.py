@@ -18,6 +18,7 @@ from pathlib import Path
 from jax_conformance.compat.across import ModeRun, across_releases, prepare_env
 from jax_conformance.compat.envs import Environment, clean_environ, ensure_env, python_tag
 from jax_conformance.compat.radar import FLAG, HARNESS, Observations, Store, Unavailable
+from jax_conformance.errors import HarnessError
 from jax_conformance.launch.service import closing_records
 from jax_conformance.mode import Mode
 from jax_conformance.protocol import AS_OF_ADAPTER, AS_OF_ENV
@@ -118,6 +119,8 @@ class RealObserver:
             if reason is not None:
                 out[release] = Unavailable(reason)
                 continue
+            if cases is None:
+                self._require_full(release)
             obs, _ = self.store.observations(release, self.slugs)
             out[release] = obs if cases is None else {c: obs[c] for c in cases if c in obs}
             if self.filler is None and cases is None:
@@ -139,6 +142,19 @@ class RealObserver:
             self.pins,
             self.installer,
         )
+
+    def _require_full(self, release: str) -> None:
+        """A release's full run must have completed in every mode: a run that never started (the
+        harness could not load in the environment) sees no case and no flag, and a search over it
+        would report "no change" where it looked at nothing."""
+        _, full = self.store.observations(release, self.slugs)
+        missing = [m for m in self.slugs if m not in full]
+        if missing:
+            why = sorted({self.store.why_incomplete(release, m) for m in missing})
+            raise HarnessError(
+                f"jax {release}: no complete run in {', '.join(missing)} ({'; '.join(why)}); "
+                "the radar concludes nothing from a release it could not run"
+            )
 
     def _retry_harness_errors(self, probes: Mapping[str, Sequence[str] | None]) -> None:
         """A full run's cases that met a harness error (the harness, not the release, failed: a

@@ -227,7 +227,12 @@ def record_signature(record: ResultRecord) -> str:
         return HARNESS  # the harness failed (or was mid-edit in a checkout): nothing seen of the release
     # a known divergence listed for some releases only (specs/expectations) changes no behaviour
     outcome = {"xfailed": "failed", "xpassed": "passed"}.get(outcome, outcome)
-    return outcome + (f": {what}" if what else "")
+    if what:
+        return f"{outcome}: {what}"
+    # Nothing seen but the outcome: each release is judged by its own blocks, so where the spec
+    # moves to another block the behaviour it describes changed (as compat's table reads it).
+    line = record.get("expect_line")
+    return f"{outcome} (spec line {line})" if line else outcome
 
 
 def run_observations(run: Run, upgrade_only: bool = True) -> Observations:
@@ -306,6 +311,14 @@ class Store:
             for r in load_runs(self.files(release))
             if not r.interrupted and r.header.get("status") not in NOT_RUN
         ]
+
+    def why_incomplete(self, release: str, mode: str) -> str:
+        """Why the mode's full run of this release did not complete (its header's or end's reason)."""
+        for run in load_runs([self.result_path(release, mode, None)]):
+            reason = run.header.get("reason") or (run.end.get("reason") if run.end else None)
+            if reason:
+                return str(reason)
+        return "it did not end"
 
     def observations(self, release: str, modes: Sequence[str]) -> tuple[Observations, set[str]]:
         """What the files hold for this release: case signatures (flags included, once a run has a

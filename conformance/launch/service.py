@@ -35,6 +35,12 @@ P = TypeVar("P", bound=ModeProcess)
 WRITTEN_BY = "jax-conformance"  # the `written_by` of records the parent writes for a mode
 
 
+def stopped_status(cause: str) -> int:
+    """The exit status of a command stopped by `cause` (what `run_modes` returned), as a shell
+    reports a command killed by that signal: 143 (128 + 15) for SIGTERM, 130 (128 + 2) for Ctrl-C."""
+    return 143 if cause == "SIGTERM" else 130
+
+
 def run_modes(
     processes: Iterable[P],
     jobs: int,

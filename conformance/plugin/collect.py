@@ -248,19 +248,17 @@ class SpecItem(pytest.Item):
 
     def runtest(self) -> None:
         suite = self.config.stash[SUITE]
-        version = suite.behaviour_version
-        block = self.case.select(suite.mode, self.backend, suite.adapter, version, suite.flags)
+        block = suite.select(self.case, self.backend)
         if block is None:
             raise NotApplicable(
-                f"no expect block for {suite.mode.label}, backend={self.backend}, adapter={suite.adapter} {version}"
+                f"no expect block for {suite.mode.label}, backend={self.backend}, adapter={suite.adapter} "
+                f"{suite.behaviour_version}"
             )
         self.block_line = block.line
         if block.not_applicable is not None:
             raise NotApplicable(block.not_applicable)
         documented = (
-            self.case.documented.select(
-                suite.mode, self.backend, suite.adapter, version, suite.flags
-            )
+            suite.select(self.case.documented, self.backend)
             if self.case.documented is not None
             else None
         )
@@ -279,14 +277,11 @@ class SpecItem(pytest.Item):
 
     def _cell_payload(self, suite: Suite) -> CasePayload | None:
         """This cell's payload in the session's mode, None where no block applies or it is not applicable."""
-        version = suite.behaviour_version
-        block = self.case.select(suite.mode, self.backend, suite.adapter, version, suite.flags)
+        block = suite.select(self.case, self.backend)
         if block is None or block.not_applicable is not None:
             return None
         documented = (
-            self.case.documented.select(
-                suite.mode, self.backend, suite.adapter, version, suite.flags
-            )
+            suite.select(self.case.documented, self.backend)
             if self.case.documented is not None
             else None
         )

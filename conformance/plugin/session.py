@@ -21,7 +21,7 @@ from jax_conformance.records import AdapterInfo, RunHeader, new_run_id, now, sui
 from jax_conformance.spec.cache import SpecCache, gc_paused
 from jax_conformance.spec.expectations import ExpectationFile
 from jax_conformance.spec.loader import load_spec
-from jax_conformance.spec.model import Spec
+from jax_conformance.spec.model import Case, Documented, Expectation, Spec
 
 # The class of the session's case runner. A plugin registered before the suite's may stash a
 # `CaseRunner` subclass here that gives workers from elsewhere (the breakage tests fork them from
@@ -83,6 +83,23 @@ class Suite:
     def behaviour_version(self) -> str:
         """The release the implementation is or models: what `when.version` is matched against."""
         return self.info["behaviour_version"]
+
+    @property
+    def fallback_version(self) -> str | None:
+        """The release whose blocks judge a case that has none for `behaviour_version` (the radar's
+        as-of adapter, `environment.judged_as_of`: a case gated `<=0.4.30` and `>=0.5.3` still runs
+        in 0.4.31), None for every other adapter."""
+        fallback = self.info["environment"].get("judged_as_of")
+        return str(fallback) if fallback else None
+
+    def select(self, blocks: Case | Documented, backend: str) -> Expectation | None:
+        """The block that judges this case here: the first whose `when` holds for this release, else
+        (for the radar) the first that holds for `fallback_version`; None: not applicable."""
+        version, fallback = self.behaviour_version, self.fallback_version
+        block = blocks.select(self.mode, backend, self.adapter, version, self.flags)
+        if block is None and fallback is not None:
+            block = blocks.select(self.mode, backend, self.adapter, fallback, self.flags)
+        return block
 
     def backends(self) -> list[str]:
         self.flags  # noqa: B018 -- a flag the adapter lacks is a usage error before any case is collected

@@ -265,10 +265,20 @@ def schema_errors(doc: MarkedMap, path: Path) -> list[SpecError]:
     for error in sorted(
         _validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))
     ):
-        errors.append(
-            SpecError(path, line_of(doc, error.absolute_path), "SCHEMA", _schema_message(error))
-        )
-    return errors
+        errors.append(SpecError(path, _error_line(doc, error), "SCHEMA", _schema_message(error)))
+    return sorted(errors, key=lambda e: e.line)
+
+
+def _error_line(doc: MarkedMap, error: jsonschema.ValidationError) -> int:
+    """The line an error is about: an unknown key's own line (a typo is found where it is typed),
+    else the line of the node that breaks the schema."""
+    node = error.instance
+    if error.validator == "additionalProperties" and isinstance(node, MarkedMap):
+        allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        lines = [node.key_lines[k] for k in node if k not in allowed and k in node.key_lines]
+        if lines:
+            return min(lines)
+    return line_of(doc, error.absolute_path)
 
 
 def modeline(spec_file: Path | None = None) -> str:
