@@ -1047,6 +1047,15 @@ class ProbeJSON(TypedDict):
     cases: int | None  # cases asked; None: all
 
 
+class ShippedJSON(TypedDict):
+    """What a search shipped with the suite was computed from (`compat.shipped`)."""
+
+    spec_revision: str  # compat.drive.specs_digest of specs/ then
+    case_digests: dict[str, str]  # case id -> compat.shipped.case_digests then
+    computed: str  # the day (UTC)
+    command: str  # the command that computed it
+
+
 class SearchJSON(TypedDict):
     """A radar search's findings as saved beside its results (`compat.drive.changes_json`)."""
 
@@ -1062,6 +1071,7 @@ class SearchJSON(TypedDict):
     seconds: float
     discovery_s: float
     gates: NotRequired[list[dict[str, object]]]  # compat's check of the version gates
+    shipped: NotRequired[ShippedJSON]  # a search shipped in specs/radar/ (`compat.shipped`)
 
 
 def write_one(path: Path, kind: str, data: Mapping[str, object]) -> Path:

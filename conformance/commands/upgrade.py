@@ -37,9 +37,18 @@ from jax_conformance.compat.envs import (
     add_environment_arguments,
     default_cache_dir,
 )
+from jax_conformance.compat.plan import search_plan
+from jax_conformance.compat.shipped import (
+    answerable,
+    case_digests,
+    find_shipped,
+    releases_text,
+    ship,
+    stale_cases,
+)
 from jax_conformance.errors import UsageError
 from jax_conformance.launch import rundir
-from jax_conformance.mode import read_modes
+from jax_conformance.mode import DEFAULT_MODES, read_modes
 from jax_conformance.records import ChangeJSON, SearchJSON, write_one
 from jax_conformance.releases import version_key
 from packaging.version import InvalidVersion, Version
@@ -78,7 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fresh",
         action="store_true",
-        help="search A..B itself even when a cached search over a wider range holds both",
+        help="search A..B itself even when a cached or shipped search over a wider range holds both",
+    )
+    parser.add_argument(
+        "--ship",
+        action="store_true",
+        help="write the search (cached, else run now) into specs/radar/ as the data the suite ships, "
+        "with the spec revision and each case's digest (every case, the four default modes)",
     )
     options.add_modes(parser, upcoming=False, note="run in each release")
     options.add_keyword(parser)
@@ -129,6 +144,43 @@ def find_cached(cache: Path, a: str, b: str, tag: str = "all") -> SearchJSON | N
                 )
             return data
     return None
+
+
+def _from_shipped(
+    a: str, b: str, args: argparse.Namespace, tag: str, cache: Path
+) -> tuple[SearchJSON, str] | None:
+    """The answer of a search shipped with the suite (`compat.shipped`), for every case in the four
+    default modes: the changes of the cases unchanged since it was computed, and a line naming
+    the others and what a search of them would cost (None: no shipped search holds A and B)."""
+    if tag != selection_tag([]) or [m.slug for m in args.modes] != [m.slug for m in DEFAULT_MODES]:
+        return None
+    shipped = find_shipped(a, b)
+    if shipped is None or "shipped" not in shipped:
+        return None
+    now = case_digests()
+    stale = stale_cases(shipped, now)
+    facts = shipped["shipped"]
+    how = (
+        f"from the search shipped with the suite over {releases_text(shipped)} (computed "
+        f"{facts['computed']} for spec revision {facts['spec_revision']}); nothing installed or run"
+    )
+    if stale:
+        ends = [shipped["releases"][0], shipped["releases"][-1]]
+        cost = search_plan(
+            shipped["releases"],
+            ends,
+            cache,
+            len(DEFAULT_MODES),
+            (len(stale), len(case_digests())),
+            args.jobs,
+        )
+        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        print(
+            f"upgrade: {len(stale)} case(s) added or changed since the shipped search are not in this "
+            f"answer: {shown}. Searching them (--fresh): {cost}"
+        )
+        how += f"; {len(stale)} case(s) added or changed since are not answered"
+    return answerable(shipped, stale), how
 
 
 def between(data: SearchJSON, a: str, b: str) -> list[ChangeJSON]:
@@ -250,14 +302,25 @@ def main(args: argparse.Namespace) -> int:
             f"--from {a} --to {b}: the release upgraded from must be older than the one upgraded to"
         )
     tag = selection_tag(selection(args))
+    if args.ship and (tag != selection_tag([]) or len(args.modes) != len(DEFAULT_MODES)):
+        raise UsageError(
+            "--ship: the shipped search covers every case in the four default modes; drop -k, -m and --modes"
+        )
     cache = (args.cache_dir or default_cache_dir()).resolve()
     data = None if args.fresh else find_cached(cache, a, b, tag)
+    answer = (
+        None
+        if data is not None or args.fresh or args.ship
+        else _from_shipped(a, b, args, tag, cache)
+    )
     if data is not None:
         rs = data["releases"]
         how = (
             f"from the cached radar search {rs[0]}..{rs[-1]} ({len(rs)} releases; cases that differ between "
             f"its ends, bisected); nothing installed or run"
         )
+    elif answer is not None:
+        data, how = answer
     else:
         print(
             f"upgrade: no search holding {a} and {b} under this selection is in {cache / 'radar'}; "
@@ -272,6 +335,10 @@ def main(args: argparse.Namespace) -> int:
         how = (
             f"radar search {a}..{b}: {len(data['releases'])} releases, {run.search.runs()} release observations, "
             f"{built} environments built, {ran} mode runs"
+        )
+    if args.ship:
+        print(
+            f"shipped: {ship(data, specs_digest(SPECS_DIR), f'jax-conformance upgrade --from {a} --to {b} --ship')}"
         )
     changes = between(data, a, b)
     text = summary_text(a, b, changes, how)

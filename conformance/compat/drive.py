@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import shutil
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -82,6 +83,11 @@ def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
         help="releases run in full besides the ends of the range (a change and its undoing between "
         "two fully run releases cannot be seen by bisection)",
     )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="start a search without asking (at a terminal it asks, after saying what it will cost)",
+    )
 
 
 def specs_digest(root: Path) -> str:
@@ -146,6 +152,17 @@ def selection_tag(extra: Sequence[str]) -> str:
     if not extra:
         return "all"
     return "sel-" + hashlib.sha256("\0".join(extra).encode()).hexdigest()[:10]
+
+
+def go_ahead(args: argparse.Namespace) -> bool:
+    """Whether to start the search the plan just described: asked at a terminal (`--yes` answers
+    for the user); a run with no terminal (CI, a script) goes ahead, its plan printed."""
+    if getattr(args, "yes", False) or not sys.stdin.isatty():
+        return True
+    try:
+        return input("radar: go ahead? [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
 
 
 def interpreters(args: argparse.Namespace) -> dict[str, str]:
@@ -244,6 +261,8 @@ def search_range(
             args.jobs,
         )
     )
+    if not go_ahead(args):
+        raise UsageError("radar: not searched (answered no); nothing was installed or run")
     as_of = releases[-1].version
     root = _store_dir(args, cache, as_of, say) if store_dir is None else store_dir
     root.mkdir(parents=True, exist_ok=True)
