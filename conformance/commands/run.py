@@ -78,6 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_keyword(parser)
     options.add_markexpr(parser)
+    options.add_shard(parser.add_argument)
     options.add_specs(parser.add_argument)
     parser.add_argument(
         "--pythonpath",
@@ -439,6 +440,7 @@ def _run(
                 keyword=args.keyword,
                 markexpr=args.markexpr,
                 case_timeout=args.case_timeout,
+                shard=str(args.shard) if args.shard else None,
             ),
             env=env,
         )

@@ -7,6 +7,7 @@ module: `spec.yaml` (parsing with line marks), `spec.schema` (specs/schema.json)
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -331,6 +332,20 @@ def spec_files(paths: Iterable[Path | str]) -> Iterator[Path]:
             yield from sorted(q for q in p.rglob("*.yml") if q.is_file())
         else:
             yield p
+
+
+def spec_revision(paths: Iterable[Path | str]) -> str:
+    """The hash of every spec file under these paths (each file's path within its directory and
+    its bytes): the same specs give the same revision on every machine, wherever they lie."""
+    digest = hashlib.sha256()
+    for root in map(Path, paths):
+        for path in spec_files([root]):
+            if not is_spec_file(path):
+                continue
+            name = path.relative_to(root) if root.is_dir() else Path(path.name)
+            digest.update(f"{name.as_posix()}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:16]
 
 
 def is_spec_file(path: Path) -> bool:
