@@ -20,9 +20,10 @@ from jax_conformance.merging import merge_runs
 from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.records import ResultRecord, Run, load_runs
 from jax_conformance.report.model import build_model
-from jax_conformance.report.site import headlines
+from jax_conformance.report.site import Headline, headlines
 from jax_conformance.shard import shard_of
 from jax_conformance.spec.loader import spec_revision
+from jax_conformance.text import percent
 
 REPO = PACKAGE_DIR.parent
 
@@ -291,3 +292,17 @@ def test_a_bad_shard_is_one_line(tmp_path: Path) -> None:
     proc = cli("run", "--adapter", "reference", "--shard", "4/3", "--out", str(tmp_path / "x"))
     assert proc.returncode == 2 and "--shard" in proc.stderr and "1 <= I <= N" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+
+
+def test_a_share_short_of_all_never_reads_100_percent() -> None:
+    """Issue 38, item 6: 12541 of 12545 cells conforming was shown as 100.0%."""
+    line = Headline("jax", "0.10.2", ["cpu"], ["off-warn"], 12541, 12545, 4, 0, 0, [], 1)
+    assert line.share == "99.9%"
+    assert Headline("jax", "0.10.2", ["cpu"], ["on"], 7, 7, 0, 0, 0, [], 1).share == "100.0%"
+    assert [percent(1, 3), percent(2, 3), percent(1, 30000), percent(0, 5), percent(0, 0)] == [
+        "33.3%",
+        "66.7%",
+        "0.1%",
+        "0.0%",
+        "n/a",
+    ]

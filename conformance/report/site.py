@@ -37,6 +37,7 @@ from jax_conformance.releases import (
 )
 from jax_conformance.report import contract_section
 from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel
+from jax_conformance.text import percent
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"
@@ -76,7 +77,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["safe_url"] = safe_url
-    env.filters["pct"] = lambda v: "n/a" if v is None else f"{v:.1f}%"
+    # a column's compliance as a percentage that never reads 100.0% while a cell fails
+    env.filters["pct"] = lambda column: percent(*column.share(COUNTED_BASES))
     env.filters["outcome_label"] = lambda o: str(o).replace("_", " ")
     env.filters["breakable"] = breakable
     env.filters["since_text"] = since_text
@@ -193,7 +195,7 @@ class Headline:
 
     @property
     def share(self) -> str:
-        return f"{100.0 * self.conform / self.applicable:.1f}%" if self.applicable else "n/a"
+        return percent(self.conform, self.applicable)
 
 
 def headlines(model: ReportModel) -> list[Headline]:
