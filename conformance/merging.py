@@ -124,6 +124,8 @@ def merge_runs(runs: Iterable[Run]) -> Merged:
 
 def check_apart(config: Config, buckets: Sequence[Sequence[Run]]) -> None:
     """Runs of one configuration that may not be joined must hold no cell in common."""
+    if len(buckets) < 2:
+        return
     seen: dict[Cell, Run] = {}
     for bucket in buckets:
         mine: dict[Cell, Run] = {cell_of(run, r): run for run in bucket for r in run.cases}
