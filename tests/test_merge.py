@@ -179,6 +179,9 @@ def test_the_spec_revision_is_of_the_specs_not_where_they_lie(tmp_path: Path) ->
     assert spec_revision([one]) == spec_revision([two])
     (two / "demo" / "merge.yaml").write_text(SPEC.replace("each mode", "every mode"))
     assert spec_revision([one]) != spec_revision([two])
+    before = spec_revision([one])
+    (one / "demo" / "t.cells.json").write_text("[]")  # a table's cells are part of the specs
+    assert spec_revision([one]) != before
 
 
 # ---------------------------------------------------------------- conflicts
