@@ -103,14 +103,16 @@ def add_specs(add: AddOption, help: str = SPECS_HELP) -> None:
     add("--specs", action="append", metavar="DIR", help=help)
 
 
-def add_shard(add: AddOption) -> None:
-    """`--shard I/N` (`args.shard`, a `shard.Shard` or None); `add` as for `add_specs`."""
+def add_shard(add: AddOption, what: str = "") -> None:
+    """`--shard I/N` (`args.shard`, a `shard.Shard` or None); `add` as for `add_specs`; `what` says
+    what is split, where not the cases."""
     add(
         "--shard",
         type=shard_arg,
         default=None,
         metavar="I/N",
-        help="run only shard I of N: the cases whose id hashes to it, the same on every machine "
+        help=what
+        or "run only shard I of N: the cases whose id hashes to it, the same on every machine "
         "(`jax-conformance merge` joins the N results)",
     )
 

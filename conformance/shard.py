@@ -4,13 +4,17 @@ A case belongs to shard `1 + h % N`, where `h` is the first 8 bytes of the SHA-2
 Python's `hash()`, which is salted per process, so every machine, process and Python puts a case in
 the same shard. The N shards of a run are disjoint and together select every case the run would;
 `jax-conformance merge` (or `report`) over the N results equals the unsharded run, cell for cell.
+`compat --shard I/N` splits by release instead (`Shard.releases`).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from jax_conformance.releases import version_key
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,12 @@ class Shard:
 
     def to_json(self) -> dict[str, int]:
         return {"index": self.index, "count": self.count}
+
+    def releases(self, versions: Sequence[str]) -> list[str]:
+        """`compat --shard`: this shard's releases, every Nth of the releases in release order from
+        the Ith (the same list splits the same way on every machine, evenly)."""
+        ordered = sorted(dict.fromkeys(versions), key=version_key)
+        return ordered[self.index - 1 :: self.count]
 
 
 def shard_of(case_id: str, count: int) -> int:

@@ -21,7 +21,7 @@ from jax_conformance.plugin import PACKAGE_DIR
 from jax_conformance.records import ResultRecord, Run, load_runs
 from jax_conformance.report.model import build_model
 from jax_conformance.report.site import Headline, headlines
-from jax_conformance.shard import shard_of
+from jax_conformance.shard import parse_shard, shard_of
 from jax_conformance.spec.loader import spec_revision
 from jax_conformance.text import percent
 
@@ -309,3 +309,21 @@ def test_a_share_short_of_all_never_reads_100_percent() -> None:
         "0.0%",
         "n/a",
     ]
+
+
+def test_compat_shards_split_the_releases_evenly() -> None:
+    releases = ["0.10.2", "0.4.30", "0.5.3", "0.4.35", "0.6.2", "0.8.0", "0.4.31"]
+    parts = [parse_shard(f"{i}/3").releases(releases) for i in (1, 2, 3)]
+    assert parts == [["0.4.30", "0.5.3", "0.10.2"], ["0.4.31", "0.6.2"], ["0.4.35", "0.8.0"]]
+    assert parse_shard("1/3").releases(list(reversed(releases))) == parts[0]
+
+
+def test_compat_shard_usage_errors_are_one_line(tmp_path: Path) -> None:
+    for args, says in (
+        (["--shard", "1/2", "--releases", "all"], "does not apply to --releases"),
+        (["--shard", "3/3", "--versions", "0.4.30,0.10.2"], "no release of --versions"),
+        (["--shard", "0/3"], "1 <= I <= N"),
+    ):
+        proc = cli("compat", *args, "--out", str(tmp_path / "c"))
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
