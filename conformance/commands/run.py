@@ -450,7 +450,8 @@ def _run(
     progress = Progress(jobs, sys.stdout, live)
     print(
         f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "
-        f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time; results in {out}/",
+        f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time"
+        f"{f', shard {args.shard} of the cases' if args.shard else ''}; results in {out}/",
         flush=True,
     )
     for a, files in expectations.items():
