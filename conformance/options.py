@@ -1,9 +1,9 @@
 """The command-line options several commands share, each defined once, and the argparse types.
 
-`--modes`, `--specs`, `--jobs/-j`, `-k`, `-m` and `--out` mean the same in every command that takes
+`--modes`, `--specs`, `--shard`, `--jobs/-j`, `-k`, `-m` and `--out` mean the same in every command that takes
 them, so each is added here (`add_modes(parser)`, ...) with its one help text; a command adds only
 what is its own (the default of `--jobs`, what `--out` holds). The pytest plugin adds `--specs`
-through the same function (`add_specs(group.addoption)`). Reading `--modes` is `mode.read_modes`.
+through the same function (`add_specs(group.addoption)`, `add_shard`). Reading `--modes` is `mode.read_modes`.
 The argparse types refuse a bad value as one line naming the option (exit 2, nothing started).
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jax_conformance.mode import MODE_NAMES, MODES_OPTION, UPCOMING
 from jax_conformance.releases import parse_versions
+from jax_conformance.shard import shard_arg
 
 # `parser.add_argument`, or a pytest option group's `addoption`: both take argparse's arguments.
 AddOption = Callable[..., object]
@@ -100,6 +101,20 @@ def add_modes(parser: argparse.ArgumentParser, *, upcoming: bool = True, note: s
 def add_specs(add: AddOption, help: str = SPECS_HELP) -> None:
     """`--specs DIR` (repeatable); `add` is `parser.add_argument` or a pytest group's `addoption`."""
     add("--specs", action="append", metavar="DIR", help=help)
+
+
+def add_shard(add: AddOption, what: str = "") -> None:
+    """`--shard I/N` (`args.shard`, a `shard.Shard` or None); `add` as for `add_specs`; `what` says
+    what is split, where not the cases."""
+    add(
+        "--shard",
+        type=shard_arg,
+        default=None,
+        metavar="I/N",
+        help=what
+        or "run only shard I of N: the cases whose id hashes to it, the same on every machine "
+        "(`jax-conformance merge` joins the N results)",
+    )
 
 
 def add_jobs(parser: argparse.ArgumentParser, *, default: int, what: str, shown: str) -> None:

@@ -86,6 +86,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "case that differs is run only in the releases the search needs, and each change is "
         "attributed to the release that made it (results kept under the cache directory)",
     )
+    options.add_shard(
+        parser.add_argument,
+        "run only shard I of N of the --versions: every Nth release in release order from the Ith, "
+        "the same on every machine (`jax-conformance merge` joins the N results)",
+    )
     options.add_modes(
         parser,
         upcoming=False,
@@ -335,6 +340,15 @@ def render_report(merged: Path, out: Path) -> str:
 def _check_usage(args: argparse.Namespace) -> None:
     """Usage errors first, before an environment is built or a directory made."""
     args.modes = read_modes(args.modes, upcoming=False).modes
+    if args.shard is not None:
+        if args.releases is not None or args.from_results is not None:
+            raise UsageError(
+                "--shard splits --versions by release; it does not apply to --releases (a search) "
+                "or --from-results"
+            )
+        args.versions = args.shard.releases(args.versions)
+        if not args.versions:
+            raise UsageError(f"--shard {args.shard}: no release of --versions falls in this shard")
     if args.from_results is not None and not args.from_results.is_file():
         raise UsageError(f"--from-results {args.from_results}: no such file")
     prepared = _given_envs(args.env)

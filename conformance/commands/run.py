@@ -79,6 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_keyword(parser)
     options.add_markexpr(parser)
+    options.add_shard(parser.add_argument)
     options.add_specs(parser.add_argument)
     parser.add_argument(
         "--pythonpath",
@@ -450,6 +451,7 @@ def _run(
                 keyword=args.keyword,
                 markexpr=args.markexpr,
                 case_timeout=args.case_timeout,
+                shard=str(args.shard) if args.shard else None,
             ),
             env=env,
             engine=engine,
@@ -461,7 +463,8 @@ def _run(
     print(
         f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "
         f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time"
-        f"{' on Ray' if engine is not None else ''}; results in {out}/",
+        f"{' on Ray' if engine is not None else ''}"
+        f"{f', shard {args.shard} of the cases' if args.shard else ''}; results in {out}/",
         flush=True,
     )
     for a, files in expectations.items():
