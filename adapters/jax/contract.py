@@ -139,6 +139,10 @@ def _python_value(x: object) -> bool:
     return x is None or isinstance(x, (bool, int, float, complex, str))
 
 
+def _finite_float(x: object) -> bool:
+    return isinstance(x, float) and math.isfinite(x)
+
+
 def _static_note(args: tuple[PyTree, ...], static: list[int], floats: list[int]) -> str:
     what = ", ".join(f"{i} ({type(args[i]).__name__} {args[i]!r})"[:60] for i in static)
     tail = (
@@ -323,9 +327,7 @@ class Subject:
             i for i, a in enumerate(args[:given]) if i not in self.nondiff and _python_value(a)
         ]
         # (only those given, finite: a default such as initial=-inf is the function's own constant)
-        self.float_pos = [
-            i for i in self.static if isinstance(args[i], float) and math.isfinite(args[i])
-        ]
+        self.float_pos = [i for i in self.static if _finite_float(args[i])]
         if self.static:
             self.notes.append(_static_note(args, self.static, self.float_pos))
         const = set(self.nondiff) | set(self.static) | set(range(given, len(args)))
