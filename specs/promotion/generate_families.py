@@ -261,6 +261,107 @@ def repr_cell(value: str, code: str) -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------- weak_strict
+
+WEAK_DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bfloat16",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
+WEAK_STRICT_SOURCE = {
+    "file": "tests/dtypes_test.py",
+    "function": "TestPromotionTables.testBinaryNonPromotion",
+}
+
+
+def weak_strict_cell(d: str, weak: bool, promotion: str) -> dict[str, Any]:
+    """x + x inside `with jax.numpy_dtype_promotion(promotion)` for x a value of dtype d (made 32-bit
+    with x64 off, as JAX's test canonicalizes it), weak or strong: the context's promotion, not the
+    mode's, decides. The expected outcome is the lattice model's for the context's promotion."""
+    per = {}
+    for x in G.X64:
+        m = P.Mode(x64=x == "on", explicit_x64_dtypes="warn", promotion=promotion)
+        op = P.Operand(P.canonical(d, m.x64), weak)
+        per[x] = {**G.outcome(lambda: P.lattice_result_type(op, op, mode=m), True), "warns": "none"}  # noqa: B023
+    blocks = [
+        {"when": {"x64": False}, **per["off-warn"]},
+        {"when": {"x64": True}, **per["on"]},
+    ]
+    return {
+        "id": f"{d}|{'weak' if weak else 'strong'}|{promotion}",
+        "bind": f"x = made('{d}', {weak}); p = '{promotion}'",
+        "expect": G._since([REF_NO_INTERNALS, *blocks]),
+    }
+
+
+REF_NO_INTERNALS = {
+    "when": {"adapter": "reference"},
+    "not_applicable": "a weakly typed value of a non-default dtype is made with JAX's lax internals (as JAX's test makes it), which the reference does not model",
+}
+
+# ---------------------------------------------------------------- strict_functions
+
+STRICT_DTYPES = ["bool", "int8", "uint8", "int32", "bfloat16", "float16", "float32", "complex64"]
+STRICT_FUNCTIONS = [  # (cell name, the function of x)
+    ("mean", "jnp.mean"),
+    ("var", "jnp.var"),
+    ("std", "jnp.std"),
+    ("nanmean", "jnp.nanmean"),
+    ("median", "jnp.median"),
+    ("sum", "jnp.sum"),
+    ("prod", "jnp.prod"),
+    ("cumsum", "jnp.cumsum"),
+    ("average", "jnp.average"),
+    ("average-weights-same", "lambda x: jnp.average(x, weights=jnp.ones_like(x))"),
+    ("average-weights-float32", "lambda x: jnp.average(x, weights=jnp.ones(x.shape, 'float32'))"),
+]
+
+
+def strict_function_cell(fn: str, code: str, d: str) -> dict[str, Any]:
+    """A function of one array gives under strict what it gives under standard (its inner casts are
+    explicit); average with float32 weights of another dtype's array is an implicit promotion of two
+    strong dtypes, refused under strict (type_promotion.rst, "Strict dtype promotion")."""
+    if fn == "average-weights-float32" and d != "float32":
+        try:
+            P.join([d, "float32"], P.Mode(promotion="strict"))
+        except P.TypePromotionError as exc:
+            raises = G._raises(exc)["raises"]
+        block: dict[str, Any] = {"raises": {**raises, "type": "jax.dtypes.TypePromotionError"}}
+    else:
+        block = {
+            "warns": "none",
+            "check": [
+                "(result[0].dtype, result[0].weak_type) == (result[1].dtype, result[1].weak_type)"
+            ],
+        }
+    blocks = [block]
+    if fn not in ("mean", "sum", "prod", "cumsum"):
+        blocks.insert(
+            0,
+            {
+                "when": {"adapter": "reference"},
+                "not_applicable": f"the reference has no jnp.{fn.split('-')[0]}",
+            },
+        )
+    return {
+        "id": f"{fn}|{d}",
+        "bind": f"f = {code}; x = ones('{d}')",
+        "expect": G._since(blocks),
+    }
+
+
 # ---------------------------------------------------------------- files
 
 TABLES = {
@@ -273,6 +374,20 @@ TABLES = {
         # dtype= only with a real Python scalar: jnp.array(1j, dtype=float) raises TypeError
         # eagerly but warns and gives float32 under jit on 0.10.2 (a finding, not a family member)
         if not (kw and (reading[0] != "scalar" or isinstance(reading[1], complex)))
+    ],
+    "weak_strict.cells.json": lambda: [
+        weak_strict_cell(d, weak, pr)
+        for d in WEAK_DTYPES
+        for weak in (True, False)
+        for pr in ("standard", "strict")
+    ],
+    "strict_functions.cells.json": lambda: [
+        strict_function_cell(fn, code, d)
+        for fn, code in STRICT_FUNCTIONS
+        for d in STRICT_DTYPES
+        if not (
+            fn == "median" and d == "complex64"
+        )  # median refuses complex (ValueError) in either mode
     ],
     "weak_kept.cells.json": lambda: (
         [weak_cell(v, code, *op) for op in OPS for v, code in VALUES if (op[0], v) not in NO_CELL]

@@ -9,6 +9,7 @@ JAX 0.10.2 internals (`jax._src.core.pytype_aval_mappings`, `jax._src.numpy.inde
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any
 
@@ -87,3 +88,41 @@ class WeakKeptFlipped(Breakage):
             return text[:-1] + ", weak_type=True)"
 
         array.ArrayImpl.__repr__ = flipped_repr  # type: ignore[method-assign]
+
+
+class StrictContextIgnored(Breakage):
+    """`jax.numpy_dtype_promotion(...)` is a context manager that changes nothing: inside
+    `with jax.numpy_dtype_promotion('strict')` promotion stays the mode's (standard)."""
+
+    breaks = "jax.numpy_dtype_promotion('strict') makes promotion strict inside its block"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        ns["jax"].numpy_dtype_promotion = lambda value: contextlib.nullcontext()
+
+
+STRICT_FUNCTIONS = ("mean", "var", "std", "nanmean", "median", "sum", "prod", "cumsum", "average")
+
+
+class StrictFunctionsFlipped(Breakage):
+    """Under strict promotion, the reductions and average compute as under standard (average's
+    mixed weights promote) and give the opposite weak flag; under standard they are JAX's."""
+
+    breaks = "under strict, a function of one array gives what it gives under standard; average refuses mixed weights"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        from jax._src import config
+
+        jax, jnp = ns["jax"], ns["jnp"]
+
+        def strict_broken(fun: Any) -> Any:
+            @functools.wraps(fun)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                if config.numpy_dtype_promotion.value != config.NumpyDtypePromotion.STRICT:
+                    return fun(*args, **kwargs)
+                with jax.numpy_dtype_promotion("standard"):
+                    return _flipped(fun(*args, **kwargs))
+
+            return wrapper
+
+        for name in STRICT_FUNCTIONS:
+            setattr(jnp, name, strict_broken(getattr(jnp, name)))

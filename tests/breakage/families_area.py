@@ -8,6 +8,9 @@ the rest are its controls:
   the same strong result, so the swap cannot be seen;
 - jnp.array inference: every cell but a bool input (JAX never makes a weak bool) and a weak array
   input (made by the broken jnp.asarray itself, then flipped back);
+- weak under strict (the context manager ignored): every weak cell under strict whose dtype is not
+  its kind's default; strict functions (ignored context): every cell whose expected outcome is a
+  refusal (average with mixed weights); (strict functions flipped): every cell;
 - weak kept: every cell but those whose result is bool (a bool input's repr is caught: the broken
   repr calls it weak).
 """
@@ -67,6 +70,24 @@ KEPT = _split(
     lambda c: not any(block.get("dtype") == "bool" for block in c["expect"]),
 )
 
+WEAK_STRICT = _split(
+    "weak-strict",
+    "weak_strict.cells.json",
+    # strict changes x + x only for a weak x whose dtype is not its kind's default (bool: never weak)
+    lambda c: (
+        c["id"].endswith("|weak|strict")
+        and X64_OFF.get(d := c["id"].split("|")[0], d)
+        not in ("bool", "int32", "float32", "complex64")
+    ),
+)
+MIXED_WEIGHTS = _split(
+    "strict-functions",
+    "strict_functions.cells.json",
+    lambda c: any("raises" in block for block in c["expect"]),
+)
+STRICT_FUNCTIONS = _split("strict-functions", "strict_functions.cells.json", lambda c: True)
+CONTEXT = f"{CASE}.strict-context-manager"
+
 FAMILIES_AREA = Area(
     "families",
     (FAMILIES,),
@@ -78,6 +99,13 @@ FAMILIES_AREA = Area(
         ),
         Breakage("tests.breakage.families:ArrayInferenceWeakFlipped", OFF_WARN, *ARRAYS),
         Breakage("tests.breakage.families:WeakKeptFlipped", OFF_WARN, *KEPT),
+        Breakage(
+            "tests.breakage.families:StrictContextIgnored",
+            OFF_WARN,
+            (CONTEXT, *WEAK_STRICT[0], *MIXED_WEIGHTS[0]),
+            WEAK_STRICT[1] + MIXED_WEIGHTS[1],
+        ),
+        Breakage("tests.breakage.families:StrictFunctionsFlipped", OFF_WARN, STRICT_FUNCTIONS[0]),
     ),
     ("tests.breakage.families",),
     lists_every_case=False,
