@@ -30,7 +30,7 @@ from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir, service
 from jax_conformance.launch.scheduler import Engine, ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes, stopped_status
-from jax_conformance.mode import Mode, counted_modes, read_modes
+from jax_conformance.mode import STRICT_AREAS, STRICT_MODES, Mode, counted_modes, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
 from jax_conformance.spec.expectations import DEFAULT_DIR, files_for, ratchet, ratchet_target
 from jax_conformance.text import cut
@@ -70,7 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="implementation under test (repeatable; default: jax)",
     )
-    options.add_modes(parser)
+    options.add_modes(
+        parser,
+        note="without --modes, also off-warn and on with jax_numpy_dtype_promotion=strict, over "
+        "specs/promotion and specs/x64 (the strict areas under --specs)",
+    )
     parser.add_argument(
         "--backend",
         action="append",
@@ -386,6 +390,9 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     service.check_engine(args.engine, args.address)
     check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
     modes = modes_for(read_modes(args.modes), adapters, args.specs or [], read_adapter_info)
+    args.strict_specs = default_strict_specs(args) if args.modes is None else []
+    for adapter in adapters if args.strict_specs else []:
+        modes[adapter] += [m for m in STRICT_MODES if m not in modes[adapter]]
     if args.backend:
         for adapter in adapters:
             have = list(read_adapter_info(adapter)["backends"])
@@ -395,6 +402,29 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
                     f"--backend {', '.join(missing)}: not available in adapter {adapter!r}; it has: {', '.join(have)}"
                 )
     return modes, adapters
+
+
+def default_strict_specs(args: argparse.Namespace) -> list[str]:
+    """The spec folders the default strict modes run (mode.STRICT_MODES): the strict areas under
+    what --specs names (all of specs/ when not given); [] when none of them is there or -k / -m
+    selects no case of them (then no strict mode is added)."""
+    given = [Path(p).resolve() for p in args.specs or []] or [SPECS_DIR.resolve()]
+    areas = [(SPECS_DIR / a).resolve() for a in STRICT_AREAS]
+    chosen = [
+        str(p)
+        for p in dict.fromkeys(
+            area if area.is_relative_to(g) else g
+            for g in given
+            for area in areas
+            if area.is_relative_to(g) or g.is_relative_to(area)
+        )
+    ]
+    if chosen and (args.keyword or args.markexpr):
+        try:
+            check_selection(args.keyword, args.markexpr, [Path(p) for p in chosen])
+        except UsageError:
+            return []
+    return chosen
 
 
 def main(args: argparse.Namespace) -> int:
@@ -446,7 +476,9 @@ def _run(
             out / "modes" / f"{a}-{m.slug}.log",
             pytest_options(
                 backends=args.backend or [],
-                specs=args.specs or [],
+                specs=args.strict_specs
+                if m in STRICT_MODES and args.strict_specs
+                else args.specs or [],
                 expectations=expectations[a],
                 keyword=args.keyword,
                 markexpr=args.markexpr,
