@@ -191,7 +191,7 @@ def parse_jax(text: str) -> JaxBuild:
         raise ValueError(
             f"--jax {text}: a requirement on jax, e.g. 'jax[cpu]==0.10.1', not on {req.name}"
         )
-    return JaxBuild("requirement", str(req))
+    return JaxBuild("requirement", text.strip())
 
 
 def _jax_path(text: str, path: Path) -> JaxBuild:
@@ -218,7 +218,7 @@ def jax_arg(text: str) -> JaxBuild:
     try:
         return parse_jax(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--jax {text}: ")) from None
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--jax ")) from None
 
 
 def add_jax(parser: argparse.ArgumentParser, *, note: str) -> None:

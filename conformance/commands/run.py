@@ -27,7 +27,7 @@ from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.client.caserunner import read_adapter_info
 from jax_conformance.compat import builds
 from jax_conformance.compat.envs import Environment, default_cache_dir, python_tag
-from jax_conformance.errors import UsageError
+from jax_conformance.errors import ConformanceError, UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir, service
 from jax_conformance.launch.scheduler import Engine, ModeProcess, pytest_options
@@ -404,8 +404,6 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
 def main(args: argparse.Namespace) -> int:
     modes, adapters = check_args(args)
     jax = jax_env(args.jax[0]) if args.jax else None
-    if isinstance(jax, int):
-        return jax
     expectations = {a: expectation_files(a, args) for a in adapters}
     if args.out is None:
         out = rundir.new_run_dir()
@@ -426,17 +424,16 @@ def main(args: argparse.Namespace) -> int:
         return _run(args, out, modes, adapters, expectations, env, engine, python)
 
 
-def jax_env(build: options.JaxBuild) -> Environment | int:
+def jax_env(build: options.JaxBuild) -> Environment:
     """The environment `--jax` names, said up front and built if it is not cached; a failed
-    build is said in one line (exit status 1), an environment that cannot run is a UsageError."""
+    build is a ConformanceError (exit status 1), an environment that cannot run a UsageError."""
     cache = default_cache_dir()
     print(f"jax-conformance run {builds.plan_line(build, cache, python_tag(sys.executable))}")
     env = builds.prepare_build(build, cache, sys.executable, environ=dict(os.environ))
     if not env.ok and build.kind == "env":
         raise UsageError(f"--jax {build.text}: {env.reason}")
     if not env.ok:
-        print(f"jax-conformance run: --jax {build.text}: {env.reason}", file=sys.stderr)
-        return 1
+        raise ConformanceError(f"--jax {build.text}: {env.reason}")
     reason = builds.harness_reason(env, builds.run_environ(env, dict(os.environ)))
     if reason:
         raise UsageError(f"--jax {build.text}: {reason}")
