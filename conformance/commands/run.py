@@ -420,6 +420,10 @@ def main(args: argparse.Namespace) -> int:
         engine = stack.enter_context(service.engine(args.engine, args.address, args.jobs))
         if jax is not None:
             env = builds.run_environ(jax, env)
+            if COMPILE_CACHE_ENV in env and not builds.imports(jax, "filelock", env):
+                # JAX warns on each compiled program it cannot cache without filelock
+                del env[COMPILE_CACHE_ENV]
+                print("each mode compiles its own programs: the --jax environment has no filelock")
         python = str(jax.python) if jax is not None else sys.executable
         return _run(args, out, modes, adapters, expectations, env, engine, python)
 

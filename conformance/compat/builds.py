@@ -145,16 +145,21 @@ def prepare_build(
     return env
 
 
-def harness_reason(env: Environment, environ: dict[str, str]) -> str:
-    """Why the mode processes could not run this harness in the environment ('' when they can)."""
+def imports(env: Environment, module: str, environ: dict[str, str]) -> bool:
+    """Whether the environment's interpreter imports `module` (with `environ`)."""
     out = subprocess.run(
-        [str(env.python), "-c", "import jax_conformance.plugin"],
+        [str(env.python), "-c", f"import {module}"],
         capture_output=True,
         text=True,
         timeout=120,
         env=environ,
     )
-    if out.returncode == 0:
+    return out.returncode == 0
+
+
+def harness_reason(env: Environment, environ: dict[str, str]) -> str:
+    """Why the mode processes could not run this harness in the environment ('' when they can)."""
+    if imports(env, "jax_conformance.plugin", environ):
         return ""
     return (
         f"{env.path} has no jax_conformance harness: install it there "
