@@ -195,7 +195,7 @@ def test_compat_refuses_a_build_whose_version_it_runs_already(tmp_path: Path) ->
         "compat", "--versions", HERE, "--jax", sys.prefix, "--out", str(out), cache=tmp_path / "c"
     )
     assert done.returncode == 2, done.stderr
-    assert f"has jax {HERE}, which is run already (--versions): give one" in done.stderr
+    assert f"has jax {HERE}, which --versions runs too: leave it out of --versions" in done.stderr
     assert not out.exists()
 
 

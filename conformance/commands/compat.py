@@ -322,8 +322,12 @@ def prepare_builds(args: argparse.Namespace) -> dict[str, Environment]:
             raise UsageError(f"--jax {build.text}: {reason}")
         if env.version in args.versions or env.version in out:
             raise UsageError(
-                f"--jax {build.text} has jax {env.version}, which is run already "
-                f"({'--versions' if env.version in args.versions else 'another --jax'}): give one"
+                f"--jax {build.text} has jax {env.version}, which "
+                + (
+                    "--versions runs too: leave it out of --versions"
+                    if env.version in args.versions
+                    else "another --jax has too: give one of them"
+                )
             )
         print(f"--jax {build.text}: {describe(env)}", flush=True)
         out[env.version] = env
