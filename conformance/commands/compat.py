@@ -272,10 +272,10 @@ class Builder:
         self.lock = threading.Lock()
 
     def __call__(self, version: str) -> Environment:
-        minor = python_needed(version)
-        python = find_python(minor, self.overrides) if minor else self.python
         if version in self.builds:
             return self.builds[version]
+        minor = python_needed(version)
+        python = find_python(minor, self.overrides) if minor else self.python
         if version in self.given:
             return existing_env(version, self.given[version])
         if python is None:
@@ -448,9 +448,8 @@ def main(args: argparse.Namespace) -> int:
     envs: list[Environment] = []
     mode_runs: list[ModeRun] = []
     _check_usage(args)
-    args.jax_envs = prepare_builds(
-        args
-    )  # before a directory is made: a build that fails writes none
+    # the --jax builds before a directory is made: a build that fails writes none
+    args.jax_envs = prepare_builds(args)
     args.out = _out_dir(args)
     if args.releases is not None and args.from_results is None:
         return radar_main(args, start)
