@@ -25,7 +25,9 @@ from typing import IO
 from jax_conformance import SPECS_DIR, options
 from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.client.caserunner import read_adapter_info
-from jax_conformance.errors import UsageError
+from jax_conformance.compat import builds
+from jax_conformance.compat.envs import Environment, default_cache_dir, python_tag
+from jax_conformance.errors import ConformanceError, UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir, service
 from jax_conformance.launch.scheduler import Engine, ModeProcess, pytest_options
@@ -132,6 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_jobs(parser, default=os.cpu_count() or 1, what="mode processes", shown="CPU count")
     options.add_engine(parser)
+    options.add_jax(parser, note="its interpreter runs every mode process")
     parser.add_argument(
         "--case-timeout",
         type=options.positive_float,
@@ -388,6 +391,8 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
     service.check_engine(args.engine, args.address)
+    if len(args.jax) > 1:
+        raise UsageError("--jax: run judges one JAX build (compat runs several side by side)")
     check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
     modes = modes_for(read_modes(args.modes), adapters, args.specs or [], read_adapter_info)
     args.strict_specs = default_strict_specs(args) if args.modes is None else []
@@ -429,6 +434,7 @@ def default_strict_specs(args: argparse.Namespace) -> list[str]:
 
 def main(args: argparse.Namespace) -> int:
     modes, adapters = check_args(args)
+    jax = jax_env(args.jax[0]) if args.jax else None
     expectations = {a: expectation_files(a, args) for a in adapters}
     if args.out is None:
         out = rundir.new_run_dir()
@@ -443,7 +449,31 @@ def main(args: argparse.Namespace) -> int:
             else _compile_cache_env(stack)
         )
         engine = stack.enter_context(service.engine(args.engine, args.address, args.jobs))
-        return _run(args, out, modes, adapters, expectations, env, engine)
+        if jax is not None:
+            env = builds.run_environ(jax, env)
+            if COMPILE_CACHE_ENV in env and not builds.imports(jax, "filelock", env):
+                # JAX warns on each compiled program it cannot cache without filelock
+                del env[COMPILE_CACHE_ENV]
+                print("each mode compiles its own programs: the --jax environment has no filelock")
+        python = str(jax.python) if jax is not None else sys.executable
+        return _run(args, out, modes, adapters, expectations, env, engine, python)
+
+
+def jax_env(build: options.JaxBuild) -> Environment:
+    """The environment `--jax` names, said up front and built if it is not cached; a failed
+    build is a ConformanceError (exit status 1), an environment that cannot run a UsageError."""
+    cache = default_cache_dir()
+    print(f"jax-conformance run {builds.plan_line(build, cache, python_tag(sys.executable))}")
+    env = builds.prepare_build(build, cache, sys.executable, environ=dict(os.environ))
+    if not env.ok and build.kind == "env":
+        raise UsageError(f"--jax {build.text}: {env.reason}")
+    if not env.ok:
+        raise ConformanceError(f"--jax {build.text}: {env.reason}")
+    reason = builds.harness_reason(env, builds.run_environ(env, dict(os.environ)))
+    if reason:
+        raise UsageError(f"--jax {build.text}: {reason}")
+    print(f"judging {builds.describe(env)}")
+    return env
 
 
 def _compile_cache_env(stack: contextlib.ExitStack) -> dict[str, str]:
@@ -466,6 +496,7 @@ def _run(
     expectations: dict[str, list[Path]],
     env: dict[str, str],
     engine: Engine | None = None,
+    python: str = sys.executable,
 ) -> int:
     started = [(a, m) for a in adapters for m in modes[a]]
     jobs = [
@@ -487,6 +518,7 @@ def _run(
             ),
             env=env,
             engine=engine,
+            python=python,
         )
         for a, m in started
     ]
