@@ -38,6 +38,10 @@ COMMANDS = {
         "run every mode on every backend and write results and a report",
     ),
     "report": ("jax_conformance.commands.report", "merge result files into a static HTML report"),
+    "merge": (
+        "jax_conformance.commands.merge",
+        "merge result files (shards, machines, modes) into one, each cell once; conflicts refused",
+    ),
     "lint": (
         "jax_conformance.commands.lint",
         "check spec files against the schema and the lint rules",

@@ -215,6 +215,15 @@ MODE_NAMES = ", ".join(m.slug for m in DEFAULT_MODES)
 MODE_ORDER = {m.slug: i for i, m in enumerate(DEFAULT_MODES)}
 
 
+# Strict promotion in every default run: `run` without --modes adds these modes, over the spec
+# areas whose cases have strict blocks (the promotion table's cells, x64.promotion's refusals).
+STRICT_MODES = (
+    Mode(False, "warn", (("jax_numpy_dtype_promotion", "strict"),)),
+    Mode(True, "warn", (("jax_numpy_dtype_promotion", "strict"),)),
+)
+STRICT_AREAS = ("promotion", "x64")
+
+
 UPCOMING = "+upcoming"
 # The option that names modes, in every command (`options.add_modes`) and in its messages.
 MODES_OPTION = "--modes"

@@ -1,6 +1,7 @@
 """Result files and the typed contracts between the processes of a run (docs/RUNNER.md, section 7).
 
-A results file is JSON lines: a `run` record (`RunHeader`, with the format's `version`), a
+A results file is JSON lines: a `description` record (`RunDescription`: machine, build, specs,
+shard), a `run` record (`RunHeader`, with the format's `version`), a
 `collected` record, one `case` record (`ResultRecord`) per case and backend, each written whole as
 soon as it is known, and an `end` record (`EndRecord`); a file without `end` is an interrupted run.
 A worker judges a case into a `Verdict`; an adapter describes itself with an `AdapterInfo`. These
@@ -342,6 +343,7 @@ class Run:
     source: str = ""
     problems: list[str] = field(default_factory=list)
     collected: int | None = None  # items the run collected, when it got that far
+    description: RunDescription | None = None  # its `description` record (None in older files)
 
     @property
     def interrupted(self) -> bool:
@@ -454,11 +456,16 @@ def load_runs(paths: Iterable[Path | str], every_problem: list[str] | None = Non
         current: Run | None = None
         problems: list[str] = []
         seen = False
-        for record in read_records(path, problems):
+        described: dict[str, RunDescription] = {}  # run id -> its description, before its header
+        for record in read_records(path, problems, RUN_KINDS):
             seen = True
+            if record["record"] == DESCRIPTION:
+                description = cast(RunDescription, record)
+                described[str(description.get("run_id"))] = description
+                continue
             if record["record"] == "run":
                 current = by_id[record.get("run_id") or str(len(by_id))] = Run(
-                    header=record, source=str(path)
+                    header=record, source=str(path), description=described.get(record["run_id"])
                 )
                 continue
             run = by_id.get(record.get("run_id") or "") or current
@@ -1099,3 +1106,124 @@ def write_search(path: Path, data: SearchJSON) -> Path:
 def read_search(path: Path) -> SearchJSON | None:
     """A search `write_search` wrote (None: the file holds none)."""
     return cast(SearchJSON | None, read_one(path, SEARCH))
+
+
+# ---------------------------------------------------------------- run descriptions (`description`)
+# The first record of a mode's results file (the plugin writes it before the `run` header): what a
+# reader needs to merge the file with others safely, wptreport's `run_info`. Its end time is the
+# trailing `end` record's `finished`. A merged run (`jax_conformance.merging`) keeps the first
+# part's description, with `merged_from` naming every part. `load_runs` reads it into
+# `Run.description`; files from before it have none (`Run.description` is None: nothing to check).
+
+DESCRIPTION = "description"
+RUN_KINDS = KINDS | {DESCRIPTION}  # what `load_runs` reads: a run's records and its description
+
+
+class ShardJSON(TypedDict):
+    """`--shard I/N` as a description holds it (`shard.Shard.to_json`)."""
+
+    index: int
+    count: int
+
+
+class DeviceJSON(TypedDict):
+    """A backend's devices: their kind (`cpu`, `NVIDIA H200`) and how many the run saw."""
+
+    kind: str | None
+    count: int | None
+
+
+class PartJSON(TypedDict):
+    """One run a merged run was made of."""
+
+    run_id: str
+    source: str
+    host: str | None
+    started: str | None
+    shard: ShardJSON | None
+
+
+class RunDescription(TypedDict):
+    """`{"record": "description"}`: the run's machine, build, specs, mode and shard (docs/RUNNER.md,
+    section 7). `spec_revision` and `build` decide whether two runs' cells may be merged."""
+
+    record: Literal["description"]
+    run_id: str
+    started: str
+    host: str
+    suite_version: str
+    git_revision: str | None
+    spec_revision: str  # the hash of the spec files the run read (`spec.loader.spec_revision`)
+    specs: list[str]  # the spec directories, as given (none: the bundled specs)
+    adapter: str
+    implementation_version: str
+    behaviour_version: str
+    build: dict[str, str]  # jax, jaxlib and each JAX plugin -> its version (what the adapter says)
+    python: str | None
+    numpy: str | None
+    backends: list[str]
+    devices: dict[str, DeviceJSON]  # backend -> its devices
+    mode: ModeJSON
+    selection: dict[str, str | None]  # `keyword` (-k) and `markexpr` (-m)
+    shard: ShardJSON | None
+    argv: list[str]
+    merged_from: NotRequired[list[PartJSON]]
+
+
+def describe_run(
+    info: AdapterInfo,
+    *,
+    run_id: str,
+    mode: ModeJSON,
+    backends: Sequence[str],
+    spec_revision: str,
+    specs: Sequence[str],
+    selection: Mapping[str, str | None],
+    shard: ShardJSON | None,
+    argv: Sequence[str],
+) -> RunDescription:
+    """The `description` record of a run of this adapter (its `info()`) in this mode."""
+    import platform
+    import socket
+
+    env = info.get("environment") or {}
+    plugins = env.get("plugins")
+    plugins = plugins if isinstance(plugins, dict) else {}
+    kinds = env.get("device_kinds")
+    kinds = kinds if isinstance(kinds, dict) else {}
+    return {
+        "record": "description",
+        "run_id": run_id,
+        "started": now(),
+        "host": socket.gethostname(),
+        "suite_version": __version__,
+        "git_revision": git_revision(),
+        "spec_revision": spec_revision,
+        "specs": list(specs),
+        "adapter": info["adapter"],
+        "implementation_version": info["implementation_version"],
+        "behaviour_version": info["behaviour_version"],
+        "build": {
+            **{k: str(env[k]) for k in ("jax", "jaxlib") if k in env},
+            **{str(k): str(v) for k, v in plugins.items()},
+        },
+        "python": str(env.get("python") or platform.python_version()),
+        "numpy": str(env["numpy"]) if "numpy" in env else None,
+        "backends": list(backends),
+        "devices": {b: _devices(kinds.get(b)) for b in backends},
+        "mode": mode,
+        "selection": dict(selection),
+        "shard": shard,
+        "argv": list(argv),
+    }
+
+
+def _devices(value: object) -> DeviceJSON:
+    """An adapter's `device_kinds` entry for one backend (unknown where it gives none)."""
+    if not isinstance(value, Mapping):
+        return {"kind": None, "count": None}
+    count = value.get("count")
+    return {
+        "kind": str(value["kind"]) if value.get("kind") is not None else None,
+        "count": count if isinstance(count, int) else None,
+    }

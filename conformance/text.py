@@ -57,3 +57,16 @@ def exit_fields(returncode: int | None) -> dict[str, int | str]:
         except ValueError:
             return {"signal": -returncode}
     return {"exit_status": returncode}
+
+
+def percent(part: int, whole: int) -> str:
+    """`part` of `whole` as a percentage to one decimal, never rounded up to 100.0% while a part is
+    missing nor down to 0.0% while there is one ("n/a" of nothing)."""
+    if not whole:
+        return "n/a"
+    value = 100.0 * part / whole
+    if part < whole:
+        value = min(value, 99.9)
+    if part > 0:
+        value = max(value, 0.1)
+    return f"{value:.1f}%"

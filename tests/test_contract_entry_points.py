@@ -186,3 +186,18 @@ def test_usage_errors_are_one_line_exit_2_before_any_mode(argv, message, tmp_pat
     assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert message in proc.stderr and "mode process" not in proc.stderr
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_items_blocked_by_one_cause_share_one_note():
+    from jax_conformance.contract.engine import ContractResult, Outcome, TargetResult
+
+    why = "blocked by rule.fwd-pair: TypeError: Custom JVP rule must produce ..."
+    outcomes = {
+        (item, "on"): Outcome(item, "on", "blocked", why)
+        for item in ("grad.dtype", "transforms.jit")
+    }
+    target = TargetResult("m:f", "m:f", {"on": "custom_jvp"}, outcomes, {}, {"a wrapper": ["on"]})
+    assert ContractResult(["on"], [target]).notes() == [
+        "checked as [on]: a wrapper",
+        f"grad.dtype, transforms.jit [on]: {why}",
+    ]

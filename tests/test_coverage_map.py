@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COVERAGE = ROOT / "docs" / "coverage"
 MAPS = sorted(COVERAGE.glob("*.yaml"))
 TEST_NAME = re.compile(r"^tests/[\w/]+\.py::\w+::\w+$")
-ROW = re.compile(r"^[A-Z]\d+$")
+ROW = re.compile(r"^[A-Z]{1,2}\d+$")  # A1, B12; NA12: the second survey's new rows
 
 
 def _entries(path: Path) -> list[dict[str, Any]]:

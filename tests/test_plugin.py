@@ -371,8 +371,16 @@ def test_results_file_has_every_design_field(specdir: SpecDir, tmp_path) -> None
     specdir.run("--x64=off", f"--results={out}")
     lines = out.read_text().splitlines()
     records = [json.loads(line) for line in lines]  # every line is valid JSON
-    assert [r["record"] for r in records] == ["run", "collected", "case", "case", "end"]
-    header = records[0]
+    assert [r["record"] for r in records] == [
+        "description",
+        "run",
+        "collected",
+        "case",
+        "case",
+        "end",
+    ]
+    assert records[0]["run_id"] == records[1]["run_id"]
+    header = records[1]
     for key in ("adapter", "implementation_version", "mode", "backends", "environment", "flags"):
         assert key in header
     assert {"jax_enable_x64", "jax_custom_vjp3"} <= {f["name"] for f in header["flags"]}
@@ -387,16 +395,16 @@ def test_results_file_has_every_design_field(specdir: SpecDir, tmp_path) -> None
         "git_revision",
     ):
         assert key in header["environment"], key
-    for record in records[2:4]:
+    for record in records[3:5]:
         assert set(CASE_FIELDS) <= set(record)
         assert record["outcome"] in OUTCOMES
         assert record["mode"] == {"x64": False, "explicit_x64_dtypes": "warn", "flags": {}}
         assert record["spec_file"] == "specs/demo.yaml"
-    assert records[2]["outcome"] == "passed" and records[3]["outcome"] == "failed"
-    assert records[3]["expected"] == {"dtype": "int8"}
-    assert records[3]["actual"]["dtype"] == "int32"
-    assert "result.dtype=int32, but should be int8" in records[3]["message"]
-    assert records[4]["counts"] == {"passed": 1, "failed": 1}
+    assert records[3]["outcome"] == "passed" and records[4]["outcome"] == "failed"
+    assert records[4]["expected"] == {"dtype": "int8"}
+    assert records[4]["actual"]["dtype"] == "int32"
+    assert "result.dtype=int32, but should be int8" in records[4]["message"]
+    assert records[5]["counts"] == {"passed": 1, "failed": 1}
 
 
 def test_records_written_before_a_crash_of_the_run_survive(specdir: SpecDir, tmp_path) -> None:

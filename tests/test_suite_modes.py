@@ -7,9 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from jax_conformance import SPECS_DIR
 from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.launch.scheduler import pytest_command, pytest_options
-from jax_conformance.mode import DEFAULT_MODES, Mode
+from jax_conformance.mode import DEFAULT_MODES, STRICT_AREAS, STRICT_MODES, Mode
 
 from tests.conftest import REPO, read_results
 from tests.test_message_strength import assert_no_new_weak
@@ -25,7 +26,9 @@ def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "suite-compiled"
 
 
-@pytest.mark.parametrize("mode", DEFAULT_MODES, ids=lambda m: m.slug)
+# As `jax-conformance run` without --modes: the four modes over every spec, and the strict modes
+# over the strict areas (mode.STRICT_MODES, STRICT_AREAS).
+@pytest.mark.parametrize("mode", DEFAULT_MODES + STRICT_MODES, ids=lambda m: m.slug)
 def test_suite_passes_against_jax(
     mode: Mode, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -43,7 +46,10 @@ def test_suite_passes_against_jax(
         out,
         extra=[
             *xdist,
-            *pytest_options(expectations=[EXPECTATIONS]),
+            *pytest_options(
+                expectations=[EXPECTATIONS],
+                specs=[str(SPECS_DIR / a) for a in STRICT_AREAS] if mode in STRICT_MODES else [],
+            ),
         ],
     )
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900, env=env)

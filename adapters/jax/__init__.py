@@ -102,6 +102,8 @@ class JaxAdapter(Adapter):
                 "platform": platform.platform(),
                 "machine": platform.machine(),
                 "devices": [str(d) for d in devices],
+                "device_kinds": _device_kinds(devices),
+                "plugins": _plugins(),
                 "x64_enabled": bool(jax.config.x64_enabled),
                 "explicit_x64_dtypes": _policy_name(
                     getattr(jax.config, "jax_explicit_x64_dtypes", None)
@@ -214,6 +216,28 @@ def _flag_json(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return repr(value)
+
+
+def _device_kinds(devices: list[Any]) -> dict[str, dict[str, object]]:
+    """Per backend, the kind of its devices (`cpu`, `NVIDIA H200`; several joined) and their count."""
+    kinds: dict[str, set[str]] = {}
+    counts: dict[str, int] = {}
+    for d in devices:
+        kinds.setdefault(d.platform, set()).add(str(getattr(d, "device_kind", d.platform)))
+        counts[d.platform] = counts.get(d.platform, 0) + 1
+    return {p: {"kind": ", ".join(sorted(k)), "count": counts[p]} for p, k in kinds.items()}
+
+
+def _plugins() -> dict[str, str]:
+    """The installed JAX plugins (CUDA, ROCm, TPU, Metal: the distributions with a `jax_plugins`
+    entry point), each with its version: part of the build a run judged."""
+    import importlib.metadata as md
+
+    return {
+        ep.dist.name: ep.dist.version
+        for ep in md.entry_points(group="jax_plugins")
+        if ep.dist is not None
+    }
 
 
 def _policy_name(value: Any) -> str:

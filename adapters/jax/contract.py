@@ -21,6 +21,7 @@ import contextlib
 import importlib
 import inspect
 import json
+import math
 import os
 import sys
 import traceback
@@ -136,6 +137,10 @@ def _nondiff_argnums(rule: object | None) -> tuple[int, ...]:
 def _python_value(x: object) -> bool:
     """A non-array Python value (bool, int, float, complex, str, None): static by default."""
     return x is None or isinstance(x, (bool, int, float, complex, str))
+
+
+def _finite_float(x: object) -> bool:
+    return isinstance(x, float) and math.isfinite(x)
 
 
 def _static_note(args: tuple[PyTree, ...], static: list[int], floats: list[int]) -> str:
@@ -318,8 +323,11 @@ class Subject:
         self.nondiff = tuple(sorted(set(nondiff) | (set(self.rule_nondiff) if direct else set())))
         # non-array Python values (bool, int, float, None, str) are static too: closed over by
         # every transform; Python floats are still differentiated by the finite-differences item
-        self.static = [i for i, a in enumerate(args) if i not in self.nondiff and _python_value(a)]
-        self.float_pos = [i for i in self.static if isinstance(args[i], float)]
+        self.static = [
+            i for i, a in enumerate(args[:given]) if i not in self.nondiff and _python_value(a)
+        ]
+        # (only those given, finite: a default such as initial=-inf is the function's own constant)
+        self.float_pos = [i for i in self.static if _finite_float(args[i])]
         if self.static:
             self.notes.append(_static_note(args, self.static, self.float_pos))
         const = set(self.nondiff) | set(self.static) | set(range(given, len(args)))
@@ -482,8 +490,11 @@ class Subject:
         ):
             from jax.custom_derivatives import CustomVJPPrimal
 
+            # as JAX calls fwd: each leaf wrapped, perturbed where it is a float (differentiated)
             return tuple(
-                a if i in self.rule_nondiff else CustomVJPPrimal(a, True)
+                a
+                if i in self.rule_nondiff
+                else jax.tree_util.tree_map(lambda x: CustomVJPPrimal(x, is_float_leaf(x)), a)
                 for i, a in enumerate(args)
             )
         return args

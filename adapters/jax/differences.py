@@ -39,6 +39,13 @@ def derivative_along(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(estimate of the derivative of S at x0 along u, u), u = direction(x0, v); raises
     NotDifferentiable with the reason where S is shown not differentiable (or not finite) there."""
+    with np.errstate(all="ignore"):  # NumPy's own warnings are no warning of the rule's
+        return _derivative_along(S, x0, v)
+
+
+def _derivative_along(
+    S: Callable[[jax.Array], jax.Array], x0: jax.Array, v: jax.Array
+) -> tuple[np.ndarray, np.ndarray]:
     u = direction(x0, v)
     x = np.asarray(x0, np.float64)
     h = float(jnp.finfo(x0.dtype).eps) ** (1 / 3)

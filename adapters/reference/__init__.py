@@ -260,6 +260,7 @@ class ReferenceAdapter(Adapter):
                 "platform": platform.platform(),
                 "machine": platform.machine(),
                 "models_jax": BEHAVIOUR_VERSION,
+                "device_kinds": {"cpu": {"kind": "NumPy on the host CPU", "count": 1}},
                 "x64_enabled": bool(jax.config.x64_enabled),
                 "explicit_x64_dtypes": jax.config.jax_explicit_x64_dtypes.name.lower(),
                 "mutant": mutants.active(),

@@ -87,8 +87,11 @@ def _flat(obj: Any) -> list[Any]:
 def _infer_dtype(obj: Any) -> np.dtype:
     if isinstance(obj, (bool, int, float, complex)) and not isinstance(obj, np.generic):
         return python_scalar_dtype(obj)
-    if isinstance(obj, (list, tuple)) and any(isinstance(v, Array) for v in obj):
-        # a list with arrays: JAX's promotion of its elements (Python numbers weak; float64 ones in allow mode stay)
+    if isinstance(obj, (list, tuple)) and any(
+        isinstance(v, (Array, np.generic)) for v in _flat(obj)
+    ):
+        # a list with arrays or NumPy scalars: JAX's promotion of its leaves (Python numbers weak,
+        # so [0, np.int16(1)] is int16; float64 ones in allow mode stay)
         return result_type(*_flat(obj))
     raw = np.asarray(obj)
     if isinstance(obj, (list, tuple)) and raw.dtype.kind in "iufc" and raw.dtype.itemsize == 8:
@@ -157,34 +160,37 @@ def _like(x: Any, dtype: Any, fun_name: str) -> np.dtype:
     return check_user_dtype(dtype, fun_name) or get_aval(lift(x)).dtype
 
 
+def _like_shape(a: Any, shape: Any) -> tuple[int, ...]:
+    """The *_like result's shape: `shape=` where given, else the input's."""
+    return _shape(shape) if shape is not None else get_aval(lift(a)).shape
+
+
 def _like_weak(a: Any, dtype: Any) -> bool:
     """*_like without dtype= keeps the input's weak type (JAX's lax.full_like)."""
     return dtype is None and get_aval(lift(a)).weak_type
 
 
-def zeros_like(a: Any, dtype: Any = None) -> Array:
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
     return Array(
-        np.zeros(get_aval(lift(a)).shape, _like(a, dtype, "zeros_like")), _like_weak(a, dtype)
+        np.zeros(_like_shape(a, shape), _like(a, dtype, "zeros_like")), _like_weak(a, dtype)
     )
 
 
-def ones_like(a: Any, dtype: Any = None) -> Array:
-    return Array(
-        np.ones(get_aval(lift(a)).shape, _like(a, dtype, "ones_like")), _like_weak(a, dtype)
-    )
+def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
+    return Array(np.ones(_like_shape(a, shape), _like(a, dtype, "ones_like")), _like_weak(a, dtype))
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Array:
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Array:
     return Array(
-        np.full(get_aval(lift(a)).shape, fill_value, _like(a, dtype, "full_like")),
+        np.full(_like_shape(a, shape), fill_value, _like(a, dtype, "full_like")),
         _like_weak(a, dtype),
     )
 
 
-def empty_like(a: Any, dtype: Any = None) -> Array:
+def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
     """Zeros, as in JAX before 0.11.0; JAX 0.6.0-0.10.2 check the dtype under the name ones_like."""
     return Array(
-        np.zeros(get_aval(lift(a)).shape, _like(a, dtype, "ones_like")), _like_weak(a, dtype)
+        np.zeros(_like_shape(a, shape), _like(a, dtype, "ones_like")), _like_weak(a, dtype)
     )
 
 

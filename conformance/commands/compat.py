@@ -19,6 +19,7 @@ from pathlib import Path
 
 from jax_conformance import CHECKOUT, SPECS_DIR, options
 from jax_conformance.compat.across import ModeRun, across_releases, mode_run, prepare_env
+from jax_conformance.compat.builds import describe, harness_reason, plan_line, prepare_build
 from jax_conformance.compat.drive import (
     add_radar_arguments,
     changes_json,
@@ -36,6 +37,7 @@ from jax_conformance.compat.envs import (
     RELEASE_PINS,
     Environment,
     add_environment_arguments,
+    clean_environ,
     default_cache_dir,
     ensure_env,
     existing_env,
@@ -44,7 +46,7 @@ from jax_conformance.compat.envs import (
     python_tag,
 )
 from jax_conformance.compat.table import format_changes, format_table, summary
-from jax_conformance.errors import UsageError
+from jax_conformance.errors import ConformanceError, UsageError
 from jax_conformance.launch import rundir, service
 from jax_conformance.launch.ray_engine import RayEngine
 from jax_conformance.launch.scheduler import merge
@@ -85,6 +87,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "`0.4.30..0.5.3`, `0.10.2..`), run in full at the ends and bisected in between: each "
         "case that differs is run only in the releases the search needs, and each change is "
         "attributed to the release that made it (results kept under the cache directory)",
+    )
+    options.add_shard(
+        parser.add_argument,
+        "run only shard I of N of the --versions: every Nth release in release order from the Ith, "
+        "the same on every machine (`jax-conformance merge` joins the N results)",
     )
     options.add_modes(
         parser,
@@ -131,6 +138,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="VERSION=PATH",
         help="use an existing environment for a release instead of building one (repeatable)",
+    )
+    options.add_jax(
+        parser,
+        note="repeatable; each runs beside --versions, a column of the table at its version",
     )
     parser.add_argument(
         "--live-specs",
@@ -256,6 +267,7 @@ class Builder:
         self.pins = (*RELEASE_PINS, *args.pin)
         self.tags: dict[str, str] = {}
         self.lock = threading.Lock()
+        self.builds: dict[str, Environment] = getattr(args, "jax_envs", {})  # --jax, by version
 
     def __getstate__(self) -> dict[str, object]:
         return {k: v for k, v in self.__dict__.items() if k != "lock"}
@@ -265,6 +277,8 @@ class Builder:
         self.lock = threading.Lock()
 
     def __call__(self, version: str) -> Environment:
+        if version in self.builds:
+            return self.builds[version]
         minor = python_needed(version)
         python = find_python(minor, self.overrides) if minor else self.python
         if version in self.given:
@@ -289,6 +303,40 @@ class Builder:
             self.rebuild,
             self.pins,
         )
+
+
+def prepare_builds(args: argparse.Namespace) -> dict[str, Environment]:
+    """Each --jax build's environment by its jax version, said up front and built if not cached.
+    A build that fails, one that cannot run this harness, or a version --versions (or another
+    --jax) runs too, is a ConformanceError (or UsageError) with the one telling line."""
+    cache = (args.cache_dir or default_cache_dir()).resolve()
+    tag = python_tag(args.python) if args.jax else ""
+    for build in args.jax:
+        print(f"jax-conformance compat {plan_line(build, cache, tag)}", flush=True)
+    out: dict[str, Environment] = {}
+    for build in args.jax:
+        env = prepare_build(
+            build, cache, args.python, timeout=args.install_timeout, rebuild=args.rebuild
+        )
+        if not env.ok:
+            raise (UsageError if build.kind == "env" else ConformanceError)(
+                f"--jax {build.text}: {env.reason}"
+            )
+        reason = harness_reason(env, clean_environ(env.path))
+        if reason:
+            raise UsageError(f"--jax {build.text}: {reason}")
+        if env.version in args.versions or env.version in out:
+            raise UsageError(
+                f"--jax {build.text} has jax {env.version}, which "
+                + (
+                    "--versions runs too: leave it out of --versions"
+                    if env.version in args.versions
+                    else "another --jax has too: give one of them"
+                )
+            )
+        print(f"--jax {build.text}: {describe(env)}", flush=True)
+        out[env.version] = env
+    return out
 
 
 def _write_unavailable(env: Environment, modes: Sequence[Mode], out_dir: Path) -> Path:
@@ -335,11 +383,22 @@ def render_report(merged: Path, out: Path) -> str:
 def _check_usage(args: argparse.Namespace) -> None:
     """Usage errors first, before an environment is built or a directory made."""
     args.modes = read_modes(args.modes, upcoming=False).modes
+    if args.shard is not None:
+        if args.releases is not None or args.from_results is not None:
+            raise UsageError(
+                "--shard splits --versions by release; it does not apply to --releases (a search) "
+                "or --from-results"
+            )
+        args.versions = args.shard.releases(args.versions)
+        if not args.versions:
+            raise UsageError(f"--shard {args.shard}: no release of --versions falls in this shard")
     if args.from_results is not None and not args.from_results.is_file():
         raise UsageError(f"--from-results {args.from_results}: no such file")
     prepared = _given_envs(args.env)
     _interpreters(args.interpreter)
     service.check_engine(args.engine, args.address)
+    if args.jax and (args.releases is not None or args.from_results is not None):
+        raise UsageError("--jax runs beside --versions, not with --releases or --from-results")
     if args.engine == "ray" and args.releases is not None:
         raise UsageError("--engine ray runs --versions; the --releases search runs locally")
     if (
@@ -403,6 +462,8 @@ def main(args: argparse.Namespace) -> int:
     envs: list[Environment] = []
     mode_runs: list[ModeRun] = []
     _check_usage(args)
+    # the --jax builds before a directory is made: a build that fails writes none
+    args.jax_envs = prepare_builds(args)
     args.out = _out_dir(args)
     if args.releases is not None and args.from_results is None:
         return radar_main(args, start)
@@ -416,6 +477,7 @@ def main(args: argparse.Namespace) -> int:
         )
         versions: list[str] = []
     else:
+        args.versions = [*args.versions, *args.jax_envs]
         with service.engine(args.engine, args.address, args.jobs) as engine:
             envs, mode_runs, files = run_compat(args, engine=engine)
         merged = args.out / "compat-results.jsonl"

@@ -25,12 +25,14 @@ from typing import IO
 from jax_conformance import SPECS_DIR, options
 from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.client.caserunner import read_adapter_info
-from jax_conformance.errors import UsageError
+from jax_conformance.compat import builds
+from jax_conformance.compat.envs import Environment, default_cache_dir, python_tag
+from jax_conformance.errors import ConformanceError, UsageError
 from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir, service
 from jax_conformance.launch.scheduler import Engine, ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes, stopped_status
-from jax_conformance.mode import Mode, counted_modes, read_modes
+from jax_conformance.mode import STRICT_AREAS, STRICT_MODES, Mode, counted_modes, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
 from jax_conformance.spec.expectations import DEFAULT_DIR, files_for, ratchet, ratchet_target
 from jax_conformance.text import cut
@@ -70,7 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="implementation under test (repeatable; default: jax)",
     )
-    options.add_modes(parser)
+    options.add_modes(
+        parser,
+        note="without --modes, also off-warn and on with jax_numpy_dtype_promotion=strict, over "
+        "specs/promotion and specs/x64 (the strict areas under --specs)",
+    )
     parser.add_argument(
         "--backend",
         action="append",
@@ -79,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_keyword(parser)
     options.add_markexpr(parser)
+    options.add_shard(parser.add_argument)
     options.add_specs(parser.add_argument)
     parser.add_argument(
         "--pythonpath",
@@ -127,6 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_jobs(parser, default=os.cpu_count() or 1, what="mode processes", shown="CPU count")
     options.add_engine(parser)
+    options.add_jax(parser, note="its interpreter runs every mode process")
     parser.add_argument(
         "--case-timeout",
         type=options.positive_float,
@@ -383,8 +391,13 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
     service.check_engine(args.engine, args.address)
+    if len(args.jax) > 1:
+        raise UsageError("--jax: run judges one JAX build (compat runs several side by side)")
     check_selection(args.keyword, args.markexpr, [Path(p) for p in args.specs or []] or [SPECS_DIR])
     modes = modes_for(read_modes(args.modes), adapters, args.specs or [], read_adapter_info)
+    args.strict_specs = default_strict_specs(args) if args.modes is None else []
+    for adapter in adapters if args.strict_specs else []:
+        modes[adapter] += [m for m in STRICT_MODES if m not in modes[adapter]]
     if args.backend:
         for adapter in adapters:
             have = list(read_adapter_info(adapter)["backends"])
@@ -396,8 +409,32 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     return modes, adapters
 
 
+def default_strict_specs(args: argparse.Namespace) -> list[str]:
+    """The spec folders the default strict modes run (mode.STRICT_MODES): the strict areas under
+    what --specs names (all of specs/ when not given); [] when none of them is there or -k / -m
+    selects no case of them (then no strict mode is added)."""
+    given = [Path(p).resolve() for p in args.specs or []] or [SPECS_DIR.resolve()]
+    areas = [(SPECS_DIR / a).resolve() for a in STRICT_AREAS]
+    chosen = [
+        str(p)
+        for p in dict.fromkeys(
+            area if area.is_relative_to(g) else g
+            for g in given
+            for area in areas
+            if area.is_relative_to(g) or g.is_relative_to(area)
+        )
+    ]
+    if chosen and (args.keyword or args.markexpr):
+        try:
+            check_selection(args.keyword, args.markexpr, [Path(p) for p in chosen])
+        except UsageError:
+            return []
+    return chosen
+
+
 def main(args: argparse.Namespace) -> int:
     modes, adapters = check_args(args)
+    jax = jax_env(args.jax[0]) if args.jax else None
     expectations = {a: expectation_files(a, args) for a in adapters}
     if args.out is None:
         out = rundir.new_run_dir()
@@ -412,7 +449,31 @@ def main(args: argparse.Namespace) -> int:
             else _compile_cache_env(stack)
         )
         engine = stack.enter_context(service.engine(args.engine, args.address, args.jobs))
-        return _run(args, out, modes, adapters, expectations, env, engine)
+        if jax is not None:
+            env = builds.run_environ(jax, env)
+            if COMPILE_CACHE_ENV in env and not builds.imports(jax, "filelock", env):
+                # JAX warns on each compiled program it cannot cache without filelock
+                del env[COMPILE_CACHE_ENV]
+                print("each mode compiles its own programs: the --jax environment has no filelock")
+        python = str(jax.python) if jax is not None else sys.executable
+        return _run(args, out, modes, adapters, expectations, env, engine, python)
+
+
+def jax_env(build: options.JaxBuild) -> Environment:
+    """The environment `--jax` names, said up front and built if it is not cached; a failed
+    build is a ConformanceError (exit status 1), an environment that cannot run a UsageError."""
+    cache = default_cache_dir()
+    print(f"jax-conformance run {builds.plan_line(build, cache, python_tag(sys.executable))}")
+    env = builds.prepare_build(build, cache, sys.executable, environ=dict(os.environ))
+    if not env.ok and build.kind == "env":
+        raise UsageError(f"--jax {build.text}: {env.reason}")
+    if not env.ok:
+        raise ConformanceError(f"--jax {build.text}: {env.reason}")
+    reason = builds.harness_reason(env, builds.run_environ(env, dict(os.environ)))
+    if reason:
+        raise UsageError(f"--jax {build.text}: {reason}")
+    print(f"judging {builds.describe(env)}")
+    return env
 
 
 def _compile_cache_env(stack: contextlib.ExitStack) -> dict[str, str]:
@@ -435,6 +496,7 @@ def _run(
     expectations: dict[str, list[Path]],
     env: dict[str, str],
     engine: Engine | None = None,
+    python: str = sys.executable,
 ) -> int:
     started = [(a, m) for a in adapters for m in modes[a]]
     jobs = [
@@ -445,14 +507,18 @@ def _run(
             out / "modes" / f"{a}-{m.slug}.log",
             pytest_options(
                 backends=args.backend or [],
-                specs=args.specs or [],
+                specs=args.strict_specs
+                if m in STRICT_MODES and args.strict_specs
+                else args.specs or [],
                 expectations=expectations[a],
                 keyword=args.keyword,
                 markexpr=args.markexpr,
                 case_timeout=args.case_timeout,
+                shard=str(args.shard) if args.shard else None,
             ),
             env=env,
             engine=engine,
+            python=python,
         )
         for a, m in started
     ]
@@ -461,7 +527,8 @@ def _run(
     print(
         f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "
         f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time"
-        f"{' on Ray' if engine is not None else ''}; results in {out}/",
+        f"{' on Ray' if engine is not None else ''}"
+        f"{f', shard {args.shard} of the cases' if args.shard else ''}; results in {out}/",
         flush=True,
     )
     for a, files in expectations.items():

@@ -326,11 +326,26 @@ def ensure_env(
     env = Environment(
         version, cache / "envs" / f"jax-{version}-{env_key(version, pins, py_tag)}", pins
     )
-    uv = uv_binary() if installer in ("uv", "auto") else None
-    if not rebuild and _reuse(env):
-        if harness_root(env) != CHECKOUT / "conformance":
-            _repoint(env, cache, python, uv or uv_binary(), timeout)
+    if not rebuild and reuse_env(env, cache, python, timeout):
         return env
+    return build_env(env, cache, python, py_tag, requirements(version, pins), timeout, installer)
+
+
+def build_env(
+    env: Environment,
+    cache: Path,
+    python: str,
+    py_tag: str,
+    reqs: Sequence[str],
+    timeout: float = 900.0,
+    installer: str = "auto",
+    binary_only: bool = True,
+) -> Environment:
+    """Build `env` afresh (venv, install `reqs` and this harness, import check, marker): a
+    release's environment, or any JAX build `--jax` asked for (`compat.builds`)."""
+    if CHECKOUT is None:
+        raise UsageError(NEEDS_CHECKOUT)
+    uv = uv_binary() if installer in ("uv", "auto") else None
     start = time.monotonic()
     log = _fresh_build(env, cache)
     if installer == "uv" and uv is None:
@@ -341,7 +356,11 @@ def ensure_env(
     def left() -> float:
         return max(5.0, deadline - time.monotonic())
 
-    steps = _uv_steps(uv, python, env) if uv is not None else _pip_steps(python, env)
+    steps = (
+        _uv_steps(uv, python, env, reqs, binary_only)
+        if uv is not None
+        else _pip_steps(python, env, reqs, binary_only)
+    )
     if not (
         _install(steps, python, env, log, left) and _import_check(env, log, min(left(), 300.0))
     ):
@@ -350,8 +369,18 @@ def ensure_env(
     freeze = _freeze(env, uv, log)
     env.ok, env.seconds = True, time.monotonic() - start
     env.installer = "uv" if uv is not None else "pip"
-    _mark_ready(env, py_tag, freeze)
+    _mark_ready(env, py_tag, freeze, reqs)
     return env
+
+
+def reuse_env(env: Environment, cache: Path, python: str, timeout: float = 900.0) -> bool:
+    """Whether the environment is built and ready (filled in from its marker); when another
+    checkout installed its harness there, this checkout's is installed over it."""
+    if not _reuse(env):
+        return False
+    if CHECKOUT is not None and harness_root(env) != CHECKOUT / "conformance":
+        _repoint(env, cache, python, uv_binary(), timeout)
+    return True
 
 
 def _reuse(env: Environment) -> bool:
@@ -411,22 +440,28 @@ def _fresh_build(env: Environment, cache: Path) -> Path:
 Step = tuple[str, list[str], Path | None]
 
 
-def _uv_steps(uv: str, python: str, env: Environment) -> list[Step]:
+def _uv_steps(
+    uv: str,
+    python: str,
+    env: Environment,
+    reqs: Sequence[str] | None = None,
+    binary_only: bool = True,
+) -> list[Step]:
     """uv: one shared download cache, files hardlinked into each venv (seconds, not minutes)."""
     target = ["--python", str(env.python)]
+    reqs = requirements(env.version, env.pins) if reqs is None else reqs
     return [
         ("create the venv", [uv, "venv", "--quiet", "--python", python, str(env.path)], None),
         (
-            f"uv pip install jax[cpu]=={env.version}",
+            f"uv pip install {reqs[0]}",
             [
                 uv,
                 "pip",
                 "install",
                 *target,
-                "--only-binary",
-                ":all:",
+                *(["--only-binary", ":all:"] if binary_only else []),
                 *uv_index_args(),
-                *requirements(env.version, env.pins),
+                *reqs,
             ],
             None,
         ),
@@ -447,19 +482,25 @@ def _uv_steps(uv: str, python: str, env: Environment) -> list[Step]:
     ]
 
 
-def _pip_steps(python: str, env: Environment) -> list[Step]:
+def _pip_steps(
+    python: str,
+    env: Environment,
+    reqs: Sequence[str] | None = None,
+    binary_only: bool = True,
+) -> list[Step]:
     """The standard tools: `python -m venv`, then pip in the new environment."""
     pip = [str(env.python), "-m", "pip", "install"]
+    reqs = requirements(env.version, env.pins) if reqs is None else reqs
     return [
         ("create the venv", [python, "-m", "venv", str(env.path)], None),
         (
-            f"pip install jax[cpu]=={env.version}",
+            f"pip install {reqs[0]}",
             [
                 *pip,
-                "--only-binary=:all:",
+                *(["--only-binary=:all:"] if binary_only else []),
                 "--progress-bar",
                 "off",
-                *requirements(env.version, env.pins),
+                *reqs,
             ],
             None,
         ),
@@ -521,14 +562,14 @@ def _freeze(env: Environment, uv: str | None, log: Path) -> list[str]:
     return freeze.split() if rc == 0 else []
 
 
-def _mark_ready(env: Environment, py_tag: str, freeze: list[str]) -> None:
+def _mark_ready(env: Environment, py_tag: str, freeze: list[str], reqs: Sequence[str]) -> None:
     """Write the marker that makes the environment reusable: what it was built from and holds."""
     (env.path / MARKER).write_text(
         json.dumps(
             {
                 "version": env.version,
                 "pins": env.pins,
-                "requirements": requirements(env.version, env.pins),
+                "requirements": list(reqs),
                 "python": py_tag,
                 "built": now(),
                 "build_seconds": round(env.seconds, 1),
@@ -565,7 +606,17 @@ def _pin_arg(text: str) -> tuple[str, tuple[str, ...]]:
 
 def existing_env(version: str, path: Path) -> Environment:
     """An environment the user built: check that it runs and has this release."""
-    env = Environment(version, path, [], cached=True)
+    env = probe_env(path)
+    if env.ok and env.version != version:
+        env.ok, env.reason = False, f"{path} has jax {env.version}, not {version}"
+    env.version = version
+    return env
+
+
+def probe_env(path: Path, environ: dict[str, str] | None = None) -> Environment:
+    """An existing environment, checked by importing JAX and computing once there (with
+    `environ`, default `clean_environ(path)`); its version is the jax.__version__ it reports."""
+    env = Environment(str(path), path, [], cached=True)
     if not env.python.exists():
         env.reason = f"{env.python} does not exist"
         return env
@@ -574,15 +625,14 @@ def existing_env(version: str, path: Path) -> Environment:
         capture_output=True,
         text=True,
         timeout=300,
-        env=clean_environ(path),
+        env=clean_environ(path) if environ is None else environ,
     )
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     if out.returncode != 0 or not lines:
-        env.reason = f"import jax failed: {_tail(out.stderr)}"
-    elif json.loads(lines[-1])["jax"] != version:
-        env.reason = f"{path} has jax {json.loads(lines[-1])['jax']}, not {version}"
+        env.reason = f"import jax failed in {path}: {_tail(out.stderr)}"
     else:
         env.ok, env.versions = True, json.loads(lines[-1])
+        env.version = str(env.versions["jax"])
     return env
 
 

@@ -171,7 +171,8 @@ class ContractResult:
         return "\n".join(out)
 
     def notes(self) -> list[str]:
-        """The n/a and blocked reasons, once per (target, item, note)."""
+        """How each target was checked, then the n/a and blocked reasons: once per (target, note,
+        modes), the items that share them named together."""
         seen: dict[tuple[str, str, str], list[str]] = {}
         for t in self.targets:
             for note, modes in t.said.items():
@@ -179,10 +180,13 @@ class ContractResult:
             for (item, mode), o in t.outcomes.items():
                 if o.status in (NA, BLOCKED) and o.note and not o.note.startswith("not for a"):
                     seen.setdefault((t.label, item, o.note), []).append(mode)
+        grouped: dict[tuple[str, str, str], list[str]] = {}
+        for (label, item, note), modes in seen.items():
+            grouped.setdefault((label, ",".join(modes), note), []).append(item)
         prefix = len(self.targets) > 1
         return [
-            f"{label + ': ' if prefix else ''}{item} [{','.join(modes)}]: {note}"
-            for (label, item, note), modes in seen.items()
+            f"{label + ': ' if prefix else ''}{', '.join(names)} [{modes}]: {note}"
+            for (label, modes, note), names in grouped.items()
         ]
 
 

@@ -71,6 +71,7 @@ def pytest_options(
     keyword: str | None = None,
     markexpr: str | None = None,
     case_timeout: float | None = None,
+    shard: str | None = None,
 ) -> list[str]:
     """The plugin's selection options; paths are made absolute (they mean the caller's directory)."""
     argv = [f"--backend={b}" for b in backends]
@@ -84,6 +85,8 @@ def pytest_options(
         argv += ["-m", markexpr]
     if case_timeout:
         argv += ["--case-timeout", str(case_timeout)]
+    if shard:
+        argv += ["--shard", shard]
     return argv
 
 

@@ -10,6 +10,7 @@ session's state under a `StashKey`):
   harness's usage errors into pytest's (`as_pytest_usage_error`, around the hooks below);
 - `session`: `Suite`, the session's state (mode, case runner, loaded specs, known divergences);
 - `collect`: the `Collection` plugin, its collectors and items;
+- `sharding`: the `ShardSelection` plugin (`--shard I/N`: the other shards' items deselected);
 - `reporting`: the `CaseReports` plugin (a report carries its record) and the `Records` plugin
   (the results file, the outcome counts, the terminal's header and summary);
 - the mode process's end of the worker pipe and of the fork server is `jax_conformance.client`.
@@ -39,6 +40,7 @@ from jax_conformance.plugin.options import (
 )
 from jax_conformance.plugin.reporting import CaseReports, Records, interrupt_on_sigterm
 from jax_conformance.plugin.session import RUNNER_CLASS, SUITE, Suite
+from jax_conformance.plugin.sharding import ShardSelection
 from jax_conformance.records import ResultsWriter
 from jax_conformance.spec.rules import known_tags
 from jax_conformance.usage import keyword_selection
@@ -79,6 +81,8 @@ def _configure(config: pytest.Config) -> None:
     # A broken spec file is one collection error; every other file still runs.
     config.option.continue_on_collection_errors = True
     config.pluginmanager.register(Collection(suite, keyword), "jax-conformance-collection")
+    if options.shard is not None:
+        config.pluginmanager.register(ShardSelection(options.shard), "jax-conformance-shard")
     config.pluginmanager.register(CaseReports(suite), "jax-conformance-reports")
     if not is_xdist_worker(config):  # the controller writes the records of a distributed run
         writer = ResultsWriter(options.results) if options.results else None

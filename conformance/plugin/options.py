@@ -18,7 +18,8 @@ from jax_conformance.adapters import installed_adapters
 from jax_conformance.client.caserunner import ISOLATION_MODES
 from jax_conformance.errors import ModeError, UsageError
 from jax_conformance.mode import EXPLICIT_MODES, Mode, parse_flag, parse_truth
-from jax_conformance.options import add_specs, positive_float, positive_int
+from jax_conformance.options import add_shard, add_specs, positive_float, positive_int
+from jax_conformance.shard import Shard
 from jax_conformance.spec.expectations import NO_FILES, files_for
 from jax_conformance.usage import check_adapter, check_spec_paths, extend_pythonpath
 
@@ -61,6 +62,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--results", metavar="PATH", help="write one JSON line per case to PATH as it finishes"
     )
     add_specs(group.addoption, f"spec directories for `pytest conformance/` (default: {SPECS_DIR})")
+    add_shard(group.addoption)
     group.addoption(
         "--pythonpath",
         action="append",
@@ -119,6 +121,8 @@ class Options:
     memory_mb: int | None
     isolation: str | None
     expectations: tuple[str, ...]  # --expectations as given (none: the adapter's own files)
+    shard: Shard | None = None  # --shard I/N: only the cases of that shard
+    selection: tuple[tuple[str, str | None], ...] = ()  # -k and -m as given, for the description
 
     @classmethod
     def parse(cls, config: pytest.Config) -> Options:
@@ -141,6 +145,11 @@ class Options:
             memory_mb=config.getoption("case_memory_mb"),
             isolation=config.getoption("isolation"),
             expectations=tuple(config.getoption("expectations") or ()),
+            shard=config.getoption("shard"),
+            selection=(
+                ("keyword", config.option.keyword or None),
+                ("markexpr", config.option.markexpr or None),
+            ),
         )
 
     def check(self, config: pytest.Config) -> None:

@@ -5,7 +5,8 @@ adapter). `CaseReports`, in every process that makes reports (a serial run, each
 puts into a case's report its `ResultRecord` and into a failed collection's report the record of
 its error, so the record crosses from an xdist worker inside the report. `Records`, in the process
 that writes the results file and the terminal (a serial run, the xdist controller), writes the
-`run`, `collected`, `case` and `end` records as they are known, counts outcomes and prints the summary.
+`description`, `run`, `collected`, `case` and `end` records as they are known, counts outcomes and
+prints the summary.
 """
 
 from __future__ import annotations
@@ -34,10 +35,15 @@ from jax_conformance.records import (
     Outcome,
     ResultRecord,
     ResultsWriter,
+    RunDescription,
+    RunHeader,
+    ShardJSON,
+    describe_run,
     now,
     tally,
     unavailable,
 )
+from jax_conformance.spec.loader import spec_revision
 from jax_conformance.spec.model import Spec
 from jax_conformance.text import cut
 
@@ -178,6 +184,23 @@ def _implementation_version(suite: Suite) -> str | None:
         return None
 
 
+def run_description(suite: Suite, header: RunHeader) -> RunDescription:
+    """The `description` record that starts the results file: the run's machine, build, specs,
+    mode, selection and shard (records.describe_run), for its header."""
+    options = suite.options
+    return describe_run(
+        suite.info,
+        run_id=suite.run_id,
+        mode=header["mode"],
+        backends=header["backends"],
+        spec_revision=spec_revision(options.spec_dirs),
+        specs=[str(p) for p in options.specs],
+        selection=dict(options.selection),
+        shard=cast(ShardJSON, options.shard.to_json()) if options.shard else None,
+        argv=header.get("argv") or [],
+    )
+
+
 def record_of(report: pytest.TestReport | pytest.CollectReport) -> ResultRecord | None:
     """The record a report carries (in `user_properties`, so it crosses from xdist workers)."""
     for key, value in getattr(report, "user_properties", ()):
@@ -302,7 +325,9 @@ class Records:
         if self.suite.mode.flags:
             self.suite.flags  # noqa: B018 -- a flag that did not take its value: one usage error, before collection
         if self.writer is not None:
-            self.writer.write(self.suite.header(list(self.config.invocation_params.args)))
+            header = self.suite.header(list(self.config.invocation_params.args))
+            self.writer.write(run_description(self.suite, header))
+            self.writer.write(header)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)

@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from jax_conformance.merging import merge_runs
 from jax_conformance.mode import mode_key, mode_slug
 from jax_conformance.records import (
     OUTCOMES,
@@ -301,6 +302,7 @@ class ReportModel:
     docs_vs_code: list[DocsDifference]
     mutation: dict[str, object] | None = None
     sources: list[str] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)  # the files and directories given, as given
     upcoming: list[UpcomingSection] = field(
         default_factory=list
     )  # when JAX flips its upcoming defaults
@@ -424,31 +426,24 @@ def result_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def dedupe(runs: list[Run]) -> list[Run]:
-    """The same run read twice (a merged file and its per-mode file): keep the fuller copy."""
-    best: dict[str, Run] = {}
-    order: list[str] = []
-    for i, run in enumerate(runs):
-        rid = str(run.header.get("run_id") or f"anonymous-{i}")
-        old = best.get(rid)
-        if old is None:
-            order.append(rid)
-            best[rid] = run
-        elif (run.end is not None, len(run.cases)) > (old.end is not None, len(old.cases)):
-            best[rid] = run
-    return [best[r] for r in order]
-
-
 def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
-    """The runs of these files and what was wrong in them (`records.ReadProblem`s, `fatal` for a
-    corrupt record or a file given by name that is not a results file; one found in a directory
-    given is only skipped, with a warning: a directory may hold other *.jsonl)."""
+    """The runs of these files, merged (`merging.merge_runs`: each cell once; conflicting runs are a
+    `MergeConflict`), and what was wrong in them (`records.ReadProblem`s, `fatal` for a corrupt
+    record or a file given by name that is not a results file; one found in a directory given is
+    only skipped, with a warning: a directory may hold other *.jsonl)."""
     paths = list(paths)
     files = result_paths(paths)
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     problems: list[str] = [f"{p}: no such file" for p in files if not p.is_file()]
     found: list[str] = []
-    runs = dedupe(load_runs([p for p in files if p.is_file()], found))
+    merged = merge_runs(load_runs([p for p in files if p.is_file()], found))
+    runs = merged.runs
+    if merged.differing:
+        found.append(
+            f"{len(merged.differing)} cell(s) measured by two runs with different outcomes, the newest "
+            f"record counted: {', '.join(merged.differing[:5])}"
+            + (f" and {len(merged.differing) - 5} more" if len(merged.differing) > 5 else "")
+        )
     for problem in found:
         if (
             problem.startswith("not a jax-conformance results file: ")
@@ -503,6 +498,7 @@ def build_model(
         docs_vs_code=docs_vs_code(columns, cases, cells),
         mutation=load_mutation(mutation) if mutation is not None else None,
         sources=sorted({r.source for r in runs}),
+        inputs=[str(p) for p in paths],
         upcoming=upcoming_sections(columns, cases, cells),
         flags=flag_overview(columns),
         contracts=load_checks(checks) if checks is not None else [],

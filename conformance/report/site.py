@@ -38,6 +38,7 @@ from jax_conformance.releases import (
 )
 from jax_conformance.report import contract_section
 from jax_conformance.report.model import CODES, COUNTED_BASES, Column, ReportModel, TableView
+from jax_conformance.text import percent
 
 TEMPLATES = REPORT_ASSETS / "templates"
 STATIC = REPORT_ASSETS / "static"
@@ -77,24 +78,12 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["safe_url"] = safe_url
-    env.filters["pct"] = percent
+    # a column's compliance as a percentage that never reads 100.0% while a cell fails
+    env.filters["pct"] = lambda column: percent(*column.share(COUNTED_BASES))
     env.filters["outcome_label"] = lambda o: str(o).replace("_", " ")
     env.filters["breakable"] = breakable
     env.filters["since_text"] = since_text
     return env
-
-
-def percent(value: float | None) -> str:
-    """A share in percent to one decimal, never rounded onto 100.0% while a cell falls short of it
-    (12541 of 12545 is 99.9%, not 100.0%), nor onto 0.0% while one holds."""
-    if value is None:
-        return "n/a"
-    text = f"{value:.1f}%"
-    if text == "100.0%" and value < 100.0:
-        return "99.9%"
-    if text == "0.0%" and value > 0.0:
-        return "0.1%"
-    return text
 
 
 def breakable(mode: object) -> markupsafe.Markup:
@@ -208,7 +197,7 @@ class Headline:
 
     @property
     def share(self) -> str:
-        return percent(100.0 * self.conform / self.applicable if self.applicable else None)
+        return percent(self.conform, self.applicable)
 
 
 def headlines(model: ReportModel) -> list[Headline]:

@@ -7,6 +7,7 @@ module: `spec.yaml` (parsing with line marks), `spec.schema` (specs/schema.json)
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -331,6 +332,22 @@ def spec_files(paths: Iterable[Path | str]) -> Iterator[Path]:
             yield from sorted(q for q in p.rglob("*.yml") if q.is_file())
         else:
             yield p
+
+
+def spec_revision(paths: Iterable[Path | str]) -> str:
+    """The hash of every file under these spec paths (each by its path within its directory, and its
+    bytes: spec files, a table's `*.cells.json`, known divergences; not `__pycache__`): the same
+    specs give the same revision on every machine, wherever they lie."""
+    digest = hashlib.sha256()
+    for root in map(Path, paths):
+        files = sorted(q for q in root.rglob("*") if q.is_file()) if root.is_dir() else [root]
+        for path in files:
+            name = path.relative_to(root) if root.is_dir() else Path(path.name)
+            if "__pycache__" in name.parts:
+                continue
+            digest.update(f"{name.as_posix()}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:16]
 
 
 def is_spec_file(path: Path) -> bool:
