@@ -19,8 +19,9 @@ import pytest
 from jax_conformance.launch import ray_engine
 from jax_conformance.launch.scheduler import ModeProcess, pytest_options
 from jax_conformance.launch.service import closing_records, run_modes
+from jax_conformance.merging import merge_runs
 from jax_conformance.mode import Mode
-from jax_conformance.records import ResultRecord, read_records
+from jax_conformance.records import ResultRecord, load_runs, read_records
 
 pytest.importorskip("ray", reason="the [ray] extra is not installed")
 
@@ -39,21 +40,39 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def cells(path: Path) -> dict[tuple[str, str], tuple[str, str]]:
-    """(case, mode) -> (outcome, message) of a results file's case records."""
+    """(case, mode) -> (outcome, message) of a results file's case records (each cell once)."""
     found: dict[tuple[str, str], tuple[str, str]] = {}
     for record in read_records(path, kinds=("case",)):
         case: ResultRecord = record  # type: ignore[assignment]
-        found[(case["case"], str(case["mode"]))] = (case["outcome"], case.get("message") or "")
+        key = (case["case"], str(case["mode"]))
+        assert key not in found, f"{key} twice in {path}"
+        found[key] = (case["outcome"], case.get("message") or "")
     return found
 
 
-def test_ray_run_equals_local_run(tmp_path: Path) -> None:
-    common = ["--adapter", "reference", "--modes", MODES, "-k", SELECTION, "--no-report", "-j", "2"]
-    local = cli("run", *common, "--out", str(tmp_path / "local"), cwd=tmp_path)
-    on_ray = cli("run", *common, "--engine", "ray", "--out", str(tmp_path / "ray"), cwd=tmp_path)
+def test_a_sharded_ray_run_equals_the_local_run(tmp_path: Path) -> None:
+    """The 4-mode matrix, each mode in 2 shards (8 actors on a 2-CPU local cluster), merged."""
+    common = ["--adapter", "reference", "--modes", MODES, "-k", SELECTION, "-j", "2"]
+    local = cli("run", *common, "--no-report", "--out", str(tmp_path / "local"), cwd=tmp_path)
+    on_ray = cli(
+        "run",
+        *common,
+        "--engine",
+        "ray",
+        "--shards",
+        "2",
+        "--out",
+        str(tmp_path / "ray"),
+        cwd=tmp_path,
+    )
     assert local.returncode == 0, local.stdout + local.stderr
     assert on_ray.returncode == 0, on_ray.stdout + on_ray.stderr
-    assert "at a time on Ray" in on_ray.stdout
+    assert "at a time on Ray" in on_ray.stdout and "each mode in 2 shards" in on_ray.stdout
+    assert len(list((tmp_path / "ray" / "modes").glob("*-2of2.jsonl"))) == 4
+    # The report's merge joins each mode's two shards into one run, complete.
+    merged = merge_runs(load_runs([tmp_path / "ray" / "results.jsonl"]))
+    assert len(merged.runs) == 4 and merged.duplicates == 0
+    assert all(run.end is not None and not run.interrupted for run in merged.runs)
     expected = cells(tmp_path / "local" / "results.jsonl")
     assert len(expected) >= 4 * 5
     assert cells(tmp_path / "ray" / "results.jsonl") == expected

@@ -86,6 +86,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_keyword(parser)
     options.add_markexpr(parser)
     options.add_shard(parser.add_argument)
+    parser.add_argument(
+        "--shards",
+        type=options.positive_int,
+        default=1,
+        metavar="N",
+        help="split each mode into N shard processes (the partition of --shard), run side by side "
+        "(with --engine ray, spread over the cluster) and merged",
+    )
     options.add_specs(parser.add_argument)
     parser.add_argument(
         "--pythonpath",
@@ -385,6 +393,9 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
     for option, expr in (("-k", args.keyword), ("-m", args.markexpr)):
         if expr:
             check_expression(option, expr)
+    if args.shards > 1 and (args.shard or args.update_expectations):
+        given = "--shard" if args.shard else "--update-expectations"
+        raise UsageError(f"--shards {args.shards} runs every shard itself: drop {given}")
     for path in args.baseline:
         if not Path(path).exists():
             raise UsageError(f"--baseline {path}: no such file or directory")
@@ -488,6 +499,14 @@ def _compile_cache_env(stack: contextlib.ExitStack) -> dict[str, str]:
     return {**os.environ, COMPILE_CACHE_ENV: cache}
 
 
+def _parts(args: argparse.Namespace) -> list[tuple[str | None, str]]:
+    """Each mode's processes as (--shard value, name suffix): one, of the shard --shard names, or
+    with --shards N one per shard, each with its own file (`-2of3`)."""
+    if args.shards > 1:
+        return [(f"{i}/{args.shards}", f"-{i}of{args.shards}") for i in range(1, args.shards + 1)]
+    return [(str(args.shard) if args.shard else None, "")]
+
+
 def _run(
     args: argparse.Namespace,
     out: Path,
@@ -498,13 +517,12 @@ def _run(
     engine: Engine | None = None,
     python: str = sys.executable,
 ) -> int:
-    started = [(a, m) for a in adapters for m in modes[a]]
     jobs = [
         ModeProcess(
             a,
             m,
-            out / "modes" / f"{a}-{m.slug}.jsonl",
-            out / "modes" / f"{a}-{m.slug}.log",
+            out / "modes" / f"{a}-{m.slug}{part}.jsonl",
+            out / "modes" / f"{a}-{m.slug}{part}.log",
             pytest_options(
                 backends=args.backend or [],
                 specs=args.strict_specs
@@ -514,13 +532,16 @@ def _run(
                 keyword=args.keyword,
                 markexpr=args.markexpr,
                 case_timeout=args.case_timeout,
-                shard=str(args.shard) if args.shard else None,
+                shard=shard,
             ),
             env=env,
             engine=engine,
             python=python,
+            part=part,
         )
-        for a, m in started
+        for a in adapters
+        for m in modes[a]
+        for shard, part in _parts(args)
     ]
     live = args.progress == "live" or (args.progress == "auto" and sys.stdout.isatty())
     progress = Progress(jobs, sys.stdout, live)
@@ -528,7 +549,8 @@ def _run(
         f"jax-conformance run: {len(jobs)} mode process{'es' if len(jobs) != 1 else ''} "
         f"({', '.join(j.name for j in jobs)}), {max(1, args.jobs)} at a time"
         f"{' on Ray' if engine is not None else ''}"
-        f"{f', shard {args.shard} of the cases' if args.shard else ''}; results in {out}/",
+        f"{f', shard {args.shard} of the cases' if args.shard else ''}"
+        f"{f', each mode in {args.shards} shards' if args.shards > 1 else ''}; results in {out}/",
         flush=True,
     )
     for a, files in expectations.items():

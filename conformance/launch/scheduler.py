@@ -107,6 +107,7 @@ class ModeProcess:
     env: dict[str, str] | None = None  # None: this process's environment
     # None: this process's working directory (never inside an installed package)
     cwd: Path | None = None
+    part: str = ""  # which part of the mode's cases it runs, in its name (`-2of3`), if not all
     engine: Engine | None = None  # None: a subprocess here (`LOCAL`)
     handle: Handle | None = None  # set when it starts
     started: float | None = None
@@ -131,7 +132,7 @@ class ModeProcess:
 
     @property
     def name(self) -> str:
-        return f"{self.adapter} {self.mode.slug}"
+        return f"{self.adapter} {self.mode.slug}{self.part}"
 
     @property
     def waiting(self) -> bool:
