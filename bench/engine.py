@@ -135,7 +135,8 @@ def main() -> None:
     for v in VARIANTS:
         print(f"| {v} | {median[v]:.1f} s | {data['ratio_to_local'][v]:.2f} |")
     print(
-        f"same cells in all three: {same}; load average {start['load_average']} -> {data['machine_end']['load_average']}"
+        f"same cells in all three: {same}; load average {start['load_average']} -> "
+        f"{data['machine_end']['load_average']}"
     )
 
 
