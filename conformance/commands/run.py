@@ -507,17 +507,18 @@ def _parts(args: argparse.Namespace) -> list[tuple[str | None, str]]:
     return [(str(args.shard) if args.shard else None, "")]
 
 
-def _run(
+def mode_processes(
     args: argparse.Namespace,
     out: Path,
     modes: dict[str, list[Mode]],
     adapters: list[str],
     expectations: dict[str, list[Path]],
     env: dict[str, str],
-    engine: Engine | None = None,
-    python: str = sys.executable,
-) -> int:
-    jobs = [
+    engine: Engine | None,
+    python: str,
+) -> list[ModeProcess]:
+    """The run's processes: one per adapter, mode and shard part, each with its files in `out/modes`."""
+    return [
         ModeProcess(
             a,
             m,
@@ -543,6 +544,19 @@ def _run(
         for m in modes[a]
         for shard, part in _parts(args)
     ]
+
+
+def _run(
+    args: argparse.Namespace,
+    out: Path,
+    modes: dict[str, list[Mode]],
+    adapters: list[str],
+    expectations: dict[str, list[Path]],
+    env: dict[str, str],
+    engine: Engine | None = None,
+    python: str = sys.executable,
+) -> int:
+    jobs = mode_processes(args, out, modes, adapters, expectations, env, engine, python)
     live = args.progress == "live" or (args.progress == "auto" and sys.stdout.isatty())
     progress = Progress(jobs, sys.stdout, live)
     print(
