@@ -374,7 +374,11 @@ def said(store: Store, changes: Sequence[Found]) -> dict[int, dict[str, dict[str
             continue
         sides: dict[str, dict[str, str]] = {"before": {}, "after": {}}
         for side, release in (("before", found.previous), ("after", found.release)):
-            texts = at.setdefault(release, _said_at(store, release)) if release else {}
+            if (
+                release and release not in at
+            ):  # read once per release (setdefault would read it every time)
+                at[release] = _said_at(store, release)
+            texts = at.get(release, {}) if release else {}
             for mode in found.modes:
                 text = texts.get((mode, found.case))
                 if text:
