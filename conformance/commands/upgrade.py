@@ -307,7 +307,8 @@ def main(args: argparse.Namespace) -> int:
             "--ship: the shipped search covers every case in the four default modes; drop -k, -m and --modes"
         )
     cache = (args.cache_dir or default_cache_dir()).resolve()
-    data = None if args.fresh else find_cached(cache, a, b, tag)
+    # --ship runs the search (a stored one answers at once), so the spec copy it judged is known.
+    data = None if args.fresh or args.ship else find_cached(cache, a, b, tag)
     answer = (
         None
         if data is not None or args.fresh or args.ship
@@ -336,10 +337,9 @@ def main(args: argparse.Namespace) -> int:
             f"radar search {a}..{b}: {len(data['releases'])} releases, {run.search.runs()} release observations, "
             f"{built} environments built, {ran} mode runs"
         )
-    if args.ship:
-        print(
-            f"shipped: {ship(data, specs_digest(SPECS_DIR), f'jax-conformance upgrade --from {a} --to {b} --ship')}"
-        )
+        if args.ship:
+            command = f"jax-conformance upgrade --from {a} --to {b} --ship"
+            print(f"shipped: {ship(data, run.store.root / 'specs', command)}")
     changes = between(data, a, b)
     text = summary_text(a, b, changes, how)
     out = rundir.new_run_dir("upgrade") if args.out is None else args.out

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 from jax_conformance import SPECS_DIR
+from jax_conformance.compat.drive import specs_digest
 from jax_conformance.records import SearchJSON, ShippedJSON, read_search, write_search
 from jax_conformance.releases import version_key
 
@@ -53,12 +54,13 @@ def owner(case: str, ids: Iterable[str]) -> str | None:
     return max(owners, key=len) if owners else None
 
 
-def ship(data: SearchJSON, specs_revision: str, command: str, into: Path | None = None) -> Path:
-    """Write a search over every case, with what it was computed from, as shipped data."""
+def ship(data: SearchJSON, specs: Path, command: str, into: Path | None = None) -> Path:
+    """Write a search over every case as shipped data, with what it was computed from: `specs`, the
+    copy of the specs the search judged (its store's), whose revision and case digests it keeps."""
     releases = data["releases"]
     shipped: ShippedJSON = {
-        "spec_revision": specs_revision,
-        "case_digests": case_digests(),
+        "spec_revision": specs_digest(specs),
+        "case_digests": case_digests(specs),
         "computed": time.strftime("%Y-%m-%d", time.gmtime()),
         "command": command,
     }
