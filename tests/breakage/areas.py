@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from tests.breakage.autodiff_area import AUTODIFF
 from tests.breakage.custom_rules_area import CUSTOM_RULES
+from tests.breakage.functions_area import FUNCTIONS
 from tests.breakage.harness import Area
 from tests.breakage.promotion_area import PROMOTION
 from tests.breakage.x64_area import X64
 
-AREAS: tuple[Area, ...] = (X64, CUSTOM_RULES, AUTODIFF, PROMOTION)
+AREAS: tuple[Area, ...] = (X64, CUSTOM_RULES, AUTODIFF, PROMOTION, FUNCTIONS)
