@@ -225,7 +225,49 @@ def _control_cells(fn: str) -> list[dict[str, Any]]:
     return cells
 
 
+# What the reference adapter (adapters/reference) does not model, measured: its cells are not
+# applicable there (the first block; JAX's blocks follow)
+REFERENCE_NA = {
+    "concatenate": "the reference has no jnp.concatenate",
+    "stack": "the reference has no jnp.stack",
+    "dot": "the reference does not model jnp.dot of vectors (NotImplementedError)",
+    "matmul": "the reference does not model jnp.matmul of vectors (NotImplementedError)",
+    **{
+        f"lax-{fn}": "the reference's lax functions promote as jnp's do: it does not model lax's refusal"
+        for fn in LAX_FUNCTIONS
+    },
+    **{
+        f"control-{fn}": "the reference's control flow does not check the branches' or the carry's types"
+        for fn in CONTROL
+    },
+}
+REFERENCE_INT4 = {"maximum", "minimum"}  # its maximum / minimum of int4 compute in int8
+
+
+def _reference_na(name: str, cell: dict[str, Any]) -> dict[str, Any]:
+    """The cell with a not-applicable block for the reference first, where it does not model it."""
+    reason = REFERENCE_NA.get(name)
+    if reason is None and name in REFERENCE_INT4 and "int4" in cell["id"].split("|"):
+        reason = "the reference's maximum / minimum of int4 compute in int8"
+    if reason is None:
+        return cell
+    return {
+        **cell,
+        "expect": [{"when": {"adapter": "reference"}, "not_applicable": reason}, *cell["expect"]],
+    }
+
+
 def tables() -> dict[str, list[dict[str, Any]]]:
+    """Each data file's cells, keyed by its name, with the reference's carve-outs."""
+    out = _tables()
+    prefix = "fn-"
+    return {
+        name: [_reference_na(name[len(prefix) : -len(".cells.json")], c) for c in cells]
+        for name, cells in out.items()
+    }
+
+
+def _tables() -> dict[str, list[dict[str, Any]]]:
     """Each data file's cells, keyed by its name."""
     out = {f"fn-{fn}.cells.json": [_cell(fn, a, b) for a, b in _pairs(fn)] for fn in ELEMENTWISE}
     out.update(
