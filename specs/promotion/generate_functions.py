@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
@@ -225,6 +227,72 @@ def _control_cells(fn: str) -> list[dict[str, Any]]:
     return cells
 
 
+# --- jnp.dot with a Python scalar: documented as jnp.multiply ------------------------------
+DOT_SCALAR_OBSERVED = {
+    "observed": "JAX 0.10.2 on CPU: jnp.dot(a, s) of an integer (or complex) array and a Python int "
+    "(or complex) raises TypeError when the join is narrower than the scalar's default dtype "
+    "(jnp.dot(jnp.ones(2, 'int8'), 2)); a Python float never raises"
+}
+NARROWER = (
+    "`preferred_element_type` must not be narrower than the original type, "
+    "got preferred_element_type of {j} for result type of {d}."
+)
+SCALAR_KIND = {"int*": ("i", "u"), "complex*": ("c",)}
+
+
+def _mode_block(blocks: list[dict[str, Any]], x64: bool) -> dict[str, Any]:
+    """The standard-promotion block of an add cell for the x64 setting."""
+    for blk in blocks:
+        when = blk.get("when", {})
+        if "flags" not in when and when.get("x64", x64) == x64:
+            return {k: v for k, v in blk.items() if k not in ("when", "warns")}
+    raise AssertionError(blocks)
+
+
+def _dot_scalar_cell(a: str, w: str) -> dict[str, Any]:
+    """jnp.dot(a, w): documented as jnp.multiply (the join); observed to refuse a join narrower than
+    the Python int's or complex's default dtype."""
+    add = G.cell("add", a, w)
+    blocks: list[dict[str, Any]] = [
+        {
+            "when": {"flags": {"jax_numpy_dtype_promotion": "strict"}},
+            "not_applicable": "measured in standard promotion only",
+        }
+    ]
+    narrow = False
+    for x64 in (False, True):
+        blk = _mode_block(add["expect"], x64)
+        d = G.P.documented_in_mode(w, x64)[0]
+        j = np.dtype(blk["dtype"]) if "dtype" in blk else None
+        if (
+            j is not None
+            and not blk.get("weak_type")
+            and j.kind in SCALAR_KIND.get(w, ())
+            and j.itemsize < np.dtype(d).itemsize
+        ):
+            blk, narrow = (
+                {
+                    "raises": {
+                        "type": "TypeError",
+                        "match": "^" + re.escape(NARROWER.format(j=j, d=d)) + "$",
+                    }
+                },
+                True,
+            )
+        blocks.append({"when": {"x64": x64, "version": G.SINCE}, **blk})
+    cell: dict[str, Any] = {
+        "id": f"{a}|{w}",
+        "bind": f"a = ones('{a}'); b = {G.SCALAR[w]}",
+        "expect": blocks,
+    }
+    if narrow:
+        cell["basis"], cell["source"] = "observed", DOT_SCALAR_OBSERVED
+    cell["documented"] = (
+        [_fix_block(blk, "multiply") for blk in add["documented"]] if "documented" in add else []
+    )
+    return cell
+
+
 # What the reference adapter (adapters/reference) does not model, measured: its cells are not
 # applicable there (the first block; JAX's blocks follow)
 REFERENCE_NA = {
@@ -232,6 +300,7 @@ REFERENCE_NA = {
     "stack": "the reference has no jnp.stack",
     "dot": "the reference does not model jnp.dot of vectors (NotImplementedError)",
     "matmul": "the reference does not model jnp.matmul of vectors (NotImplementedError)",
+    "dot-scalar": "the reference does not model jnp.dot (NotImplementedError)",
     **{
         f"lax-{fn}": "the reference's lax functions promote as jnp's do: it does not model lax's refusal"
         for fn in LAX_FUNCTIONS
@@ -280,6 +349,7 @@ def _tables() -> dict[str, list[dict[str, Any]]]:
         }
     )
     out.update({f"fn-control-{fn}.cells.json": _control_cells(fn) for fn in CONTROL})
+    out["fn-dot-scalar.cells.json"] = [_dot_scalar_cell(a, w) for a in STRONG for w in WEAK]
     return out
 
 
