@@ -240,11 +240,12 @@ NARROWER = (
 SCALAR_KIND = {"int*": ("i", "u"), "complex*": ("c",)}
 
 
-def _mode_block(blocks: list[dict[str, Any]], x64: bool) -> dict[str, Any]:
-    """The standard-promotion block of an add cell for the x64 setting."""
+def _mode_block(blocks: list[dict[str, Any]], x64: bool, policy: str) -> dict[str, Any]:
+    """The standard-promotion block of an add cell for the mode (x64 setting, explicit policy)."""
     for blk in blocks:
         when = blk.get("when", {})
-        if "flags" not in when and when.get("x64", x64) == x64:
+        policies = when.get("explicit_x64_dtypes", policy)
+        if "flags" not in when and when.get("x64", x64) == x64 and policy in policies:
             return {k: v for k, v in blk.items() if k not in ("when", "warns")}
     raise AssertionError(blocks)
 
@@ -260,8 +261,9 @@ def _dot_scalar_cell(a: str, w: str) -> dict[str, Any]:
         }
     ]
     narrow = False
-    for x64 in (False, True):
-        blk = _mode_block(add["expect"], x64)
+    for name in G.X64:
+        x64, policy = name == "on", name.split("-")[-1]
+        blk = _mode_block(add["expect"], x64, policy)
         d = G.P.documented_in_mode(w, x64)[0]
         j = np.dtype(blk["dtype"]) if "dtype" in blk else None
         if (
@@ -270,16 +272,10 @@ def _dot_scalar_cell(a: str, w: str) -> dict[str, Any]:
             and j.kind in SCALAR_KIND.get(w, ())
             and j.itemsize < np.dtype(d).itemsize
         ):
-            blk, narrow = (
-                {
-                    "raises": {
-                        "type": "TypeError",
-                        "match": "^" + re.escape(NARROWER.format(j=j, d=d)) + "$",
-                    }
-                },
-                True,
-            )
-        blocks.append({"when": {"x64": x64, "version": G.SINCE}, **blk})
+            match = "^" + re.escape(NARROWER.format(j=j, d=d)) + "$"
+            blk, narrow = {"raises": {"type": "TypeError", "match": match}}, True
+        when = {"x64": True} if x64 else {"x64": False, "explicit_x64_dtypes": policy}
+        blocks.append({"when": {**when, "version": G.SINCE}, **blk})
     cell: dict[str, Any] = {
         "id": f"{a}|{w}",
         "bind": f"a = ones('{a}'); b = {G.SCALAR[w]}",
