@@ -14,7 +14,6 @@ import contextlib
 import enum
 import os
 import threading
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from jax_conformance.adapters.reference.mutants import mutant
@@ -229,12 +228,17 @@ def _promotion_mode(value: Any) -> str:
 config = Config()
 
 
-@contextlib.contextmanager
-def enable_x64(new_val: bool = True) -> Iterator[None]:
-    """`with jax.enable_x64(True):` a thread-local override of the flag (JAX >= 0.8)."""
-    previous = getattr(config._local, "x64", None)
-    config._local.x64 = bool(new_val)
-    try:
-        yield
-    finally:
-        config._local.x64 = previous
+class enable_x64(contextlib.ContextDecorator):  # noqa: N801 - JAX's name
+    """`with jax.enable_x64(True):` a thread-local override of the flag (JAX >= 0.8); like JAX's,
+    one object may be entered again (each entry remembers the setting it replaced)."""
+
+    def __init__(self, new_val: bool = True) -> None:
+        self.new_val = bool(new_val)
+        self._previous: list[Any] = []
+
+    def __enter__(self) -> None:
+        self._previous.append(getattr(config._local, "x64", None))
+        config._local.x64 = self.new_val
+
+    def __exit__(self, *exc: object) -> None:
+        config._local.x64 = self._previous.pop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from jax_conformance.mode import Mode
 
 from tests.breakage.harness import SPECS, Area, Breakage
+from tests.breakage.x64_families_area import X64_FAMILY_BREAKAGES
 
 
 def _x64(
@@ -581,4 +582,10 @@ X64_BREAKAGES = (
     ),
 )
 
-X64 = Area("x64", (SPECS / "x64",), X64_BREAKAGES, ("tests.breakage.x64",))
+X64 = Area(
+    "x64",
+    (SPECS / "x64",),
+    X64_BREAKAGES
+    + X64_FAMILY_BREAKAGES,  # specs/x64/families.yaml's: tests/breakage/x64_families_area.py
+    ("tests.breakage.x64", "tests.breakage.x64_families"),
+)
