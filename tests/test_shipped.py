@@ -46,13 +46,14 @@ def test_a_case_changed_since_is_not_answered_from_the_shipped_search(tmp_path: 
     )
     path = shipped.ship(
         _search([plain, f"{table_case}[int8|int16]"], ["0.1.0", "0.2.0"]),
-        "rev",
+        shipped.SPECS_DIR,
         "cmd",
         into=tmp_path,
     )
     data = shipped.find_shipped("0.1.0", "0.2.0", into=tmp_path)
     assert data is not None and read_search(path) == data
     assert shipped.stale_cases(data) == []  # computed from these very specs
+    assert data["shipped"]["spec_revision"] == specs_digest(shipped.SPECS_DIR)
     assert len(shipped.answerable(data, [])["changes"]) == 2
     # The table case is edited since: its cells' findings are dropped; a new case is named too.
     now = {**digests, table_case: "changed", "x64.new-case": "new"}
