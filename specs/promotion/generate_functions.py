@@ -143,6 +143,8 @@ def _lax_cell(fn: str, a: str, b: str) -> dict[str, Any]:
     match = (
         rf"^lax\.{fn} requires arguments to have the same dtypes, got "
         rf"{re.escape(first)}, {re.escape(second)}\."
+        # the whole message: with its tip, that tip must name promotion of the inputs
+        r"(?: \(Tip: jnp\.\w+ is a similar function that does automatic type promotion on inputs\)\.)?$"
     )
     bind = f"a = ones('{a}'); b = ones('{b}')"
     expect = [{"raises": {"type": "TypeError", "match": match}}]
