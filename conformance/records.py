@@ -1057,7 +1057,7 @@ class ProbeJSON(TypedDict):
 class ShippedJSON(TypedDict):
     """What a search shipped with the suite was computed from (`compat.shipped`)."""
 
-    spec_revision: str  # compat.drive.specs_digest of specs/ then
+    spec_revision: str  # spec.loader.spec_revision of specs/ then
     case_digests: dict[str, str]  # case id -> compat.shipped.case_digests then
     computed: str  # the day (UTC)
     command: str  # the command that computed it

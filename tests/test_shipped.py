@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from jax_conformance.commands import upgrade
 from jax_conformance.compat import shipped
-from jax_conformance.compat.drive import specs_digest
+from jax_conformance.compat.drive import store_root
 from jax_conformance.records import SearchJSON, read_search
+from jax_conformance.spec.loader import spec_revision
 
 SHIPPED = sorted(shipped.SHIPPED_DIR.glob("*.json"))
 
@@ -53,7 +54,7 @@ def test_a_case_changed_since_is_not_answered_from_the_shipped_search(tmp_path: 
     data = shipped.find_shipped("0.1.0", "0.2.0", into=tmp_path)
     assert data is not None and read_search(path) == data
     assert shipped.stale_cases(data) == []  # computed from these very specs
-    assert data["shipped"]["spec_revision"] == specs_digest(shipped.SPECS_DIR)
+    assert data["shipped"]["spec_revision"] == spec_revision([shipped.SPECS_DIR])
     assert len(shipped.answerable(data, [])["changes"]) == 2
     # The table case is edited since: its cells' findings are dropped; a new case is named too.
     now = {**digests, table_case: "changed", "x64.new-case": "new"}
@@ -96,8 +97,30 @@ def test_upgrade_answers_from_the_shipped_search_on_a_fresh_cache(tmp_path: Path
     stale = shipped.stale_cases(data)
     if stale:
         assert f"{len(stale)} case(s) added or changed since the shipped search" in result.stdout
-    if data["shipped"]["spec_revision"] == specs_digest(shipped.SPECS_DIR):
+    if data["shipped"]["spec_revision"] == spec_revision([shipped.SPECS_DIR]):
         assert not stale
+
+
+def test_one_spec_revision_keys_the_store_the_shipped_data_and_a_run(tmp_path: Path) -> None:
+    """The radar's store and a shipped search state the hash a run's description does; a table's
+    cells file is part of it (the store was once keyed by the YAML alone, so an edited cells file
+    reused a search of the old cells), and shipping a search into `radar/` does not change it."""
+    specs = tmp_path / "specs"
+    (specs / "t").mkdir(parents=True)
+    (specs / "t" / "t.yaml").write_text(
+        "topic: t\ncases:\n  - id: t.table\n    table: t.cells.json\n"
+    )
+    (specs / "t" / "t.cells.json").write_text("[1]")
+    revision = spec_revision([specs])
+    assert store_root(tmp_path, "0.10.2", specs).name.startswith(f"{revision}-")
+    path = shipped.ship(
+        _search(["t.table"], ["0.1.0", "0.2.0"]), specs, "cmd", into=specs / "radar"
+    )
+    data = read_search(path)
+    assert data is not None and data["shipped"]["spec_revision"] == revision
+    assert spec_revision([specs]) == revision
+    (specs / "t" / "t.cells.json").write_text("[2]")
+    assert not store_root(tmp_path, "0.10.2", specs).name.startswith(f"{revision}-")
 
 
 def test_ship_refuses_a_selection(tmp_path: Path) -> None:

@@ -28,7 +28,6 @@ from jax_conformance.compat.drive import (
     merged_results,
     save_search,
     search_range,
-    specs_digest,
 )
 from jax_conformance.compat.envs import (
     DEFAULT_CACHE,
@@ -64,6 +63,7 @@ from jax_conformance.records import (
 )
 from jax_conformance.releases import build_table, parse_versions
 from jax_conformance.report import build_site
+from jax_conformance.spec.loader import spec_revision
 
 DEFAULT_OUT = rundir.REPORTS / rundir.RUNS  # a new directory there per compat run
 
@@ -430,8 +430,8 @@ def _write_summary(
     --from-results, those of the run that wrote the results, when its summary is the one replaced)."""
     snapshot = args.out / "compat" / "specs"
     data["specs"] = {
-        "digest": specs_digest(
-            snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR
+        "spec_revision": spec_revision(
+            [snapshot if snapshot.is_dir() and not args.live_specs else SPECS_DIR]
         ),
         "snapshot": not args.live_specs,
         **suite_info(),

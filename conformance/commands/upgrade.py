@@ -30,7 +30,6 @@ from jax_conformance.compat.drive import (
     search_range,
     selection,
     selection_tag,
-    specs_digest,
 )
 from jax_conformance.compat.envs import (
     DEFAULT_CACHE,
@@ -51,6 +50,7 @@ from jax_conformance.launch import rundir
 from jax_conformance.mode import DEFAULT_MODES, read_modes
 from jax_conformance.records import ChangeJSON, SearchJSON, write_one
 from jax_conformance.releases import version_key
+from jax_conformance.spec.loader import spec_revision
 from packaging.version import InvalidVersion, Version
 
 
@@ -127,7 +127,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def find_cached(cache: Path, a: str, b: str, tag: str = "all") -> SearchJSON | None:
     """A saved radar search holding both releases, made under the same case selection (`tag`):
     of the current specs first, else of earlier ones (said)."""
-    digest = specs_digest(SPECS_DIR)
+    digest = spec_revision([SPECS_DIR])
     roots = sorted(
         (cache / "radar").glob(f"*-{STORE_LAYOUT}-{tag}-as-of-*"),
         key=lambda p: p.stat().st_mtime,

@@ -48,6 +48,7 @@ from jax_conformance.records import (
     write_search,
 )
 from jax_conformance.releases import observed_text, version_key
+from jax_conformance.spec.loader import spec_revision
 from jax_conformance.usage import check_expression, check_selection, selection_counts
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
@@ -90,18 +91,10 @@ def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def specs_digest(root: Path) -> str:
-    """A short hash of every spec file's path and bytes: which spec set a table was built from."""
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.y*ml")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()[:12]
-
-
 def store_root(cache: Path, as_of: str, specs: Path = SPECS_DIR, selection: str = "all") -> Path:
     """Where the radar keeps its results for this spec set and case selection (`selection_tag`),
     judged as of release `as_of`: a search under one -k never answers for another."""
-    return cache / "radar" / f"{specs_digest(specs)}-{STORE_LAYOUT}-{selection}-as-of-{as_of}"
+    return cache / "radar" / f"{spec_revision([specs])}-{STORE_LAYOUT}-{selection}-as-of-{as_of}"
 
 
 # Bump when what the store's runs observe changes (the adapter, the signature), or its files do

@@ -1,8 +1,9 @@
 """Radar searches that ship with the suite (`specs/radar/`), so `upgrade` answers on a fresh clone.
 
 A shipped search is a radar search over every case (`compat.drive.changes_json`), saved with what
-it was computed from: the spec revision (`drive.specs_digest`), a digest of every case as it was
-then (`case_digests`: the case's YAML, and a table case's cells file), when and by which command.
+it was computed from: the spec revision (`spec.loader.spec_revision`, the one a run's description
+states), a digest of every case as it was then (`case_digests`: the case's YAML, and a table case's
+cells file), when and by which command.
 `upgrade` answers from it when no search of the user's own cache holds both releases: the changes
 of cases whose digest is the same now are the answer; cases added or changed since are named as
 not answered, with what a search of them would cost. `jax-conformance upgrade --from A --to B
@@ -19,11 +20,11 @@ from pathlib import Path
 
 import yaml
 from jax_conformance import SPECS_DIR
-from jax_conformance.compat.drive import specs_digest
 from jax_conformance.records import SearchJSON, ShippedJSON, read_search, write_search
 from jax_conformance.releases import version_key
+from jax_conformance.spec.loader import SHIPPED_SEARCHES, spec_revision
 
-SHIPPED_DIR = SPECS_DIR / "radar"
+SHIPPED_DIR = SPECS_DIR / SHIPPED_SEARCHES
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, where PyYAML has it
 
 
@@ -59,7 +60,7 @@ def ship(data: SearchJSON, specs: Path, command: str, into: Path | None = None) 
     copy of the specs the search judged (its store's), whose revision and case digests it keeps."""
     releases = data["releases"]
     shipped: ShippedJSON = {
-        "spec_revision": specs_digest(specs),
+        "spec_revision": spec_revision([specs]),
         "case_digests": case_digests(specs),
         "computed": time.strftime("%Y-%m-%d", time.gmtime()),
         "command": command,

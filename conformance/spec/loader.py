@@ -334,16 +334,24 @@ def spec_files(paths: Iterable[Path | str]) -> Iterator[Path]:
             yield p
 
 
+# The folder of a spec root that holds radar searches computed from the specs (`compat.shipped`):
+# data about the specs, not specs, so it is no part of their revision (shipping a search would
+# otherwise change the revision it states).
+SHIPPED_SEARCHES = "radar"
+
+
 def spec_revision(paths: Iterable[Path | str]) -> str:
-    """The hash of every file under these spec paths (each by its path within its directory, and its
-    bytes: spec files, a table's `*.cells.json`, known divergences; not `__pycache__`): the same
-    specs give the same revision on every machine, wherever they lie."""
+    """The spec revision: a hash of every file under these spec paths (each by its path within its
+    directory, and its bytes: spec files, a table's `*.cells.json`, known divergences; not
+    `__pycache__`, nor the shipped searches of a root's `radar/`). The same specs give the same
+    revision on every machine, wherever they lie. The one hash of "which specs": a run's
+    description, the radar's store, a shipped search and compat's summary all state it."""
     digest = hashlib.sha256()
     for root in map(Path, paths):
         files = sorted(q for q in root.rglob("*") if q.is_file()) if root.is_dir() else [root]
         for path in files:
             name = path.relative_to(root) if root.is_dir() else Path(path.name)
-            if "__pycache__" in name.parts:
+            if "__pycache__" in name.parts or (root.is_dir() and name.parts[0] == SHIPPED_SEARCHES):
                 continue
             digest.update(f"{name.as_posix()}\0".encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
