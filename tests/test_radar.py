@@ -798,6 +798,35 @@ def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path)
     assert "bisected" not in ready and "every case in 4 mode(s)" in ready
 
 
+def test_the_plan_counts_the_end_runs_the_store_answers(tmp_path: Path) -> None:
+    """A resumed search whose ends are in the store says so: it once said "3 of 3 cases in 2
+    mode(s) at each end" and priced building both ends although every run came from the store."""
+    from jax_conformance.compat.plan import search_plan
+
+    store = Store(tmp_path / "radar")
+    on = {"x64": True, "explicit_x64_dtypes": "warn", "flags": {}}
+    for release in ("0.4.33", "0.4.36"):
+        for slug, mode in (("off-warn", OFF), ("on", on)):
+            _write_run(store.result_path(release, slug, None), release, mode, {"a.x": "int32"})
+    ends, modes = ["0.4.33", "0.4.36"], ["off-warn", "on"]
+    cache = tmp_path / "cache"
+    done = search_plan(ends, ends, cache, 2, (3, 3), 1, drive.stored_ends(store, ends, modes))
+    assert (
+        "At the ends, all 4 mode runs (3 of 3 cases) are answered from the store, none run" in done
+    )
+    assert "3 of 3 cases in 2 mode(s) at each end" not in done
+    assert "every environment it may need is cached" in done and "about 0 min" in done
+    cut = store.result_path("0.4.36", "on", None)
+    _write_run(cut, "0.4.36", on, {"a.x": "int32"}, ended=False)
+    half = search_plan(ends, ends, cache, 2, (3, 3), 1, drive.stored_ends(store, ends, modes))
+    assert "it runs 3 of 3 cases in 1 of 4 mode runs (3 answered from the store)" in half
+    assert "builds 1 environment(s) now for the ends (0.4.33, 0.4.36; 0 cached, 1 answered" in half
+    fresh = search_plan(
+        ends, ends, cache, 2, (3, 3), 1, drive.stored_ends(Store(cache), ends, modes)
+    )
+    assert "It runs 3 of 3 cases in 2 mode(s) at each end" in fresh
+
+
 def test_upgrade_prints_each_message_in_full(tmp_path: Path) -> None:
     """Before and after are the whole first line of each error, as each release said it, not the
     opening word the search compares (`raised TypeError (Value...) -> raised TypeError (Argument...)`)."""

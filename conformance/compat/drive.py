@@ -209,6 +209,13 @@ def _store_dir(
     return root
 
 
+def stored_ends(store: Store, ends: Sequence[str], modes: Sequence[str]) -> dict[str, int]:
+    """Per end of a search, how many of these modes' full runs the store holds (ended): the
+    observer answers those from the store (`modes_to_run`), so the plan neither runs nor builds
+    for them."""
+    return {r: len(store.observations(r, modes)[1] & set(modes)) for r in ends}
+
+
 def search_range(
     args: argparse.Namespace,
     text: str,
@@ -243,21 +250,23 @@ def search_range(
     names = [r.version for r in releases]
     extra = selection(args)
     keywords, marks, _ = _split_selection(extra)
+    as_of = releases[-1].version
+    root = _store_dir(args, cache, as_of, say) if store_dir is None else store_dir
+    ends = [r for r in names if r in {names[0], names[-1], *anchors}]
     say(
         "radar: "
         + search_plan(
             names,
-            [r for r in names if r in {names[0], names[-1], *anchors}],
+            ends,
             cache,
             len(args.modes),
             selection_counts(next(iter(keywords), None), next(iter(marks), None), [SPECS_DIR]),
             args.jobs,
+            stored_ends(Store(root), ends, [mode_slug(m) for m in args.modes]),
         )
     )
     if not go_ahead(args):
         raise UsageError("radar: not searched (answered no); nothing was installed or run")
-    as_of = releases[-1].version
-    root = _store_dir(args, cache, as_of, say) if store_dir is None else store_dir
     root.mkdir(parents=True, exist_ok=True)
     specs = root / "specs"
     if not specs.is_dir():

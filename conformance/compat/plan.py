@@ -9,7 +9,7 @@ so the plan gives the ends' cost and the most the releases between can add.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from jax_conformance.compat.budget import MARKER
@@ -40,33 +40,58 @@ def search_plan(
     modes: int,
     selected: tuple[int, int] | None,
     jobs: int,
+    stored: Mapping[str, int] | None = None,
 ) -> str:
-    """One paragraph: what the search builds and runs, and about how much disk and time it takes."""
+    """One paragraph: what the search builds and runs, and about how much disk and time it takes.
+    `stored`: per end, how many of its modes' full runs the store holds already (`drive.stored_ends`):
+    those are answered from the store, neither run nor built for."""
     have = cached_envs(cache, releases)
     between = [r for r in releases if r not in ends]
-    build_ends = [r for r in ends if r not in have]
+    to_run = {r: max(0, modes - (stored or {}).get(r, 0)) for r in ends}
+    build_ends = [r for r in ends if r not in have and to_run[r]]
     build_between = [r for r in between if r not in have]
     cases = selected[0] if selected else 3835
     of = f"{selected[0]} of {selected[1]} cases" if selected else "every case"
     jobs = max(1, jobs)
-    ends_s = len(build_ends) * BUILD_S + len(ends) * modes * (START_S + CASE_S * cases) / jobs
+    runs = sum(to_run.values())
+    ends_s = len(build_ends) * BUILD_S + runs * (START_S + CASE_S * cases) / jobs
     probe_s = BUILD_S + modes * PROBE_S / jobs
     most = (len(build_ends) + len(build_between)) * ENV_BYTES
     free = shutil.disk_usage(cache if cache.exists() else _existing(cache)).free
     builds = (
         f"it builds {len(build_ends)} environment(s) now for the ends ({', '.join(ends)}; "
-        f"{len(ends) - len(build_ends)} cached) and up to {len(build_between)} more for releases "
-        f"between, only where a change needs bisecting: about {ENV_BYTES / 1e9:.2f} GB each, "
-        f"{most / 1e9:.1f} GB at most, under {cache} ({free / 1e9:.0f} GB free)"
+        f"{_ready(ends, have, to_run)}) and up to "
+        f"{len(build_between)} more for releases between, only where a change needs bisecting: "
+        f"about {ENV_BYTES / 1e9:.2f} GB each, {most / 1e9:.1f} GB at most, under {cache} "
+        f"({free / 1e9:.0f} GB free)"
         if most
         else f"every environment it may need is cached under {cache}"
     )
     probes = f", plus about {_minutes(probe_s)} for each release bisected" if between else ""
     return (
-        f"{len(releases)} releases ({releases[0]}..{releases[-1]}); {builds}. It runs {of} in "
-        f"{modes} mode(s) at each end: about {_minutes(ends_s)}{probes} (rough, from "
-        f"bench/RADAR.md on 2 cores). Ctrl-C stops it; run again, it resumes, and once done "
-        f"answers from the cache at once."
+        f"{len(releases)} releases ({releases[0]}..{releases[-1]}); {builds}. "
+        f"{_ends_text(of, modes, len(ends) * modes - runs, runs)}: about "
+        f"{_minutes(ends_s) if runs else '0 min'}{probes} (rough, from bench/RADAR.md on 2 cores). "
+        "Ctrl-C stops it; run again, it resumes, and once done answers from the cache at once."
+    )
+
+
+def _ready(ends: Sequence[str], have: set[str], to_run: Mapping[str, int]) -> str:
+    """How many ends need no build: cached, or with every mode answered from the store."""
+    cached = sum(1 for r in ends if r in have and to_run[r])
+    stored = sum(1 for r in ends if not to_run[r])
+    return f"{cached} cached" + (f", {stored} answered from the store" if stored else "")
+
+
+def _ends_text(of: str, modes: int, answered: int, runs: int) -> str:
+    """What the ends cost: the mode runs still to make, and those the store answers."""
+    if not answered:
+        return f"It runs {of} in {modes} mode(s) at each end"
+    if not runs:
+        return f"At the ends, all {answered} mode runs ({of}) are answered from the store, none run"
+    return (
+        f"At the ends it runs {of} in {runs} of {runs + answered} mode runs "
+        f"({answered} answered from the store)"
     )
 
 
