@@ -42,6 +42,10 @@ COMMANDS = {
         "jax_conformance.commands.merge",
         "merge result files (shards, machines, modes) into one, each cell once; conflicts refused",
     ),
+    "ci": (
+        "jax_conformance.commands.ci",
+        "print a GitHub Actions workflow: a job per mode and shard, merged into one report",
+    ),
     "lint": (
         "jax_conformance.commands.lint",
         "check spec files against the schema and the lint rules",

@@ -147,8 +147,9 @@ def conflict_text(config: Config, cell: Cell, a: Run, b: Run) -> str:
 
 
 def join(bucket: list[Run], merged: Merged) -> Run:
-    """One run of the bucket's runs (oldest first): each cell once, the newest record kept."""
-    if len(bucket) == 1:
+    """One run of the bucket's runs (oldest first): each cell once, the newest record kept. A lone
+    run is itself, unless it is one shard of several (then its end says which shards are missing)."""
+    if len(bucket) == 1 and not missing_shards(bucket):
         return bucket[0]
     run_id = (
         "merged-"
