@@ -103,7 +103,7 @@ def matrix(args: argparse.Namespace, modes: Sequence[Mode]) -> list[dict[str, st
     """One entry per JAX build, mode and shard: what the job runs and the name it keeps it under."""
     strict_specs = " ".join(f"--specs {SPECS_DIR.name}/{a}" for a in STRICT_AREAS)
     entries = []
-    for build in [b.text for b in args.jax] or [""]:
+    for build in list(dict.fromkeys(b.text for b in args.jax)) or [""]:
         for mode in modes:
             for i in range(1, args.shards + 1):
                 name = "-".join(
