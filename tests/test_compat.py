@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jax_conformance import CHECKOUT
+from jax_conformance import CHECKOUT, SPECS_DIR
 from jax_conformance.commands import compat
 from jax_conformance.compat import envs
 from jax_conformance.compat.table import format_changes, format_table, summary
@@ -651,6 +651,7 @@ def test_from_results_builds_the_table_summary_and_report_without_running(
     assert data["changed"] == 3 and data["unavailable"] == {
         "0.0.1": "pip install jax[cpu]==0.0.1 failed: no such version"
     }
+    assert data["specs"]["spec_revision"] == spec_revision([SPECS_DIR])  # a run's own hash
     assert not (out / "compat").exists()  # nothing ran
     with pytest.raises(UsageError, match="--from-results .*nope.jsonl: no such file"):
         compat.main(parse(["--from-results", str(tmp_path / "nope.jsonl"), "--out", str(out)]))
