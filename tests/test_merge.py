@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,8 @@ from jax_conformance.report.site import Headline, headlines
 from jax_conformance.shard import parse_shard, shard_of
 from jax_conformance.spec.loader import spec_revision
 from jax_conformance.text import percent
+
+from tests.helpers import cli, write_specs
 
 REPO = PACKAGE_DIR.parent
 
@@ -55,21 +56,8 @@ cases:
 """
 
 
-def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 def write_spec(root: Path, text: str = SPEC) -> Path:
-    specs = root / "specs"
-    (specs / "demo").mkdir(parents=True, exist_ok=True)
-    (specs / "demo" / "merge.yaml").write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    return specs
+    return write_specs(root, text, file="merge.yaml")
 
 
 def run(out: Path, specs: Path, modes: str, *extra: str, adapter: str = "reference") -> Path:
