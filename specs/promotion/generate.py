@@ -152,10 +152,6 @@ def _x64_when(names: list[str]) -> dict[str, Any]:
     return {"x64": False, "explicit_x64_dtypes": offs[0] if len(offs) == 1 else offs}
 
 
-def _block(key: str) -> dict[str, Any]:
-    return json.loads(key.split(":", 1)[1]) if key.startswith(("on:", "off:")) else json.loads(key)
-
-
 NODES = P.DOC_ORDER + [n for n in P.SMALL_INTS + P.SMALL_FLOATS if P.available(n)]
 SCALAR = {"int*": "1", "float*": "1.0", "complex*": "1j"}
 
@@ -212,15 +208,7 @@ def _documented(
                 node = DOC[a, b]
             dt, weak = P.documented_in_mode(node, x == "on")
             per[x] = {"dtype": dt} if fn == "promote_types" else {"dtype": dt, "weak_type": weak}
-        groups: dict[str, list[str]] = {}
-        for x in X64:
-            groups.setdefault(
-                ("on:" if x == "on" else "off:") + json.dumps(per[x], sort_keys=True), []
-            ).append(x)
-        for key, names in groups.items():
-            when = {**_x64_when(names), **(STRICT if pr == "strict" else {})}
-            block = _block(key)
-            out.append({"when": when, **block} if when else block)
+        out += _promotion_blocks(pr, per, merge=False)
     return out
 
 
@@ -266,17 +254,25 @@ def _collapse(per: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]
         return [json.loads(keys.pop())]
     out = []
     for pr in PROMOTIONS:
-        groups: dict[str, list[str]] = {}
-        for x in X64:
-            groups.setdefault(
-                ("on:" if x == "on" else "off:") + json.dumps(per[pr, x], sort_keys=True), []
-            ).append(x)
-        if len({json.dumps(per[pr, x], sort_keys=True) for x in X64}) == 1:
-            groups = {"all:" + json.dumps(per[pr, "on"], sort_keys=True): X64}
-        for key, names in groups.items():
-            when = {**_x64_when(names), **(STRICT if pr == "strict" else {})}
-            block = json.loads(key.split(":", 1)[1])
-            out.append({"when": when, **block} if when else block)
+        out += _promotion_blocks(pr, {x: per[pr, x] for x in X64}, merge=True)
+    return out
+
+
+def _promotion_blocks(pr: str, per: dict[str, dict[str, Any]], merge: bool) -> list[dict[str, Any]]:
+    """One promotion's blocks over the four x64 modes: modes with one outcome share a block, x64 on
+    apart from off (one block for all four where merge is set and they agree)."""
+    groups: dict[str, list[str]] = {}
+    for x in X64:
+        groups.setdefault(
+            ("on:" if x == "on" else "off:") + json.dumps(per[x], sort_keys=True), []
+        ).append(x)
+    if merge and len({json.dumps(per[x], sort_keys=True) for x in X64}) == 1:
+        groups = {"all:" + json.dumps(per["on"], sort_keys=True): X64}
+    out = []
+    for key, names in groups.items():
+        when = {**_x64_when(names), **(STRICT if pr == "strict" else {})}
+        block = json.loads(key.split(":", 1)[1])
+        out.append({"when": when, **block} if when else block)
     return out
 
 
