@@ -13,6 +13,29 @@ from jax_conformance.records import Record, read_records
 
 from tests.conftest import REPO
 
+SOURCE = 'source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}'
+ARANGE = """\
+  - id: {topic}.arange
+    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
+    run: jnp.arange(3)
+    expect:
+      - when: {{x64: false}}
+        dtype: int32
+      - when: {{x64: true}}
+        dtype: int64
+"""
+
+
+def demo_spec(topic: str, title: str, cases: str, tags: str = "") -> str:
+    """A spec of documented cases (source: the default-dtypes doc): first `<topic>.arange`, int32 with
+    x64 off and int64 with x64 on, then `cases` (YAML list items, two spaces in)."""
+    head = [f"topic: {topic}", f"title: {title}", SOURCE, *([f"tags: {tags}"] if tags else [])]
+    return (
+        "\n".join([*head, "basis: documented", "cases:", ""])
+        + ARANGE.format(topic=topic)
+        + cases.lstrip("\n")
+    )
+
 
 def write_specs(root: Path, text: str, name: str = "demo", file: str = "cases.yaml") -> Path:
     """root/specs with the one spec file specs/<name>/<file> (text dedented); returns root/specs."""

@@ -32,25 +32,14 @@ from jax_conformance.records import RecordTail
 from jax_conformance.report.model import build_model
 
 from tests.conftest import read_results
-from tests.helpers import records, run_matrix, run_reference, write_specs
+from tests.helpers import demo_spec, records, run_matrix, run_reference, write_specs
 
 REPO = PACKAGE_DIR.parent
 
-SPEC = """
-topic: demo.matrix
-title: Cases for the matrix tests
-source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
-tags: [dtypes]
-basis: documented
-cases:
-  - id: demo.matrix.arange
-    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
-    run: jnp.arange(3)
-    expect:
-      - when: {x64: false}
-        dtype: int32
-      - when: {x64: true}
-        dtype: int64
+SPEC = demo_spec(
+    "demo.matrix",
+    "Cases for the matrix tests",
+    """
   - id: demo.matrix.wrong
     claim: a deliberately wrong claim with x64 off, so that a run has a failure
     run: jnp.arange(3)
@@ -59,7 +48,9 @@ cases:
         dtype: float16
       - when: {x64: true}
         dtype: int64
-"""
+""",
+    tags="[dtypes]",
+)
 
 SLOW_SPEC = """
 topic: demo.slow

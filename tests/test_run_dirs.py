@@ -17,29 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli, records, run_reference, write_specs
+from tests.helpers import cli, demo_spec, records, run_reference, write_specs
 
-SPEC = """
-topic: demo.dirs
-title: Two cases for the run-directory tests
-source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
-basis: documented
-cases:
-  - id: demo.dirs.arange
-    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
-    run: jnp.arange(3)
-    expect:
-      - when: {x64: false}
-        dtype: int32
-      - when: {x64: true}
-        dtype: int64
+SPEC = demo_spec(
+    "demo.dirs",
+    "Two cases for the run-directory tests",
+    """
   - id: demo.dirs.off-only
     claim: a claim about x64 off only
     run: jnp.zeros(2)
     expect:
       - when: {x64: false}
         dtype: float32
-"""
+""",
+)
 
 SLOW = """
 topic: demo.stop
