@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, SpecDir, read_results
-from tests.test_run_dirs import cli
+from tests.helpers import cli
 
 
 def test_an_expectations_entry_names_modes_as_runs_name_them(tmp_path: Path) -> None:

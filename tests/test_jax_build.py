@@ -20,24 +20,16 @@ from jax_conformance.compat import builds
 from jax_conformance.options import JaxBuild, parse_jax
 from jax_conformance.records import load_runs
 
-from tests.conftest import REPO
+from tests import helpers
 
 REAL = os.environ.get("JAX_CONFORMANCE_COMPAT_REAL") == "1"
 HERE = dist_version("jax")
 
 
 def cli(*argv: str, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if cache is not None:
-        env["JAX_CONFORMANCE_CACHE"] = str(cache)
-    return subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", *argv],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=900,
-    )
+    """`jax-conformance ARGV` from the checkout; cache: the environment cache it uses."""
+    env = {"JAX_CONFORMANCE_CACHE": str(cache)} if cache is not None else None
+    return helpers.cli(*argv, timeout=900, env=env)
 
 
 # ---------------------------------------------------------------- what a value is

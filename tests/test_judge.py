@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, SpecDir, read_results
-from tests.test_run_dirs import cli
+from tests.helpers import cli
 
 TYPOS = """
 topic: demo

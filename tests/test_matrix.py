@@ -28,29 +28,18 @@ from jax_conformance.launch.scheduler import (
 from jax_conformance.launch.service import closing_records
 from jax_conformance.mode import DEFAULT_MODES, Mode, parse_modes
 from jax_conformance.plugin import PACKAGE_DIR
-from jax_conformance.records import Record, RecordTail, read_records
+from jax_conformance.records import RecordTail
 from jax_conformance.report.model import build_model
 
 from tests.conftest import read_results
-from tests.test_run_dirs import run
+from tests.helpers import demo_spec, records, run_matrix, run_reference, write_specs
 
 REPO = PACKAGE_DIR.parent
 
-SPEC = """
-topic: demo.matrix
-title: Cases for the matrix tests
-source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
-tags: [dtypes]
-basis: documented
-cases:
-  - id: demo.matrix.arange
-    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
-    run: jnp.arange(3)
-    expect:
-      - when: {x64: false}
-        dtype: int32
-      - when: {x64: true}
-        dtype: int64
+SPEC = demo_spec(
+    "demo.matrix",
+    "Cases for the matrix tests",
+    """
   - id: demo.matrix.wrong
     claim: a deliberately wrong claim with x64 off, so that a run has a failure
     run: jnp.arange(3)
@@ -59,7 +48,9 @@ cases:
         dtype: float16
       - when: {x64: true}
         dtype: int64
-"""
+""",
+    tags="[dtypes]",
+)
 
 SLOW_SPEC = """
 topic: demo.slow
@@ -84,29 +75,6 @@ cases:
       - when: {x64: false, explicit_x64_dtypes: error}
         dtype: int32
 """
-
-
-def spec_dir(root: Path, text: str, name: str = "demo") -> Path:
-    specs = root / "specs"
-    (specs / name).mkdir(parents=True, exist_ok=True)
-    (specs / name / "cases.yaml").write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    return specs
-
-
-def run_matrix(
-    *args: str, timeout: float = 600, cwd: Path = REPO
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", "run", "--progress", "plain", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def records(path: Path) -> list[Record]:
-    return list(read_records(path))
 
 
 # ---------------------------------------------------------------- pieces
@@ -291,7 +259,7 @@ def test_scheduler_runs_n_at_a_time_skips_and_kills_at_the_time_limit(tmp_path: 
 
 @pytest.mark.slow
 def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
-    specs = spec_dir(tmp_path, SPEC)
+    specs = write_specs(tmp_path, SPEC)
     out = tmp_path / "out"
     expectations = tmp_path / "jax.yaml"
     expectations.write_text(
@@ -359,7 +327,7 @@ def test_run_two_modes_then_ratchet_with_expectations(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_killing_one_mode_keeps_the_others_and_what_it_wrote(tmp_path: Path) -> None:
-    specs = spec_dir(tmp_path, SLOW_SPEC)
+    specs = write_specs(tmp_path, SLOW_SPEC)
     out = tmp_path / "out"
     runner = subprocess.Popen(
         [
@@ -485,18 +453,13 @@ def test_modes_share_one_compilation_cache(tmp_path: Path) -> None:
     """A run's modes share compiled programs through JAX's persistent compilation cache (the
     directory $JAX_CONFORMANCE_COMPILE_CACHE names, or a temporary one); the records say so, and
     the flag table keeps JAX's own defaults. --no-compile-cache turns it off."""
-    specs = spec_dir(tmp_path, SPEC)
+    specs = write_specs(tmp_path, SPEC)
     cache = tmp_path / "compiled"
-    proc = subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", "run", "--progress", "plain"]
-        + ["--specs", str(specs), "--modes", "off-warn,on", "--out", str(tmp_path / "out")]
-        + ["--no-report", "--jobs", "1"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "JAX_CONFORMANCE_COMPILE_CACHE": str(cache)},
-    )
+    proc = run_matrix(
+        "--specs", str(specs), "--modes", "off-warn,on", "--out", str(tmp_path / "out"),
+        "--no-report", "--jobs", "1",
+        env={"JAX_CONFORMANCE_COMPILE_CACHE": str(cache)},
+    )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr  # demo.matrix.wrong fails with x64 off
     assert any(cache.iterdir()), "JAX wrote no compiled program into the run's cache"
     headers = [r for r in records(tmp_path / "out" / "results.jsonl") if r["record"] == "run"]
@@ -564,7 +527,7 @@ def test_run_console_counts_spec_errors_apart_and_never_overcounts(tmp_path: Pat
     """).lstrip()
     )
     # (a file that does not load is refused before any mode starts: test_cli_errors)
-    proc = run("--modes", "off-warn", "--out", str(tmp_path / "out"), cwd=tmp_path)
+    proc = run_reference("--modes", "off-warn", "--out", str(tmp_path / "out"), cwd=tmp_path)
     text = proc.stdout + proc.stderr
     assert proc.returncode == 1, text  # CI notices
     for done, total in re.findall(r"\]\s+(\d+)/(\d+)", text):
@@ -597,7 +560,7 @@ def test_the_exit_status_counts_unexpected_outcomes_as_the_report_does(tmp_path:
     # page said "0 unexpected" (flag modes beside their base mode are previews there)
     from jax_conformance.report.site import headlines
 
-    specs = spec_dir(tmp_path, PREVIEW_SPEC)
+    specs = write_specs(tmp_path, PREVIEW_SPEC)
     common = ["--adapter", "reference", "--specs", str(specs), "--no-report", "-j", "2"]
     out = tmp_path / "both"
     flagged = "off-warn+jax_disable_bwd_checks"

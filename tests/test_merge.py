@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -25,22 +24,14 @@ from jax_conformance.shard import parse_shard, shard_of
 from jax_conformance.spec.loader import spec_revision
 from jax_conformance.text import percent
 
+from tests.helpers import cli, demo_spec, write_specs
+
 REPO = PACKAGE_DIR.parent
 
-SPEC = """
-topic: demo.merge
-title: Cases for the merge tests
-source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
-basis: documented
-cases:
-  - id: demo.merge.arange
-    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
-    run: jnp.arange(3)
-    expect:
-      - when: {x64: false}
-        dtype: int32
-      - when: {x64: true}
-        dtype: int64
+SPEC = demo_spec(
+    "demo.merge",
+    "Cases for the merge tests",
+    """
   - id: demo.merge.wrong
     claim: a deliberately wrong claim, so that each mode has a failure to count
     run: jnp.zeros(2)
@@ -52,24 +43,12 @@ cases:
     expect:
       - when: {x64: false}
         dtype: float32
-"""
-
-
-def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+""",
+)
 
 
 def write_spec(root: Path, text: str = SPEC) -> Path:
-    specs = root / "specs"
-    (specs / "demo").mkdir(parents=True, exist_ok=True)
-    (specs / "demo" / "merge.yaml").write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    return specs
+    return write_specs(root, text, file="merge.yaml")
 
 
 def run(out: Path, specs: Path, modes: str, *extra: str, adapter: str = "reference") -> Path:

@@ -12,37 +12,25 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from jax_conformance.plugin import PACKAGE_DIR
-from jax_conformance.records import Record, read_records
 
-REPO = PACKAGE_DIR.parent
+from tests.helpers import cli, demo_spec, records, run_reference, write_specs
 
-SPEC = """
-topic: demo.dirs
-title: Two cases for the run-directory tests
-source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
-basis: documented
-cases:
-  - id: demo.dirs.arange
-    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
-    run: jnp.arange(3)
-    expect:
-      - when: {x64: false}
-        dtype: int32
-      - when: {x64: true}
-        dtype: int64
+SPEC = demo_spec(
+    "demo.dirs",
+    "Two cases for the run-directory tests",
+    """
   - id: demo.dirs.off-only
     claim: a claim about x64 off only
     run: jnp.zeros(2)
     expect:
       - when: {x64: false}
         dtype: float32
-"""
+""",
+)
 
 SLOW = """
 topic: demo.stop
@@ -68,47 +56,12 @@ cases:
 """
 
 
-def specs(root: Path, text: str = SPEC) -> Path:
-    d = root / "specs" / "demo"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "cases.yaml").write_text(textwrap.dedent(text).lstrip())
-    return root / "specs"
-
-
-def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "jax_conformance.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return cli(
-        "run",
-        "--adapter",
-        "reference",
-        "--progress",
-        "plain",
-        "--specs",
-        str(cwd / "specs"),
-        *args,
-        cwd=cwd,
-    )
-
-
-def records(path: Path) -> list[Record]:
-    return list(read_records(path))
-
-
 @pytest.mark.slow
 def test_each_run_gets_its_own_directory_and_latest_points_at_the_newest(tmp_path: Path) -> None:
-    specs(tmp_path)
-    first = run("--modes", "off-warn,on", cwd=tmp_path)
+    write_specs(tmp_path, SPEC)
+    first = run_reference("--modes", "off-warn,on", cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
-    second = run("--modes", "on", cwd=tmp_path)
+    second = run_reference("--modes", "on", cwd=tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
     runs = sorted((tmp_path / "reports" / "runs").iterdir())
     assert len(runs) == 2, runs
@@ -135,17 +88,17 @@ def test_each_run_gets_its_own_directory_and_latest_points_at_the_newest(tmp_pat
 
 @pytest.mark.slow
 def test_out_over_a_finished_run_needs_force_which_clears_it_first(tmp_path: Path) -> None:
-    specs(tmp_path)
+    write_specs(tmp_path, SPEC)
     out = tmp_path / "mine"
-    assert run("--modes", "off-warn,on", "--out", str(out), cwd=tmp_path).returncode == 0
-    again = run("--modes", "on", "--out", str(out), cwd=tmp_path)
+    assert run_reference("--modes", "off-warn,on", "--out", str(out), cwd=tmp_path).returncode == 0
+    again = run_reference("--modes", "on", "--out", str(out), cwd=tmp_path)
     assert again.returncode == 2 and again.stdout == ""
     assert again.stderr.strip() == (
         f"jax-conformance run: --out {out} already holds a run (results.jsonl, modes, index.html, assets); "
         "pass --force to replace it, or leave out --out to keep each run in reports/runs/"
     )
     assert (out / "modes" / "reference-off-warn.jsonl").is_file()  # untouched
-    forced = run("--modes", "on", "--out", str(out), "--force", cwd=tmp_path)
+    forced = run_reference("--modes", "on", "--out", str(out), "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stdout + forced.stderr
     assert sorted(p.name for p in (out / "modes").iterdir()) == [
         "reference-on.jsonl",
@@ -158,9 +111,9 @@ def test_out_over_a_finished_run_needs_force_which_clears_it_first(tmp_path: Pat
 
 @pytest.mark.slow
 def test_report_never_writes_over_an_earlier_site(tmp_path: Path) -> None:
-    specs(tmp_path)
+    write_specs(tmp_path, SPEC)
     out = tmp_path / "run"
-    assert run("--modes", "off-warn", "--out", str(out), cwd=tmp_path).returncode == 0
+    assert run_reference("--modes", "off-warn", "--out", str(out), cwd=tmp_path).returncode == 0
     page = (out / "index.html").read_text()
     made = cli("report", str(out), cwd=tmp_path)
     assert made.returncode == 0, made.stdout + made.stderr
@@ -182,9 +135,9 @@ def test_report_never_writes_over_an_earlier_site(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_mode_has_one_name_in_the_cli_summary_results_report_and_test_ids(tmp_path: Path) -> None:
-    specs(tmp_path)
+    write_specs(tmp_path, SPEC)
     out = tmp_path / "out"
-    proc = run("--modes", "on", "--out", str(out), cwd=tmp_path)
+    proc = run_reference("--modes", "on", "--out", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "(reference on)" in proc.stdout
     assert re.search(r"^reference\s+\S+\s+cpu\s+on\s+1\s", proc.stdout, re.M), proc.stdout
@@ -199,7 +152,7 @@ def test_a_mode_has_one_name_in_the_cli_summary_results_report_and_test_ids(tmp_
 @pytest.mark.slow
 def _stopped_run(tmp_path: Path, signum: int) -> tuple[subprocess.Popen[str], str]:
     """`run` over three modes one at a time, sent `signum` once its first mode is under way."""
-    specs(tmp_path, SLOW)
+    write_specs(tmp_path, SLOW)
     out = tmp_path / "out"
     runner = subprocess.Popen(
         [

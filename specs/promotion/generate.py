@@ -13,16 +13,18 @@ kind's default dtype, weak).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
+import runpy
 import sys
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+W = SimpleNamespace(**runpy.run_path(str(HERE.parent / "generate_cells.py")))
 X64 = ["off-warn", "off-error", "off-allow", "on"]
 PROMOTIONS = ["strict", "standard"]  # the block naming the flag goes first
 STRICT = {"flags": {"jax_numpy_dtype_promotion": "strict"}}
@@ -70,21 +72,7 @@ def _basis(fn: str, a: str, b: str) -> tuple[str, dict[str, str] | None]:
     return "observed", ADD_OBSERVED
 
 
-def _reference() -> Any:
-    name = "reference_promotion_model"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, REPO / "adapters" / "reference" / "promotion.py"
-    )
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-P = _reference()
+P = W.load("reference_promotion_model", REPO / "adapters" / "reference" / "promotion.py")
 DOC = P.documented_table()
 
 
@@ -164,10 +152,6 @@ def _x64_when(names: list[str]) -> dict[str, Any]:
     return {"x64": False, "explicit_x64_dtypes": offs[0] if len(offs) == 1 else offs}
 
 
-def _block(key: str) -> dict[str, Any]:
-    return json.loads(key.split(":", 1)[1]) if key.startswith(("on:", "off:")) else json.loads(key)
-
-
 NODES = P.DOC_ORDER + [n for n in P.SMALL_INTS + P.SMALL_FLOATS if P.available(n)]
 SCALAR = {"int*": "1", "float*": "1.0", "complex*": "1j"}
 
@@ -224,15 +208,7 @@ def _documented(
                 node = DOC[a, b]
             dt, weak = P.documented_in_mode(node, x == "on")
             per[x] = {"dtype": dt} if fn == "promote_types" else {"dtype": dt, "weak_type": weak}
-        groups: dict[str, list[str]] = {}
-        for x in X64:
-            groups.setdefault(
-                ("on:" if x == "on" else "off:") + json.dumps(per[x], sort_keys=True), []
-            ).append(x)
-        for key, names in groups.items():
-            when = {**_x64_when(names), **(STRICT if pr == "strict" else {})}
-            block = _block(key)
-            out.append({"when": when, **block} if when else block)
+        out += _promotion_blocks(pr, per, merge=False)
     return out
 
 
@@ -278,17 +254,25 @@ def _collapse(per: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]
         return [json.loads(keys.pop())]
     out = []
     for pr in PROMOTIONS:
-        groups: dict[str, list[str]] = {}
-        for x in X64:
-            groups.setdefault(
-                ("on:" if x == "on" else "off:") + json.dumps(per[pr, x], sort_keys=True), []
-            ).append(x)
-        if len({json.dumps(per[pr, x], sort_keys=True) for x in X64}) == 1:
-            groups = {"all:" + json.dumps(per[pr, "on"], sort_keys=True): X64}
-        for key, names in groups.items():
-            when = {**_x64_when(names), **(STRICT if pr == "strict" else {})}
-            block = json.loads(key.split(":", 1)[1])
-            out.append({"when": when, **block} if when else block)
+        out += _promotion_blocks(pr, {x: per[pr, x] for x in X64}, merge=True)
+    return out
+
+
+def _promotion_blocks(pr: str, per: dict[str, dict[str, Any]], merge: bool) -> list[dict[str, Any]]:
+    """One promotion's blocks over the four x64 modes: modes with one outcome share a block, x64 on
+    apart from off (one block for all four where merge is set and they agree)."""
+    groups: dict[str, list[str]] = {}
+    for x in X64:
+        groups.setdefault(
+            ("on:" if x == "on" else "off:") + json.dumps(per[x], sort_keys=True), []
+        ).append(x)
+    if merge and len({json.dumps(per[x], sort_keys=True) for x in X64}) == 1:
+        groups = {"all:" + json.dumps(per["on"], sort_keys=True): X64}
+    out = []
+    for key, names in groups.items():
+        when = {**_x64_when(names), **(STRICT if pr == "strict" else {})}
+        block = json.loads(key.split(":", 1)[1])
+        out.append({"when": when, **block} if when else block)
     return out
 
 
@@ -332,36 +316,15 @@ def _since(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def render() -> dict[str, str]:
     """Each data file's text, keyed by its name in specs/promotion/."""
-    out = {}
-    for name, (fn, nodes) in TABLES.items():
-        lines = [
-            '{"generated_by": "specs/promotion/generate.py",',
-            f' "operation": "{fn}",',
-            ' "cells": [',
-        ]
-        cells = [json.dumps(cell(fn, a, b), sort_keys=False) for a in nodes for b in nodes]
-        lines += ["  " + c + ("," if i < len(cells) - 1 else "") for i, c in enumerate(cells)]
-        lines.append("]}")
-        out[name] = "\n".join(lines) + "\n"
-    return out
-
-
-def main() -> int:
-    check = "--check" in sys.argv[1:]
-    bad = 0
-    for name, text in render().items():
-        path = HERE / name
-        if check:
-            if not path.exists() or path.read_text() != text:
-                print(
-                    f"{path}: differs from the generator's output (run {Path(__file__).relative_to(REPO)})"
-                )
-                bad += 1
-        else:
-            path.write_text(text)
-            print(f"wrote {path.relative_to(REPO)} ({text.count(chr(10)) - 4} cells)")
-    return 1 if bad else 0
+    return {
+        name: W.cells_text(
+            W.script_name(__file__),
+            (cell(fn, a, b) for a in nodes for b in nodes),
+            operation=fn,
+        )
+        for name, (fn, nodes) in TABLES.items()
+    }
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(W.main(__file__, render))

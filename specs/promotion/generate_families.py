@@ -17,28 +17,15 @@ Nobody edits a cell by hand: lint (TABLE-GENERATED) checks each file is `render(
 
 from __future__ import annotations
 
-import importlib.util
-import json
+import runpy
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-
-
-def _load(name: str, path: Path) -> Any:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-G = _load("promotion_table_generator", HERE / "generate.py")
+W = SimpleNamespace(**runpy.run_path(str(HERE.parent / "generate_cells.py")))
+G = W.load("promotion_table_generator", HERE / "generate.py")
 P = G.P
 MODES = [(pr, x) for pr in G.PROMOTIONS for x in G.X64]
 
@@ -398,29 +385,8 @@ TABLES = {
 
 def render() -> dict[str, str]:
     """Each data file's text, keyed by its name in specs/promotion/."""
-    out = {}
-    for name, cells in TABLES.items():
-        rows = [json.dumps(c, sort_keys=False) for c in cells()]
-        lines = ['{"generated_by": "specs/promotion/generate_families.py",', ' "cells": [']
-        lines += ["  " + r + ("," if i < len(rows) - 1 else "") for i, r in enumerate(rows)]
-        lines.append("]}")
-        out[name] = "\n".join(lines) + "\n"
-    return out
-
-
-def main() -> int:
-    bad = 0
-    for name, text in render().items():
-        path = HERE / name
-        if "--check" in sys.argv[1:]:
-            if not path.exists() or path.read_text() != text:
-                print(f"{path}: differs from the generator's output")
-                bad += 1
-        else:
-            path.write_text(text)
-            print(f"wrote {path.relative_to(REPO)} ({text.count(chr(10)) - 3} cells)")
-    return 1 if bad else 0
+    return W.render_tables(W.script_name(__file__), {n: make() for n, make in TABLES.items()})
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(W.main(__file__, render))

@@ -19,35 +19,19 @@ table's generator (generate.py's `cell("add", a, b)`, the join per mode with its
 from __future__ import annotations
 
 import copy
-import importlib.util
-import json
 import re
+import runpy
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-
-
-def _generate() -> Any:
-    """specs/promotion/generate.py, the `+` table's generator, as a module."""
-    name = "promotion_table_generator"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / "generate.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-G = _generate()
+W = SimpleNamespace(**runpy.run_path(str(HERE.parent / "generate_cells.py")))
+G = W.load("promotion_table_generator", HERE / "generate.py")  # the `+` table's generator
 P = G.P
-SCRIPT = "specs/promotion/generate_functions.py"
 # The operands: every kind of the documented lattice (bool, unsigned, signed, the 16-bit floats,
 # 32- and 64-bit, complex, the three weak kinds) and one 4-bit int and one 8-bit float; the full
 # 18 x 18 (and 31 x 31) is the `+` table's, these tables check the same join through other functions.
@@ -353,30 +337,8 @@ def _tables() -> dict[str, list[dict[str, Any]]]:
 
 def render() -> dict[str, str]:
     """Each data file's text, keyed by its name in specs/promotion/."""
-    out = {}
-    for name, cells in tables().items():
-        lines = [f'{{"generated_by": "{SCRIPT}",', ' "cells": [']
-        body = [json.dumps(c) for c in cells]
-        lines += ["  " + c + ("," if i < len(body) - 1 else "") for i, c in enumerate(body)]
-        lines.append("]}")
-        out[name] = "\n".join(lines) + "\n"
-    return out
-
-
-def main() -> int:
-    check = "--check" in sys.argv[1:]
-    bad = 0
-    for name, text in render().items():
-        path = HERE / name
-        if check:
-            if not path.exists() or path.read_text() != text:
-                print(f"{path}: differs from the generator's output (run {SCRIPT})")
-                bad += 1
-        else:
-            path.write_text(text)
-            print(f"wrote {path.relative_to(REPO)} ({text.count(chr(10)) - 3} cells)")
-    return 1 if bad else 0
+    return W.render_tables(W.script_name(__file__), tables())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(W.main(__file__, render))

@@ -10,16 +10,16 @@ and mode; values come from NumPy on the same input, never typed by hand.
 
 from __future__ import annotations
 
-import json
+import runpy
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-SCRIPT = "specs/x64/generate_families.py"
+W = SimpleNamespace(**runpy.run_path(str(HERE.parent / "generate_cells.py")))
 NARROW = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
 SINCE = ">=0.10.2"  # measured on 0.10.2; older releases: no block (not applicable) until measured
 
@@ -288,30 +288,8 @@ def tables() -> dict[str, list[dict[str, Any]]]:
 
 def render() -> dict[str, str]:
     """Each data file's text, keyed by its name in specs/x64/."""
-    out = {}
-    for name, cells in tables().items():
-        lines = [f'{{"generated_by": "{SCRIPT}",', ' "cells": [']
-        body = [json.dumps(c) for c in cells]
-        lines += ["  " + c + ("," if i < len(body) - 1 else "") for i, c in enumerate(body)]
-        lines.append("]}")
-        out[name] = "\n".join(lines) + "\n"
-    return out
-
-
-def main() -> int:
-    check = "--check" in sys.argv[1:]
-    bad = 0
-    for name, text in render().items():
-        path = HERE / name
-        if check:
-            if not path.exists() or path.read_text() != text:
-                print(f"{path}: differs from the generator's output (run {SCRIPT})")
-                bad += 1
-        else:
-            path.write_text(text)
-            print(f"wrote {path.relative_to(REPO)} ({text.count(chr(10)) - 3} cells)")
-    return 1 if bad else 0
+    return W.render_tables(W.script_name(__file__), tables())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(W.main(__file__, render))

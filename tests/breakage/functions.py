@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.breakage.x64 import Breakage
-
-
-def _names(*xs: Any) -> list[str]:
-    return sorted(str(getattr(x, "dtype", type(x).__name__)) for x in xs)
+from tests.breakage.x64 import Breakage, cast_on_pair, dtype_names
 
 
 class MaximumPromotesApart(Breakage):
@@ -23,14 +19,7 @@ class MaximumPromotesApart(Breakage):
     breaks = "jnp functions promote as the table says: maximum(int8, uint8) is int16"
 
     def patch(self, ns: dict[str, Any]) -> None:
-        jnp = ns["jnp"]
-        original = jnp.maximum
-
-        def maximum(x: Any, y: Any, /) -> Any:
-            out = original(x, y)
-            return out.astype("int32") if _names(x, y) == ["int8", "uint8"] else out
-
-        jnp.maximum = maximum
+        cast_on_pair(ns["jnp"], "maximum", ["int8", "uint8"], "int32")
 
 
 class LessGivesJoin(Breakage):
@@ -39,14 +28,7 @@ class LessGivesJoin(Breakage):
     breaks = "a comparison gives bool whatever its operands join to"
 
     def patch(self, ns: dict[str, Any]) -> None:
-        jnp = ns["jnp"]
-        original = jnp.less
-
-        def less(x: Any, y: Any, /) -> Any:
-            out = original(x, y)
-            return out.astype("float32") if _names(x, y) == ["float32", "int8"] else out
-
-        jnp.less = less
+        cast_on_pair(ns["jnp"], "less", ["float32", "int8"], "float32")
 
 
 class LaxAddPromotes(Breakage):
@@ -59,7 +41,7 @@ class LaxAddPromotes(Breakage):
         original = lax.add
 
         def add(x: Any, y: Any) -> Any:
-            return jnp.add(x, y) if _names(x) != _names(y) else original(x, y)
+            return jnp.add(x, y) if dtype_names(x) != dtype_names(y) else original(x, y)
 
         lax.add = add
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.breakage.x64 import Breakage
+from tests.breakage.x64 import Breakage, cast_on_pair
 
 
 def _dtypes() -> Any:
@@ -101,15 +101,7 @@ class MultiplyPromotesApart(Breakage):
     breaks = "the binary functions share the promotion rule: int8 * uint8 is int16, as int8 + uint8"
 
     def patch(self, ns: dict[str, Any]) -> None:
-        jnp = ns["jnp"]
-        original = jnp.multiply
-
-        def multiply(x: Any, y: Any, /) -> Any:
-            out = original(x, y)
-            names = sorted(str(getattr(v, "dtype", "")) for v in (x, y))
-            return out.astype("int32") if names == ["int8", "uint8"] else out
-
-        jnp.multiply = multiply
+        cast_on_pair(ns["jnp"], "multiply", ["int8", "uint8"], "int32")
 
 
 class WeakTypeLostUnderJit(Breakage):

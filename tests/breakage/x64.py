@@ -50,6 +50,25 @@ class Breakage(JaxAdapter):
         """Change JAX after it is imported."""
 
 
+def dtype_names(*xs: Any) -> list[str]:
+    """The operands' dtype names, sorted (a Python scalar by its type's name): how a breakage tells
+    the operands it breaks from those it leaves to JAX."""
+    return sorted(str(getattr(x, "dtype", type(x).__name__)) for x in xs)
+
+
+def cast_on_pair(module: Any, name: str, pair: list[str], dtype: str) -> None:
+    """Replace module.<name>, a function of two operands, by one that casts its result to dtype where
+    the operands' dtype names (sorted) are pair, and is JAX's function everywhere else."""
+    original = getattr(module, name)
+
+    def broken(x: Any, y: Any, /) -> Any:
+        out = original(x, y)
+        return out.astype(dtype) if dtype_names(x, y) == pair else out
+
+    broken.__name__ = broken.__qualname__ = name
+    setattr(module, name, broken)
+
+
 def _dtypes_module() -> Any:
     from jax._src import dtypes
 

@@ -11,11 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from tests.breakage.x64 import Breakage
-
-
-def _names(*xs: Any) -> list[str]:
-    return sorted(str(getattr(x, "dtype", type(x).__name__)) for x in xs)
+from tests.breakage.x64 import Breakage, dtype_names
 
 
 class CumsumPromotesInts(Breakage):
@@ -31,7 +27,7 @@ class CumsumPromotesInts(Breakage):
 
         def cumsum(a: Any, *args: Any, **kwargs: Any) -> Any:
             out = original(a, *args, **kwargs)
-            return out.astype(jnp.sum(a).dtype) if _names(a) == ["int8"] else out
+            return out.astype(jnp.sum(a).dtype) if dtype_names(a) == ["int8"] else out
 
         jnp.cumsum = cumsum
 
