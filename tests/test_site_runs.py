@@ -217,6 +217,20 @@ def test_a_bundle_is_named_jsonl_and_kept_unless_forced(tmp_path: Path) -> None:
     assert taken.read_text() == ""
 
 
+def test_a_run_joined_from_shards_lists_its_parts(tmp_path: Path) -> None:
+    """The reference adapter (no second release needed): two shards of one mode, one run in Runs."""
+    specs = write_specs(tmp_path)
+    out = tmp_path / "S"
+    argv = ["--adapter", "reference", "--specs", str(specs), "--modes", "off-warn", "--shards", "2"]
+    proc = cli("run", *argv, "--out", str(out))
+    assert (out / "index.html").is_file(), proc.stdout + proc.stderr
+    [info] = build_site([out], tmp_path / "site").model.runs
+    assert sorted(p.shard for p in info.parts) == ["1/2", "2/2"] and info.shard == ""
+    assert info.status == "complete" and info.run_id.startswith("merged-")
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "2 parts:" in page and f'href="#run-{info.run_id}"' in page
+
+
 # ---------------------------------------------------------------- in the browser
 
 CHROMIUM = shutil.which("chromium")
