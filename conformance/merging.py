@@ -31,6 +31,7 @@ from jax_conformance.records import (
     RunDescription,
     RunHeader,
     is_item_record,
+    load_runs,
     tally,
 )
 
@@ -279,3 +280,24 @@ def write_runs(runs: Sequence[Run], target: Path) -> int:
         writer.close()
     staged.replace(target)
     return written
+
+
+def check_bundle(bundle: Path, force: bool) -> None:
+    """`run --bundle FILE` before any work: a .jsonl file, not over an existing one without --force
+    (`UsageError`, one line)."""
+    if bundle.suffix != ".jsonl":
+        raise UsageError(
+            f"--bundle {bundle}: name it *.jsonl (report and merge read every *.jsonl they are given)"
+        )
+    if bundle.is_dir():
+        raise UsageError(f"--bundle {bundle}: is a directory; name a file")
+    if bundle.exists() and not force:
+        raise UsageError(f"--bundle {bundle} exists; pass --force to replace it")
+
+
+def write_bundle(results: Sequence[Path], bundle: Path) -> tuple[int, int]:
+    """A run's results as one self-describing file to hand on (`run --bundle`): its runs merged
+    (shards joined, each cell once), each after its description record. Returns (runs, records)."""
+    merged = merge_runs(load_runs(results))
+    bundle.parent.mkdir(parents=True, exist_ok=True)
+    return len(merged.runs), write_runs(merged.runs, bundle)

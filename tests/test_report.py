@@ -267,15 +267,14 @@ def test_two_releases_give_a_release_table_and_a_comparison(tmp_path: Path) -> N
     ]  # release order, not text order
     [table] = model.compat
     assert table.versions == ["0.4.30", "0.10.2"]
-    page = compat_json(
-        table, model
-    )  # per row: case index, a letter per release, the first release it holds
-    rows = {model.cases[ci].id: (statuses, first) for ci, statuses, first in page["rows"]}
-    assert rows["t.fixed"] == ("FH", "0.10.2")
-    assert rows["t.broke"] == ("HF", "0.4.30")
-    assert rows["t.same"] == ("HH", "0.4.30")
-    assert rows["t.new"] == ("-H", "0.10.2")
-    assert rows["t.na"] == ("NH", "0.10.2")
+    # per row: case index, a letter per release, the first release it holds, the first it changed in
+    page = compat_json(table, model)
+    rows = {model.cases[ci].id: tuple(rest) for ci, *rest in page["rows"]}
+    assert rows["t.fixed"] == ("FH", "0.10.2", "0.10.2")
+    assert rows["t.broke"] == ("HF", "0.4.30", "0.10.2")
+    assert rows["t.same"] == ("HH", "0.4.30", "")
+    assert rows["t.new"] == ("-H", "0.10.2", "")  # not run in 0.4.30: nothing to change from
+    assert rows["t.na"] == ("NH", "0.10.2", "0.10.2")
     # rows that differ between releases come first
     order = [model.cases[ci].id for ci, *_ in page["rows"]]
     assert order.index("t.same") > max(order.index(c) for c in ("t.fixed", "t.broke", "t.na"))

@@ -29,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "results",
         nargs="+",
         metavar="RESULTS",
-        help="result files (JSON lines from --results or `jax-conformance run`); a directory means "
-        "every *.jsonl under it",
+        help="result files (JSON lines from --results, `jax-conformance run`, a `run --bundle` file "
+        "from another machine, or `merge`); a directory means every *.jsonl under it",
     )
     options.add_out(
         parser,

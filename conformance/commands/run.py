@@ -32,6 +32,7 @@ from jax_conformance.flag_table import modes_for
 from jax_conformance.launch import rundir, service
 from jax_conformance.launch.scheduler import Engine, ModeProcess, pytest_options
 from jax_conformance.launch.service import merge_modes, run_modes, stopped_status
+from jax_conformance.merging import check_bundle, write_bundle
 from jax_conformance.mode import STRICT_AREAS, STRICT_MODES, Mode, counted_modes, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
 from jax_conformance.spec.expectations import DEFAULT_DIR, files_for, ratchet, ratchet_target
@@ -115,7 +116,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"with {rundir.REPORTS / rundir.LATEST} pointing at it)",
     )
     parser.add_argument(
-        "--force", action="store_true", help="let --out replace the run a directory already holds"
+        "--force",
+        action="store_true",
+        help="let --out replace the run a directory already holds (and --bundle a file)",
     )
     parser.add_argument(
         "--expectations",
@@ -150,6 +153,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="time limit per case unless the spec sets one (above 0)",
     )
     parser.add_argument("--no-report", action="store_true", help="write results only")
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        metavar="FILE",
+        help="also write the run's results as one self-describing file (*.jsonl: every mode, each "
+        "run's description first, shards joined) to hand on: `jax-conformance report` takes it "
+        "with other runs' bundles and directories",
+    )
     parser.add_argument(
         "--no-compile-cache",
         action="store_true",
@@ -401,6 +412,8 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, list[Mode]], list[st
             raise UsageError(f"--baseline {path}: no such file or directory")
     if args.out is not None:
         rundir.explicit_out(args.out, args.force)
+    if args.bundle is not None:
+        check_bundle(args.bundle, args.force)
     service.check_engine(args.engine, args.address)
     if len(args.jax) > 1:
         raise UsageError("--jax: run judges one JAX build (compat runs several side by side)")
@@ -597,6 +610,11 @@ def _run(
                 + "".join(f"\n    {t}" for t in job.log_tail(5))
             )
     print(f"results: {merged} ({records} records; per mode in {out / 'modes'}/); {wall:.1f}s")
+    if args.bundle is not None:
+        bundled, written = write_bundle([merged], args.bundle)
+        print(
+            f"bundle: {args.bundle} ({bundled} runs, {written} records; `jax-conformance report` takes it with others)"
+        )
     if args.update_expectations and not interrupted:
         for a in adapters:
             target = update_target(a, args, expectations[a])

@@ -37,6 +37,7 @@ from jax_conformance.releases import (
     build_table,
     version_key,
 )
+from jax_conformance.report.runs import RunInfo, run_infos
 from jax_conformance.report.upcoming import (
     FlagOverview,
     UpcomingSection,
@@ -311,6 +312,7 @@ class ReportModel:
     contracts: list[CheckData] = field(
         default_factory=list
     )  # `check --report OUT`'s saved checks (Your rules)
+    runs: list[RunInfo] = field(default_factory=list)  # each run merged, described (Runs section)
 
     @property
     def records(self) -> int:
@@ -502,6 +504,7 @@ def build_model(
         upcoming=upcoming_sections(columns, cases, cells),
         flags=flag_overview(columns),
         contracts=load_checks(checks) if checks is not None else [],
+        runs=run_infos(runs),
     )
 
 

@@ -258,7 +258,8 @@ class CompatJSON(TypedDict):
 
     adapter: str
     releases: list[str]
-    rows: list[list[int | str]]  # [case index, a status letter per release, first release it holds]
+    # [case index, a status letter per release, first release it holds, first release it changed in]
+    rows: list[list[int | str]]
 
 
 class TableJSON(TypedDict):
@@ -296,7 +297,8 @@ class PagePayload(TypedDict):
 
 def compat_json(table: ReleaseTable, model: ReportModel) -> CompatJSON:
     """One behaviour x release table for the page: per row the case's index, a letter per release, the
-    first release it holds."""
+    first release it holds and the first whose verdict, expect block or observed behaviour differs
+    from the release before it ("" where none does)."""
     index = {c.id: c.index for c in model.cases}
     order = table.versions
     return {
@@ -307,6 +309,7 @@ def compat_json(table: ReleaseTable, model: ReportModel) -> CompatJSON:
                 index[r.case],
                 "".join(STATUS_CODES[r.cells[v]] for v in order),
                 r.first(HOLDS, order) or "",
+                next(iter(r.changed_in(order)), ""),
             ]
             for r in table.rows
         ],

@@ -252,12 +252,33 @@
 
   // ------------------------------------------------------------ tables
 
-  // A table's cells as a row x column grid per column of the report (each mode), drawn when opened.
+  // A table's cells as a row x column grid per column of the report (each mode), drawn when opened. Over
+  // several releases, one release's grids at a time (the newest first; a select picks another), so a
+  // merge of dozens of releases draws a mode's worth of grids, not hundreds.
   function renderTableGrids(box) {
     if (box.dataset.drawn) return;
     box.dataset.drawn = "1";
     const table = D.tables[Number(box.dataset.table)];
     const cols = D.columns.map((c, i) => i).filter((c) => table.members.some((m) => D.grid[m][c] !== "-"));
+    const releases = [...new Set(cols.map((c) => D.columns[c].adapter + " " + D.columns[c].version))];
+    const grids = el("div", { class: "grids" });
+    const draw = (release) => drawTableGrids(grids, table, cols.filter((c) => D.columns[c].adapter + " " + D.columns[c].version === release));
+    if (releases.length > 1) {
+      const label = el("label", { class: "grid-release" }, "Release ");
+      const select = el("select", { class: "grid-release-select" });
+      releases.forEach((r) => select.appendChild(el("option", { value: r }, r)));
+      select.value = releases[releases.length - 1];
+      select.addEventListener("change", () => draw(select.value));
+      label.appendChild(select);
+      box.appendChild(label);
+    }
+    box.appendChild(grids);
+    if (releases.length > 1) draw(releases[releases.length - 1]);
+    else drawTableGrids(grids, table, cols);
+  }
+
+  function drawTableGrids(box, table, cols) {
+    box.replaceChildren();
     for (const c of cols) {
       const s = summarise(table.members, c);
       const fig = el("figure", { class: "tgrid-box", "data-column": String(c) });
@@ -313,40 +334,84 @@
 
   // ------------------------------------------------------------ behaviour x release
 
+  // A case's status over some columns (report.js's twin of releases.status_over_modes): H, F, P, N or "-".
+  function statusOver(ci, cols) {
+    let seen = 0, applicable = 0, holding = 0;
+    for (const c of cols) {
+      const code = D.grid[ci][c];
+      if (code === "-") continue;
+      seen += 1;
+      if (code === "n" || code === "s") continue;
+      applicable += 1;
+      if (code === "p" || code === "X") holding += 1;
+    }
+    if (!seen) return "-";
+    if (!applicable) return "N";
+    return holding === applicable ? "H" : holding === 0 ? "F" : "P";
+  }
+
+  // The release table's columns: per release (over every mode and backend, as the data has it), or per
+  // release and mode, or per release and backend (computed here from the case x column grid).
+  function compatColumns(t, split) {
+    const out = [];
+    t.releases.forEach((r, k) => {
+      const cols = D.columns.map((c, i) => i).filter((i) => D.columns[i].adapter === t.adapter && D.columns[i].version === r);
+      const keys = split ? [...new Set(cols.map((i) => D.columns[i][split]))].sort() : [null];
+      for (const key of keys) {
+        out.push({ release: r, k, key, cols: key === null ? cols : cols.filter((i) => D.columns[i][split] === key) });
+      }
+    });
+    return out;
+  }
+
   function renderCompat() {
     const box = document.getElementById("compat");
     if (!box) return;
     box.replaceChildren();
+    const split = (document.getElementById("compat-split") || {}).value || "";
     const wanted = new Set(state.rows.flatMap((i) => (i < 0 ? D.tables[-1 - i].members : [i])));
     D.compat.forEach((t, n) => {
       const rows = t.rows.filter((r) => wanted.has(r[0]));
       const page = state.compatPage[n] || 0;
+      const columns = compatColumns(t, split);
       box.appendChild(el("h3", null, t.adapter + ": " + t.releases.length + " releases, " + rows.length + " cases"));
-      const table = el("table", { class: "compat", "data-adapter": t.adapter });
+      const scroll = el("div", { class: "table-scroll" });
+      const table = el("table", { class: "compat", "data-adapter": t.adapter, "data-split": split || "release" });
+      const head = el("thead");
       const hr = el("tr");
-      hr.appendChild(el("th", null, "case"));
-      t.releases.forEach((r) => hr.appendChild(el("th", null, r)));
-      hr.appendChild(el("th", null, "first holds in"));
-      table.appendChild(el("thead")).appendChild(hr);
+      hr.appendChild(el("th", split ? { rowspan: "2" } : null, "case"));
+      const sub = el("tr");
+      t.releases.forEach((r) => {
+        const span = columns.filter((c) => c.release === r).length;
+        hr.appendChild(el("th", split ? { colspan: String(span), class: "release" } : { class: "release" }, r));
+      });
+      if (split) columns.forEach((c) => sub.appendChild(el("th", { class: "sub", title: c.release + " " + c.key }, c.key)));
+      hr.appendChild(el("th", split ? { rowspan: "2" } : null, "first holds in"));
+      hr.appendChild(el("th", split ? { rowspan: "2", title: "the first release whose verdict, expect block or observed behaviour differs from the release before it" } : { title: "the first release whose verdict, expect block or observed behaviour differs from the release before it" }, "first changed in"));
+      head.appendChild(hr);
+      if (split) head.appendChild(sub);
+      table.appendChild(head);
       const body = el("tbody");
-      // Which columns measured each release, for the cell's hover text (built here, not shipped in data.js).
-      const byRelease = t.releases.map((r) => D.columns.map((c, i) => i).filter((i) => D.columns[i].adapter === t.adapter && D.columns[i].version === r));
-      for (const [ci, statuses, first] of rows.slice(page * PAGE, (page + 1) * PAGE)) {
-        const titles = byRelease.map((cols, k) => t.releases[k] + ": " + cols.filter((c) => D.grid[ci][c] !== "-")
-          .map((c) => D.columns[c].backend + " " + D.columns[c].mode + " " + outcomeName(D.grid[ci][c])).join(", "));
+      for (const [ci, statuses, first, changed] of rows.slice(page * PAGE, (page + 1) * PAGE)) {
         const tr = el("tr", { "data-case": D.cases[ci][0] });
         const th = el("th", { class: "case-col" });
         th.appendChild(el("a", { href: caseHref(D.cases[ci][0]) }, D.cases[ci][0]));
         tr.appendChild(th);
-        [...statuses].forEach((s, k) => {
+        for (const c of columns) {
+          const s = split ? statusOver(ci, c.cols) : statuses[c.k];
           const [word, sym] = STATUS[s] || [s, s];
-          tr.appendChild(el("td", { class: "st st-" + (s === "-" ? "missing" : s), title: titles[k] || t.releases[k] + ": " + word }, sym));
-        });
+          // the hover text: which columns measured it there and how (built here, not shipped in data.js)
+          const seen = c.cols.filter((i) => D.grid[ci][i] !== "-")
+            .map((i) => D.columns[i].backend + " " + D.columns[i].mode + " " + outcomeName(D.grid[ci][i])).join(", ");
+          tr.appendChild(el("td", { class: "st st-" + (s === "-" ? "missing" : s), "data-release": c.release, title: c.release + ": " + (seen || word) }, sym));
+        }
         tr.appendChild(el("td", { class: "first" }, first || "—"));
+        tr.appendChild(el("td", { class: "changed" }, changed || "—"));
         body.appendChild(tr);
       }
       table.appendChild(body);
-      box.appendChild(table);
+      scroll.appendChild(table);
+      box.appendChild(scroll);
       const pager = el("div", { class: "pager" });
       box.appendChild(pager);
       renderPager(pager, rows.length, page, (p) => { state.compatPage[n] = p; renderCompat(); });
@@ -567,6 +632,8 @@
   });
   fillSelects();
   renderLegend();
+  const split = document.getElementById("compat-split");
+  if (split) split.addEventListener("change", () => { for (const k of Object.keys(state.compatPage)) state.compatPage[k] = 0; renderCompat(); });
   for (const input of Object.values(f)) input.addEventListener(input.tagName === "INPUT" ? "input" : "change", applyFilters);
   function closeDetail() {
     history.replaceState(null, "", location.pathname + location.search);
