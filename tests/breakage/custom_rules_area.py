@@ -93,6 +93,8 @@ RULE_BREAKAGES = (
             "python-control-flow-values",
         )
         + _ids(V_OPT, "nondiff-argnums-under-checkpoint")
+        + _ids(J_ND, "nondiff-under-remat")
+        + _ids(V_TM, "custom-gradient-under-checkpoint")
         + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out")
         + _ids(V_NV, "float-nondiff-under-remat")
         + _ids(
