@@ -48,6 +48,11 @@ ERROR_FLOAT64 = (
     "jax_enable_x64 or allow_explicit_x64_dtypes configuration options.See "
     "https://github.com/jax-ml/jax#current-gotchas for more."
 )
+STRICT = (
+    "Input dtypes ('float32', 'int32') have no available implicit dtype promotion path when "
+    "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output type, or set "
+    "jax_numpy_dtype_promotion=standard."
+)
 ENV_INVALID = "invalid truth value '2' for environment 'JAX_ENABLE_X64'"
 
 # Documented/tested blocks known to be weak under the check, not yet rewritten (case, block): each
@@ -150,6 +155,40 @@ def test_refusal_patterns_without_a_truncation_guard_are_weak() -> None:
     assert blocks["guarded"].status == "strong"
     assert blocks["warn-plain"].status == "weak"
     assert "truncate" in {t.kind for t in blocks["warn-plain"].let_through}
+
+
+def test_advice_a_pattern_pins_is_reworded_too() -> None:
+    """A pattern that runs on into the advice pins it: the rewordings reach as far as its match (so
+    `desired (?:input|output) type` is weak); a pattern that stops in the statement leaves the advice
+    alone."""
+    raised = {"raised": {"type": "TypePromotionError", "message": STRICT}}
+    statement = (
+        r"^Input dtypes \('float32', 'int32'\) have no available implicit dtype promotion path "
+        r"when jax_numpy_dtype_promotion=strict\b"
+    )
+    loose_advice = (
+        statement + r"\. Try explicitly casting inputs to the desired (?:input|output) type\b"
+    )
+    tight_advice = statement + r"\. Try explicitly casting inputs to the desired output type\b"
+    blocks = {
+        b.case: b
+        for b in check_records(
+            [
+                _record(case, {"raises": {"type": "E", "match": pattern}}, raised)
+                for case, pattern in (
+                    ("statement", statement),
+                    ("loose-advice", loose_advice),
+                    ("tight-advice", tight_advice),
+                )
+            ]
+        )
+    }
+    assert blocks["statement"].status == "strong"
+    assert blocks["loose-advice"].status == "weak"
+    assert blocks["loose-advice"].let_through[0].what == "output -> input"
+    assert blocks["tight-advice"].status == "strong"
+    assert blocks["tight-advice"].tried > blocks["statement"].tried
+    assert not any("desired input type" in r.text for r in rewordings(STRICT))
 
 
 def test_statement_stops_at_the_advice() -> None:

@@ -10,7 +10,8 @@ reason and what it lets through.
 
 The rewordings (`rewordings`), each a change of meaning, made in the message's *statement*: its
 first line without the sentences of advice that follow (`See ...`, `To enable ...`, `Consider ...`),
-and never inside a URL, a path, an address or a version:
+unless the block's pattern runs on into that advice (it pins it: the rewordings then reach as far
+as the pattern's match, `pinned_end`), and never inside a URL, a path, an address or a version:
 
 - `dtype`: each dtype name for every other (`int64` -> `uint64`, `float64` -> `float32`, ...);
 - `name`: each public function, rule or transformation name for another (`arange` -> `zeros`,
@@ -203,9 +204,19 @@ def _structure_end(message: str, start: int, m: re.Match[str]) -> int:
     return m.end()
 
 
-def rewordings(message: str) -> list[Rewording]:
-    """Meaning-changing rewordings of `message` (never the message itself), at most MAX_REWORDINGS."""
-    within = statement_span(message)
+def pinned_end(message: str, patterns: Sequence[str]) -> int:
+    """How far into `message` the patterns that match it reach (their matches' furthest end): a
+    block whose pattern runs on into the advice pins that advice, and it is reworded too."""
+    ends = [m.end() for p in patterns if (m := re.search(p, message)) is not None]
+    return max(ends, default=0)
+
+
+def rewordings(message: str, reach: int = 0) -> list[Rewording]:
+    """Meaning-changing rewordings of `message` (never the message itself), at most MAX_REWORDINGS:
+    in its statement, and as far as `reach` (`pinned_end`) where a pattern pins the advice after it."""
+    start, end = statement_span(message)
+    line_end = message.find("\n")
+    within = (start, max(end, min(reach, len(message) if line_end < 0 else line_end)))
     masks = _masked(message)
     out: dict[str, Rewording] = {}
 
@@ -458,7 +469,7 @@ def _check_raises(
         block.misses.append(mode)  # the block does not hold on this message: nothing to reword
         return
     block.modes.append(mode)
-    for r in rewordings(message):
+    for r in rewordings(message, pinned_end(message, [pattern])):
         block.tried += 1
         if message_matches(pattern, r.text):
             block.add(LetThrough(r.kind, r.what, pattern, r.excerpt(message), mode))
@@ -492,7 +503,7 @@ def _check_warns(
         ]
         if not readers:
             continue
-        for r in rewordings(message):
+        for r in rewordings(message, pinned_end(message, readers)):
             block.tried += 1
             changed = [*warnings[:i], (cat, r.text), *warnings[i + 1 :]]
             if _warns_pass(items, changed):
