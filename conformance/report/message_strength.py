@@ -10,7 +10,8 @@ reason and what it lets through.
 
 The rewordings (`rewordings`), each a change of meaning, made in the message's *statement*: its
 first line without the sentences of advice that follow (`See ...`, `To enable ...`, `Consider ...`),
-and never inside a URL, a path, an address or a version:
+unless the block's pattern runs on into that advice (it pins it: the rewordings then reach as far
+as the pattern's match, `pinned_end`), and never inside a URL, a path, an address or a version:
 
 - `dtype`: each dtype name for every other (`int64` -> `uint64`, `float64` -> `float32`, ...);
 - `name`: each public function, rule or transformation name for another (`arange` -> `zeros`,
@@ -19,7 +20,10 @@ and never inside a URL, a path, an address or a version:
 - `not`: "not" removed (`cannot` -> `can`, `can't` -> `can`, `invalid` -> `valid`) or inserted after
   an auxiliary (`is` -> `is not`, `must` -> `must not`, `will be` -> `will not be`);
 - `swap`: the two types or structures of an "X but got Y" (two `PyTreeDef(...)` or `float32[2]`
-  tokens of one sentence) exchanged.
+  tokens of one sentence) exchanged;
+- `truncate`: a refusal made a truncation (", and will be truncated to dtype float32" put after
+  "not available" where no such clause follows) and a truncation made a refusal (the clause taken
+  out): the difference between x64's warn and error modes, which no other rewording makes.
 
 Pure functions over records: `check_records` (what `mutate` and the tests call), `rewordings`.
 """
@@ -132,6 +136,11 @@ _MASK = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+(?=[A-Z`'\"])")
 _STRUCTURE = re.compile(r"\b\w+\[[\d, ]*\]|PyTreeDef\(")
+# x64's warn-mode clause, and the refusal it follows: "is not available, and will be truncated to dtype int32".
+_TRUNCATION = re.compile(r", and will be truncated to dtype \w+")
+_UNAVAILABLE = re.compile(r"\bnot available\b(?!, and will be truncated)")
+# The 32-bit dtype a 64-bit request is truncated to (what JAX's warning names).
+_NARROW = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
 
 MAX_REWORDINGS = 400
 
@@ -195,9 +204,19 @@ def _structure_end(message: str, start: int, m: re.Match[str]) -> int:
     return m.end()
 
 
-def rewordings(message: str) -> list[Rewording]:
-    """Meaning-changing rewordings of `message` (never the message itself), at most MAX_REWORDINGS."""
-    within = statement_span(message)
+def pinned_end(message: str, patterns: Sequence[str]) -> int:
+    """How far into `message` the patterns that match it reach (their matches' furthest end): a
+    block whose pattern runs on into the advice pins that advice, and it is reworded too."""
+    ends = [m.end() for p in patterns if (m := re.search(p, message)) is not None]
+    return max(ends, default=0)
+
+
+def rewordings(message: str, reach: int = 0) -> list[Rewording]:
+    """Meaning-changing rewordings of `message` (never the message itself), at most MAX_REWORDINGS:
+    in its statement, and as far as `reach` (`pinned_end`) where a pattern pins the advice after it."""
+    start, end = statement_span(message)
+    line_end = message.find("\n")
+    within = (start, max(end, min(reach, len(message) if line_end < 0 else line_end)))
     masks = _masked(message)
     out: dict[str, Rewording] = {}
 
@@ -206,6 +225,8 @@ def rewordings(message: str) -> list[Rewording]:
         if text != message and text not in out and len(out) < MAX_REWORDINGS:
             out[text] = Rewording(kind, what, text)
 
+    for kind, what, start, end, new in _truncations(message, masks, within):
+        add(kind, what, start, end, new)
     for m in _DTYPE.finditer(message):
         if _free(m.span(), masks, within):
             for other in DTYPES:
@@ -247,6 +268,27 @@ def rewordings(message: str) -> list[Rewording]:
                 if text not in out and len(out) < MAX_REWORDINGS:
                     out[text] = Rewording("swap", f"{a} <-> {b}", text)
     return list(out.values())
+
+
+def _truncations(
+    message: str, masks: Sequence[tuple[int, int]], within: tuple[int, int]
+) -> list[tuple[str, str, int, int, str]]:
+    """The `truncate` rewordings as (kind, what, start, end, new text): a truncation clause put after
+    each "not available" that has none (to the 32-bit sibling of the first 64-bit dtype the
+    statement names, float32 if none), and each clause there taken out."""
+    named = [m.group(0) for m in _DTYPE.finditer(message, *within) if m.group(0) in _NARROW]
+    clause = f", and will be truncated to dtype {_NARROW[named[0]] if named else 'float32'}"
+    out = [
+        ("truncate", f"+{clause!r}", m.end(), m.end(), clause)
+        for m in _UNAVAILABLE.finditer(message)
+        if _free(m.span(), masks, within)
+    ]
+    out += [
+        ("truncate", f"-{m.group(0)!r}", *m.span(), "")
+        for m in _TRUNCATION.finditer(message)
+        if _free(m.span(), masks, within)
+    ]
+    return out
 
 
 # ----------------------------------------------------------------- judging a block as the worker does
@@ -427,7 +469,7 @@ def _check_raises(
         block.misses.append(mode)  # the block does not hold on this message: nothing to reword
         return
     block.modes.append(mode)
-    for r in rewordings(message):
+    for r in rewordings(message, pinned_end(message, [pattern])):
         block.tried += 1
         if message_matches(pattern, r.text):
             block.add(LetThrough(r.kind, r.what, pattern, r.excerpt(message), mode))
@@ -461,7 +503,7 @@ def _check_warns(
         ]
         if not readers:
             continue
-        for r in rewordings(message):
+        for r in rewordings(message, pinned_end(message, readers)):
             block.tried += 1
             changed = [*warnings[:i], (cat, r.text), *warnings[i + 1 :]]
             if _warns_pass(items, changed):

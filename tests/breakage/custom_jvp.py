@@ -441,3 +441,44 @@ class PullbackCotangentsWeak(BrokenJax):
             return (out[0], weak_pullback, *out[2:])
 
         jax.vjp = vjp
+
+
+class GradNotUnbroadcast(BrokenJax):
+    claim = (
+        "i37 (jax#3056): grad with respect to a scalar input that a custom_jvp broadcasts to a "
+        "larger output has the input's shape (the cotangent comes back spread over the output's "
+        "shape instead, one share per element, not summed)"
+    )
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        jnp = jax.numpy
+        widened: list[tuple[int, ...]] = []  # output shapes of custom_jvp calls on a scalar input
+
+        def record(
+            self: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> Any:
+            out = original(self, *args, **kwargs)
+            ins = [jnp.shape(a) for a in jax.tree.leaves(args)]
+            outs = [jnp.shape(o) for o in jax.tree.leaves(out)]
+            if ins == [()] and len(outs) == 1 and outs[0] != ():
+                widened.append(outs[0])
+            return out
+
+        _call_patch(cd.custom_jvp, record)
+        original_grad = jax.grad
+
+        def grad(fun: Callable[..., Any], *gargs: Any, **gkwargs: Any) -> Callable[..., Any]:
+            g = original_grad(fun, *gargs, **gkwargs)
+
+            @functools.wraps(g)
+            def spread(*args: Any, **kwargs: Any) -> Any:
+                widened.clear()
+                out = g(*args, **kwargs)
+                if not widened or jnp.shape(out) != ():
+                    return out
+                shape = widened[-1]
+                return jnp.broadcast_to(out / jnp.size(jnp.zeros(shape)), shape)
+
+            return spread
+
+        jax.grad = grad

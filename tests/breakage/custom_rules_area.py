@@ -89,8 +89,12 @@ RULE_BREAKAGES = (
             J_B,
             "grad-of-grad-differentiates-the-rule higher-order-uses-rule-when-rule-calls-f log1pexp-defjvps "
             "log1pexp-stable-grad nonlinear-rule-fails-under-grad nonlinear-rule-runs-under-jvp python-control-flow "
-            "pytree-dict-tangent pytree-namedtuple-in-dict-out sqrt-ratio-convention-at-zero",
+            "pytree-dict-tangent pytree-namedtuple-in-dict-out sqrt-ratio-convention-at-zero "
+            "python-control-flow-values",
         )
+        + _ids(V_OPT, "nondiff-argnums-under-checkpoint")
+        + _ids(J_ND, "nondiff-under-remat")
+        + _ids(V_TM, "custom-gradient-under-checkpoint")
         + _ids(V_B, "fixed-point-grad-and-grad-of-grad pytree-namedtuple-in-dict-out")
         + _ids(V_NV, "float-nondiff-under-remat")
         + _ids(
@@ -247,7 +251,7 @@ RULE_BREAKAGES = (
         + _ids(
             J_CL,
             "jit-tracer-primal jit-tracer-rule-used vmap-tracer-rule-used vmap-tracer-jvp "
-            "jax-test-jvp3-closed-over-vmap-tracer",
+            "jax-test-jvp3-closed-over-vmap-tracer jax-test-vmap-closed-over-prng-key",
         ),
         f"{V_CL}.grad-wrt-argument-still-works",
     ),
@@ -574,6 +578,18 @@ RULE_BREAKAGES = (
         "BwdTreeRebuiltWithNones",
         _ids(V_TM, "bwd-pytree-need-not-accept-nones"),
         f"{V_TM}.custom-gradient",
+    ),
+    # issue 37: the custom-rule corners (a dict argument's cotangents, unbroadcasting)
+    _rule(
+        "BwdPytreeLeavesReversed",
+        _ids(V_TM, "remat-pytree-arg"),
+        f"{V_RO}.fwd-pair-works",
+    ),
+    _rule(
+        "GradNotUnbroadcast",
+        _ids(J_CL, "unbroadcasting-grad-shape"),
+        f"{J_CL}.vmap-tracer-rule-used",
+        "custom_jvp",
     ),
     # issue 24, part 4: the gradient family (dtype and weak type over dtypes and transforms)
     _rule(

@@ -680,3 +680,23 @@ class DisableBwdChecksIgnored(BrokenJax):
             return real(name, value)
 
         jax.config.update = update
+
+
+class BwdPytreeLeavesReversed(BrokenJax):
+    claim = (
+        "5 (i37): bwd's cotangent for a pytree argument goes to that argument's leaves by "
+        "structure (the leaves of each argument's cotangent are matched in reverse instead: a "
+        "dict's 'a' gets 'b''s)"
+    )
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        def reverse_leaves(ct: Any) -> Any:
+            leaves, tree = jax.tree.flatten(ct)
+            return jax.tree.unflatten(tree, leaves[::-1]) if len(leaves) > 1 else ct
+
+        def change(out: Any, seen: list[Any]) -> Any:
+            if isinstance(out, (tuple, list)):
+                return type(out)(reverse_leaves(ct) for ct in out)
+            return out
+
+        _wrap_bwd_output(cd, change)

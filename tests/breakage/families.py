@@ -2,7 +2,8 @@
 
 One adapter per family, each flipping the family's rule wherever the spec's code reaches it:
 NumPy values enter JAX weakly typed; jnp.array / jnp.asarray give the opposite weak flag; the
-operations of the weak-kept family (and repr) give the opposite weak flag. The patches target
+operations of the weak-kept family (and repr) give the opposite weak flag; x + x of a strong x
+comes out weak. The patches target
 JAX 0.10.2 internals (`jax._src.core.pytype_aval_mappings`, `jax._src.numpy.indexing`,
 `jax._src.lax.lax._convert_element_type`); they are test fixtures, not a model of JAX.
 """
@@ -98,6 +99,33 @@ class StrictContextIgnored(Breakage):
 
     def patch(self, ns: dict[str, Any]) -> None:
         ns["jax"].numpy_dtype_promotion = lambda value: contextlib.nullcontext()
+
+
+class EqualStrongOperandsWeak(Breakage):
+    """The join of strongly typed operands that all have one dtype is called weak (dtypes.
+    lattice_result_type): x + x of a strong x, bool included, comes out weakly typed, under
+    standard and strict promotion alike; weak operands are JAX's."""
+
+    breaks = "a strong value with strong values of its dtype stays strong (bool is never weak)"
+
+    def patch(self, ns: dict[str, Any]) -> None:
+        from jax._src import dtypes
+
+        original = dtypes.lattice_result_type
+
+        def lattice_result_type(*args: Any) -> Any:
+            dt, weak = original(*args)
+            operands = [a for a in args if hasattr(a, "weak_type")]
+            if (
+                operands
+                and len(operands) == len(args)
+                and len({str(a.dtype) for a in operands}) == 1
+                and not any(a.weak_type for a in operands)
+            ):
+                weak = True
+            return dt, weak
+
+        dtypes.lattice_result_type = lattice_result_type
 
 
 STRICT_FUNCTIONS = ("mean", "var", "std", "nanmean", "median", "sum", "prod", "cumsum", "average")

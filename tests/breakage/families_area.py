@@ -9,8 +9,9 @@ the rest are its controls:
 - jnp.array inference: every cell but a bool input (JAX never makes a weak bool) and a weak array
   input (made by the broken jnp.asarray itself, then flipped back);
 - weak under strict (the context manager ignored): every weak cell under strict whose dtype is not
-  its kind's default; (promotion.py's EqualWeakOperandsStrong) every weak cell but bool; a strong
-  x + x (30 cells) no breakage here changes; strict functions (ignored context): every cell whose expected outcome is a
+  its kind's default; (promotion.py's EqualWeakOperandsStrong) every weak cell but bool; (equal
+  strong operands called weak) every strong cell, bool included (the weak cells its controls);
+  strict functions (ignored context): every cell whose expected outcome is a
   refusal (average with mixed weights); (strict functions flipped): every cell;
 - weak kept: every cell but those whose result is bool (a bool input's repr is caught: the broken
   repr calls it weak).
@@ -91,6 +92,7 @@ MIXED_WEIGHTS = _split(
     "strict_functions.cells.json",
     lambda c: any("raises" in block for block in c["expect"]),
 )
+STRONG_FLAG = _split("weak-strict", "weak_strict.cells.json", lambda c: "|strong|" in c["id"])
 STRICT_FUNCTIONS = _split("strict-functions", "strict_functions.cells.json", lambda c: True)
 CONTEXT = f"{CASE}.strict-context-manager"
 
@@ -111,6 +113,7 @@ FAMILIES_AREA = Area(
             (CONTEXT, *WEAK_STRICT[0], *MIXED_WEIGHTS[0]),
             WEAK_STRICT[1] + MIXED_WEIGHTS[1],
         ),
+        Breakage("tests.breakage.families:EqualStrongOperandsWeak", OFF_WARN, *STRONG_FLAG),
         Breakage("tests.breakage.families:StrictFunctionsFlipped", OFF_WARN, STRICT_FUNCTIONS[0]),
         # promotion.py's: weak x + weak x of one dtype called strong (both promotions)
         Breakage("tests.breakage.promotion:EqualWeakOperandsStrong", OFF_WARN, *WEAK_FLAG),
