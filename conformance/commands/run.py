@@ -35,7 +35,7 @@ from jax_conformance.launch.service import merge_modes, run_modes, stopped_statu
 from jax_conformance.mode import STRICT_AREAS, STRICT_MODES, Mode, counted_modes, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
 from jax_conformance.spec.expectations import DEFAULT_DIR, files_for, ratchet, ratchet_target
-from jax_conformance.text import cut
+from jax_conformance.text import cut, plural
 from jax_conformance.usage import (
     check_adapter,
     check_expression,
@@ -284,10 +284,6 @@ def summary_table(rows: list[SummaryRow]) -> str:
         ).rstrip()
 
     return "\n".join([fmt(heads), "  ".join("-" * w for w in widths), *map(fmt, body)])
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
 
 
 def unexpected_cases(
