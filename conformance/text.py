@@ -59,6 +59,12 @@ def exit_fields(returncode: int | None) -> dict[str, int | str]:
     return {"exit_status": returncode}
 
 
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`1 spec error`, `2 spec errors`, `0 mode processes` (`words`: a plural that is not `word`+s):
+    a counted word agrees with its count."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
 def percent(part: int, whole: int) -> str:
     """`part` of `whole` as a percentage to one decimal, never rounded up to 100.0% while a part is
     missing nor down to 0.0% while there is one ("n/a" of nothing)."""

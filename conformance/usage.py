@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_conformance.errors import UsageError
+from jax_conformance.text import plural
 
 if TYPE_CHECKING:
     from _pytest.mark.expression import Expression
@@ -209,7 +210,7 @@ def check_specs_load(paths: list[Path], option: str = "--specs") -> None:
     if broken:
         errors = [e for b in broken for e in b.errors]
         more = (
-            f" ({len(errors) - 1} more in {len(broken)} file(s): jax-conformance lint "
+            f" ({len(errors) - 1} more in {plural(len(broken), 'file')}: jax-conformance lint "
             f"{' '.join(map(str, paths))})"
             if len(errors) > 1
             else ""

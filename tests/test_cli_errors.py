@@ -36,6 +36,9 @@ cases:
 # A user's spec with a typo'd key (`valeu`) on line 12: refused before any mode process starts.
 TYPO = SPEC.replace("        dtype: int32", "        dtype: int32\n        valeu: [0, 1, 2]")
 
+# A required key misspelt (`expct`, line 9): the typo is the problem, not the key it leaves missing.
+MISSPELT = SPEC.replace("    expect:", "    expct:")
+
 # (subcommand and its arguments, words the one line must hold). {SPECS}: a directory with a spec;
 # {EMPTY}: an empty directory; {RESULTS}: a results file; {FINISHED}: a directory holding a finished run.
 ROWS: list[tuple[str, str]] = [
@@ -169,6 +172,8 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (specs / "cli.yaml").write_text(textwrap.dedent(SPEC).lstrip())
     (root / "typo" / "demo").mkdir(parents=True)
     (root / "typo" / "demo" / "typo.yaml").write_text(textwrap.dedent(TYPO).lstrip())
+    (root / "misspelt" / "demo").mkdir(parents=True)
+    (root / "misspelt" / "demo" / "typo.yaml").write_text(textwrap.dedent(MISSPELT).lstrip())
     (root / "empty").mkdir()
     results = root / "results.jsonl"
     results.write_text(
@@ -195,6 +200,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "SPECS": root / "specs",
         "TYPO": root / "typo",
+        "MISSPELT": root / "misspelt",
         "EMPTY": root / "empty",
         "RESULTS": results,
         "FINISHED": finished,
@@ -235,3 +241,50 @@ def test_a_usage_error_is_one_line_exit_2_and_starts_nothing(
     # nothing written: no reports/ here, no change where the inputs are
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
     assert snapshot(places["SPECS"].parent) == before
+
+
+def test_a_misspelt_key_is_named_whole_at_its_line_with_every_key_allowed(
+    places: dict[str, Path], tmp_path: Path
+) -> None:
+    """The one line names the typo at its own line, the key it is likely meant to be, and the
+    keys a case takes, whole (the required key it leaves missing is the same problem, not the
+    first of two)."""
+    from jax_conformance.spec.schema import schema
+
+    case_keys = sorted(schema()["$defs"]["case"]["properties"])
+    proc = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", "run", "--specs", str(places["MISSPELT"])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+    assert proc.stderr == (
+        f"jax-conformance run: --specs: {places['MISSPELT']}/demo/typo.yaml:9: SCHEMA .cases[0]: "
+        f"unknown key 'expct' (did you mean 'expect'?; allowed: {', '.join(case_keys)})\n"
+    )
+
+
+def test_a_spec_error_line_after_a_run_is_whole(places: dict[str, Path], tmp_path: Path) -> None:
+    """A spec that fails inside a mode process (a file loading in one mode only, say) is listed
+    after the table by its first line, whole: a list of the keys allowed is never cut midway."""
+    from jax_conformance.commands.run import SHOWN_LINE_CHARS, unexpected_cases
+    from jax_conformance.errors import SpecFileErrors
+    from jax_conformance.launch.scheduler import ModeProcess
+    from jax_conformance.mode import Mode
+    from jax_conformance.records import encode
+    from jax_conformance.spec.loader import load_spec
+
+    spec = places["MISSPELT"] / "demo" / "typo.yaml"
+    with pytest.raises(SpecFileErrors) as broken:
+        load_spec(spec)
+    message = str(broken.value)
+    assert len(message) > SHOWN_LINE_CHARS  # long enough to have been cut
+    record = {"record": "case", "case": "<demo/typo.yaml>", "outcome": "error", "spec_error": True}
+    results = tmp_path / "results.jsonl"
+    results.write_bytes(encode({**record, "message": message}))
+    job = ModeProcess("jax", Mode.from_slug("off-warn"), results, tmp_path / "log")
+    job.tail.poll()
+    [line] = unexpected_cases([job], spec_errors=True)
+    assert line == f"ERROR    <demo/typo.yaml> [jax off-warn] {message}", line

@@ -734,11 +734,28 @@ def test_a_cached_environment_runs_this_checkouts_harness(tmp_path: Path) -> Non
     which may lack a module this one runs: `adapters/jax/as_of.py`) gets this checkout's harness
     when it is reused; the release's JAX is not installed again."""
     assert CHECKOUT is not None
+    path = _foreign_env(tmp_path)
+    env = envs.ensure_env("0.8.0", tmp_path, sys.executable, "cpython-3.11.7")
+    assert env.ok and env.cached, env.reason
+    where = subprocess.run(
+        [str(env.python), "-c", "import jax_conformance; print(jax_conformance.__file__)"],
+        capture_output=True,
+        text=True,
+        env=envs.clean_environ(path),
+        check=True,
+    )
+    assert where.stdout.strip() == str(CHECKOUT / "conformance" / "__init__.py")
+    assert envs.harness_root(env) == CHECKOUT / "conformance"
+
+
+def _foreign_env(cache: Path) -> Path:
+    """A cached, ready environment for 0.8.0 (a venv with setuptools, no JAX) whose harness is not
+    this checkout's: none is installed, as after another checkout's or an older layout's build."""
     uv = envs.uv_binary()
     if uv is None:
         pytest.skip("uv is not installed")
     pins = envs.pins_for("0.8.0")
-    path = tmp_path / "envs" / f"jax-0.8.0-{envs.env_key('0.8.0', pins, 'cpython-3.11.7')}"
+    path = cache / "envs" / f"jax-0.8.0-{envs.env_key('0.8.0', pins, 'cpython-3.11.7')}"
     made = subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(path)], check=False)
     tools = subprocess.run(
         [
@@ -756,14 +773,42 @@ def test_a_cached_environment_runs_this_checkouts_harness(tmp_path: Path) -> Non
     if made.returncode or tools.returncode:
         pytest.skip("uv could not make a venv with setuptools offline")
     (path / envs.MARKER).write_text(json.dumps({"versions": {"jax": "0.8.0"}}))
-    env = envs.ensure_env("0.8.0", tmp_path, sys.executable, "cpython-3.11.7")
-    assert env.ok and env.cached, env.reason
-    where = subprocess.run(
-        [str(env.python), "-c", "import jax_conformance; print(jax_conformance.__file__)"],
-        capture_output=True,
-        text=True,
-        env=envs.clean_environ(path),
-        check=True,
-    )
-    assert where.stdout.strip() == str(CHECKOUT / "conformance" / "__init__.py")
-    assert envs.harness_root(env) == CHECKOUT / "conformance"
+    return path
+
+
+# Reuses the cached environment from a process of its own once both processes are ready.
+REUSE_AT_ONCE = """
+import sys, time
+from pathlib import Path
+from jax_conformance.compat import envs
+cache, me, other = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+me.touch()
+while not other.exists():
+    time.sleep(0.01)
+env = envs.ensure_env("0.8.0", cache, sys.executable, "cpython-3.11.7")
+print(f"ok={env.ok} {env.reason}".strip())
+"""
+
+
+def test_two_processes_reusing_one_environment_repoint_it_once(tmp_path: Path) -> None:
+    """Two runs (two checkouts sharing one cache, or one checkout twice) reuse an environment
+    whose harness is another's at the same moment: one installs this checkout's harness, under a
+    lock beside the environment; the other waits and finds it done, rather than installing over
+    it while it is being installed (and, mid-run, under the first run's mode processes)."""
+    assert CHECKOUT is not None
+    path = _foreign_env(tmp_path)
+    ready = [tmp_path / "ready-1", tmp_path / "ready-2"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", REUSE_AT_ONCE, str(tmp_path), str(me), str(other)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for me, other in (ready, ready[::-1])
+    ]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [o.strip().splitlines()[-1:] for o in outputs] == [["ok=True"]] * 2, outputs
+    log = (tmp_path / "logs" / "jax-0.8.0.log").read_text()
+    assert log.count(f"installing {CHECKOUT}\n") == 1, log
+    assert envs.harness_root(envs.Environment("0.8.0", path, [])) == CHECKOUT / "conformance"

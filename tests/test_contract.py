@@ -144,6 +144,10 @@ def test_cli_table_failure_lines_and_exit_status(tmp_path):
         "FAIL derivatives.finite-differences [off-warn] jacrev (the rule)"
     )
     assert "(contract: custom_jvp.rule_outputs.pair-works)" in fails[0]
+    # counted words agree with their count; an n/a cell says why, even by the function's kind
+    assert "check mylib_rules:triple_slope: 1 mode process (off-warn)\n" in proc.stderr
+    assert "\n1 failure (10 item x mode cells pass;" in proc.stdout
+    assert "  rule.bwd-structure [off-warn]: not for a custom_jvp function" in proc.stdout
 
 
 def test_fixture_reports_ordinary_pytest_results(pytester):

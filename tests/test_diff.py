@@ -264,3 +264,14 @@ def test_backends_of_one_adapter(tmp_path: Path) -> None:
         and "has no backend 'gpu'" in gone.stderr
         and gone.stderr.count("\n") == 1
     )
+
+
+def test_agreement_cell_never_rounds_a_difference_up_to_100_percent() -> None:
+    """9999 of 10000 programs agreeing is 99.9% (one differs), never 100.0%: `text.percent`."""
+    from jax_conformance.differential.engine import Stats
+
+    stats = Stats()
+    for verdict in ["agree"] * 9999 + ["differ"] + ["n/a"]:
+        stats.add(verdict)
+    assert stats.cell() == "99.9% (9999/10000)"
+    assert Stats().cell() == "-"

@@ -276,7 +276,8 @@ def test_broken_files_are_one_error_each_and_the_rest_runs(specdir: SpecDir, tmp
     result.stdout.fnmatch_lines_random(
         [
             "*specs/syntax.yaml:3: YAML-SYNTAX *",
-            "*specs/unknown.yaml:8: SCHEMA .cases[[]0[]].expect[[]0[]]: unknown key 'dtpye' (allowed: *)",
+            "*specs/unknown.yaml:8: SCHEMA .cases[[]0[]].expect[[]0[]]: "
+            "unknown key 'dtpye' (did you mean 'dtype'?; allowed: *)",
         ]
     )
     records = read_results(out)

@@ -9,6 +9,7 @@ share short of every cell never reads 100.0%.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +245,11 @@ def test_the_filters_see_a_tables_cells(at_1024: Any) -> None:
     assert at_1024.locator("#matrix-table tbody tr[data-case]").count() == 0
     count = at_1024.locator("#f-count").inner_text()
     assert count.startswith("1 of 32 cases") and "2 tables of 916 cells" in count, count
+
+
+def test_the_verdict_counts_docs_vs_code_as_the_section_groups_it(table_site: Path) -> None:
+    """The verdict line's figure is the section's rows (one per thing the docs say), its cases
+    beside it: 900 table cells under one sentence are 1 difference (900 cases), not 900."""
+    html = table_site.read_text()
+    verdict = re.sub(r"<[^>]+>", "", html.split('id="verdict"', 1)[1].split("</section>", 1)[0])
+    assert "· 1 docs-vs-code difference (900 cases) ·" in " ".join(verdict.split()), verdict

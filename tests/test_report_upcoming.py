@@ -418,3 +418,39 @@ def test_a_known_divergence_is_no_change_under_a_flag(tmp_path: Path) -> None:
         assert (sec.cases, sec.unchanged) == ([], 1), [c.to_json() for c in sec.cases]
         [group] = sec.groups
         assert group.sentence == f"{REFS}: no case behaves otherwise."
+
+
+def test_a_flag_whose_run_did_not_start_is_said_not_run_and_credits_nothing(
+    tmp_path: Path,
+) -> None:
+    """A run stopped before a flag's own mode started (`run --modes off-warn,+upcoming` cut short:
+    its modes are written "not started", with no case) says nothing about that flag: not "no case
+    behaves otherwise", and a case all upcoming changes is not "only in the combination"."""
+    from jax_conformance.report.upcoming import UNATTRIBUTED
+
+    from tests.test_report_layout import flagged_file
+
+    cases = {"t.demo.changes": "passed", "t.demo.same": "passed"}
+    files = [
+        flagged_file(tmp_path / "base.jsonl", cases, {}),
+        flagged_file(
+            tmp_path / "all.jsonl", {**cases, "t.demo.changes": "failed"}, {VJP3: True, BWD: True}
+        ),
+        flagged_file(tmp_path / "vjp3.jsonl", {**cases, "t.demo.changes": "failed"}, {VJP3: True}),
+        flagged_file(tmp_path / "bwd.jsonl", {}, {BWD: True}),  # not started: no case
+    ]
+    sec = section(build_model(files))
+    assert sec.modes == [f"{BASE}+{VJP3}", ALL] and sec.alone == {VJP3: f"{BASE}+{VJP3}"}
+    [changed] = sec.cases
+    assert (changed.id, changed.due_to, changed.group) == ("t.demo.changes", [VJP3], VJP3)
+    sentences = {g.name: g.sentence for g in sec.groups}
+    assert sentences[BWD] == f"{BWD}: not run alone; no case is credited to it."
+    assert sentences[VJP3].startswith(f"{VJP3}: 1 case behaves otherwise")
+    from jax_conformance.commands.report import upcoming_lines
+
+    [line] = upcoming_lines(build_model(files))
+    assert line.endswith(f"1 case behaves otherwise ({VJP3} 1, {BWD} not run alone); 1 unchanged")
+    # the case no flag run alone changes is not attributed while a flag's own run is missing
+    files[2] = flagged_file(tmp_path / "vjp3.jsonl", cases, {VJP3: True})
+    [changed] = section(build_model(files)).cases
+    assert changed.group == UNATTRIBUTED, changed.to_json()

@@ -977,7 +977,10 @@ def judge(s: Subject) -> CheckBody:
         warnings.simplefilter("always")
         for c in CHECKS:
             if s.kind not in c.item.kinds:
-                results[c.item.id] = {"status": NA, "note": f"not for a {s.kind} function"}
+                results[c.item.id] = {
+                    "status": NA,
+                    "note": f"not for a {s.kind} function (only a {' or '.join(c.item.kinds)})",
+                }
             elif not c.judged_last:
                 results[c.item.id] = attempt(s, c)
         s.warnings = [f"{w.category.__name__}: {w.message}" for w in seen]

@@ -21,6 +21,7 @@ from jax_conformance.contract.items import ITEMS
 from jax_conformance.contract.wire import Expr
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
+from jax_conformance.text import plural
 
 if TYPE_CHECKING:
     from jax_conformance.contract.engine import ContractResult
@@ -141,9 +142,10 @@ def main(args: argparse.Namespace) -> int:
     if args.releases:
         return _main_releases(args, target, start)
     refuse_misuse([target], modes[0], pythonpath=_path(args))
+    at_a_time = f", {args.jobs} at a time" if args.jobs < len(modes) else ""
     print(
-        f"jax-conformance check {args.target}: {len(modes)} mode processes ({', '.join(m.slug for m in modes)}), "
-        f"{args.jobs} at a time",
+        f"jax-conformance check {args.target}: {plural(len(modes), 'mode process', 'mode processes')} "
+        f"({', '.join(m.slug for m in modes)}){at_a_time}",
         file=sys.stderr,
     )
 
@@ -175,7 +177,7 @@ def main(args: argparse.Namespace) -> int:
             print(line)
     held = sum(1 for t in result.targets for o in t.outcomes.values() if o.status == "pass")
     print(
-        f"\n{'every item holds in every mode' if result.ok else f'{len(lines)} failure(s)'} "
+        f"\n{'every item holds in every mode' if result.ok else plural(len(lines), 'failure')} "
         f"({held} item x mode cells pass; {time.monotonic() - start:.1f}s)"
     )
     return 0 if result.ok else 1
@@ -207,8 +209,8 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
     releases = parse_releases(args.releases)
     refuse_misuse([target], contract_modes(args.modes)[0], pythonpath=_path(args))
     print(
-        f"jax-conformance check {args.target}: releases {', '.join(releases)}, {args.jobs} mode "
-        "processes at a time",
+        f"jax-conformance check {args.target}: releases {', '.join(releases)}, "
+        f"{plural(args.jobs, 'mode process', 'mode processes')} at a time",
         file=sys.stderr,
     )
     result = run_releases(

@@ -121,10 +121,16 @@ def upcoming_lines(model: ReportModel) -> list[str]:
     """The report's section "When JAX flips its upcoming defaults" in a line per base mode: cases changed per flag."""
     out = []
     for sec in model.upcoming:
-        parts = [f"{g.name} {len(g.cases)}" for g in sec.groups]
+        parts = [
+            f"{g.name} not run alone"
+            if g.is_flag and g.changed_alone is None and not g.cases
+            else f"{g.name} {len(g.cases)}"
+            for g in sec.groups
+        ]
         out.append(
             f"upcoming defaults ({sec.adapter} {sec.version} {sec.backend}, today {sec.base}): "
-            f"{len(sec.cases)} case{'s' if len(sec.cases) != 1 else ''} behave otherwise ({', '.join(parts)});"
+            f"{'1 case behaves' if len(sec.cases) == 1 else f'{len(sec.cases)} cases behave'} "
+            f"otherwise ({', '.join(parts)});"
             f" {sec.unchanged} unchanged"
         )
     return out

@@ -36,7 +36,7 @@ from jax_conformance.merging import check_bundle, write_bundle
 from jax_conformance.mode import STRICT_AREAS, STRICT_MODES, Mode, counted_modes, read_modes
 from jax_conformance.records import OUTCOMES, UNEXPECTED, tally
 from jax_conformance.spec.expectations import DEFAULT_DIR, files_for, ratchet, ratchet_target
-from jax_conformance.text import cut
+from jax_conformance.text import cut, plural
 from jax_conformance.usage import (
     check_adapter,
     check_expression,
@@ -297,10 +297,6 @@ def summary_table(rows: list[SummaryRow]) -> str:
     return "\n".join([fmt(heads), "  ".join("-" * w for w in widths), *map(fmt, body)])
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
-
-
 def unexpected_cases(
     jobs: list[ModeProcess], limit: int = 25, spec_errors: bool = False
 ) -> list[str]:
@@ -310,11 +306,10 @@ def unexpected_cases(
     for job in jobs:
         for r in job.tail.cases:
             if r["outcome"] in UNEXPECTED and bool(r.get("spec_error")) == spec_errors:
-                first = cut(
-                    (str(r.get("message") or "").strip().splitlines() or [""])[0],
-                    SHOWN_LINE_CHARS,
-                    "line",
-                )
+                first = (str(r.get("message") or "").strip().splitlines() or [""])[0]
+                # a spec error's line (`file:line: RULE message`) is the harness's, whole: its end
+                # (the keys allowed, the names known) is what to fix the spec with
+                first = first if spec_errors else cut(first, SHOWN_LINE_CHARS, "line")
                 where = " ".join(
                     str(w) for w in (job.adapter, job.mode.slug, r.get("backend")) if w
                 )  # no backend: a file

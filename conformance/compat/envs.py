@@ -378,9 +378,26 @@ def reuse_env(env: Environment, cache: Path, python: str, timeout: float = 900.0
     checkout installed its harness there, this checkout's is installed over it."""
     if not _reuse(env):
         return False
-    if CHECKOUT is not None and harness_root(env) != CHECKOUT / "conformance":
-        _repoint(env, cache, python, uv_binary(), timeout)
+    if CHECKOUT is None or harness_root(env) == CHECKOUT / "conformance":
+        return True
+    import filelock
+
+    try:
+        # one re-pointing at a time (two checkouts sharing the cache, or one run twice); whoever
+        # waited finds it done, rather than installing over an install under way
+        with filelock.FileLock(harness_lock(env), timeout=timeout):
+            if harness_root(env) != CHECKOUT / "conformance":
+                _repoint(env, cache, python, uv_binary(), timeout)
+    except filelock.Timeout:
+        env.ok = False
+        env.reason = f"another process held {harness_lock(env)} for over {timeout:.0f} s"
     return True
+
+
+def harness_lock(env: Environment) -> Path:
+    """The lock file re-pointing an environment's harness takes: beside it, so a rebuild (which
+    removes the environment's folder) leaves the lock alone."""
+    return env.path.with_name(env.path.name + ".harness.lock")
 
 
 def _reuse(env: Environment) -> bool:

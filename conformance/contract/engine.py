@@ -178,7 +178,7 @@ class ContractResult:
             for note, modes in t.said.items():
                 seen[(t.label, "checked as", note)] = modes
             for (item, mode), o in t.outcomes.items():
-                if o.status in (NA, BLOCKED) and o.note and not o.note.startswith("not for a"):
+                if o.status in (NA, BLOCKED) and o.note:
                     seen.setdefault((t.label, item, o.note), []).append(mode)
         grouped: dict[tuple[str, str, str], list[str]] = {}
         for (label, item, note), modes in seen.items():

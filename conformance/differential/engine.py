@@ -35,6 +35,7 @@ from jax_conformance.records import (
     DiffSummaryRecord,
     DiffVerdict,
 )
+from jax_conformance.text import percent
 
 if TYPE_CHECKING:  # the grammar imports Hypothesis: only where programs are drawn
     from jax_conformance.differential.grammar import Program
@@ -113,7 +114,7 @@ class Stats:
     def cell(self) -> str:
         if not self.compared:
             return "-"
-        return f"{100.0 * self.agree / self.compared:.1f}% ({self.agree}/{self.compared})"
+        return f"{percent(self.agree, self.compared)} ({self.agree}/{self.compared})"
 
     def to_json(self) -> DiffStatsJSON:
         return {

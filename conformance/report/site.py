@@ -186,6 +186,8 @@ class Headline:
     # cells whose spec is at fault (it does not load, or its own code fails): counted apart, never
     # unexpected
     spec_errors: int = 0
+    # the docs-vs-code rows (things the docs say) of this release, as the section groups them
+    docs_rules: int = 0
 
     @property
     def expectations_name(self) -> str:
@@ -250,6 +252,10 @@ def headlines(model: ReportModel) -> list[Headline]:
             )
         )
         out[-1].spec_errors = sum(c.spec_errors for c in cols)
+        out[-1].docs_rules = sum(
+            any(a == adapter and v == version for a, v, _ in rule.releases)
+            for rule in model.docs_rules
+        )
     return out
 
 

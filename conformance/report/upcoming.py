@@ -170,6 +170,8 @@ class FlagGroup:
         """What changes, in one sentence computed from the cases: `jax_custom_vjp3: 47 cases behave
         otherwise: a result becomes an error, TypeError (16: custom_vjp.closures 10, ...), ...`."""
         n = len(self.cases)
+        if not n and self.is_flag and self.changed_alone is None:
+            return f"{self.name}: not run alone; no case is credited to it."
         if not n:
             alone = (
                 ""
@@ -311,7 +313,11 @@ def upcoming_sections(
             families.setdefault((col.adapter, col.version, col.backend, mode.base), {})[mode] = col
     out = []
     for (adapter, version, backend, base), modes in families.items():
-        flagged = sorted((m for m in modes if m.flags), key=lambda m: (len(m.flags), m.slug))
+        # a flagged mode with no case (not started, or stopped first) says nothing: left out
+        flagged = sorted(
+            (m for m in modes if m.flags and by_col.get(modes[m].index)),
+            key=lambda m: (len(m.flags), m.slug),
+        )
         if base not in modes or not flagged:
             continue
         out.append(_section(adapter, version, backend, base, modes, flagged, by_col, cases))
@@ -360,7 +366,9 @@ def _section(
             due_to, group = [], ALONE_ONLY
         else:
             due_to = [f for f, b in differing.items() if b.same_as(then)]
-            group = due_to[0] if due_to else COMBINATION if set(alone) == every else UNATTRIBUTED
+            # "only in the combination" needs every flag's own run to have run this case
+            judged = {f for f, m in alone.items() if m in under}
+            group = due_to[0] if due_to else COMBINATION if judged == every else UNATTRIBUTED
         shown = (
             then
             if then is not None and not then.same_as(today)

@@ -52,16 +52,54 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
         allowed = sorted(
             error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
         )
-        extra = (
-            sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
-        )
-        return f"{where}: unknown key {', '.join(map(repr, extra))} (allowed: {', '.join(allowed)})"
+        extra = _unknown_keys(error)
+        given = set(error.instance) if isinstance(error.instance, dict) else set()
+        meant = [_meant(k, [a for a in allowed if a not in given]) for k in extra]
+        hint = ", ".join(f"{m!r}" for m in meant if m)
+        hint = f"did you mean {hint}?; " if hint else ""
+        return f"{where}: unknown key {', '.join(map(repr, extra))} ({hint}allowed: {', '.join(allowed)})"
+    return f"{where}: {_shown(error).message}"
+
+
+def _shown(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """The error whose words are shown: of a oneOf/anyOf, its best-matching branch's."""
     if error.validator in ("oneOf", "anyOf") and error.context:
         import jsonschema
 
-        best = jsonschema.exceptions.best_match(error.context)
-        return f"{where}: {best.message}"
-    return f"{where}: {error.message}"
+        return jsonschema.exceptions.best_match(error.context)
+    return error
+
+
+def _unknown_keys(error: jsonschema.ValidationError) -> list[str]:
+    """The keys an `additionalProperties` error is about, sorted."""
+    allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+    return sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+
+
+def _meant(key: str, candidates: list[str]) -> str | None:
+    """The candidate a misspelt key most likely means (difflib's closest, if close), else None."""
+    import difflib
+
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def _explained_by_a_typo(
+    error: jsonschema.ValidationError, errors: list[jsonschema.ValidationError]
+) -> bool:
+    """Whether a missing required key is one an unknown key of the same mapping misspells: one
+    problem (`expct:`), told once, by the unknown key at its own line."""
+    shown = _shown(error)
+    if shown.validator != "required" or not isinstance(shown.instance, dict):
+        return False
+    required = shown.validator_value if isinstance(shown.validator_value, list) else []
+    missing = [k for k in required if k not in shown.instance]
+    return any(
+        _meant(key, missing)
+        for other in errors
+        if other.validator == "additionalProperties" and other.instance is shown.instance
+        for key in _unknown_keys(other)
+    )
 
 
 # Keywords of the schema's draft (2020-12) that draft 7, the newest fastjsonschema compiles, spells
@@ -261,11 +299,12 @@ def schema_errors(doc: MarkedMap, path: Path) -> list[SpecError]:
             pass  # invalid, or something it cannot judge: jsonschema decides, and words the errors
         else:
             return []
-    errors = []
-    for error in sorted(
-        _validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))
-    ):
-        errors.append(SpecError(path, _error_line(doc, error), "SCHEMA", _schema_message(error)))
+    found = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    errors = [
+        SpecError(path, _error_line(doc, error), "SCHEMA", _schema_message(error))
+        for error in found
+        if not _explained_by_a_typo(error, found)
+    ]
     return sorted(errors, key=lambda e: e.line)
 
 
