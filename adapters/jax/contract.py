@@ -33,7 +33,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from jax_conformance import compare
-from jax_conformance.adapters.jax import rule_finder
+from jax_conformance.adapters import COMPILE_CACHE_ENV
+from jax_conformance.adapters.jax import compile_cache_options, rule_finder
 from jax_conformance.adapters.jax.differences import NotDifferentiable, derivative_along
 from jax_conformance.compare import Tolerance
 from jax_conformance.contract import items
@@ -1129,6 +1130,23 @@ def upgrade_flags() -> list[str]:
     return sorted(out)
 
 
+def share_compiled_programs() -> None:
+    """Point JAX's persistent compilation cache at the directory the parent gave every mode
+    ($JAX_CONFORMANCE_COMPILE_CACHE), as `run`'s modes do: modes that lower a program alike compile
+    it once. Not where the user's environment configures the cache, or this release lacks an option."""
+    cache_dir = os.environ.get(COMPILE_CACHE_ENV)
+    if not cache_dir:
+        return
+    options = compile_cache_options(cache_dir)
+    from jax._src import config as jax_config
+
+    holders = getattr(jax_config.config, "_value_holders", {})
+    if any(name not in holders or name.upper() in os.environ for name in options):
+        return
+    for name, value in options.items():
+        jax.config.update(name, value)
+
+
 def run_one(spec: CheckRequest) -> CheckRecord:
     ns = namespace()
     head: CheckHead = {"target": spec["target"], "label": spec.get("label") or spec["target"]}
@@ -1184,6 +1202,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         parser.error("a target MODULE:FUNCTION or --request FILE")
     sys.path.insert(0, os.getcwd())
+    share_compiled_programs()
     results: list[CheckRecord] = []
     with contextlib.redirect_stdout(sys.stderr):
         for spec in checks:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.contract.items import BLOCKED, BY_ID, FAIL, ITEMS, NA, PASS
 from jax_conformance.contract.wire import CheckRequest, encode
 from jax_conformance.errors import UsageError
@@ -228,7 +229,7 @@ def contract_modes(
 # ---------------------------------------------------------------- running
 
 
-def _child_env(
+def child_env(
     mode: Mode, pythonpath: Sequence[str], python: str = sys.executable
 ) -> dict[str, str]:
     """The mode's environment; this interpreter's path goes along only to this interpreter (another
@@ -297,6 +298,11 @@ def run_modes_of(
     with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
         request = Path(tmp) / "request.json"
         request.write_text(json.dumps({"checks": [t.request() for t in targets]}), encoding="utf-8")
+        # the modes share compiled programs (as `run`'s do): the directory the user names, else one
+        # of this check's own, removed with it
+        cache = {
+            COMPILE_CACHE_ENV: os.environ.get(COMPILE_CACHE_ENV) or str(Path(tmp) / "compiled")
+        }
         processes = [
             ContractProcess(
                 "jax",
@@ -304,7 +310,7 @@ def run_modes_of(
                 Path(tmp) / f"{i}-{mode.slug}.jsonl",
                 Path(tmp) / f"{i}-{mode.slug}.log",
                 python=python,
-                env=_child_env(mode, pythonpath, python),
+                env={**child_env(mode, pythonpath, python), **cache},
                 request=request,
             )
             for i, mode in enumerate(modes)
@@ -383,7 +389,7 @@ def refuse_misuse(
                 [python, "-m", USAGE_RUNNER, "--request", str(request)],
                 capture_output=True,
                 text=True,
-                env=_child_env(mode, pythonpath, python),
+                env=child_env(mode, pythonpath, python),
                 timeout=timeout,
             )
         except subprocess.TimeoutExpired:
