@@ -229,6 +229,19 @@ def contract_modes(
 # ---------------------------------------------------------------- running
 
 
+def launch_order(processes: list[ContractProcess]) -> list[ContractProcess]:
+    """The modes started so that those lowering different programs come first (x64 off, x64 on,
+    each set of upgrade flags) and those lowering the same ones (off-error, off-allow) after them,
+    reading what the first compiled from the shared compilation cache instead of compiling it too."""
+    seen: set[tuple[bool, object]] = set()
+    first, later = [], []
+    for process in processes:
+        family = (process.mode.x64, process.mode.flags)
+        (later if family in seen else first).append(process)
+        seen.add(family)
+    return first + later
+
+
 def child_env(
     mode: Mode, pythonpath: Sequence[str], python: str = sys.executable
 ) -> dict[str, str]:
@@ -322,7 +335,7 @@ def run_modes_of(
             if on_mode is not None:
                 on_mode(process.mode, outputs[id(process)])
 
-        if run_modes(processes, jobs, timeout=timeout, on_finish=finished):
+        if run_modes(launch_order(processes), jobs, timeout=timeout, on_finish=finished):
             raise KeyboardInterrupt
         return [outputs.get(id(p)) or p.output() for p in processes]
 
