@@ -877,6 +877,9 @@ class ModeOutput(TypedDict, total=False):
     explicit_x64_dtypes: str
     backend: str
     results: list[CheckRecord]
+    usage: list[
+        list[str]
+    ]  # [label, problem]: the targets or arguments that cannot work (none judged)
     stderr: str
     error: str
 

@@ -1147,6 +1147,16 @@ def share_compiled_programs() -> None:
         jax.config.update(name, value)
 
 
+def misuse(checks: list[CheckRequest]) -> list[list[str]]:
+    """[label, problem] for each check whose target does not resolve or whose arguments do not fit
+    it (contract_usage): asked first in the first mode's process, so that a usage error costs no
+    process of its own and no item is judged; the parent makes it a usage error (exit 2)."""
+    from jax_conformance.adapters.jax import contract_usage  # it imports this module
+
+    found = [(c.get("label") or c["target"], contract_usage.problem(c)) for c in checks]
+    return [[label, why] for label, why in found if why]
+
+
 def run_one(spec: CheckRequest) -> CheckRecord:
     ns = namespace()
     head: CheckHead = {"target": spec["target"], "label": spec.get("label") or spec["target"]}
@@ -1183,6 +1193,12 @@ def main(argv: list[str] | None = None) -> int:
         help="write the output as a `contract` record there (else one JSON line on stdout)",
     )
     parser.add_argument("--list-upgrade-flags", action="store_true")
+    parser.add_argument(
+        "--check-usage",
+        action="store_true",
+        help="first the usage errors (the first mode's process: in the others, arguments that do "
+        "not work there are that mode's ERROR)",
+    )
     opts = parser.parse_args(argv)
     if opts.list_upgrade_flags:
         print(json.dumps({"upgrade_flags": upgrade_flags(), **mode_info()}))
@@ -1205,9 +1221,12 @@ def main(argv: list[str] | None = None) -> int:
     share_compiled_programs()
     results: list[CheckRecord] = []
     with contextlib.redirect_stdout(sys.stderr):
-        for spec in checks:
+        usage = misuse(checks) if opts.check_usage else []
+        for spec in checks if not usage else ():
             results.append(run_one(spec))
     output: ModeOutput = {"contract": 1, **mode_info(), "results": results}
+    if usage:
+        output["usage"] = usage
     if opts.results:
         record: ContractRecord = {"record": "contract", "output": output}
         writer = ResultsWriter(opts.results)

@@ -142,9 +142,14 @@ def _rank(place: tuple[str, str], home: str) -> tuple[bool, bool]:
 
 
 def _array_expr(shape: tuple[int, ...], i: int) -> str:
+    """Argument i: float32 values evenly spaced in (0.3, 0.9), shifted by i; a square matrix
+    A @ A.T + I of them (symmetric positive definite: one a matrix function such as sqrtm takes)."""
     size = math.prod(shape)
     lo, hi = 0.3 + 0.05 * i, 0.9 - 0.05 * i
-    return f"jnp.linspace({lo:.2f}, {hi:.2f}, {size}, dtype=jnp.float32).reshape({shape!r})"
+    values = f"jnp.linspace({lo:.2f}, {hi:.2f}, {size}, dtype=jnp.float32).reshape({shape!r})"
+    if len(shape) == 2 and shape[0] == shape[1]:
+        return f"(lambda a: a @ a.T + jnp.eye({shape[0]}, dtype=jnp.float32))({values})"
+    return values
 
 
 def _required_positional(fun: Callable[..., object]) -> int | None:
@@ -169,7 +174,7 @@ def candidates(rule: object) -> Iterator[tuple[tuple[int, ...], list[str]]]:
     count = _required_positional(origin(rule))
     if count is None:
         return
-    nondiff = set(_nondiff(rule))
+    nondiff = {i for i in _nondiff(rule) if i < count}
     for shape in SHAPES:
         for held in NONDIFF_VALUES if nondiff else ("",):
             yield shape, [held if i in nondiff else _array_expr(shape, i) for i in range(count)]
@@ -210,7 +215,7 @@ def found_arguments(rule: object) -> tuple[list[str] | None, str]:
         if why is None:
             return exprs, f"found by trying: float32 arrays of shape {shape}" if count else "none"
         last = why
-    held = f", nondiff {'/'.join(NONDIFF_VALUES)}" if _nondiff(rule) else ""
+    held = f", nondiff {'/'.join(NONDIFF_VALUES)}" if any(i < count for i in _nondiff(rule)) else ""
     shapes = ", ".join(str(s) for s in SHAPES)
     return None, (
         f"arguments: {count} float32 array(s) of shape {shapes}{held} did not run ({last}); give "

@@ -159,25 +159,22 @@ def main(args: argparse.Namespace) -> int:
     start = time.monotonic()
     if args.releases:
         return _main_releases(args, target, start)
-    refuse_misuse([target], modes[0], pythonpath=_path(args))
-    print(
-        f"jax-conformance check {args.target}: {len(modes)} mode processes ({', '.join(m.slug for m in modes)}), "
-        f"{args.jobs} at a time",
-        file=sys.stderr,
-    )
+    said: list[str] = []
 
     def done(mode: Mode, data: Mapping[str, object]) -> None:
+        if data.get("usage"):  # said as the usage error, alone
+            return
+        if not said:
+            said.append(f"{len(modes)} mode processes ({', '.join(m.slug for m in modes)})")
+            print(
+                f"jax-conformance check {args.target}: {said[0]}, {args.jobs} at a time",
+                file=sys.stderr,
+            )
         what = data.get("error", "done")
         print(f"[{time.monotonic() - start:6.1f}s] {mode.slug}: {what}", file=sys.stderr)
 
     result = run_contract(
-        [target],
-        modes,
-        jobs=args.jobs,
-        timeout=args.timeout,
-        pythonpath=_path(args),
-        on_mode=done,
-        refused=True,
+        [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=_path(args), on_mode=done
     )
     if _saved_or_printed_as_json(result, args):
         return 0 if result.ok else 1

@@ -217,7 +217,7 @@ def sweep_package(
     on_mode: Callable[[Mode, ModeOutput], None] | None = None,
 ) -> Sweep:
     """Find the package's rules, then check those with arguments in every mode, one process per
-    mode for all of them (the usage check is the finder's: it ran each rule on its arguments)."""
+    mode for all of them (a configured rule whose arguments do not fit it is a usage error)."""
     began = time.monotonic()
     path = pyproject or find_pyproject(package, start or Path.cwd(), pythonpath)
     table = read_table(path)
@@ -243,7 +243,6 @@ def sweep_package(
             python=python,
             pythonpath=pythonpath,
             on_mode=on_mode,
-            refused=not table.get("rules"),  # configured arguments get the usage check
         )
     sweep.seconds = time.monotonic() - began
     return sweep
