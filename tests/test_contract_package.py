@@ -37,7 +37,7 @@ FAULTS = {
         ["off-warn", "on"],
     ),  # jaxopt isotonic
     "sweeplib.faults:scan_carry": ("rule.fwd-pair", ["on"]),  # ott sqrtm: the primal raises
-    "sweeplib.faults:float64_cotangent": ("grad.dtype", ["on"]),
+    "sweeplib._native.dtypes:float64_cotangent": ("grad.dtype", ["on"]),  # in a namespace package
 }
 GOOD = [
     "sweeplib._impl:smooth_relu",

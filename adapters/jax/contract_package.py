@@ -54,14 +54,15 @@ def _why(exc: BaseException) -> str:
 
 
 def walk(package: str, exclude: list[str]) -> tuple[list[ModuleType], list[list[str]]]:
-    """The package and every submodule that imports; [name, why] for each that does not."""
+    """The package and every submodule that imports (namespace subpackages too); [name, why] for
+    each that does not."""
     root = importlib.import_module(package)  # the package itself must import (else a usage error)
     modules, errors = [root], []
     pending = [root]
     while pending:
         module = pending.pop(0)
-        for info in pkgutil.iter_modules(getattr(module, "__path__", None) or []):
-            name = f"{module.__name__}.{info.name}"
+        for sub_name, is_package in submodules(module):
+            name = f"{module.__name__}.{sub_name}"
             if _excluded(name, exclude):
                 continue
             try:
@@ -74,9 +75,30 @@ def walk(package: str, exclude: list[str]) -> tuple[list[ModuleType], list[list[
                 errors.append([name, _why(exc)])
                 continue
             modules.append(sub)
-            if info.ispkg:
+            if is_package:
                 pending.append(sub)
     return modules, errors
+
+
+def submodules(module: ModuleType) -> list[tuple[str, bool]]:
+    """(name, is a package) of a package's submodules: those pkgutil finds, and the directories
+    without an __init__.py that hold Python files (namespace packages: optax's `_src`), which
+    pkgutil does not list."""
+    paths = list(getattr(module, "__path__", None) or [])
+    found = [(info.name, info.ispkg) for info in pkgutil.iter_modules(paths)]
+    listed = {name for name, _ in found}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(path), key=lambda e: e.name):
+                if (
+                    entry.is_dir()
+                    and entry.name.isidentifier()
+                    and entry.name not in listed
+                    and any(f.endswith(".py") for f in os.listdir(entry.path))
+                ):
+                    found.append((entry.name, True))
+                    listed.add(entry.name)
+    return found
 
 
 def origin(rule: object) -> Callable[..., object]:
