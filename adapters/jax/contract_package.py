@@ -31,6 +31,7 @@ import jax
 import numpy as np
 from jax_conformance.adapters.jax import rule_finder
 from jax_conformance.adapters.jax.contract import namespace
+from jax_conformance.contract.wire import FoundRule, FoundRules, PackageRequest
 
 # Module names (their last part) not walked unless asked: a library's own tests, which import test
 # frameworks and define rules of their own.
@@ -245,29 +246,30 @@ def found_arguments(rule: object) -> tuple[list[str] | None, str]:
     )
 
 
-def sweep(request: dict[str, object]) -> dict[str, object]:
+def sweep(request: PackageRequest) -> FoundRules:
     """The package's modules, import errors and rules, each with its arguments or what it needs."""
-    package = str(request["package"])
     config = request.get("rules") or {}
-    assert isinstance(config, dict)
-    exclude = [str(p) for p in request.get("exclude") or []]  # type: ignore[attr-defined]
-    skip = [str(p) for p in request.get("skip") or []]  # type: ignore[attr-defined]
-    modules, errors = walk(package, exclude)
-    rules = []
-    for target, rule in rules_of(package, modules):
-        entry: dict[str, object] = {"target": target, "kind": kind_label(rule)}
+    skip = request.get("skip") or []
+    modules, errors = walk(request["package"], request.get("exclude") or [])
+    rules: list[FoundRule] = []
+    for target, rule in rules_of(request["package"], modules):
+        entry: FoundRule = {"target": target, "kind": kind_label(rule)}
         if any(fnmatch.fnmatch(target, p) for p in skip):
             entry["needs"] = "skipped by [tool.jax-conformance] skip"
         elif target in config:
-            entry.update(config[target], how="[tool.jax-conformance.rules]")
+            entry.update(config[target])
+            entry["how"] = "[tool.jax-conformance.rules]"
         else:
             exprs, how = found_arguments(rule)
-            entry.update({"args": exprs, "how": how} if exprs is not None else {"needs": how})
+            if exprs is not None:
+                entry["args"], entry["how"] = exprs, how
+            else:
+                entry["needs"] = how
         rules.append(entry)
     named = {r["target"] for r in rules}
-    for target in config:  # a configured rule that was not found: said, not dropped
+    for target, given in config.items():  # a configured rule that was not found: said, not dropped
         if target not in named:
-            rules.append({"target": target, "kind": "?", **config[target], "how": "configured"})
+            rules.append({"target": target, "kind": "?", **given, "how": "configured"})
     return {"modules": [m.__name__ for m in modules], "import_errors": errors, "rules": rules}
 
 
@@ -276,8 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--request", required=True, help="JSON: package, exclude, skip, rules")
     opts = parser.parse_args(argv)
     with open(opts.request, encoding="utf-8") as f:
-        request = json.load(f)
+        request: PackageRequest = json.load(f)
     sys.path.insert(0, os.getcwd())
+    result: FoundRules
     with contextlib.redirect_stdout(sys.stderr):
         try:
             result = sweep(request)

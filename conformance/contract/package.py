@@ -36,7 +36,7 @@ from pathlib import Path
 from jax_conformance.contract.engine import ContractResult, Target, child_env, run_contract
 from jax_conformance.contract.items import BY_ID
 from jax_conformance.contract.save import check_data
-from jax_conformance.contract.wire import Expr
+from jax_conformance.contract.wire import Expr, FoundRule, FoundRules
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.records import CHECK_FORMAT, CheckData, ModeOutput, PackageSweep
@@ -53,8 +53,8 @@ class Sweep:
     package: str
     modules: list[str]
     import_errors: list[list[str]]  # [module, why it did not import]
-    checked: list[dict[str, object]]  # the finder's entries of the rules given arguments
-    unchecked: list[dict[str, object]]  # the finder's entries of the rest, each with its "needs"
+    checked: list[FoundRule]  # the finder's entries of the rules given arguments
+    unchecked: list[FoundRule]  # the finder's entries of the rest, each with its "needs"
     pyproject: Path | None
     result: ContractResult | None = None
     seconds: float = 0.0
@@ -71,8 +71,8 @@ class Sweep:
             "package": self.package,
             "modules": len(self.modules),
             "import_errors": self.import_errors,
-            "checked": [[str(r["target"]), str(r.get("how", ""))] for r in self.checked],
-            "unchecked": [[str(r["target"]), str(r["needs"])] for r in self.unchecked],
+            "checked": [[r["target"], r.get("how", "")] for r in self.checked],
+            "unchecked": [[r["target"], r.get("needs", "")] for r in self.unchecked],
             "pyproject": str(self.pyproject) if self.pyproject else "",
             "seconds": round(self.seconds, 1),
         }
@@ -163,7 +163,7 @@ def find_rules(
     python: str = sys.executable,
     pythonpath: Sequence[str] = (),
     timeout: float = 900,
-) -> dict[str, object]:
+) -> FoundRules:
     """The finder's answer (modules, import_errors, rules), from one process in `mode`; UsageError
     when the package itself does not import."""
     with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
@@ -178,7 +178,7 @@ def find_rules(
         )
     lines = proc.stdout.strip().splitlines()
     try:
-        found: dict[str, object] = json.loads(lines[-1])
+        found: FoundRules = json.loads(lines[-1])
     except (IndexError, ValueError):
         tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
         raise UsageError(f"--package {package}: finding its rules failed: {tail}") from None
@@ -187,20 +187,16 @@ def find_rules(
     return found
 
 
-def target_of_entry(entry: Mapping[str, object]) -> Target:
+def target_of_entry(entry: FoundRule) -> Target:
     """A rule the finder gave arguments, as a target of the batch."""
-    args = entry.get("args") or []
-    nondiff = entry.get("nondiff") or []
-    skip = entry.get("skip") or []
     kwargs = entry.get("kwargs")
-    assert isinstance(args, list) and isinstance(nondiff, list) and isinstance(skip, list)
     return Target(
-        str(entry["target"]),
-        tuple(Expr(str(a)) for a in args),
-        nondiff=tuple(int(n) for n in nondiff),
-        label=str(entry["target"]),
-        kwargs_expr=str(kwargs) if kwargs else None,
-        skip=tuple(str(s) for s in skip),
+        entry["target"],
+        tuple(Expr(a) for a in entry.get("args", [])),
+        nondiff=tuple(entry.get("nondiff", [])),
+        label=entry["target"],
+        kwargs_expr=kwargs or None,
+        skip=tuple(entry.get("skip", [])),
     )
 
 
@@ -222,12 +218,11 @@ def sweep_package(
     path = pyproject or find_pyproject(package, start or Path.cwd(), pythonpath)
     table = read_table(path)
     found = find_rules(package, table, modes[0], python=python, pythonpath=pythonpath)
-    rules = found["rules"]
-    assert isinstance(rules, list)
+    rules = found.get("rules", [])
     sweep = Sweep(
         package,
-        list(found["modules"]),  # type: ignore[call-overload]
-        list(found["import_errors"]),  # type: ignore[call-overload]
+        found.get("modules", []),
+        found.get("import_errors", []),
         [r for r in rules if "needs" not in r],
         [r for r in rules if "needs" in r],
         path,
@@ -294,14 +289,14 @@ def lines(sweep: Sweep) -> list[str]:
         f" {len(sweep.checked) + len(sweep.unchecked)} rules found, {len(sweep.checked)} checked"
         + (f"; table {sweep.pyproject}" if sweep.pyproject else "")
     ]
-    width = max([len(str(r["target"])) for r in sweep.checked] + [10])
+    width = max([len(r["target"]) for r in sweep.checked] + [10])
     for entry in sweep.checked:
-        label = str(entry["target"])
+        label = entry["target"]
         shown = verdict(sweep.result, label) if sweep.result is not None else "?"
-        out.append(f"  {label.ljust(width)}  {str(entry.get('kind', '?')).ljust(15)}  {shown}")
+        out.append(f"  {label.ljust(width)}  {entry['kind'].ljust(15)}  {shown}")
     if sweep.unchecked:
         out.append("not checked:")
-        out += [f"  {r['target']} ({r.get('kind', '?')}): {r['needs']}" for r in sweep.unchecked]
+        out += [f"  {r['target']} ({r['kind']}): {r.get('needs', '')}" for r in sweep.unchecked]
     if sweep.import_errors:
         out.append("did not import (not walked):")
         out += [f"  {name}: {why}" for name, why in sweep.import_errors]
