@@ -38,6 +38,7 @@ from typing import (
     Required,
     TypeAlias,
     TypedDict,
+    Union,
     cast,
     get_args,
 )
@@ -876,6 +877,9 @@ class ModeOutput(TypedDict, total=False):
     explicit_x64_dtypes: str
     backend: str
     results: list[CheckRecord]
+    usage: list[
+        list[str]
+    ]  # [label, problem]: the targets or arguments that cannot work (none judged)
     stderr: str
     error: str
 
@@ -920,6 +924,7 @@ class CheckData(CheckSummary):
     per target, its items' statuses in each column."""
 
     targets: list[TargetRows]
+    package: NotRequired[PackageSweep]  # `check --package`: the sweep beside the tables
 
 
 class CheckHeader(CheckSummary):
@@ -936,9 +941,9 @@ class CheckRow(ItemRow):
     kinds: NotRequired[list[str]]
 
 
-CheckFileRecord = CheckHeader | CheckRow
+CheckFileRecord = Union[CheckHeader, CheckRow, "CheckPackageRecord"]  # noqa: UP007  (defined below)
 # The kinds the readers below read; the suite's readers (KINDS) skip them.
-CHECK_KINDS = frozenset(get_args(Literal["contract", "check", "check_row"]))
+CHECK_KINDS = frozenset(get_args(Literal["contract", "check", "check_row", "check_package"]))
 
 
 def check_records(data: CheckData) -> list[CheckFileRecord]:
@@ -955,6 +960,8 @@ def check_records(data: CheckData) -> list[CheckFileRecord]:
         "changes": data["changes"],
     }
     rows: list[CheckFileRecord] = [head]
+    if "package" in data:
+        rows.append({"record": "check_package", "package": data["package"]})
     for target in data["targets"]:
         for row in target["rows"]:
             record: CheckRow = {"record": "check_row", "target": target["label"], **row}
@@ -985,6 +992,8 @@ def read_check(path: Path | str) -> CheckData | None:
                 "failures": head["failures"],
                 "changes": head["changes"],
             }
+        elif record["record"] == "check_package" and data is not None:
+            data["package"] = cast(CheckPackageRecord, record)["package"]
         elif record["record"] == "check_row" and data is not None:
             row = cast(CheckRow, record)
             target = by_label.get(row["target"])
@@ -1227,3 +1236,28 @@ def _devices(value: object) -> DeviceJSON:
         "kind": str(value["kind"]) if value.get("kind") is not None else None,
         "count": count if isinstance(count, int) else None,
     }
+
+
+# ---------------------------------------------------------------- check --package (issue #39)
+# `check --package NAME --report OUT` saves, after the `check` record, one `check_package` record:
+# what the sweep walked, checked and left unchecked, which the report's section for the package shows.
+
+
+class PackageSweep(TypedDict):
+    """A package's sweep: its modules walked, those that did not import, the rules checked (with how
+    their arguments were found), those not checked (with what they need), the table read, the time."""
+
+    package: str
+    modules: int
+    import_errors: list[list[str]]  # [module, why]
+    checked: list[list[str]]  # [MODULE:FUNCTION, how its arguments were found]
+    unchecked: list[list[str]]  # [MODULE:FUNCTION, what it needs]
+    pyproject: str  # the [tool.jax-conformance] table read ("" for none)
+    seconds: float
+
+
+class CheckPackageRecord(TypedDict):
+    """`{"record": "check_package"}`: a saved package sweep's summary."""
+
+    record: Literal["check_package"]
+    package: PackageSweep

@@ -33,7 +33,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from jax_conformance import compare
-from jax_conformance.adapters.jax import rule_finder
+from jax_conformance.adapters import COMPILE_CACHE_ENV
+from jax_conformance.adapters.jax import compile_cache_options, rule_finder
 from jax_conformance.adapters.jax.differences import NotDifferentiable, derivative_along
 from jax_conformance.compare import Tolerance
 from jax_conformance.contract import items
@@ -1132,6 +1133,33 @@ def upgrade_flags() -> list[str]:
     return sorted(out)
 
 
+def share_compiled_programs() -> None:
+    """Point JAX's persistent compilation cache at the directory the parent gave every mode
+    ($JAX_CONFORMANCE_COMPILE_CACHE), as `run`'s modes do: modes that lower a program alike compile
+    it once. Not where the user's environment configures the cache, or this release lacks an option."""
+    cache_dir = os.environ.get(COMPILE_CACHE_ENV)
+    if not cache_dir:
+        return
+    options = compile_cache_options(cache_dir)
+    from jax._src import config as jax_config
+
+    holders = getattr(jax_config.config, "_value_holders", {})
+    if any(name not in holders or name.upper() in os.environ for name in options):
+        return
+    for name, value in options.items():
+        jax.config.update(name, value)
+
+
+def misuse(checks: list[CheckRequest]) -> list[list[str]]:
+    """[label, problem] for each check whose target does not resolve or whose arguments do not fit
+    it (contract_usage): asked first in the first mode's process, so that a usage error costs no
+    process of its own and no item is judged; the parent makes it a usage error (exit 2)."""
+    from jax_conformance.adapters.jax import contract_usage  # it imports this module
+
+    found = [(c.get("label") or c["target"], contract_usage.problem(c)) for c in checks]
+    return [[label, why] for label, why in found if why]
+
+
 def run_one(spec: CheckRequest) -> CheckRecord:
     ns = namespace()
     head: CheckHead = {"target": spec["target"], "label": spec.get("label") or spec["target"]}
@@ -1168,6 +1196,12 @@ def main(argv: list[str] | None = None) -> int:
         help="write the output as a `contract` record there (else one JSON line on stdout)",
     )
     parser.add_argument("--list-upgrade-flags", action="store_true")
+    parser.add_argument(
+        "--check-usage",
+        action="store_true",
+        help="first the usage errors (the first mode's process: in the others, arguments that do "
+        "not work there are that mode's ERROR)",
+    )
     opts = parser.parse_args(argv)
     if opts.list_upgrade_flags:
         print(json.dumps({"upgrade_flags": upgrade_flags(), **mode_info()}))
@@ -1187,11 +1221,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         parser.error("a target MODULE:FUNCTION or --request FILE")
     sys.path.insert(0, os.getcwd())
+    share_compiled_programs()
     results: list[CheckRecord] = []
     with contextlib.redirect_stdout(sys.stderr):
-        for spec in checks:
+        usage = misuse(checks) if opts.check_usage else []
+        for spec in checks if not usage else ():
             results.append(run_one(spec))
     output: ModeOutput = {"contract": 1, **mode_info(), "results": results}
+    if usage:
+        output["usage"] = usage
     if opts.results:
         record: ContractRecord = {"record": "contract", "output": output}
         writer = ResultsWriter(opts.results)

@@ -1,8 +1,8 @@
-"""Usage errors of a `check`, found before any mode's process starts:
-`python -m jax_conformance.adapters.jax.contract_usage --request FILE`.
-
-The parent (`jax_conformance.contract.engine.refuse_misuse`) runs this once, in the first mode's
-environment, on the request it is about to send to every mode. Each check's target is imported and
+"""Usage errors of a `check`, found before any item is judged: `problem` is what the first mode's
+process (`contract.misuse`) asks first of every check it was sent (a problem stops the modes not
+yet started); `python -m jax_conformance.adapters.jax.contract_usage --request FILE` asks it
+in a process of its own, before any release's modes start (`engine.refuse_misuse`, for
+`check --releases`). Each check's target is imported and
 resolved, its arguments evaluated and bound to the function's signature; the first problem of each
 check is one line of the JSON printed last, {"problems": [...]}, which the parent turns into a
 usage error (exit 2, nothing started, nothing written). What the target does with its arguments is

@@ -101,6 +101,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         '--out DIR`), render DIR\'s report again with a "Your rules" section',
     )
     parser.add_argument(
+        "--package",
+        metavar="NAME",
+        help="sweep a package: every custom_jvp / custom_vjp / custom_gradient rule it defines, "
+        "checked together (one process per mode) on arguments from its pyproject.toml's "
+        "[tool.jax-conformance] table or small float arrays found by trying; the rest listed with "
+        "what they need (docs/check.md)",
+    )
+    parser.add_argument(
+        "--pyproject",
+        type=Path,
+        metavar="FILE",
+        help="with --package: the pyproject.toml whose [tool.jax-conformance] table to read "
+        "(default: the package's source tree's, else the start directory's)",
+    )
+    parser.add_argument(
         "--items",
         action="store_true",
         help="list the contract's items and their spec cases, and exit",
@@ -112,6 +127,10 @@ def main(args: argparse.Namespace) -> int:
         for item in ITEMS:
             print(f"{item.id}: {item.statement}\n    from {', '.join(item.specs)}")
         return 0
+    if args.package:
+        return _main_package(args)
+    if args.pyproject:
+        raise UsageError("--pyproject goes with --package")
     if not args.target:
         raise UsageError(
             "name the function to check, MODULE:FUNCTION (e.g. mylib.ops:clipped_sqrt)"
@@ -141,26 +160,23 @@ def main(args: argparse.Namespace) -> int:
     start = time.monotonic()
     if args.releases:
         return _main_releases(args, target, start)
-    refuse_misuse([target], modes[0], pythonpath=_path(args))
-    at_a_time = f", {args.jobs} at a time" if args.jobs < len(modes) else ""
-    print(
-        f"jax-conformance check {args.target}: {plural(len(modes), 'mode process', 'mode processes')} "
-        f"({', '.join(m.slug for m in modes)}){at_a_time}",
-        file=sys.stderr,
-    )
+    said: list[str] = []
 
     def done(mode: Mode, data: Mapping[str, object]) -> None:
+        if data.get("usage"):  # said as the usage error, alone
+            return
+        if not said:
+            at_a_time = f", {args.jobs} at a time" if args.jobs < len(modes) else ""
+            said.append(
+                f"{plural(len(modes), 'mode process', 'mode processes')} "
+                f"({', '.join(m.slug for m in modes)}){at_a_time}"
+            )
+            print(f"jax-conformance check {args.target}: {said[0]}", file=sys.stderr)
         what = data.get("error", "done")
         print(f"[{time.monotonic() - start:6.1f}s] {mode.slug}: {what}", file=sys.stderr)
 
     result = run_contract(
-        [target],
-        modes,
-        jobs=args.jobs,
-        timeout=args.timeout,
-        pythonpath=_path(args),
-        on_mode=done,
-        refused=True,
+        [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=_path(args), on_mode=done
     )
     if _saved_or_printed_as_json(result, args):
         return 0 if result.ok else 1
@@ -181,6 +197,66 @@ def main(args: argparse.Namespace) -> int:
         f"({held} item x mode cells pass; {time.monotonic() - start:.1f}s)"
     )
     return 0 if result.ok else 1
+
+
+def _main_package(args: argparse.Namespace) -> int:
+    """--package NAME: the package's rules found, checked together, and what was not checked."""
+    from jax_conformance.contract.package import lines, sweep_data, sweep_package
+
+    given = [
+        o
+        for o, v in (
+            ("a target", args.target),
+            ("--args", args.args),
+            ("--kwargs", args.kwargs),
+            ("--nondiff", args.nondiff),
+            ("--releases", args.releases),
+        )
+        if v
+    ]
+    if given:
+        raise UsageError(
+            f"--package takes no {given[0]}: a rule's arguments go in its [tool.jax-conformance.rules] table"
+        )
+    if args.pyproject is not None and not args.pyproject.is_file():
+        raise UsageError(f"--pyproject {args.pyproject}: no such file")
+    modes = contract_modes(args.modes)
+    start = time.monotonic()
+    print(f"jax-conformance check --package {args.package}: finding its rules", file=sys.stderr)
+
+    def done(mode: Mode, data: Mapping[str, object]) -> None:
+        what = data.get("error", "done")
+        print(f"[{time.monotonic() - start:6.1f}s] {mode.slug}: {what}", file=sys.stderr)
+
+    sweep = sweep_package(
+        args.package,
+        modes,
+        pyproject=args.pyproject,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        pythonpath=_path(args),
+        on_mode=done,
+    )
+    data = sweep_data(sweep, _command(), modes)
+    if args.report is not None:
+        from jax_conformance.contract.save import save_data
+
+        path = save_data(data, args.report, f"package-{args.package}")
+        print(f"saved for the report: {path}", file=sys.stderr)
+    if args.json:
+        import json
+
+        print(json.dumps(data, indent=1))
+        return 0 if sweep.ok else 1
+    for line in lines(sweep):
+        print(line)
+    held = sum(1 for t in (sweep.result.targets if sweep.result else []) if t.ok)
+    print(
+        f"\n{held} of {len(sweep.checked)} rules checked hold in every mode, "
+        f"{len(sweep.unchecked)} not checked ({sweep.seconds:.1f}s, finding the rules "
+        f"{sweep.find_seconds:.1f}s)"
+    )
+    return 0 if sweep.ok else 1
 
 
 def _expression(what: str, source: str) -> None:

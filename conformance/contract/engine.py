@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jax_conformance.adapters import COMPILE_CACHE_ENV
 from jax_conformance.contract.items import BLOCKED, BY_ID, FAIL, ITEMS, NA, PASS
 from jax_conformance.contract.wire import CheckRequest, encode
 from jax_conformance.errors import UsageError
@@ -31,7 +32,9 @@ from jax_conformance.records import ModeOutput, contract_output
 from jax_conformance.text import describe_exit
 
 RUNNER = "jax_conformance.adapters.jax.contract"
-USAGE_RUNNER = "jax_conformance.adapters.jax.contract_usage"  # the usage errors, before any mode
+USAGE_RUNNER = (
+    "jax_conformance.adapters.jax.contract_usage"  # usage errors before --releases starts
+)
 # The upgrade flags `--modes +upcoming` sets (those JAX has, still off by default): the suite's own
 # (flag_table.TOPIC_FLAGS) and the two that change JAX's own custom rules.
 CONTRACT_FLAGS = (*TOPIC_FLAGS, "jax_custom_jvp3", "jax_softmax_custom_jvp")
@@ -228,7 +231,21 @@ def contract_modes(
 # ---------------------------------------------------------------- running
 
 
-def _child_env(
+def launch_order(processes: list[ContractProcess]) -> list[ContractProcess]:
+    """The modes started so that those lowering different programs come first (x64 off, x64 on,
+    each set of upgrade flags) and those lowering the same ones (off-error, off-allow) after them,
+    reading what the first compiled from the shared compilation cache instead of compiling it too."""
+    seen: set[tuple[bool, object]] = set()
+    first: list[ContractProcess] = []
+    later: list[ContractProcess] = []
+    for process in processes:
+        family = (process.mode.x64, process.mode.flags)
+        (later if family in seen else first).append(process)
+        seen.add(family)
+    return first + later
+
+
+def child_env(
     mode: Mode, pythonpath: Sequence[str], python: str = sys.executable
 ) -> dict[str, str]:
     """The mode's environment; this interpreter's path goes along only to this interpreter (another
@@ -252,6 +269,7 @@ class ContractProcess(ModeProcess):
     one `contract` record in `results`, its stdout and stderr in `log`."""
 
     request: Path = Path()
+    check_usage: bool = False  # the first mode's: the usage errors first (`contract.misuse`)
 
     @property
     def argv(self) -> list[str]:
@@ -263,6 +281,7 @@ class ContractProcess(ModeProcess):
             str(self.request),
             "--results",
             str(self.results),
+            *(["--check-usage"] if self.check_usage else []),
         ]
 
     @property
@@ -297,6 +316,11 @@ def run_modes_of(
     with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
         request = Path(tmp) / "request.json"
         request.write_text(json.dumps({"checks": [t.request() for t in targets]}), encoding="utf-8")
+        # the modes share compiled programs (as `run`'s do): the directory the user names, else one
+        # of this check's own, removed with it
+        cache = {
+            COMPILE_CACHE_ENV: os.environ.get(COMPILE_CACHE_ENV) or str(Path(tmp) / "compiled")
+        }
         processes = [
             ContractProcess(
                 "jax",
@@ -304,19 +328,31 @@ def run_modes_of(
                 Path(tmp) / f"{i}-{mode.slug}.jsonl",
                 Path(tmp) / f"{i}-{mode.slug}.log",
                 python=python,
-                env=_child_env(mode, pythonpath, python),
+                env={**child_env(mode, pythonpath, python), **cache},
                 request=request,
+                check_usage=i == 0,
             )
             for i, mode in enumerate(modes)
         ]
         outputs: dict[int, ModeOutput] = {}
+        held: list[ContractProcess] = []  # finished before the usage check said all is well
 
         def finished(process: ContractProcess) -> None:
+            """Each mode's output to on_mode once the first mode found no usage error (never after one)."""
             outputs[id(process)] = process.output()
-            if on_mode is not None:
-                on_mode(process.mode, outputs[id(process)])
+            held.append(process)
+            first = outputs.get(id(processes[0]))
+            if on_mode is None or first is None or first.get("usage"):
+                return
+            for done in held:
+                on_mode(done.mode, outputs[id(done)])
+            held.clear()
 
-        if run_modes(processes, jobs, timeout=timeout, on_finish=finished):
+        def misused(_process: ContractProcess) -> bool:  # a usage error: no other mode starts
+            return any(o.get("usage") for o in outputs.values())
+
+        order = launch_order(processes)
+        if run_modes(order, jobs, timeout=timeout, skip=misused, on_finish=finished):
             raise KeyboardInterrupt
         return [outputs.get(id(p)) or p.output() for p in processes]
 
@@ -344,13 +380,12 @@ def run_contract(
     timeout: float = 900,
     pythonpath: Sequence[str] = (),
     on_mode: Callable[[Mode, ModeOutput], None] | None = None,  # e.g. a progress line per mode
-    refused: bool = False,  # the caller ran refuse_misuse already
 ) -> ContractResult:
     """Check every target in every mode (default: the four x64 modes), one process per mode, `jobs`
-    at a time, after refusing a target or arguments that cannot work (UsageError)."""
+    at a time. A target or arguments that cannot work are a UsageError: the first mode's process
+    looks first (then judges nothing), and the modes not yet started then never start; arguments
+    that work in the first mode but not in another are that mode's ERROR."""
     modes = list(modes) if modes is not None else contract_modes(None)
-    if not refused:
-        refuse_misuse(targets, modes[0] if modes else Mode(), python=python, pythonpath=pythonpath)
     per_mode = run_modes_of(
         targets,
         modes,
@@ -360,7 +395,17 @@ def run_contract(
         pythonpath=pythonpath,
         on_mode=on_mode,
     )
+    for output in per_mode:
+        if output.get("usage"):
+            raise misuse_error(output["usage"], len(targets))
     return collect(targets, modes, per_mode)
+
+
+def misuse_error(problems: Sequence[Sequence[str]], targets: int) -> UsageError:
+    """The first [label, problem] as one line (the label where several targets were checked)."""
+    label, why = problems[0]
+    more = f" (and {len(problems) - 1} other target(s))" if len(problems) > 1 else ""
+    return UsageError(f"{label + ': ' if targets > 1 else ''}{why}{more}")
 
 
 def refuse_misuse(
@@ -383,7 +428,7 @@ def refuse_misuse(
                 [python, "-m", USAGE_RUNNER, "--request", str(request)],
                 capture_output=True,
                 text=True,
-                env=_child_env(mode, pythonpath, python),
+                env=child_env(mode, pythonpath, python),
                 timeout=timeout,
             )
         except subprocess.TimeoutExpired:
@@ -394,10 +439,7 @@ def refuse_misuse(
     except (ValueError, KeyError, TypeError):
         return
     if problems:
-        label, why = problems[0]
-        more = f" (and {len(problems) - 1} other target(s))" if len(problems) > 1 else ""
-        prefix = f"{label}: " if len(targets) > 1 else ""
-        raise UsageError(f"{prefix}{why}{more}")
+        raise misuse_error(problems, len(targets))
 
 
 def collect(

@@ -83,9 +83,14 @@ def check_data(result: ContractResult | ReleaseResult, command: str) -> CheckDat
 
 def save(result: ContractResult | ReleaseResult, command: str, report_dir: Path, name: str) -> Path:
     """Write the check into REPORT_DIR/contract/<name>.jsonl (the name made file-safe)."""
+    return save_data(check_data(result, command), report_dir, name)
+
+
+def save_data(data: CheckData, report_dir: Path, name: str) -> Path:
+    """Write a check's data (`check_data`, or a package's sweep) into REPORT_DIR/contract/<name>.jsonl."""
     path = report_dir / SUBDIR / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + SUFFIX)
     writer = ResultsWriter(path)
-    for record in check_records(check_data(result, command)):
+    for record in check_records(data):
         writer.write(record)
     writer.close()
     return path

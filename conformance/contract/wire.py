@@ -52,6 +52,46 @@ class CheckRequest(TypedDict, total=False):
     nondiff: list[int]
 
 
+# ---------------------------------------------------------------- check --package (parent <-> finder)
+
+
+class RuleConfig(TypedDict, total=False):
+    """One rule's arguments in the library's [tool.jax-conformance.rules."MODULE:NAME"] table."""
+
+    args: list[str]  # expressions, evaluated in each mode
+    kwargs: str  # an expression giving a dict
+    nondiff: list[int]
+    skip: list[str]  # items not judged
+
+
+class PackageRequest(TypedDict, total=False):
+    """What the parent sends the finder: the package and the library's table."""
+
+    package: Required[str]
+    exclude: list[str]  # module name patterns not walked
+    skip: list[str]  # MODULE:NAME patterns listed, not checked
+    rules: dict[str, RuleConfig]
+
+
+class FoundRule(RuleConfig, total=False):
+    """One rule the finder found: its name and kind, and its arguments with how they were found
+    (`how`), or what it needs to be checked (`needs`)."""
+
+    target: Required[str]  # MODULE:NAME
+    kind: Required[str]  # custom_jvp, custom_vjp, custom_gradient ("?": configured, not found)
+    how: str
+    needs: str
+
+
+class FoundRules(TypedDict, total=False):
+    """The finder's answer (one JSON line), or {"error": why} when the package does not import."""
+
+    modules: list[str]
+    import_errors: list[list[str]]  # [module, why]
+    rules: list[FoundRule]
+    error: str
+
+
 # ---------------------------------------------------------------- arguments
 
 

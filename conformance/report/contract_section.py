@@ -1,7 +1,8 @@
 """The report's "Your rules" section: the `jax-conformance check` results saved in the report's
 directory (OUT/contract/*.jsonl, written by `check --report OUT`, read into `ReportModel.contracts`
 by the record layer), one table per checked function,
-item x mode (or release), with its failure lines and, across releases, where an item changed.
+item x mode (or release), with its failure lines and, across releases, where an item changed; a
+package's sweep (`check --package`) first says what was walked, what was not checked and why.
 
 Rendered here as escaped HTML so that the page template needs only one hook."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from jax_conformance.records import CheckData
+from jax_conformance.records import CheckData, PackageSweep
 
 CELL = {"pass": "ok", "fail": "FAIL", "n/a": "n/a", "blocked": "blocked", "error": "ERROR"}
 CSS = {"pass": "o-passed", "fail": "o-failed", "error": "o-failed", "n/a": "o-not_applicable"}
@@ -27,6 +28,8 @@ def render_section(checks: list[CheckData]) -> str:
         "contract JAX documents and tests for custom_vjp / custom_jvp functions.</p>",
     ]
     for check in checks:
+        if "package" in check:
+            parts += package_head(check["package"])
         verdict = "every item holds" if check.get("ok") else "not every item holds"
         versions = ", ".join(dict.fromkeys(str(v) for v in check.get("jax_versions", [])))
         for target in check.get("targets", []):
@@ -58,3 +61,26 @@ def render_section(checks: list[CheckData]) -> str:
                 parts.append("</ul>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def package_head(sweep: PackageSweep) -> list[str]:
+    """A package's sweep (`check --package`): what was walked and checked, and what was not; the
+    tables of the rules checked follow."""
+    e = html.escape
+    parts = [
+        f'<h3 class="package">Package {e(sweep["package"])}</h3>',
+        f'<p class="meta">{sweep["modules"]} modules walked, {len(sweep["checked"])} rules checked, '
+        f"{len(sweep['unchecked'])} not checked, {len(sweep['import_errors'])} modules did not "
+        f"import · {sweep['seconds']:.0f}s"
+        + (f" · table <code>{e(sweep['pyproject'])}</code>" if sweep["pyproject"] else "")
+        + "</p>",
+    ]
+    for title, rows in (
+        ("Not checked", sweep["unchecked"]),
+        ("Did not import", sweep["import_errors"]),
+    ):
+        if rows:
+            parts.append(f"<h4>{title}</h4><ul>")
+            parts += [f"<li><code>{e(name)}</code>: {e(why)}</li>" for name, why in rows]
+            parts.append("</ul>")
+    return parts
