@@ -700,3 +700,14 @@ def test_cache_fingerprint_covers_every_pickled_class(tmp_path: Path) -> None:
     assert named, "no jax_conformance class found in the pickles"
     missing = {m for m in named if Path(sys.modules[m].__file__ or "").resolve() not in harness}
     assert not missing, f"modules pickled in cached specs but not in the fingerprint: {missing}"
+
+
+def test_match_tables_kept_per_when_tuple_are_each_cases_own() -> None:
+    """The WHEN rules keep one match table per tuple of `when`s (a table's cells share a few): for
+    every cell of a real table spec, the kept table is the one computed for that cell alone."""
+    spec = load_spec(REPO / "specs" / "promotion" / "families.yaml")
+    assert len(spec.cases) > 400
+    kept = {id(when_rules._match_table(case)) for case in spec.cases}
+    assert len(kept) < len(spec.cases) // 10  # shared, or it would save nothing
+    for case in spec.cases:
+        assert when_rules._match_table(case) == when_rules._compute_match_table(case), case.id

@@ -65,12 +65,6 @@ KNOWN_WEAK: frozenset[tuple[str, str]] = frozenset()
 # (checked on the records of JAX 0.10.2 and the reference in off-warn, off-error, off-allow, on
 # and the four strict modes).
 KNOWN_WEAK_FAMILIES: tuple[str, ...] = ()
-# Families whose refused 64-bit requests (off-error) accept the `truncate` rewording and nothing else:
-# specs/promotion/generate.py writes `^Explicitly requested dtype D requested in F is not available\b`,
-# which ", and will be truncated to dtype float32" after it still matches. The fix is a guard in that
-# generator (`(?!, and will be truncated)` after `available`, then regenerating the tables), left to
-# its owner; a block of these families weak by any other rewording still fails the check.
-KNOWN_WEAK_TRUNCATION: tuple[str, ...] = ("promotion.table.", "promotion.functions.")
 
 
 def _texts(message: str) -> dict[str, str]:
@@ -378,8 +372,8 @@ def test_rewordings_change_the_text_and_the_judge_semantics_are_re_search() -> N
 
 def assert_no_new_weak(records: Iterable[Mapping[str, Any]]) -> None:
     """The suite check: no documented or tested raises/warns block of these records is weak, except
-    those listed in KNOWN_WEAK and KNOWN_WEAK_FAMILIES, and the KNOWN_WEAK_TRUNCATION blocks weak by
-    the truncation clause alone (called by tests/test_suite_modes.py on each mode's records)."""
+    those listed in KNOWN_WEAK and KNOWN_WEAK_FAMILIES (called by tests/test_suite_modes.py on each
+    mode's records)."""
     weak = [
         b
         for b in check_records(records)
@@ -387,10 +381,6 @@ def assert_no_new_weak(records: Iterable[Mapping[str, Any]]) -> None:
         and b.normative
         and (b.case, b.key) not in KNOWN_WEAK
         and not b.case.startswith(KNOWN_WEAK_FAMILIES)
-        and not (
-            b.case.startswith(KNOWN_WEAK_TRUNCATION)
-            and {t.kind for t in b.let_through} == {"truncate"}
-        )
     ]
     assert not weak, (
         "weak message patterns (reword them on the words that carry the meaning):\n"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from jax_conformance.errors import SpecError
 from jax_conformance.mode import EXPLICIT_MODES, Mode
-from jax_conformance.spec.model import Case, Spec
+from jax_conformance.spec.model import Case, Spec, When
 from jax_conformance.spec.rule_base import Rule, raw_block, value_line
 from packaging.version import InvalidVersion, Version
 
@@ -132,12 +132,32 @@ def _bump(v: Version, step: int) -> str:
     return ".".join(map(str, parts))
 
 
-def _match_table(case: Case) -> tuple[list[tuple[Mode, str, str, str]], list[list[bool]]]:
+MatchTable = tuple[list[tuple[Mode, str, str, str]], list[list[bool]]]
+# (the probe-point function, the case's `when`s) -> its match table. A table's cells share a few
+# `when` tuples: the promotion tables' 6,000 cells have tens, so each is probed once per process,
+# not twice per cell (that was 30 of the 45 s a load of specs/promotion/functions.yaml took).
+# The function is in the key so that a test switching the fast probe points off is never served
+# a table the fast ones made.
+_TABLES: dict[tuple[object, tuple[When, ...]], MatchTable] = {}
+
+
+def _match_table(case: Case) -> MatchTable:
     """The probe points, and for each expect block whether its `when` holds at each point.
 
     Same answer as `When.matches`, computed per dimension with each version parsed once:
     the rules probe thousands of points per case and the loader runs them on every load.
+    The answer depends on the blocks' `when`s alone, and is kept per `when` tuple.
     """
+    key = (_probe_points, tuple(block.when for block in case.expect))
+    found = _TABLES.get(key)
+    if found is None:
+        if len(_TABLES) >= 4096:
+            _TABLES.clear()
+        found = _TABLES[key] = _compute_match_table(case)
+    return found
+
+
+def _compute_match_table(case: Case) -> MatchTable:
     points = _probe_points(case)
     parsed = {v: _version(v) for v in {p[3] for p in points}}
     table = []

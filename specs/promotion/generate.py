@@ -105,7 +105,7 @@ def _raises(exc: Exception) -> dict[str, Any]:
         return {
             "raises": {
                 "type": "ValueError",
-                "match": "^" + re.escape(head) + r" is not available\b",
+                "match": "^" + re.escape(head) + r" is not available\b(?!, and will be truncated)",
             }
         }
     words = _tuple_words(text)
