@@ -233,7 +233,11 @@ def test_ctrl_c_stops_cleanly_and_says_which_modes_never_started(tmp_path: Path)
     assert "stopped by Ctrl-C" in model.columns[0].interruption
     assert all("not started" in c.interruption for c in model.columns[1:])
     page = (out / "index.html").read_text()
+    # twice in the summary, twice in the Runs section's status column
     assert (
         "3 of 3 runs incomplete" in page
-        and page.count("not started: the run was stopped before this mode") == 2
+        and page.count("not started: the run was stopped before this mode") == 4
     )
+    # a mode that never started has nothing to describe; it is not an old, undescribed results file
+    assert page.count("never started: nothing ran, so there is no machine or build") == 2
+    assert "written before runs described themselves</td>" not in page
