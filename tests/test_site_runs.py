@@ -29,21 +29,12 @@ from jax_conformance.report.model import ReportModel
 from jax_conformance.report.site import compat_json, headlines
 
 from tests.conftest import REPO
+from tests.helpers import demo_spec
 
-SPEC = """
-topic: demo.site
-title: Cases for the site across runs
-source: {doc: docs/default_dtypes.md, section: "Default setting: 32-bits everywhere"}
-basis: documented
-cases:
-  - id: demo.site.arange
-    claim: jnp.arange of Python ints gives int32 with x64 off and int64 with x64 on
-    run: jnp.arange(3)
-    expect:
-      - when: {x64: false}
-        dtype: int32
-      - when: {x64: true}
-        dtype: int64
+SPEC = demo_spec(
+    "demo.site",
+    "Cases for the site across runs",
+    """
   - id: demo.site.remat3
     claim: jax.config knows the jax_remat3 flag (added in jax 0.10.2)
     run: "'jax_remat3' in jax.config.values"
@@ -58,7 +49,8 @@ cases:
     claim: jnp arrays of two integer dtypes add to the wider one
     table: add.cells.json
     run: jnp.zeros(1, a) + jnp.zeros(1, b)
-"""
+""",
+)
 CELLS = {
     "generated_by": "tests/test_site_runs.py",
     "cells": [
