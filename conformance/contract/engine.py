@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -408,6 +408,29 @@ def misuse_error(problems: Sequence[Sequence[str]], targets: int) -> UsageError:
     return UsageError(f"{label + ': ' if targets > 1 else ''}{why}{more}")
 
 
+def ask_one_process(
+    module: str,
+    request: Mapping[str, object],
+    mode: Mode,
+    *,
+    python: str,
+    pythonpath: Sequence[str],
+    timeout: float,
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m module --request FILE` once in `mode`'s environment, the request written to
+    FILE as JSON; the finished process (its last stdout line is the answer)."""
+    with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
+        path = Path(tmp) / "request.json"
+        path.write_text(json.dumps(request), encoding="utf-8")
+        return subprocess.run(
+            [python, "-m", module, "--request", str(path)],
+            capture_output=True,
+            text=True,
+            env=child_env(mode, pythonpath, python),
+            timeout=timeout,
+        )
+
+
 def refuse_misuse(
     targets: Sequence[Target],
     mode: Mode,
@@ -420,19 +443,17 @@ def refuse_misuse(
     that do not evaluate or do not fit its signature: found by one short process in `mode` (the
     target's module may import JAX, which this process never does), before any mode's starts. A
     process that gives no answer refuses nothing: the modes then say what is wrong."""
-    with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
-        request = Path(tmp) / "request.json"
-        request.write_text(json.dumps({"checks": [t.request() for t in targets]}), encoding="utf-8")
-        try:
-            proc = subprocess.run(
-                [python, "-m", USAGE_RUNNER, "--request", str(request)],
-                capture_output=True,
-                text=True,
-                env=child_env(mode, pythonpath, python),
-                timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return
+    try:
+        proc = ask_one_process(
+            USAGE_RUNNER,
+            {"checks": [t.request() for t in targets]},
+            mode,
+            python=python,
+            pythonpath=pythonpath,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return
     lines = proc.stdout.strip().splitlines()
     try:
         problems = json.loads(lines[-1])["problems"] if proc.returncode == 0 and lines else []

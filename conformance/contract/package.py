@@ -24,16 +24,14 @@ from __future__ import annotations
 
 import importlib.machinery
 import json
-import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jax_conformance.contract.engine import ContractResult, Target, child_env, run_contract
+from jax_conformance.contract.engine import ContractResult, Target, ask_one_process, run_contract
 from jax_conformance.contract.items import BY_ID
 from jax_conformance.contract.save import check_data
 from jax_conformance.contract.wire import Expr, FoundRule, FoundRules
@@ -166,16 +164,14 @@ def find_rules(
 ) -> FoundRules:
     """The finder's answer (modules, import_errors, rules), from one process in `mode`; UsageError
     when the package itself does not import."""
-    with tempfile.TemporaryDirectory(prefix="jax-contract-") as tmp:
-        request = Path(tmp) / "request.json"
-        request.write_text(json.dumps({"package": package, **table}), encoding="utf-8")
-        proc = subprocess.run(
-            [python, "-m", FINDER, "--request", str(request)],
-            capture_output=True,
-            text=True,
-            env=child_env(mode, pythonpath, python),
-            timeout=timeout,
-        )
+    proc = ask_one_process(
+        FINDER,
+        {"package": package, **table},
+        mode,
+        python=python,
+        pythonpath=pythonpath,
+        timeout=timeout,
+    )
     lines = proc.stdout.strip().splitlines()
     try:
         found: FoundRules = json.loads(lines[-1])
