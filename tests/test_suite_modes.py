@@ -1,4 +1,5 @@
-"""The conformance suite itself, against real JAX, in each of the four modes (one process each)."""
+"""The conformance suite itself, against real JAX, in each of the four modes and the strict modes
+(one process each; the error and allow policies run the table cells their policy changes)."""
 
 from __future__ import annotations
 
@@ -40,19 +41,27 @@ def test_suite_passes_against_jax(
     # --dist loadfile: a table case's cells run in one batch in the worker that holds them; split
     # over two workers (--dist load) each worker ran the whole batch of the promotion tables.
     xdist = ["-n", "2", "--dist", "loadfile"] if mode == DEFAULT_MODES[0] else []
+    # The error and allow policies: the table cells they expect the same of as warn are the warn
+    # run's cells again (tests/policy_delta_plugin.py); every other case runs.
+    delta = (
+        ["-p", "tests.policy_delta_plugin", "--table-delta-from", "warn"]
+        if not mode.x64 and not mode.flags and mode.explicit_x64_dtypes != "warn"
+        else []
+    )
     argv = pytest_command(
         "jax",
         mode,
         out,
         extra=[
             *xdist,
+            *delta,
             *pytest_options(
                 expectations=[EXPECTATIONS],
                 specs=[str(SPECS_DIR / a) for a in STRICT_AREAS] if mode in STRICT_MODES else [],
             ),
         ],
     )
-    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1800, env=env)
     records = [r for r in read_results(out) if r["record"] == "case"]
     bad = [
         f"{r['case']}: {r['outcome']}: {r['message'][:500]}"
@@ -64,6 +73,9 @@ def test_suite_passes_against_jax(
     executed = [r for r in records if r["outcome"] == "passed"]
     assert len(executed) >= 9, f"only {len(executed)} cases ran"
     assert all(r["mode"] == mode.to_json() for r in records)
+    if delta:  # the policy's own table cells ran (the 64-bit operands), the others were left out
+        assert "table cells left out" in proc.stdout
+        assert sum(1 for r in records if "[" in r["case"] and r["outcome"] == "passed") >= 100
     headers = [r for r in read_results(out) if r["record"] == "run"]
     assert headers and all(
         "persistent compilation cache" in " ".join(h["environment"]["notes"]) for h in headers

@@ -60,6 +60,11 @@ def pytest_command(
         # the harness's mode processes are judged by the files they are given, none unless given
         # (the plugin alone reads the adapter's own: `pytest conformance/ --adapter=jax`)
         argv += ["--expectations", NO_FILES]
+    if not any(a.startswith("--tb") for a in extra):
+        # Each failure as the plugin words it (case, mode, expected, actual), without pytest's
+        # per-failure teardown lookup, which scans every report: quadratic, 48 of 67 s in a mode
+        # where 3,411 table cells fail (a broken build, an old release).
+        argv.append("--tb=line")
     return [*argv, "-p", "no:cacheprovider", "-q", *extra]
 
 
