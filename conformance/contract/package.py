@@ -59,9 +59,9 @@ class Sweep:
     find_seconds: float = 0.0
     targets: list[Target] = field(default_factory=list)
 
-    @property
-    def ok(self) -> bool:
-        return self.result is None or self.result.ok
+    def holds(self, strict_numerics: bool = False) -> bool:
+        """Every rule checked holds the contract (strict: its numerics items too)."""
+        return self.result is None or self.result.holds(strict_numerics)
 
     def summary(self) -> PackageSweep:
         """What the report's section for the package says beside the tables."""
@@ -272,7 +272,10 @@ def verdict(result: ContractResult, label: str) -> str:
     blocked = sorted({i for (i, _m), o in t.outcomes.items() if o.status == "blocked"})
     if not failing and not blocked:
         return "ok"
-    parts = [f"FAIL {item} [{','.join(modes)}]" for item, modes in failing.items()]
+    parts = [
+        f"{'numerics ' if BY_ID[item].numerics else ''}FAIL {item} [{','.join(modes)}]"
+        for item, modes in failing.items()
+    ]
     return "; ".join(parts + ([f"blocked: {', '.join(blocked)}"] if blocked else []))
 
 
@@ -298,7 +301,6 @@ def lines(sweep: Sweep) -> list[str]:
         out += [f"  {name}: {why}" for name, why in sweep.import_errors]
     if sweep.result is not None:
         notes = [ln for ln in sweep.result.notes() if "static" in ln or "wrapper" in ln]
-        failures = sweep.result.failure_lines()
         out += (["notes:"] + [f"  {n}" for n in notes]) if notes else []
-        out += ([""] + failures) if failures else []
+        out += sweep.result.failure_blocks()
     return out
