@@ -40,7 +40,7 @@ USAGE_RUNNER = (
 CONTRACT_FLAGS = (*TOPIC_FLAGS, "jax_custom_jvp3", "jax_softmax_custom_jvp")
 # What the table's `*` and the numerics failures' heading say.
 NUMERICS_NOTE = (
-    "numerics: values JAX does not promise (docs/api_compatibility.md, "
+    "values JAX does not promise (docs/api_compatibility.md, "
     '"Numerics and randomness"); a failure there is not a contract failure'
 )
 ERROR = "error"  # a target that could not be imported or given its arguments in a mode
@@ -230,7 +230,7 @@ class ContractResult:
                     for m, c in zip(self.modes, cols, strict=True)
                 ]
                 out.append("  " + name.ljust(width) + "  " + "  ".join(cells).rstrip())
-        out.append(f"  * {NUMERICS_NOTE}")
+        out.append(f"  * numerics: {NUMERICS_NOTE}")
         return "\n".join(out)
 
     def notes(self) -> list[str]:
