@@ -181,6 +181,24 @@ def test_cli_table_failure_lines_and_exit_status(tmp_path):
         "(10 item x mode cells pass;" in proc.stdout
     )
     assert "  rule.bwd-structure [off-warn]: not for a custom_jvp function" in proc.stdout
+    # --strict-numerics counts it (exit 1); --json keeps the contract's verdict and the numerics apart
+    strict = subprocess.run(
+        [*proc.args, "--strict-numerics", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    import json
+
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    data = json.loads(strict.stdout)
+    assert data["ok"] and not data["numerics_ok"] and not data["failures"]
+    assert [ln.split(" (the rule)")[0] for ln in data["numerics_failures"]] == [
+        "FAIL derivatives.finite-differences [off-warn] jacrev"
+    ]
+    row = next(r for r in data["targets"][0]["rows"] if r["numerics"])
+    assert row["item"] == "derivatives.finite-differences" and row["basis"] == "tested"
 
 
 def test_fixture_reports_ordinary_pytest_results(pytester):
