@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_conformance import options
-from jax_conformance.contract.engine import Target, contract_modes, refuse_misuse, run_contract
+from jax_conformance.contract.engine import (
+    NUMERICS_NOTE,
+    Target,
+    contract_modes,
+    refuse_misuse,
+    run_contract,
+)
 from jax_conformance.contract.items import ITEMS, markdown_table
 from jax_conformance.contract.wire import Expr
 from jax_conformance.errors import UsageError
@@ -340,11 +346,14 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
     print("\nchanges between releases:" if result.changes else "\nno item changes between releases")
     for change in result.changes:
         print(f"  {change.line()}")
-    lines = result.errors() + [ln for ln in result.failure_lines() if " FAIL " in f" {ln}"]
-    if lines:
-        print()
-        for line in lines:
-            print(line)
+    fails = [ln for ln in result.failure_lines(numerics=False) if " FAIL " in f" {ln}"]
+    numerics = result.failure_lines(numerics=True)
+    for head, lines in (
+        ("", result.errors() + fails),
+        (f"numerics failures ({NUMERICS_NOTE}):\n", numerics),
+    ):
+        if lines:
+            print(f"\n{head}" + "\n".join(lines))
     verdict = (
         "every item holds in every mode of every release"
         if result.ok
