@@ -130,6 +130,7 @@ ROWS: list[tuple[str, str]] = [
         f"--modes +upcoming: this command runs only the modes named; {MODES}",
     ),
     ("check --jobs 0", "argument --jobs/-j: '0': give 1 or more"),
+    ("check --markdown", "--markdown goes with --items"),
     (
         "diff --adapters nope,reference",
         "--adapters nope: unknown adapter; installed: jax, reference",
