@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -765,7 +768,7 @@ def test_a_search_under_one_selection_never_answers_another(
         assert "nothing installed or run" in capsys.readouterr().out
     for argv in (["-k", "integer_inputs"], []):
         with pytest.raises(Searched):
-            _upgrade(base + argv)
+            _upgrade([*base, "--yes", *argv])
 
 
 def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path) -> None:
@@ -919,3 +922,45 @@ def test_where_nothing_but_the_outcome_is_seen_the_block_judging_it_is_part_of_t
     assert not differs({"off-warn": sig(8)}, {"off-warn": sig(8)})
     seen = {"outcome": "passed", "actual": {"dtype": "int32", "shape": [3]}, "expect_line": 8}
     assert record_signature(seen) == "passed: dtype int32"  # type: ignore[arg-type]
+
+
+# pip and uv cannot reach any index in the refusal test: were the refusal ever lost, the search
+# would find no release to install rather than install one.
+OFFLINE = {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "UV_OFFLINE": "1"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["upgrade", "--from", "0.4.30", "--to", "0.4.31"],
+        ["compat", "--releases", "0.4.30..0.4.31"],
+    ],
+    ids=["upgrade", "compat"],
+)
+def test_a_search_without_a_terminal_or_yes_is_refused_before_any_work(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """With stdin not a terminal (CI, a script) and no --yes, a search that would install releases
+    is refused: one line naming what it would do and its cost and saying to pass --yes, exit 2,
+    no cache directory and no output directory (it went ahead: 12+ minutes and 2.4 GiB unasked)."""
+    env = {k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"}
+    # the spec parse cache (every command's, lint's too) shares $JAX_CONFORMANCE_CACHE: off here, so
+    # that the cache directory the variable names is seen to stay empty
+    env.update(OFFLINE, JAX_CONFORMANCE_CACHE=str(tmp_path / "env-cache"))
+    env["JAX_CONFORMANCE_SPEC_CACHE"] = "0"
+    # the cache named by the environment for one command, by --cache-dir for the other
+    cache = ["--cache-dir", str(tmp_path / "cache")] if argv[0] == "upgrade" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", *argv, *cache]
+        + ["--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stdout + done.stderr
+    assert "--yes" in lines[0] and "0.4.30..0.4.31" in lines[0], lines[0]
+    assert re.search(r"about \d+ min", lines[0]) and "GB" in lines[0], lines[0]
+    assert not any(tmp_path.iterdir()), sorted(tmp_path.rglob("*"))

@@ -26,6 +26,7 @@ from jax_conformance.compat.drive import (
     add_radar_arguments,
     cached_search,
     changes_json,
+    refuse_unasked,
     save_search,
     search_range,
     selection,
@@ -323,6 +324,7 @@ def main(args: argparse.Namespace) -> int:
     elif answer is not None:
         data, how = answer
     else:
+        refuse_unasked(args, f"{a}..{b}", cache)
         print(
             f"upgrade: no search holding {a} and {b} under this selection is in {cache / 'radar'}; "
             "searching now: installing releases and running the suite (its cost follows once pip "

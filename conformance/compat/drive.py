@@ -23,7 +23,7 @@ from jax_conformance.compat.discover import Release, discover, parse_range
 from jax_conformance.compat.envs import default_cache_dir, find_python
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
-from jax_conformance.compat.plan import search_plan
+from jax_conformance.compat.plan import ends_cost, search_plan
 from jax_conformance.compat.radar import (
     FLAG,
     HARNESS,
@@ -49,6 +49,7 @@ from jax_conformance.records import (
 )
 from jax_conformance.releases import observed_text, version_key
 from jax_conformance.spec.loader import spec_revision
+from jax_conformance.text import plural
 from jax_conformance.usage import check_expression, check_selection, selection_counts
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
@@ -149,13 +150,46 @@ def selection_tag(extra: Sequence[str]) -> str:
 
 def go_ahead(args: argparse.Namespace) -> bool:
     """Whether to start the search the plan just described: asked at a terminal (`--yes` answers
-    for the user); a run with no terminal (CI, a script) goes ahead, its plan printed."""
+    for the user). With no terminal the commands have refused already (`refuse_unasked`) unless
+    --yes was given or the store answers the range, so it goes ahead."""
     if getattr(args, "yes", False) or not sys.stdin.isatty():
         return True
     try:
         return input("radar: go ahead? [y/N] ").strip().lower() in ("y", "yes")
     except EOFError:
         return False
+
+
+def refuse_unasked(args: argparse.Namespace, text: str, cache: Path) -> None:
+    """Without --yes and with no terminal to ask at (CI, a script), a search of `text` that may
+    install releases and run the suite is refused before any work (UsageError: one line, exit 2,
+    nothing installed or written), naming what it would do and about what it costs. A range whose
+    saved search in the store has the same ends is answered from the store: not refused."""
+    if getattr(args, "yes", False) or sys.stdin.isatty():
+        return
+    try:
+        lo, hi = parse_range(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    extra = selection(args)
+    low = str(lo)
+    root = store_root(cache, str(hi), selection=selection_tag(extra)) if hi else None
+    if root is not None:
+        saved = cached_search(root, low, str(hi))
+        if saved is not None and saved["releases"][0] == low and saved["releases"][-1] == str(hi):
+            return
+    anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
+    ends = [low, *anchors, *([str(hi)] if hi else [])]
+    keywords, marks, _ = _split_selection(extra)
+    selected = selection_counts(next(iter(keywords), None), next(iter(marks), None), [SPECS_DIR])
+    slugs = [mode_slug(m) for m in args.modes]
+    stored = stored_ends(Store(root), ends, slugs) if root is not None and root.is_dir() else None
+    cost = ends_cost(ends, cache, len(slugs), selected, args.jobs, stored)
+    raise UsageError(
+        f"not searching {text} without --yes (no terminal to ask at): it would install the JAX "
+        f"releases in that range under {cache} and run the suite in {plural(len(slugs), 'mode')} "
+        f"at each end: {cost}. Pass --yes to go ahead; nothing was installed or written"
+    )
 
 
 def interpreters(args: argparse.Namespace) -> dict[str, str]:

@@ -76,6 +76,32 @@ def search_plan(
     )
 
 
+def ends_cost(
+    ends: Sequence[str],
+    cache: Path,
+    modes: int,
+    selected: tuple[int, int] | None,
+    jobs: int,
+    stored: Mapping[str, int] | None = None,
+) -> str:
+    """What a search costs before pip has listed the releases between its ends (said where it is
+    refused unasked, `drive.refuse_unasked`): the ends' environments and mode runs, then what each
+    release between adds where a change needs bisecting."""
+    have = cached_envs(cache, ends)
+    to_run = {r: max(0, modes - (stored or {}).get(r, 0)) for r in ends}
+    build = [r for r in ends if r not in have and to_run[r]]
+    cases = selected[0] if selected else 3835
+    runs = sum(to_run.values())
+    seconds = len(build) * BUILD_S + runs * (START_S + CASE_S * cases) / max(1, jobs)
+    probe_s = BUILD_S + modes * PROBE_S / max(1, jobs)
+    return (
+        f"{len(build)} environment(s) to build for the ends (about {len(build) * ENV_BYTES / 1e9:.1f} GB) "
+        f"and {runs} mode runs of {cases} cases: about {_minutes(seconds) if runs else '0 min'}, plus "
+        f"{ENV_BYTES / 1e9:.2f} GB and {_minutes(probe_s)} for each release between that a change "
+        "needs bisecting"
+    )
+
+
 def _ready(ends: Sequence[str], have: set[str], to_run: Mapping[str, int]) -> str:
     """How many ends need no build: cached, or with every mode answered from the store."""
     cached = sum(1 for r in ends if r in have and to_run[r])
