@@ -32,6 +32,7 @@ from jax_conformance.compat.radar import (
 from jax_conformance.errors import UsageError
 from jax_conformance.options import parse_size
 from jax_conformance.records import ResultsWriter, harness_end, harness_header
+from jax_conformance.text import plural
 from packaging.version import Version
 
 from tests.conftest import read_results
@@ -299,7 +300,7 @@ def test_changes_text_groups_by_release(tmp_path: Path) -> None:
     search = bisect(names, FakeReleases(names, planted(4), CASES))
     data = {"changes": [{**f.to_json(), "topic": "custom_jvp"} for f in search.changes]}
     text = drive.format_changes_text(None, data)  # type: ignore[arg-type]
-    assert text.splitlines()[0] == f"jax {names[4]} (after {names[3]}): 1 change(s)"
+    assert text.splitlines()[0] == f"jax {names[4]} (after {names[3]}): 1 change"
     assert f"custom_jvp.float0 [off-warn, on]: {ACCEPTS} -> {RAISES}" in text
     json.dumps(data)
 
@@ -401,7 +402,7 @@ def test_upgrade_answers_from_a_cached_search_without_running(
         assert upgrade.main(args) == 0
         text = capsys.readouterr().out
         assert (
-            f"Upgrading JAX {a} -> {b}: {found} behaviour change(s)" in text
+            f"Upgrading JAX {a} -> {b}: {plural(found, 'behaviour change')}" in text
             and "nothing installed or run" in text
         )
         if found:
@@ -782,11 +783,11 @@ def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path)
     (ready / MARKER).write_text("{}")
     names = ["0.4.33", "0.4.34", "0.4.35", "0.4.36"]
     whole = search_plan(names, ["0.4.33", "0.4.36"], tmp_path, 4, (3835, 3835), 2)
-    assert "4 releases (0.4.33..0.4.36); it builds 1 environment(s) now" in whole
+    assert "4 releases (0.4.33..0.4.36); it builds 1 environment now" in whole
     assert "(0.4.33, 0.4.36; 1 cached) and up to 2 more" in whole
     assert (
         f"0.65 GB each, {3 * 650e6 / 1e9:.1f} GB at most" in whole
-        and "3835 of 3835 cases in 4 mode(s)" in whole
+        and "3835 of 3835 cases in 4 modes" in whole
     )
     few = search_plan(names, ["0.4.33", "0.4.36"], tmp_path, 4, (8, 3835), 2)
 
@@ -798,7 +799,7 @@ def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path)
     (tmp_path / "envs" / "jax-0.4.33-abc" / MARKER).write_text("{}")
     ready = search_plan(["0.4.33", "0.4.36"], ["0.4.33", "0.4.36"], tmp_path, 4, None, 2)
     assert f"every environment it may need is cached under {tmp_path}." in ready
-    assert "bisected" not in ready and "every case in 4 mode(s)" in ready
+    assert "bisected" not in ready and "every case in 4 modes" in ready
 
 
 def test_the_plan_counts_the_end_runs_the_store_answers(tmp_path: Path) -> None:
@@ -817,17 +818,17 @@ def test_the_plan_counts_the_end_runs_the_store_answers(tmp_path: Path) -> None:
     assert (
         "At the ends, all 4 mode runs (3 of 3 cases) are answered from the store, none run" in done
     )
-    assert "3 of 3 cases in 2 mode(s) at each end" not in done
+    assert "3 of 3 cases in 2 modes at each end" not in done
     assert "every environment it may need is cached" in done and "about 0 min" in done
     cut = store.result_path("0.4.36", "on", None)
     _write_run(cut, "0.4.36", on, {"a.x": "int32"}, ended=False)
     half = search_plan(ends, ends, cache, 2, (3, 3), 1, drive.stored_ends(store, ends, modes))
     assert "it runs 3 of 3 cases in 1 of 4 mode runs (3 answered from the store)" in half
-    assert "builds 1 environment(s) now for the ends (0.4.33, 0.4.36; 0 cached, 1 answered" in half
+    assert "builds 1 environment now for the ends (0.4.33, 0.4.36; 0 cached, 1 answered" in half
     fresh = search_plan(
         ends, ends, cache, 2, (3, 3), 1, drive.stored_ends(Store(cache), ends, modes)
     )
-    assert "It runs 3 of 3 cases in 2 mode(s) at each end" in fresh
+    assert "It runs 3 of 3 cases in 2 modes at each end" in fresh
 
 
 def test_upgrade_prints_each_message_in_full(tmp_path: Path) -> None:

@@ -270,7 +270,7 @@ def search_range(
     discovery_s = time.monotonic() - start
     if len(releases) < 2:
         raise UsageError(
-            f"{text}: the package index offers {len(releases)} release(s) in that range for Python "
+            f"{text}: the package index offers {plural(len(releases), 'release')} in that range for Python "
             f"{', '.join(sorted(pythons))}; at least two are needed"
         )
     say(
@@ -511,7 +511,9 @@ def format_changes_text(run: RadarRun, data: SearchJSON | None = None) -> str:
         by_release.setdefault(ch["release"], []).append(ch)
     for release in sorted(by_release, key=version_key):
         items = by_release[release]
-        lines.append(f"jax {release} (after {items[0]['previous']}): {len(items)} change(s)")
+        lines.append(
+            f"jax {release} (after {items[0]['previous']}): {plural(len(items), 'change')}"
+        )
         for ch in items:
             modes = ch["modes"]
             pairs = dict.fromkeys((ch["before"][m], ch["after"][m]) for m in modes)

@@ -29,7 +29,7 @@ from jax_conformance.launch.scheduler import ModeProcess
 from jax_conformance.launch.service import run_modes
 from jax_conformance.mode import Mode, expand_upcoming, read_modes
 from jax_conformance.records import ModeOutput, contract_output
-from jax_conformance.text import describe_exit
+from jax_conformance.text import describe_exit, plural
 
 RUNNER = "jax_conformance.adapters.jax.contract"
 USAGE_RUNNER = (
@@ -404,7 +404,7 @@ def run_contract(
 def misuse_error(problems: Sequence[Sequence[str]], targets: int) -> UsageError:
     """The first [label, problem] as one line (the label where several targets were checked)."""
     label, why = problems[0]
-    more = f" (and {len(problems) - 1} other target(s))" if len(problems) > 1 else ""
+    more = f" (and {plural(len(problems) - 1, 'other target')})" if len(problems) > 1 else ""
     return UsageError(f"{label + ': ' if targets > 1 else ''}{why}{more}")
 
 
