@@ -427,6 +427,19 @@ def describe_change(before: str, after: str) -> str:
     return f"{before or '-'} -> {after or '-'}"
 
 
+def spec_path(text: str, specs: Path) -> str:
+    """A record's spec file as a search keeps it: `specs/<topic>/<file>.yaml`, relative (as a run's
+    records name it; `compat.table.SPEC_FILE_ROOT` resolves it), never the path of the store's copy
+    of the specs on the machine that searched, which a shipped search must not carry; an absolute
+    path outside that copy is dropped ("")."""
+    path = Path(text)
+    if not path.is_absolute():
+        return text
+    if path.is_relative_to(specs):
+        return (Path(SPECS_DIR.name) / path.relative_to(specs)).as_posix()
+    return ""
+
+
 def changes_json(run: RadarRun) -> SearchJSON:
     """The radar's findings: each change with its release, the releases probed, install times, flags."""
     facts = case_facts(run.store, run.search.releases)
@@ -440,7 +453,9 @@ def changes_json(run: RadarRun) -> SearchJSON:
             "claim": rec.get("claim", "") if rec else "",
             "basis": rec.get("basis") if rec else None,
             "source": rec.get("source") if rec else None,
-            "spec_file": rec.get("spec_file", "") if rec else "",
+            "spec_file": spec_path(rec.get("spec_file", ""), run.store.root / "specs")
+            if rec
+            else "",
         }
         if i in texts:
             change["said"] = texts[i]
