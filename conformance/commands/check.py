@@ -252,7 +252,8 @@ def _main_package(args: argparse.Namespace) -> int:
         print(line)
     held = sum(1 for t in (sweep.result.targets if sweep.result else []) if t.ok)
     print(
-        f"\n{held} of {len(sweep.checked)} rules checked hold in every mode, "
+        f"\n{held} of {plural(len(sweep.checked), 'rule')} checked "
+        f"{'holds' if len(sweep.checked) == 1 else 'hold'} in every mode, "
         f"{len(sweep.unchecked)} not checked ({sweep.seconds:.1f}s, finding the rules "
         f"{sweep.find_seconds:.1f}s)"
     )
