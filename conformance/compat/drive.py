@@ -88,7 +88,8 @@ def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--yes",
         action="store_true",
-        help="start a search without asking (at a terminal it asks, after saying what it will cost)",
+        help="start a search without asking (at a terminal it asks, after saying what it will cost; "
+        "with no terminal it refuses, exit 2, unless --yes)",
     )
 
 
