@@ -164,7 +164,7 @@ def go_ahead(args: argparse.Namespace) -> bool:
 def refuse_unasked(args: argparse.Namespace, text: str, cache: Path) -> None:
     """Without --yes and with no terminal to ask at (CI, a script), a search of `text` that may
     install releases and run the suite is refused before any work (UsageError: one line, exit 2,
-    nothing installed or written), naming what it would do and about what it costs. A range whose
+    nothing installed or run, no directory made), naming what it would do and about what it costs. A range whose
     saved search in the store has the same ends is answered from the store: not refused."""
     if getattr(args, "yes", False) or sys.stdin.isatty():
         return
@@ -189,7 +189,7 @@ def refuse_unasked(args: argparse.Namespace, text: str, cache: Path) -> None:
     raise UsageError(
         f"not searching {text} without --yes (no terminal to ask at): it would install the JAX "
         f"releases in that range under {cache} and run the suite in {plural(len(slugs), 'mode')} "
-        f"at each end: {cost}. Pass --yes to go ahead; nothing was installed or written"
+        f"at each end: {cost}. Pass --yes to go ahead; nothing was installed or run"
     )
 
 
