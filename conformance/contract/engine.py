@@ -464,7 +464,7 @@ def run_contract(
 def misuse_error(problems: Sequence[Sequence[str]], targets: int) -> UsageError:
     """The first [label, problem] as one line (the label where several targets were checked)."""
     label, why = problems[0]
-    more = f" (and {len(problems) - 1} other target(s))" if len(problems) > 1 else ""
+    more = f" (and {plural(len(problems) - 1, 'other target')})" if len(problems) > 1 else ""
     return UsageError(f"{label + ': ' if targets > 1 else ''}{why}{more}")
 
 

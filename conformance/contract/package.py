@@ -38,6 +38,7 @@ from jax_conformance.contract.wire import Expr, FoundRule, FoundRules
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.records import CHECK_FORMAT, CheckData, ModeOutput, PackageSweep
+from jax_conformance.text import plural
 
 FINDER = "jax_conformance.adapters.jax.contract_package"
 TABLE = "tool.jax-conformance"
@@ -283,9 +284,9 @@ def lines(sweep: Sweep) -> list[str]:
     """The sweep printed: one line per rule checked (its kind, its verdict), the rules not checked
     with what they need, the modules that did not import, the failure lines."""
     out = [
-        f"package {sweep.package}: {len(sweep.modules)} modules walked"
+        f"package {sweep.package}: {plural(len(sweep.modules), 'module')} walked"
         f" ({len(sweep.import_errors)} did not import),"
-        f" {len(sweep.checked) + len(sweep.unchecked)} rules found, {len(sweep.checked)} checked"
+        f" {plural(len(sweep.checked) + len(sweep.unchecked), 'rule')} found, {len(sweep.checked)} checked"
         + (f"; table {sweep.pyproject}" if sweep.pyproject else "")
     ]
     width = max([len(r["target"]) for r in sweep.checked] + [10])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 
 from jax_conformance.records import CheckData, ItemRow, PackageSweep
+from jax_conformance.text import plural
 
 CELL = {"pass": "ok", "fail": "FAIL", "n/a": "n/a", "blocked": "blocked", "error": "ERROR"}
 NUMERICS_TITLE = (
@@ -91,7 +92,8 @@ def package_head(sweep: PackageSweep) -> list[str]:
     e = html.escape
     parts = [
         f'<h3 class="package">Package {e(sweep["package"])}</h3>',
-        f'<p class="meta">{sweep["modules"]} modules walked, {len(sweep["checked"])} rules checked, '
+        f'<p class="meta">{plural(sweep["modules"], "module")} walked, '
+        f"{plural(len(sweep['checked']), 'rule')} checked, "
         f"{len(sweep['unchecked'])} not checked, {len(sweep['import_errors'])} modules did not "
         f"import · {sweep['seconds']:.0f}s"
         + (f" · table <code>{e(sweep['pyproject'])}</code>" if sweep["pyproject"] else "")
