@@ -626,6 +626,13 @@ RULE_BREAKAGES = (
         _ids(V_TM, "remat-pytree-arg"),
         f"{V_RO}.fwd-pair-works",
     ),
+    # survey row NB8 (jax#5849): the rule under vmap sees an unbatched argument's tangent unbatched
+    _rule(
+        "RuleTangentsBroadcastUnderVmap",
+        _ids(J_TM, "jax-test-grad-through-nested-vmaps"),
+        f"{J_RO}.jax-test-overbatched-tangent-grads",
+        "custom_jvp",
+    ),
     _rule(
         "GradNotUnbroadcast",
         _ids(J_CL, "unbroadcasting-grad-shape"),
