@@ -292,8 +292,7 @@ def _main_package(args: argparse.Namespace) -> int:
     held = sum(1 for t in targets if t.contract_ok)
     numerics = sum(1 for t in targets if t.contract_ok and not t.ok)
     print(
-        f"
-{held} of {plural(len(sweep.checked), 'rule')} checked "
+        f"\n{held} of {plural(len(sweep.checked), 'rule')} checked "
         f"{'holds' if len(sweep.checked) == 1 else 'hold'} the contract in every mode"
         + (f" ({numerics} with a numerics failure)" if numerics else "")
         + f", {len(sweep.unchecked)} not checked ({sweep.seconds:.1f}s, finding the rules "
