@@ -165,6 +165,7 @@ def warm(text: str) -> dict[str, Any]:
             "--releases",
             text,
             "--resume",
+            "--yes",
             "-j",
             "1",
             "--build-jobs",

@@ -897,6 +897,9 @@ class ItemRow(TypedDict):
     item: str
     statement: str
     cells: list[str]
+    numerics: NotRequired[bool]  # values JAX does not promise: a failure is not a contract failure
+    basis: NotRequired[str]  # documented, tested or observed
+    source: NotRequired[str]  # the JAX promise it checks (items.Source.cite), the first
 
 
 class TargetRows(TypedDict):
@@ -917,6 +920,9 @@ class CheckSummary(TypedDict):
     columns: list[str]
     failures: list[str]
     changes: list[str]
+    # `ok` is the contract's verdict; numerics items (values JAX does not promise) are apart
+    numerics_ok: NotRequired[bool]
+    numerics_failures: NotRequired[list[str]]
 
 
 class CheckData(CheckSummary):
@@ -959,6 +965,9 @@ def check_records(data: CheckData) -> list[CheckFileRecord]:
         "failures": data["failures"],
         "changes": data["changes"],
     }
+    for key in ("numerics_ok", "numerics_failures"):
+        if key in data:
+            head[key] = data[key]
     rows: list[CheckFileRecord] = [head]
     if "package" in data:
         rows.append({"record": "check_package", "package": data["package"]})
@@ -992,6 +1001,9 @@ def read_check(path: Path | str) -> CheckData | None:
                 "failures": head["failures"],
                 "changes": head["changes"],
             }
+            for key in ("numerics_ok", "numerics_failures"):
+                if key in head:
+                    data[key] = head[key]
         elif record["record"] == "check_package" and data is not None:
             data["package"] = cast(CheckPackageRecord, record)["package"]
         elif record["record"] == "check_row" and data is not None:
@@ -1002,9 +1014,15 @@ def read_check(path: Path | str) -> CheckData | None:
                 if "kinds" in row:
                     target["kinds"] = row["kinds"]
                 data["targets"].append(target)
-            target["rows"].append(
-                {"item": row["item"], "statement": row["statement"], "cells": row["cells"]}
-            )
+            item: ItemRow = {
+                "item": row["item"],
+                "statement": row["statement"],
+                "cells": row["cells"],
+            }
+            for key in ("numerics", "basis", "source"):
+                if key in row:
+                    item[key] = row[key]  # type: ignore[literal-required]
+            target["rows"].append(item)
     return data
 
 

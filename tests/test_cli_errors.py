@@ -120,7 +120,7 @@ ROWS: list[tuple[str, str]] = [
     # mutate
     ("mutate --modes bogus", f"--modes 'bogus': unknown mode; {MODES}"),
     ("mutate --modes ''", f"--modes '' names no mode; {MODES}"),
-    ("mutate --mutants no-such-mutant", "unknown mutant(s) no-such-mutant; see --list"),
+    ("mutate --mutants no-such-mutant", "unknown mutant no-such-mutant; see --list"),
     ("mutate --jobs 0", "argument --jobs/-j: '0': give 1 or more"),
     ("mutate --specs /nonexistent", "--specs /nonexistent: no such file or directory"),
     # diff
@@ -130,6 +130,7 @@ ROWS: list[tuple[str, str]] = [
         f"--modes +upcoming: this command runs only the modes named; {MODES}",
     ),
     ("check --jobs 0", "argument --jobs/-j: '0': give 1 or more"),
+    ("check --markdown", "--markdown goes with --items"),
     (
         "diff --adapters nope,reference",
         "--adapters nope: unknown adapter; installed: jax, reference",
@@ -137,7 +138,7 @@ ROWS: list[tuple[str, str]] = [
     ("diff --adapters jax", "--adapters jax: name two adapters"),
     ("diff --budget 0", "argument --budget: '0': give 1 or more"),
     ("diff --timeout -1", "argument --timeout: '-1': give a number of seconds above 0"),
-    ("diff --areas nope", "--areas nope: unknown area(s) nope"),
+    ("diff --areas nope", "--areas nope: unknown area nope"),
     ("diff --seed x", "argument --seed: invalid int value: 'x'"),
     # compat
     ("compat --versions banana", "argument --versions:"),

@@ -358,10 +358,10 @@ def test_reason_lists_the_modes_in_matrix_order_failures_first() -> None:
 
 
 def test_hypothesis_reason_names_the_failure_then_the_example() -> None:
-    msg = "falsifying example: dt=float64\n2 warning(s) UserWarning, but should be exactly 1\nmore"
+    msg = "falsifying example: dt=float64\n2 warnings UserWarning, but should be exactly 1\nmore"
     assert (
         first_line(msg)
-        == "2 warning(s) UserWarning, but should be exactly 1 (falsifying example: dt=float64)"
+        == "2 warnings UserWarning, but should be exactly 1 (falsifying example: dt=float64)"
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from jax_conformance.cli import main as cli_main
 from jax_conformance.contract.engine import contract_modes
-from jax_conformance.contract.items import FAIL
+from jax_conformance.contract.items import BY_ID, FAIL
 from jax_conformance.contract.package import lines, read_table, sweep_data, sweep_package
 from jax_conformance.contract.save import save_data
 from jax_conformance.errors import UsageError
@@ -70,6 +70,9 @@ def test_each_fault_is_caught_in_its_modes(sweep, rule):
     assert not target.errors, target.errors
     assert target.failing_items().get(item) == modes, "\n".join(sweep.result.failure_lines())
     assert all(target.status(i.id, "off-warn") != FAIL for i in _items() if "off-warn" not in modes)
+    # the four dtype / structure / warning faults stay contract failures; softmin's zero gradient
+    # (finite differences) is a numerics failure, listed apart and counted by --strict-numerics
+    assert target.contract_ok == BY_ID[item].numerics and not target.ok
 
 
 @pytest.mark.parametrize("rule", GOOD)
@@ -88,6 +91,10 @@ def test_what_was_not_checked_is_listed_with_what_it_needs(sweep):
     printed = "\n".join(lines(sweep))
     assert "sweeplib.optional_gpu: ModuleNotFoundError" in printed
     assert "FAIL grad.dtype [on]" in printed
+    assert "numerics FAIL derivatives.finite-differences [off-warn,on]" in printed
+    contract, numerics = printed.split("\nnumerics failures (")
+    assert "sweeplib.faults:softmin: FAIL" in numerics and "softmin: FAIL" not in contract
+    assert not sweep.holds() and not sweep.holds(strict_numerics=True)
 
 
 def test_report_has_a_section_for_the_package(sweep, tmp_path):

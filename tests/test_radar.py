@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,7 @@ from jax_conformance.compat.radar import (
 from jax_conformance.errors import UsageError
 from jax_conformance.options import parse_size
 from jax_conformance.records import ResultsWriter, harness_end, harness_header
+from jax_conformance.text import plural
 from packaging.version import Version
 
 from tests.conftest import read_results
@@ -296,7 +300,7 @@ def test_changes_text_groups_by_release(tmp_path: Path) -> None:
     search = bisect(names, FakeReleases(names, planted(4), CASES))
     data = {"changes": [{**f.to_json(), "topic": "custom_jvp"} for f in search.changes]}
     text = drive.format_changes_text(None, data)  # type: ignore[arg-type]
-    assert text.splitlines()[0] == f"jax {names[4]} (after {names[3]}): 1 change(s)"
+    assert text.splitlines()[0] == f"jax {names[4]} (after {names[3]}): 1 change"
     assert f"custom_jvp.float0 [off-warn, on]: {ACCEPTS} -> {RAISES}" in text
     json.dumps(data)
 
@@ -398,7 +402,7 @@ def test_upgrade_answers_from_a_cached_search_without_running(
         assert upgrade.main(args) == 0
         text = capsys.readouterr().out
         assert (
-            f"Upgrading JAX {a} -> {b}: {found} behaviour change(s)" in text
+            f"Upgrading JAX {a} -> {b}: {plural(found, 'behaviour change')}" in text
             and "nothing installed or run" in text
         )
         if found:
@@ -765,7 +769,7 @@ def test_a_search_under_one_selection_never_answers_another(
         assert "nothing installed or run" in capsys.readouterr().out
     for argv in (["-k", "integer_inputs"], []):
         with pytest.raises(Searched):
-            _upgrade(base + argv)
+            _upgrade([*base, "--yes", *argv])
 
 
 def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path) -> None:
@@ -779,11 +783,11 @@ def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path)
     (ready / MARKER).write_text("{}")
     names = ["0.4.33", "0.4.34", "0.4.35", "0.4.36"]
     whole = search_plan(names, ["0.4.33", "0.4.36"], tmp_path, 4, (3835, 3835), 2)
-    assert "4 releases (0.4.33..0.4.36); it builds 1 environment(s) now" in whole
+    assert "4 releases (0.4.33..0.4.36); it builds 1 environment now" in whole
     assert "(0.4.33, 0.4.36; 1 cached) and up to 2 more" in whole
     assert (
         f"0.65 GB each, {3 * 650e6 / 1e9:.1f} GB at most" in whole
-        and "3835 of 3835 cases in 4 mode(s)" in whole
+        and "3835 of 3835 cases in 4 modes" in whole
     )
     few = search_plan(names, ["0.4.33", "0.4.36"], tmp_path, 4, (8, 3835), 2)
 
@@ -795,7 +799,7 @@ def test_a_search_says_what_it_builds_and_costs_before_it_starts(tmp_path: Path)
     (tmp_path / "envs" / "jax-0.4.33-abc" / MARKER).write_text("{}")
     ready = search_plan(["0.4.33", "0.4.36"], ["0.4.33", "0.4.36"], tmp_path, 4, None, 2)
     assert f"every environment it may need is cached under {tmp_path}." in ready
-    assert "bisected" not in ready and "every case in 4 mode(s)" in ready
+    assert "bisected" not in ready and "every case in 4 modes" in ready
 
 
 def test_the_plan_counts_the_end_runs_the_store_answers(tmp_path: Path) -> None:
@@ -814,17 +818,17 @@ def test_the_plan_counts_the_end_runs_the_store_answers(tmp_path: Path) -> None:
     assert (
         "At the ends, all 4 mode runs (3 of 3 cases) are answered from the store, none run" in done
     )
-    assert "3 of 3 cases in 2 mode(s) at each end" not in done
+    assert "3 of 3 cases in 2 modes at each end" not in done
     assert "every environment it may need is cached" in done and "about 0 min" in done
     cut = store.result_path("0.4.36", "on", None)
     _write_run(cut, "0.4.36", on, {"a.x": "int32"}, ended=False)
     half = search_plan(ends, ends, cache, 2, (3, 3), 1, drive.stored_ends(store, ends, modes))
     assert "it runs 3 of 3 cases in 1 of 4 mode runs (3 answered from the store)" in half
-    assert "builds 1 environment(s) now for the ends (0.4.33, 0.4.36; 0 cached, 1 answered" in half
+    assert "builds 1 environment now for the ends (0.4.33, 0.4.36; 0 cached, 1 answered" in half
     fresh = search_plan(
         ends, ends, cache, 2, (3, 3), 1, drive.stored_ends(Store(cache), ends, modes)
     )
-    assert "It runs 3 of 3 cases in 2 mode(s) at each end" in fresh
+    assert "It runs 3 of 3 cases in 2 modes at each end" in fresh
 
 
 def test_upgrade_prints_each_message_in_full(tmp_path: Path) -> None:
@@ -919,3 +923,45 @@ def test_where_nothing_but_the_outcome_is_seen_the_block_judging_it_is_part_of_t
     assert not differs({"off-warn": sig(8)}, {"off-warn": sig(8)})
     seen = {"outcome": "passed", "actual": {"dtype": "int32", "shape": [3]}, "expect_line": 8}
     assert record_signature(seen) == "passed: dtype int32"  # type: ignore[arg-type]
+
+
+# pip and uv cannot reach any index in the refusal test: were the refusal ever lost, the search
+# would find no release to install rather than install one.
+OFFLINE = {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "UV_OFFLINE": "1"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["upgrade", "--from", "0.4.30", "--to", "0.4.31"],
+        ["compat", "--releases", "0.4.30..0.4.31"],
+    ],
+    ids=["upgrade", "compat"],
+)
+def test_a_search_without_a_terminal_or_yes_is_refused_before_any_work(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """With stdin not a terminal (CI, a script) and no --yes, a search that would install releases
+    is refused: one line naming what it would do and its cost and saying to pass --yes, exit 2,
+    no cache directory and no output directory (it went ahead: 12+ minutes and 2.4 GiB unasked)."""
+    env = {k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"}
+    # the spec parse cache (every command's, lint's too) shares $JAX_CONFORMANCE_CACHE: off here, so
+    # that the cache directory the variable names is seen to stay empty
+    env.update(OFFLINE, JAX_CONFORMANCE_CACHE=str(tmp_path / "env-cache"))
+    env["JAX_CONFORMANCE_SPEC_CACHE"] = "0"
+    # the cache named by the environment for one command, by --cache-dir for the other
+    cache = ["--cache-dir", str(tmp_path / "cache")] if argv[0] == "upgrade" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "jax_conformance.cli", *argv, *cache]
+        + ["--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stdout + done.stderr
+    assert "--yes" in lines[0] and "0.4.30..0.4.31" in lines[0], lines[0]
+    assert re.search(r"about \d+ min", lines[0]) and "GB" in lines[0], lines[0]
+    assert not any(tmp_path.iterdir()), sorted(tmp_path.rglob("*"))

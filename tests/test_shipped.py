@@ -5,9 +5,12 @@ the data was computed instead of answering for them from stale findings."""
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ from jax_conformance.compat import shipped
 from jax_conformance.compat.drive import store_root
 from jax_conformance.records import SearchJSON, read_search
 from jax_conformance.spec.loader import spec_revision
+from jax_conformance.text import plural
 
 SHIPPED = sorted(shipped.SHIPPED_DIR.glob("*.json"))
 
@@ -100,7 +104,10 @@ def test_upgrade_answers_from_the_shipped_search_on_a_fresh_cache(
     assert seconds < 60, seconds  # the figure the issue asks for is under 10 s; loaded CI gets room
     stale = shipped.stale_cases(data)
     if stale:
-        assert f"{len(stale)} case(s) added or changed since the shipped search" in result.stdout
+        assert (
+            f"{plural(len(stale), 'case')} added or changed since the shipped search"
+            in result.stdout
+        )
     if data["shipped"]["spec_revision"] == spec_revision([shipped.SPECS_DIR]):
         assert not stale
 
@@ -117,14 +124,42 @@ def test_one_spec_revision_keys_the_store_the_shipped_data_and_a_run(tmp_path: P
     (specs / "t" / "t.cells.json").write_text("[1]")
     revision = spec_revision([specs])
     assert store_root(tmp_path, "0.10.2", specs).name.startswith(f"{revision}-")
-    path = shipped.ship(
-        _search(["t.table"], ["0.1.0", "0.2.0"]), specs, "cmd", into=specs / "radar"
-    )
+    search = _search(["t.table"], ["0.1.0", "0.2.0"])
+    search["changes"][0]["spec_file"] = str(specs / "t" / "t.yaml")  # the store's copy: absolute
+    path = shipped.ship(search, specs, "cmd", into=specs / "radar")
     data = read_search(path)
     assert data is not None and data["shipped"]["spec_revision"] == revision
+    assert data["changes"][0]["spec_file"] == "specs/t/t.yaml"
     assert spec_revision([specs]) == revision
     (specs / "t" / "t.cells.json").write_text("[2]")
     assert not store_root(tmp_path, "0.10.2", specs).name.startswith(f"{revision}-")
+
+
+# An absolute path in any string: /a/b (not inside a URL or a relative path), or C:\\ on Windows.
+ABSOLUTE = re.compile(r"(?<![\w.:/])/(?:[\w.+-]+/)+[\w.+-]*|\b[A-Za-z]:[\\/]")
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+@pytest.mark.skipif(not SHIPPED, reason="no search is shipped in specs/radar/")
+def test_no_shipped_search_holds_a_path_of_the_machine_that_computed_it() -> None:
+    """Shipped data names spec files relative (`specs/...`): it held /work/compat-cache/radar/...
+    store paths of the machine that searched, in every change."""
+    assert ABSOLUTE.search("/work/compat-cache/radar/x/specs/a.yaml")  # the pattern can fail
+    assert not ABSOLUTE.search("https://docs.jax.dev/en/latest/a.html specs/a/b.yaml")
+    for path in SHIPPED:
+        found = [s for s in _strings(json.loads(path.read_text())) if ABSOLUTE.search(s)]
+        assert not found, (path.name, found[:3])
 
 
 def test_ship_refuses_a_selection(tmp_path: Path) -> None:

@@ -258,9 +258,23 @@ jvp_rules[min_p] = lambda p, t: (
 
 vjp_rules[add_p] = lambda x, y: (add(x, y), lambda ct: (ct, ct))
 vjp_rules[sub_p] = lambda x, y: (sub(x, y), lambda ct: (ct, neg(ct)))
+
+
+def _mul_transposed(a: Any, ct: Any) -> Any:
+    """mul(a, ct) in mul's pullback, where JAX's transpose refuses a cotangent of another dtype than the
+    operand (a custom_vjp bwd may hand one on: its dtype is not checked) with lax.mul's TypeError."""
+    a_dtype, ct_dtype = getattr(a, "dtype", None), getattr(ct, "dtype", None)
+    if a_dtype is not None and ct_dtype is not None and a_dtype != ct_dtype:
+        raise TypeError(
+            f"lax.mul requires arguments to have the same dtypes, got {a_dtype}, {ct_dtype}. (Tip: "
+            "jnp.multiply is a similar function that does automatic type promotion on inputs)."
+        )
+    return mul(a, ct)
+
+
 vjp_rules[mul_p] = lambda x, y: (
     mul(x, y),
-    lambda ct: (mul(y, ct), mul(x, ct)),
+    lambda ct: (_mul_transposed(y, ct), _mul_transposed(x, ct)),
 )  # JAX's operand order (its errors name it)
 vjp_rules[div_p] = lambda x, y: (
     div(x, y),

@@ -3,7 +3,10 @@
 Each mode (default: off-warn, off-error, off-allow, on; `--modes ...,+upcoming` adds JAX's upgrade
 flags) is one process running `python -m jax_conformance.adapters.jax.contract`, two at a time. Prints
 the item x mode table and one line per failure (item, mode, transform, expected, actual, and the
-spec case that states the contract); exit status 0 only when every item holds in every mode.
+spec case that states the contract), the numerics items' failures (values JAX does not promise:
+finite differences) apart. Exit status: 0 when every contract item holds in every mode (numerics
+failures shown and counted, not failing), 1 on a contract failure or a mode that did not run (and,
+with --strict-numerics, on a numerics failure too), 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -16,8 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_conformance import options
-from jax_conformance.contract.engine import Target, contract_modes, refuse_misuse, run_contract
-from jax_conformance.contract.items import ITEMS
+from jax_conformance.contract.engine import (
+    NUMERICS_NOTE,
+    Target,
+    contract_modes,
+    refuse_misuse,
+    run_contract,
+)
+from jax_conformance.contract.items import ITEMS, markdown_table
 from jax_conformance.contract.wire import Expr
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
@@ -116,16 +125,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: the package's source tree's, else the start directory's)",
     )
     parser.add_argument(
+        "--strict-numerics",
+        action="store_true",
+        help="exit 1 on a numerics item's failure too (finite differences: values JAX does not "
+        "promise, docs/api_compatibility.md); without it those are shown and counted apart",
+    )
+    parser.add_argument(
         "--items",
         action="store_true",
-        help="list the contract's items and their spec cases, and exit",
+        help="list the contract's items (the JAX promise each checks, its basis, its spec cases) "
+        "and exit",
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="with --items: print them as docs/check.md's table (id, what it checks, the JAX "
+        "promise, basis, contract or numerics)",
     )
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.markdown and not args.items:
+        raise UsageError("--markdown goes with --items")
+    if args.items and args.markdown:
+        print(markdown_table())
+        return 0
     if args.items:
         for item in ITEMS:
-            print(f"{item.id}: {item.statement}\n    from {', '.join(item.specs)}")
+            kind = "numerics" if item.numerics else "contract"
+            print(
+                f"{item.id} ({kind}, {item.basis}): {item.statement}\n"
+                f"    promise: {'; '.join(s.cite() for s in item.sources)}\n"
+                f"    from {', '.join(item.specs)}"
+            )
         return 0
     if args.package:
         return _main_package(args)
@@ -179,24 +211,30 @@ def main(args: argparse.Namespace) -> int:
         [target], modes, jobs=args.jobs, timeout=args.timeout, pythonpath=_path(args), on_mode=done
     )
     if _saved_or_printed_as_json(result, args):
-        return 0 if result.ok else 1
-    print(result.table())
+        return exit_status(result, args.strict_numerics)
+    for line in shown(result, args.strict_numerics, time.monotonic() - start):
+        print(line)
+    return exit_status(result, args.strict_numerics)
+
+
+def exit_status(result: ContractResult | ReleaseResult, strict_numerics: bool) -> int:
+    """0 when the contract holds (strict: the numerics items too), else 1."""
+    return 0 if result.holds(strict_numerics) else 1
+
+
+def shown(result: ContractResult, strict_numerics: bool, seconds: float) -> list[str]:
+    """What `check` prints: the table, the notes, the contract's failure lines, the numerics
+    items' apart, and the verdict."""
+    out = [result.table()]
     notes = result.notes()
     if notes:
-        print("\nnotes:")
-        for line in notes:
-            print(f"  {line}")
-    lines = result.failure_lines()
-    if lines:
-        print()
-        for line in lines:
-            print(line)
+        out += ["", "notes:", *(f"  {line}" for line in notes)]
+    out += result.failure_blocks()
     held = sum(1 for t in result.targets for o in t.outcomes.values() if o.status == "pass")
-    print(
-        f"\n{'every item holds in every mode' if result.ok else plural(len(lines), 'failure')} "
-        f"({held} item x mode cells pass; {time.monotonic() - start:.1f}s)"
+    out.append(
+        f"\n{result.verdict(strict_numerics)} ({held} item x mode cells pass; {seconds:.1f}s)"
     )
-    return 0 if result.ok else 1
+    return out
 
 
 def _main_package(args: argparse.Namespace) -> int:
@@ -247,16 +285,20 @@ def _main_package(args: argparse.Namespace) -> int:
         import json
 
         print(json.dumps(data, indent=1))
-        return 0 if sweep.ok else 1
+        return 0 if sweep.holds(args.strict_numerics) else 1
     for line in lines(sweep):
         print(line)
-    held = sum(1 for t in (sweep.result.targets if sweep.result else []) if t.ok)
+    targets = sweep.result.targets if sweep.result else []
+    held = sum(1 for t in targets if t.contract_ok)
+    numerics = sum(1 for t in targets if t.contract_ok and not t.ok)
     print(
-        f"\n{held} of {len(sweep.checked)} rules checked hold in every mode, "
-        f"{len(sweep.unchecked)} not checked ({sweep.seconds:.1f}s, finding the rules "
+        f"\n{held} of {plural(len(sweep.checked), 'rule')} checked "
+        f"{'holds' if len(sweep.checked) == 1 else 'hold'} the contract in every mode"
+        + (f" ({numerics} with a numerics failure)" if numerics else "")
+        + f", {len(sweep.unchecked)} not checked ({sweep.seconds:.1f}s, finding the rules "
         f"{sweep.find_seconds:.1f}s)"
     )
-    return 0 if sweep.ok else 1
+    return 0 if sweep.holds(args.strict_numerics) else 1
 
 
 def _expression(what: str, source: str) -> None:
@@ -300,21 +342,28 @@ def _main_releases(args: argparse.Namespace, target: Target, start: float) -> in
         say=lambda line: print(f"[{time.monotonic() - start:6.1f}s] {line}", file=sys.stderr),
     )
     if _saved_or_printed_as_json(result, args):
-        return 0 if result.ok else 1
+        return exit_status(result, args.strict_numerics)
     print(result.table())
     print("\nchanges between releases:" if result.changes else "\nno item changes between releases")
     for change in result.changes:
         print(f"  {change.line()}")
-    lines = result.errors() + [ln for ln in result.failure_lines() if " FAIL " in f" {ln}"]
-    if lines:
-        print()
-        for line in lines:
-            print(line)
-    print(
-        f"\n{'every item holds in every mode of every release' if result.ok else 'not every item holds'} "
-        f"({len(result.releases)} releases; {time.monotonic() - start:.1f}s)"
+    fails = [ln for ln in result.failure_lines(numerics=False) if " FAIL " in f" {ln}"]
+    numerics = result.failure_lines(numerics=True)
+    for head, lines in (
+        ("", result.errors() + fails),
+        (f"numerics failures ({NUMERICS_NOTE}):\n", numerics),
+    ):
+        if lines:
+            print(f"\n{head}" + "\n".join(lines))
+    verdict = (
+        "every item holds in every mode of every release"
+        if result.ok
+        else "every contract item holds in every mode of every release (a numerics item fails)"
+        if result.holds()
+        else "not every contract item holds"
     )
-    return 0 if result.ok else 1
+    print(f"\n{verdict} ({len(result.releases)} releases; {time.monotonic() - start:.1f}s)")
+    return exit_status(result, args.strict_numerics)
 
 
 def _command() -> str:

@@ -26,6 +26,7 @@ from jax_conformance.compat.drive import (
     format_changes_text,
     gate_check,
     merged_results,
+    refuse_unasked,
     save_search,
     search_range,
 )
@@ -462,6 +463,8 @@ def main(args: argparse.Namespace) -> int:
     envs: list[Environment] = []
     mode_runs: list[ModeRun] = []
     _check_usage(args)
+    if args.releases is not None and args.from_results is None:
+        refuse_unasked(args, args.releases, (args.cache_dir or default_cache_dir()).resolve())
     # the --jax builds before a directory is made: a build that fails writes none
     args.jax_envs = prepare_builds(args)
     args.out = _out_dir(args)

@@ -168,8 +168,9 @@ def main(args: argparse.Namespace) -> int:
     if areas is not None:
         unknown = [a for a in areas if a not in AREAS]
         if unknown or not areas:
+            word = "area" if len(unknown) == 1 else "areas"
             raise UsageError(
-                f"--areas {args.areas}: unknown area(s) {', '.join(unknown) or '(none named)'}; "
+                f"--areas {args.areas}: unknown {word} {', '.join(unknown) or '(none named)'}; "
                 f"the areas are {', '.join(AREAS)}"
             )
     if args.program is not None:

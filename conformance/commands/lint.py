@@ -26,6 +26,7 @@ from jax_conformance.spec.rules import (
     lint_only_errors,
 )
 from jax_conformance.spec.schema import fast_validator
+from jax_conformance.text import plural
 from jax_conformance.usage import check_adapter, check_spec_paths
 
 
@@ -181,5 +182,5 @@ def main(args: argparse.Namespace) -> int:
     errors, n = lint_paths(args.paths, args.adapter)
     for error in sorted(errors, key=lambda e: (str(e.path), e.line, e.rule)):
         print(one_line(error, Path.cwd()))
-    print(f"{n} spec file(s) checked, {len(errors)} error(s)", file=sys.stderr)
+    print(f"{plural(n, 'spec file')} checked, {plural(len(errors), 'error')}", file=sys.stderr)
     return 1 if errors else 0

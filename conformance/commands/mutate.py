@@ -39,7 +39,7 @@ from jax_conformance.launch.service import run_modes, stopped_status
 from jax_conformance.mode import Mode, read_modes
 from jax_conformance.records import MutantRow, MutationRecord, ResultRecord, ResultsWriter
 from jax_conformance.report import message_strength
-from jax_conformance.text import cut
+from jax_conformance.text import cut, plural
 from jax_conformance.usage import check_spec_paths
 
 DEFAULT_OUT = Path("reports/mutation.json")
@@ -173,7 +173,7 @@ def _baseline(
 ) -> tuple[dict[str, set[str]], list[message_strength.BlockStrength]] | None:
     """The unmutated reference in every mode: the failing cases per mode (none, else None after
     saying so: kills would mean nothing) and its raises/warns blocks judged for message strength."""
-    print(f"baseline: the unmutated reference in {len(modes)} mode(s)")
+    print(f"baseline: the unmutated reference in {plural(len(modes), 'mode')}")
     base_jobs = [_job(None, m, tmp, args) for m in modes]
     _run_all(base_jobs, args)
     baseline: dict[str, set[str]] = {}
@@ -210,7 +210,9 @@ def main(args: argparse.Namespace) -> int:
     ] or list(mutants)
     unknown = [n for n in names if n not in mutants]
     if unknown:
-        raise UsageError(f"unknown mutant(s) {', '.join(unknown)}; see --list")
+        raise UsageError(
+            f"unknown {'mutant' if len(unknown) == 1 else 'mutants'} {', '.join(unknown)}; see --list"
+        )
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="jax-conformance-mutate-"))
     baseline: dict[str, set[str]] = {m.slug: set() for m in modes}
@@ -223,7 +225,7 @@ def main(args: argparse.Namespace) -> int:
         baseline, blocks = ran
         messages = message_strength.summary(blocks)
     print(
-        f"{len(names)} mutant(s) x {len(modes)} mode(s), {args.jobs} at "
+        f"{plural(len(names), 'mutant')} x {plural(len(modes), 'mode')}, {args.jobs} at "
         f"once{'' if args.exhaustive else ', stopping each mutant at its first kill'}"
     )
     # Mode-major order: jobs running side by side belong to different mutants, so a mutant killed

@@ -26,6 +26,7 @@ from jax_conformance.compat.drive import (
     add_radar_arguments,
     cached_search,
     changes_json,
+    refuse_unasked,
     save_search,
     search_range,
     selection,
@@ -51,6 +52,7 @@ from jax_conformance.mode import DEFAULT_MODES, read_modes
 from jax_conformance.records import ChangeJSON, SearchJSON, write_one
 from jax_conformance.releases import version_key
 from jax_conformance.spec.loader import spec_revision
+from jax_conformance.text import plural
 from packaging.version import InvalidVersion, Version
 
 
@@ -176,10 +178,10 @@ def _from_shipped(
         )
         shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
         print(
-            f"upgrade: {len(stale)} case(s) added or changed since the shipped search are not in this "
+            f"upgrade: {plural(len(stale), 'case')} added or changed since the shipped search are not in this "
             f"answer: {shown}. Searching them (--fresh): {cost}"
         )
-        how += f"; {len(stale)} case(s) added or changed since are not answered"
+        how += f"; {plural(len(stale), 'case')} added or changed since are not answered"
     return answerable(shipped, stale), how
 
 
@@ -201,8 +203,8 @@ def summary_text(a: str, b: str, changes: list[ChangeJSON], how: str) -> str:
     flags = [c for c in changes if c["case"].startswith("flag:")]
     promised = sum(1 for c in cases if c.get("basis") in PROMISED)
     lines = [
-        f"Upgrading JAX {a} -> {b}: {len(cases)} behaviour change(s) ({promised} in documented or tested "
-        f"behaviour, {len(cases) - promised} observed-only), {len(flags)} flag change(s); {how}"
+        f"Upgrading JAX {a} -> {b}: {plural(len(cases), 'behaviour change')} ({promised} in documented or tested "
+        f"behaviour, {len(cases) - promised} observed-only), {plural(len(flags), 'flag change')}; {how}"
     ]
     by_topic: dict[str, list[ChangeJSON]] = {}
     for c in cases:
@@ -323,6 +325,7 @@ def main(args: argparse.Namespace) -> int:
     elif answer is not None:
         data, how = answer
     else:
+        refuse_unasked(args, f"{a}..{b}", cache)
         print(
             f"upgrade: no search holding {a} and {b} under this selection is in {cache / 'radar'}; "
             "searching now: installing releases and running the suite (its cost follows once pip "

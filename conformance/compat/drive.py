@@ -23,7 +23,7 @@ from jax_conformance.compat.discover import Release, discover, parse_range
 from jax_conformance.compat.envs import default_cache_dir, find_python
 from jax_conformance.compat.gates import GateFlag, gate_flags
 from jax_conformance.compat.observer import RealObserver
-from jax_conformance.compat.plan import search_plan
+from jax_conformance.compat.plan import ends_cost, search_plan
 from jax_conformance.compat.radar import (
     FLAG,
     HARNESS,
@@ -49,6 +49,7 @@ from jax_conformance.records import (
 )
 from jax_conformance.releases import observed_text, version_key
 from jax_conformance.spec.loader import spec_revision
+from jax_conformance.text import plural
 from jax_conformance.usage import check_expression, check_selection, selection_counts
 
 SEARCHES = "searches"  # under a radar store: one JSON file per range searched, its changes
@@ -87,7 +88,8 @@ def add_radar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--yes",
         action="store_true",
-        help="start a search without asking (at a terminal it asks, after saying what it will cost)",
+        help="start a search without asking (at a terminal it asks, after saying what it will cost; "
+        "with no terminal it refuses, exit 2, unless --yes)",
     )
 
 
@@ -149,13 +151,46 @@ def selection_tag(extra: Sequence[str]) -> str:
 
 def go_ahead(args: argparse.Namespace) -> bool:
     """Whether to start the search the plan just described: asked at a terminal (`--yes` answers
-    for the user); a run with no terminal (CI, a script) goes ahead, its plan printed."""
+    for the user). With no terminal the commands have refused already (`refuse_unasked`) unless
+    --yes was given or the store answers the range, so it goes ahead."""
     if getattr(args, "yes", False) or not sys.stdin.isatty():
         return True
     try:
         return input("radar: go ahead? [y/N] ").strip().lower() in ("y", "yes")
     except EOFError:
         return False
+
+
+def refuse_unasked(args: argparse.Namespace, text: str, cache: Path) -> None:
+    """Without --yes and with no terminal to ask at (CI, a script), a search of `text` that may
+    install releases and run the suite is refused before any work (UsageError: one line, exit 2,
+    nothing installed or run, no directory made), naming what it would do and about what it costs. A range whose
+    saved search in the store has the same ends is answered from the store: not refused."""
+    if getattr(args, "yes", False) or sys.stdin.isatty():
+        return
+    try:
+        lo, hi = parse_range(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    extra = selection(args)
+    low = str(lo)
+    root = store_root(cache, str(hi), selection=selection_tag(extra)) if hi else None
+    if root is not None:
+        saved = cached_search(root, low, str(hi))
+        if saved is not None and saved["releases"][0] == low and saved["releases"][-1] == str(hi):
+            return
+    anchors = [a.strip() for a in args.anchors.replace(",", " ").split() if a.strip()]
+    ends = [low, *anchors, *([str(hi)] if hi else [])]
+    keywords, marks, _ = _split_selection(extra)
+    selected = selection_counts(next(iter(keywords), None), next(iter(marks), None), [SPECS_DIR])
+    slugs = [mode_slug(m) for m in args.modes]
+    stored = stored_ends(Store(root), ends, slugs) if root is not None and root.is_dir() else None
+    cost = ends_cost(ends, cache, len(slugs), selected, args.jobs, stored)
+    raise UsageError(
+        f"not searching {text} without --yes (no terminal to ask at): it would install the JAX "
+        f"releases in that range under {cache} and run the suite in {plural(len(slugs), 'mode')} "
+        f"at each end: {cost}. Pass --yes to go ahead; nothing was installed or run"
+    )
 
 
 def interpreters(args: argparse.Namespace) -> dict[str, str]:
@@ -236,7 +271,7 @@ def search_range(
     discovery_s = time.monotonic() - start
     if len(releases) < 2:
         raise UsageError(
-            f"{text}: the package index offers {len(releases)} release(s) in that range for Python "
+            f"{text}: the package index offers {plural(len(releases), 'release')} in that range for Python "
             f"{', '.join(sorted(pythons))}; at least two are needed"
         )
     say(
@@ -393,6 +428,19 @@ def describe_change(before: str, after: str) -> str:
     return f"{before or '-'} -> {after or '-'}"
 
 
+def spec_path(text: str, specs: Path) -> str:
+    """A record's spec file as a search keeps it: `specs/<topic>/<file>.yaml`, relative (as a run's
+    records name it; `compat.table.SPEC_FILE_ROOT` resolves it), never the path of the store's copy
+    of the specs on the machine that searched, which a shipped search must not carry; an absolute
+    path outside that copy is dropped ("")."""
+    path = Path(text)
+    if not path.is_absolute():
+        return text
+    if path.is_relative_to(specs):
+        return (Path(SPECS_DIR.name) / path.relative_to(specs)).as_posix()
+    return ""
+
+
 def changes_json(run: RadarRun) -> SearchJSON:
     """The radar's findings: each change with its release, the releases probed, install times, flags."""
     facts = case_facts(run.store, run.search.releases)
@@ -406,7 +454,9 @@ def changes_json(run: RadarRun) -> SearchJSON:
             "claim": rec.get("claim", "") if rec else "",
             "basis": rec.get("basis") if rec else None,
             "source": rec.get("source") if rec else None,
-            "spec_file": rec.get("spec_file", "") if rec else "",
+            "spec_file": spec_path(rec.get("spec_file", ""), run.store.root / "specs")
+            if rec
+            else "",
         }
         if i in texts:
             change["said"] = texts[i]
@@ -477,7 +527,9 @@ def format_changes_text(run: RadarRun, data: SearchJSON | None = None) -> str:
         by_release.setdefault(ch["release"], []).append(ch)
     for release in sorted(by_release, key=version_key):
         items = by_release[release]
-        lines.append(f"jax {release} (after {items[0]['previous']}): {len(items)} change(s)")
+        lines.append(
+            f"jax {release} (after {items[0]['previous']}): {plural(len(items), 'change')}"
+        )
         for ch in items:
             modes = ch["modes"]
             pairs = dict.fromkeys((ch["before"][m], ch["after"][m]) for m in modes)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from jax_conformance.compat.budget import MARKER
+from jax_conformance.text import plural
 
 # Measured (bench/RADAR.md, docs/measurements.md): an environment takes 380-650 MB with uv and
 # 30-85 s to build; a mode process costs about 40 s to start (JAX import, collection) and about
@@ -59,7 +60,7 @@ def search_plan(
     most = (len(build_ends) + len(build_between)) * ENV_BYTES
     free = shutil.disk_usage(cache if cache.exists() else _existing(cache)).free
     builds = (
-        f"it builds {len(build_ends)} environment(s) now for the ends ({', '.join(ends)}; "
+        f"it builds {plural(len(build_ends), 'environment')} now for the ends ({', '.join(ends)}; "
         f"{_ready(ends, have, to_run)}) and up to "
         f"{len(build_between)} more for releases between, only where a change needs bisecting: "
         f"about {ENV_BYTES / 1e9:.2f} GB each, {most / 1e9:.1f} GB at most, under {cache} "
@@ -76,6 +77,32 @@ def search_plan(
     )
 
 
+def ends_cost(
+    ends: Sequence[str],
+    cache: Path,
+    modes: int,
+    selected: tuple[int, int] | None,
+    jobs: int,
+    stored: Mapping[str, int] | None = None,
+) -> str:
+    """What a search costs before pip has listed the releases between its ends (said where it is
+    refused unasked, `drive.refuse_unasked`): the ends' environments and mode runs, then what each
+    release between adds where a change needs bisecting."""
+    have = cached_envs(cache, ends)
+    to_run = {r: max(0, modes - (stored or {}).get(r, 0)) for r in ends}
+    build = [r for r in ends if r not in have and to_run[r]]
+    cases = selected[0] if selected else 3835
+    runs = sum(to_run.values())
+    seconds = len(build) * BUILD_S + runs * (START_S + CASE_S * cases) / max(1, jobs)
+    probe_s = BUILD_S + modes * PROBE_S / max(1, jobs)
+    return (
+        f"{plural(len(build), 'environment')} to build for the ends (about {len(build) * ENV_BYTES / 1e9:.1f} GB) "
+        f"and {runs} mode runs of {cases} cases: about {_minutes(seconds) if runs else '0 min'}, plus "
+        f"{ENV_BYTES / 1e9:.2f} GB and {_minutes(probe_s)} for each release between that a change "
+        "needs bisecting"
+    )
+
+
 def _ready(ends: Sequence[str], have: set[str], to_run: Mapping[str, int]) -> str:
     """How many ends need no build: cached, or with every mode answered from the store."""
     cached = sum(1 for r in ends if r in have and to_run[r])
@@ -86,7 +113,7 @@ def _ready(ends: Sequence[str], have: set[str], to_run: Mapping[str, int]) -> st
 def _ends_text(of: str, modes: int, answered: int, runs: int) -> str:
     """What the ends cost: the mode runs still to make, and those the store answers."""
     if not answered:
-        return f"It runs {of} in {modes} mode(s) at each end"
+        return f"It runs {of} in {plural(modes, 'mode')} at each end"
     if not runs:
         return f"At the ends, all {answered} mode runs ({of}) are answered from the store, none run"
     return (

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import yaml
 from jax_conformance import SPECS_DIR
-from jax_conformance.records import SearchJSON, ShippedJSON, read_search, write_search
+from jax_conformance.compat.drive import spec_path
+from jax_conformance.records import ChangeJSON, SearchJSON, ShippedJSON, read_search, write_search
 from jax_conformance.releases import version_key
 from jax_conformance.spec.loader import SHIPPED_SEARCHES, spec_revision
 
@@ -66,8 +67,12 @@ def ship(data: SearchJSON, specs: Path, command: str, into: Path | None = None) 
         "command": command,
     }
     folder = SHIPPED_DIR if into is None else into
+    changes: list[ChangeJSON] = [
+        {**c, "spec_file": spec_path(c.get("spec_file", ""), specs)} for c in data["changes"]
+    ]
     return write_search(
-        folder / f"{releases[0]}..{releases[-1]}.json", {**data, "shipped": shipped}
+        folder / f"{releases[0]}..{releases[-1]}.json",
+        {**data, "changes": changes, "shipped": shipped},
     )
 
 

@@ -7,7 +7,9 @@
 The items (`ITEMS`, each with an id, a statement and the spec cases it comes from) are checked in
 one process per mode (x64 off with warn / error / allow, x64 on; `modes=["off-warn", "+upcoming"]`
 adds JAX's upgrade flags), two at a time; `jax-conformance check` and the pytest fixture
-`jax_contract` use the same engine. Importing this package never imports JAX.
+`jax_contract` use the same engine. `result.ok` counts every item; `result.contract_ok` leaves out
+the numerics items' failures (finite differences: values JAX does not promise), as `check`'s exit
+status does without --strict-numerics. Importing this package never imports JAX.
 """
 
 from __future__ import annotations

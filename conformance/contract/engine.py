@@ -29,7 +29,7 @@ from jax_conformance.launch.scheduler import ModeProcess
 from jax_conformance.launch.service import run_modes
 from jax_conformance.mode import Mode, expand_upcoming, read_modes
 from jax_conformance.records import ModeOutput, contract_output
-from jax_conformance.text import describe_exit
+from jax_conformance.text import describe_exit, plural
 
 RUNNER = "jax_conformance.adapters.jax.contract"
 USAGE_RUNNER = (
@@ -38,6 +38,11 @@ USAGE_RUNNER = (
 # The upgrade flags `--modes +upcoming` sets (those JAX has, still off by default): the suite's own
 # (flag_table.TOPIC_FLAGS) and the two that change JAX's own custom rules.
 CONTRACT_FLAGS = (*TOPIC_FLAGS, "jax_custom_jvp3", "jax_softmax_custom_jvp")
+# What the table's `*` and the numerics failures' heading say.
+NUMERICS_NOTE = (
+    "values JAX does not promise (docs/api_compatibility.md, "
+    '"Numerics and randomness"); a failure there is not a contract failure'
+)
 ERROR = "error"  # a target that could not be imported or given its arguments in a mode
 
 
@@ -77,6 +82,11 @@ class Failure:
     actual: str
     spec: str  # the spec case that states the item
 
+    @property
+    def numerics(self) -> bool:
+        """A numerics item's failure (values JAX does not promise), reported apart."""
+        return BY_ID[self.item].numerics
+
     def line(self) -> str:
         return (
             f"FAIL {self.item} [{self.mode}] {self.transform}: expected {self.expected}; got {self.actual}"
@@ -109,7 +119,16 @@ class TargetResult:
 
     @property
     def ok(self) -> bool:
+        """Every item holds in every mode, numerics items included."""
         return not self.errors and all(o.status in (PASS, NA) for o in self.outcomes.values())
+
+    @property
+    def contract_ok(self) -> bool:
+        """Every contract item holds in every mode: a numerics item's failure does not count."""
+        return not self.errors and all(
+            o.status in (PASS, NA) or (o.status in (FAIL, BLOCKED) and BY_ID[o.item].numerics)
+            for o in self.outcomes.values()
+        )
 
     def status(self, item: str, mode: str) -> str:
         if mode in self.errors:
@@ -136,28 +155,67 @@ class ContractResult:
 
     @property
     def ok(self) -> bool:
+        """Every item holds for every target in every mode, numerics items included (the Python
+        API's and the pytest fixture's verdict; `check`'s exit status is `holds`)."""
         return all(t.ok for t in self.targets)
+
+    @property
+    def contract_ok(self) -> bool:
+        """Every contract item holds: numerics failures (values JAX does not promise) aside."""
+        return all(t.contract_ok for t in self.targets)
+
+    def holds(self, strict_numerics: bool = False) -> bool:
+        """`check`'s verdict: the contract items hold (and, strict, the numerics items too)."""
+        return self.ok if strict_numerics else self.contract_ok
 
     @property
     def failures(self) -> list[Failure]:
         return [f for t in self.targets for f in t.failures]
 
-    def failure_lines(self) -> list[str]:
+    def failure_lines(self, numerics: bool | None = None) -> list[str]:
+        """The ERROR and FAIL lines: all (None), the contract's, errors included (False), or the
+        numerics items' (True)."""
         lines = []
         for t in self.targets:
-            for mode, why in t.errors.items():
-                lines.append(f"ERROR {t.label} [{mode}]: {why}")
+            if numerics is not True:
+                lines += [f"ERROR {t.label} [{mode}]: {why}" for mode, why in t.errors.items()]
             lines += [
-                (f"{t.label}: " if len(self.targets) > 1 else "") + f.line() for f in t.failures
+                (f"{t.label}: " if len(self.targets) > 1 else "") + f.line()
+                for f in t.failures
+                if numerics is None or f.numerics == numerics
             ]
         return lines
+
+    def failure_blocks(self) -> list[str]:
+        """The failure lines as printed: the contract's (and errors), then the numerics items'
+        under a heading of their own, each block after a blank line."""
+        out: list[str] = []
+        contract, numerics = self.failure_lines(numerics=False), self.failure_lines(numerics=True)
+        if contract:
+            out += ["", *contract]
+        if numerics:
+            out += ["", f"numerics failures ({NUMERICS_NOTE}):", *numerics]
+        return out
+
+    def verdict(self, strict_numerics: bool = False) -> str:
+        """The closing line's verdict: contract failures counted, numerics failures apart."""
+        contract, numerics = self.failure_lines(numerics=False), self.failure_lines(numerics=True)
+        head = (
+            plural(len(contract), "contract failure")
+            if contract
+            else "every contract item holds in every mode"
+        )
+        if not numerics:
+            return head if contract else "every item holds in every mode"
+        counted = "counted: --strict-numerics" if strict_numerics else "not counted"
+        return f"{head}; {plural(len(numerics), 'numerics failure')} ({counted})"
 
     def table(self) -> str:
         out: list[str] = []
         for t in self.targets:
             kinds = sorted(set(t.kinds.values())) or ["?"]
             out.append(f"{t.label} ({'/'.join(kinds)}, JAX {self.jax_version})")
-            width = max(len(i.id) for i in ITEMS)
+            width = max(len(i.id) + 2 * i.numerics for i in ITEMS)
             cols = [max(len(m), 7) for m in self.modes]
             out.append(
                 "  "
@@ -166,11 +224,13 @@ class ContractResult:
                 + "  ".join(m.ljust(c) for m, c in zip(self.modes, cols, strict=True))
             )
             for item in ITEMS:
+                name = item.id + (" *" if item.numerics else "")
                 cells = [
                     cell(t.status(item.id, m)).ljust(c)
                     for m, c in zip(self.modes, cols, strict=True)
                 ]
-                out.append("  " + item.id.ljust(width) + "  " + "  ".join(cells).rstrip())
+                out.append("  " + name.ljust(width) + "  " + "  ".join(cells).rstrip())
+        out.append(f"  * numerics: {NUMERICS_NOTE}")
         return "\n".join(out)
 
     def notes(self) -> list[str]:
@@ -404,7 +464,7 @@ def run_contract(
 def misuse_error(problems: Sequence[Sequence[str]], targets: int) -> UsageError:
     """The first [label, problem] as one line (the label where several targets were checked)."""
     label, why = problems[0]
-    more = f" (and {len(problems) - 1} other target(s))" if len(problems) > 1 else ""
+    more = f" (and {plural(len(problems) - 1, 'other target')})" if len(problems) > 1 else ""
     return UsageError(f"{label + ': ' if targets > 1 else ''}{why}{more}")
 
 

@@ -1,5 +1,9 @@
 """The contract's items: what a custom_vjp / custom_jvp rule must do, one line each, with the spec
-cases of this suite that state it (specs/custom_vjp/, specs/custom_jvp/, specs/x64/, specs/autodiff/).
+cases of this suite that state it (specs/custom_vjp/, specs/custom_jvp/, specs/x64/, specs/autodiff/),
+the JAX promise it checks (`sources`: a docs section or a JAX test, as the specs cite them, and its
+`basis`), and whether it checks numerics JAX does not promise (`numerics`: docs/api_compatibility.md,
+"exact numerics are not guaranteed across versions, platforms or jit"); `check` reports those apart
+from contract failures (docs/check.md, "The items").
 
 Plain data: this module imports neither JAX nor the rest of the harness, so the parent (the CLI,
 `check`, the pytest fixture) and the runner inside each mode's process share it.
@@ -11,6 +15,59 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Source:
+    """Where JAX makes a promise, as a spec's `source` names it: a docs page (`doc`, in the JAX
+    repository) and its `section`, or a JAX test (`file` and `function`, Class.test_name)."""
+
+    doc: str = ""
+    section: str = ""
+    url: str = ""
+    file: str = ""
+    function: str = ""
+
+    def cite(self) -> str:
+        """One line: `docs/x.md, "Section"` or `tests/x_test.py::Class::test_name`."""
+        if self.doc:
+            return f'{self.doc}, "{self.section}"' if self.section else self.doc
+        return f"{self.file}::{self.function.replace('.', '::')}"
+
+
+NOTEBOOK = "docs/notebooks/Custom_derivative_rules_for_Python_code.md"
+NOTEBOOK_URL = (
+    "https://docs.jax.dev/en/latest/notebooks/Custom_derivative_rules_for_Python_code.html"
+)
+CUSTOM_JVP_SECTION = Source(
+    NOTEBOOK,
+    "Use jax.custom_jvp to define forward-mode (and, indirectly, reverse-mode) rules",
+    NOTEBOOK_URL,
+)
+CUSTOM_VJP_SECTION = Source(
+    NOTEBOOK, "Use jax.custom_vjp to define custom reverse-mode-only rules", NOTEBOOK_URL
+)
+NONDIFF_SECTION = Source(NOTEBOOK, "Handling non-differentiable arguments", NOTEBOOK_URL)
+X64_SECTION = Source(
+    "docs/default_dtypes.md",
+    "Default setting: 32-bits everywhere",
+    "https://docs.jax.dev/en/latest/default_dtypes.html",
+)
+# Why an item is numerics: JAX promises no exact values, within or without jit.
+NUMERICS_SECTION = Source(
+    "docs/api_compatibility.md",
+    "Numerics and randomness",
+    "https://docs.jax.dev/en/latest/api_compatibility.html#numerics-and-randomness",
+)
+CUSTOM_API_TEST = "tests/custom_api_test.py"
+
+
+def jax_test(function: str, file: str = CUSTOM_API_TEST) -> Source:
+    """A JAX test, Class.test_name in file (default tests/custom_api_test.py)."""
+    return Source(file=file, function=function)
+
+
+BASES = ("documented", "tested", "observed")  # as the specs' `basis` (schema.json)
+
+
+@dataclass(frozen=True)
 class Item:
     id: str
     statement: str
@@ -19,6 +76,10 @@ class Item:
         "custom_vjp",
         "custom_jvp",
     )  # the kinds of rule it applies to ("plain": no rule)
+    sources: tuple[Source, ...] = ()  # the JAX promise it checks, the first the one a table links
+    basis: str = ""  # documented, tested or observed (BASES)
+    # it compares values JAX does not promise (finite differences): a failure is reported apart
+    numerics: bool = False
 
 
 RULE_FWD_PAIR = Item(
@@ -37,6 +98,12 @@ RULE_FWD_PAIR = Item(
         "custom_jvp.rule_outputs.tangent-dtype-differs",
         "custom_jvp.integer_inputs.float0-tangent-jvp",
     ),
+    sources=(
+        CUSTOM_VJP_SECTION,
+        CUSTOM_JVP_SECTION,
+        jax_test("CustomJVPTest.test_jvp_rule_doesnt_return_pair_error_message"),
+    ),
+    basis="documented",
 )
 
 PRIMAL_MATCHES_FWD = Item(
@@ -51,6 +118,11 @@ PRIMAL_MATCHES_FWD = Item(
         "custom_jvp.rule_outputs.primal-shape-differs-under-scan",
         "custom_jvp.rule_outputs.primal-structure-differs-under-scan",
     ),
+    sources=(
+        jax_test("CustomVJPTest.test_fwd_rule_primal_out_type_doesnt_match_primal_error_message"),
+        jax_test("CustomJVPTest.test_jvp_rule_primal_out_type_doesnt_match_primal_error_message"),
+    ),
+    basis="tested",
 )
 
 RULE_BWD_STRUCTURE = Item(
@@ -69,6 +141,12 @@ RULE_BWD_STRUCTURE = Item(
         "custom_vjp.integer_inputs.bwd-nonzero-for-int-becomes-float0",
     ),
     ("custom_vjp",),
+    sources=(
+        CUSTOM_VJP_SECTION,
+        jax_test("CustomVJPTest.test_vjp_bwd_returns_non_tuple_error"),
+        jax_test("CustomVJPTest.test_bwd_rule_shape_mismatch"),
+    ),
+    basis="documented",
 )
 
 GRAD_DTYPE = Item(
@@ -83,6 +161,12 @@ GRAD_DTYPE = Item(
         "custom_jvp.integer_inputs.rule-gets-float0-tangent-jvp",
         "autodiff.jvp_arguments.tangent-dtype-must-be-primal-dtype",
     ),
+    sources=(
+        jax_test("X64ContextTests.test_custom_vjp", "tests/x64_context_test.py"),
+        jax_test("X64ContextTests.test_custom_jvp", "tests/x64_context_test.py"),
+        X64_SECTION,
+    ),
+    basis="tested",
 )
 
 DERIVATIVES_AGREE = Item(
@@ -97,6 +181,8 @@ DERIVATIVES_AGREE = Item(
         "custom_vjp.primal_consistency.grad-still-works",
     ),
     ("custom_vjp", "custom_jvp", "plain"),
+    sources=(CUSTOM_JVP_SECTION, CUSTOM_VJP_SECTION),
+    basis="documented",
 )
 
 DERIVATIVES_FINITE_DIFFERENCES = Item(
@@ -110,6 +196,12 @@ DERIVATIVES_FINITE_DIFFERENCES = Item(
         "custom_jvp.basics.log1pexp-stable-grad",
     ),
     ("custom_vjp", "custom_jvp", "plain"),
+    sources=(
+        jax_test("CustomVJPTest.test_custom_vjp_scan_batching_edge_case"),
+        NUMERICS_SECTION,
+    ),
+    basis="tested",
+    numerics=True,
 )
 
 TRANSFORMS_JIT = Item(
@@ -123,6 +215,12 @@ TRANSFORMS_JIT = Item(
         "custom_vjp.nondiff_argnums.migrated-grad-of-jit",
     ),
     ("custom_vjp", "custom_jvp", "plain"),
+    sources=(
+        CUSTOM_JVP_SECTION,
+        jax_test("CustomJVPTest.test_jit"),
+        jax_test("CustomVJPTest.test_jit"),
+    ),
+    basis="documented",
 )
 
 TRANSFORMS_VMAP = Item(
@@ -136,6 +234,12 @@ TRANSFORMS_VMAP = Item(
         "custom_jvp.basics.log1pexp-stable-grad",
     ),
     ("custom_vjp", "custom_jvp", "plain"),
+    sources=(
+        CUSTOM_JVP_SECTION,
+        jax_test("CustomJVPTest.test_vmap"),
+        jax_test("CustomVJPTest.test_vmap"),
+    ),
+    basis="documented",
 )
 
 TRANSFORMS_SCAN = Item(
@@ -149,6 +253,11 @@ TRANSFORMS_SCAN = Item(
         "custom_jvp.symbolic_zeros.scan-under-grad",
     ),
     ("custom_vjp", "custom_jvp", "plain"),
+    sources=(
+        jax_test("CustomVJPTest.test_custom_vjp_scan_batching_edge_case"),
+        jax_test("CustomJVPTest.test_linear_in_scan"),
+    ),
+    basis="tested",
 )
 
 TRANSFORMS_CHECKPOINT = Item(
@@ -160,6 +269,8 @@ TRANSFORMS_CHECKPOINT = Item(
         "custom_vjp.defvjp_options.optimize-remat-under-remat",
     ),
     ("custom_vjp", "custom_jvp", "plain"),
+    sources=(jax_test("CustomJVPTest.test_remat"), jax_test("CustomVJPTest.test_remat")),
+    basis="tested",
 )
 
 TRANSFORMS_SECOND_ORDER = Item(
@@ -172,6 +283,13 @@ TRANSFORMS_SECOND_ORDER = Item(
         "custom_vjp.nondiff_argnums.migrated-grad-of-grad",
     ),
     ("custom_vjp", "custom_jvp", "plain"),
+    sources=(
+        CUSTOM_JVP_SECTION,
+        jax_test("CustomVJPTest.test_remat_higher_order"),
+        NUMERICS_SECTION,
+    ),
+    basis="documented",
+    numerics=True,
 )
 
 X64_NO_EXTRA_WARNING = Item(
@@ -184,6 +302,8 @@ X64_NO_EXTRA_WARNING = Item(
         "x64.transforms.jit",
         "x64.explicit_mode.env-error",
     ),
+    sources=(X64_SECTION, jax_test("APITest.test_dtype_warning", "tests/api_test.py")),
+    basis="documented",
 )
 
 NONDIFF_HASHABLE = Item(
@@ -197,6 +317,8 @@ NONDIFF_HASHABLE = Item(
         "custom_vjp.nondiff_argnums.tracer-under-vmap",
         "custom_jvp.nondiff_argnums.tracer-under-jit-primal",
     ),
+    sources=(NONDIFF_SECTION, jax_test("CustomVJPTest.test_nondiff_argnums_unhashable")),
+    basis="tested",
 )
 
 # The items in the order they are judged and shown.
@@ -219,3 +341,28 @@ BY_ID = {item.id: item for item in ITEMS}
 
 # Outcomes of an item in one mode.
 PASS, FAIL, NA, BLOCKED = "pass", "fail", "n/a", "blocked"
+
+JAX_REPO = "https://github.com/jax-ml/jax/blob/main/"
+TABLE_START = "<!-- items-table: `jax-conformance check --items --markdown` writes it -->"
+TABLE_END = "<!-- /items-table -->"
+
+
+def link(source: Source) -> str:
+    """A source as a Markdown link: the docs page (its section named), or the JAX test's file."""
+    if source.doc:
+        return f"[{source.doc}, {source.section}]({source.url or JAX_REPO + source.doc})"
+    return f"[{source.cite()}]({JAX_REPO}{source.file})"
+
+
+def markdown_table() -> str:
+    """docs/check.md's table of the items (between TABLE_START and TABLE_END): id, what it checks,
+    the JAX promise, basis, contract or numerics; made from ITEMS, never typed by hand."""
+    rows = [
+        "| item | what it checks | the JAX promise | basis | kind |",
+        "|---|---|---|---|---|",
+    ]
+    for item in ITEMS:
+        promise = "<br>".join(link(s) for s in item.sources)
+        kind = "numerics" if item.numerics else "contract"
+        rows.append(f"| `{item.id}` | {item.statement} | {promise} | {item.basis} | {kind} |")
+    return "\n".join([TABLE_START, *rows, TABLE_END])

@@ -38,6 +38,7 @@ from jax_conformance.contract.wire import Expr, FoundRule, FoundRules
 from jax_conformance.errors import UsageError
 from jax_conformance.mode import Mode
 from jax_conformance.records import CHECK_FORMAT, CheckData, ModeOutput, PackageSweep
+from jax_conformance.text import plural
 
 FINDER = "jax_conformance.adapters.jax.contract_package"
 TABLE = "tool.jax-conformance"
@@ -59,9 +60,9 @@ class Sweep:
     find_seconds: float = 0.0
     targets: list[Target] = field(default_factory=list)
 
-    @property
-    def ok(self) -> bool:
-        return self.result is None or self.result.ok
+    def holds(self, strict_numerics: bool = False) -> bool:
+        """Every rule checked holds the contract (strict: its numerics items too)."""
+        return self.result is None or self.result.holds(strict_numerics)
 
     def summary(self) -> PackageSweep:
         """What the report's section for the package says beside the tables."""
@@ -272,7 +273,10 @@ def verdict(result: ContractResult, label: str) -> str:
     blocked = sorted({i for (i, _m), o in t.outcomes.items() if o.status == "blocked"})
     if not failing and not blocked:
         return "ok"
-    parts = [f"FAIL {item} [{','.join(modes)}]" for item, modes in failing.items()]
+    parts = [
+        f"{'numerics ' if BY_ID[item].numerics else ''}FAIL {item} [{','.join(modes)}]"
+        for item, modes in failing.items()
+    ]
     return "; ".join(parts + ([f"blocked: {', '.join(blocked)}"] if blocked else []))
 
 
@@ -280,9 +284,9 @@ def lines(sweep: Sweep) -> list[str]:
     """The sweep printed: one line per rule checked (its kind, its verdict), the rules not checked
     with what they need, the modules that did not import, the failure lines."""
     out = [
-        f"package {sweep.package}: {len(sweep.modules)} modules walked"
+        f"package {sweep.package}: {plural(len(sweep.modules), 'module')} walked"
         f" ({len(sweep.import_errors)} did not import),"
-        f" {len(sweep.checked) + len(sweep.unchecked)} rules found, {len(sweep.checked)} checked"
+        f" {plural(len(sweep.checked) + len(sweep.unchecked), 'rule')} found, {len(sweep.checked)} checked"
         + (f"; table {sweep.pyproject}" if sweep.pyproject else "")
     ]
     width = max([len(r["target"]) for r in sweep.checked] + [10])
@@ -298,7 +302,6 @@ def lines(sweep: Sweep) -> list[str]:
         out += [f"  {name}: {why}" for name, why in sweep.import_errors]
     if sweep.result is not None:
         notes = [ln for ln in sweep.result.notes() if "static" in ln or "wrapper" in ln]
-        failures = sweep.result.failure_lines()
         out += (["notes:"] + [f"  {n}" for n in notes]) if notes else []
-        out += ([""] + failures) if failures else []
+        out += sweep.result.failure_blocks()
     return out

@@ -87,6 +87,10 @@ class ReleaseResult:
     def ok(self) -> bool:
         return all(r.result is not None and r.result.ok for r in self.releases)
 
+    def holds(self, strict_numerics: bool = False) -> bool:
+        """Every release ran and holds the contract (strict: the numerics items too)."""
+        return all(r.result is not None and r.result.holds(strict_numerics) for r in self.releases)
+
     def status(self, run: ReleaseRun, target: int, item: str, mode: str) -> str:
         if run.result is None:
             return "error"
@@ -128,13 +132,14 @@ class ReleaseResult:
                 ]
         return lines
 
-    def failure_lines(self) -> list[str]:
-        """Each release's failure lines, prefixed by the release."""
+    def failure_lines(self, numerics: bool | None = None) -> list[str]:
+        """Each release's failure lines (all, the contract's or the numerics items', as
+        `ContractResult.failure_lines`), prefixed by the release."""
         return [
             f"{r.label}: {line}"
             for r in self.releases
             if r.result is not None
-            for line in r.result.failure_lines()
+            for line in r.result.failure_lines(numerics)
         ]
 
 

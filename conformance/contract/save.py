@@ -2,7 +2,9 @@
 DIR/contract/<target>.jsonl, the records of the record layer's check section (a `check` record,
 then a `check_row` per target x item: `records.check_records`), and a report built in DIR shows it
 in its "Your rules" section (`ReportModel.contracts`, read by `records.read_check`). `check_data` is
-also what `check --json` prints. One format for one run's modes and for --releases."""
+also what `check --json` prints. One format for one run's modes and for --releases: `ok` is the
+contract's verdict (the exit status without --strict-numerics), `failures` the contract's lines,
+`numerics_ok` / `numerics_failures` the numerics items' (values JAX does not promise)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ import re
 from pathlib import Path
 
 from jax_conformance.contract.engine import ContractResult
-from jax_conformance.contract.items import ITEMS
+from jax_conformance.contract.items import ITEMS, Item
 from jax_conformance.contract.releases import ReleaseResult
 from jax_conformance.records import (
     CHECK_FORMAT,
     CheckData,
+    ItemRow,
     ResultsWriter,
     TargetRows,
     check_records,
@@ -38,8 +41,7 @@ def check_data(result: ContractResult | ReleaseResult, command: str) -> CheckDat
                 "label": label,
                 "rows": [
                     {
-                        "item": item.id,
-                        "statement": item.statement,
+                        **row_head(item),
                         "cells": [result.status(r, t, item.id, m) for r, m in cols],
                     }
                     for item in ITEMS
@@ -47,7 +49,7 @@ def check_data(result: ContractResult | ReleaseResult, command: str) -> CheckDat
             }
             for t, label in enumerate(result.targets)
         ]
-        failures = result.errors() + result.failure_lines()
+        failures = result.errors() + result.failure_lines(numerics=False)
         changes = [c.line() for c in result.changes]
         versions = [r.jax_version for r in result.releases]
     else:
@@ -57,27 +59,40 @@ def check_data(result: ContractResult | ReleaseResult, command: str) -> CheckDat
                 "label": t.label,
                 "kinds": sorted(set(t.kinds.values())),
                 "rows": [
-                    {
-                        "item": item.id,
-                        "statement": item.statement,
-                        "cells": [t.status(item.id, m) for m in result.modes],
-                    }
+                    {**row_head(item), "cells": [t.status(item.id, m) for m in result.modes]}
                     for item in ITEMS
                 ],
             }
             for t in result.targets
         ]
-        failures, changes, versions = result.failure_lines(), [], [result.jax_version]
+        failures = result.failure_lines(numerics=False)
+        changes, versions = [], [result.jax_version]
+    numerics = result.failure_lines(numerics=True)
     return {
         "format": CHECK_FORMAT,
         "version": 1,
         "command": command,
-        "ok": result.ok,
+        "ok": result.holds(),
+        "numerics_ok": not numerics,
         "jax_versions": versions,
         "columns": columns,
         "targets": targets,
         "failures": failures,
+        "numerics_failures": numerics,
         "changes": changes,
+    }
+
+
+def row_head(item: Item) -> ItemRow:
+    """An item's row less its cells: what it checks, the JAX promise (its first source), the basis,
+    and whether it is numerics."""
+    return {
+        "item": item.id,
+        "statement": item.statement,
+        "cells": [],
+        "numerics": item.numerics,
+        "basis": item.basis,
+        "source": item.sources[0].cite(),
     }
 
 

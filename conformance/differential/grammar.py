@@ -56,7 +56,8 @@ def programs(areas: list[str] | None = None) -> st.SearchStrategy[Program]:
     names = list(areas or AREAS)
     unknown = [n for n in names if n not in AREAS]
     if unknown:
-        raise ValueError(f"unknown area(s) {', '.join(unknown)}; the areas are {', '.join(AREAS)}")
+        word = "area" if len(unknown) == 1 else "areas"
+        raise ValueError(f"unknown {word} {', '.join(unknown)}; the areas are {', '.join(AREAS)}")
 
     @st.composite
     def program(draw: st.DrawFn) -> Program:

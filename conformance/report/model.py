@@ -45,6 +45,7 @@ from jax_conformance.report.upcoming import (
     upcoming_sections,
 )
 from jax_conformance.spec.model import NORMATIVE_BASES
+from jax_conformance.text import plural
 
 # One character per outcome keeps the case x column grid small enough for a 100,000-record merge.
 CODES = {
@@ -442,7 +443,7 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Run], list[str]]:
     runs = merged.runs
     if merged.differing:
         found.append(
-            f"{len(merged.differing)} cell(s) measured by two runs with different outcomes, the newest "
+            f"{plural(len(merged.differing), 'cell')} measured by two runs with different outcomes, the newest "
             f"record counted: {', '.join(merged.differing[:5])}"
             + (f" and {len(merged.differing) - 5} more" if len(merged.differing) > 5 else "")
         )

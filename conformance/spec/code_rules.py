@@ -16,6 +16,7 @@ from jax_conformance.errors import SpecError
 from jax_conformance.spec.blocks import ExpectBlock
 from jax_conformance.spec.model import Case, Code, Spec
 from jax_conformance.spec.rule_base import Rule, list_items, raw_block, value_line
+from jax_conformance.text import plural
 
 
 class CodeSyntax(Rule):
@@ -255,7 +256,7 @@ class GlobalConfigInProcess(Rule):
                     spec,
                     line,
                     f"the file's setup changes process-wide state ({what}) and runs before "
-                    f"{len(shared)} case(s) without `isolate: process`; move it into isolated cases",
+                    f"{plural(len(shared), 'case')} without `isolate: process`; move it into isolated cases",
                 )
         for case in shared:
             own = ([case.setup[-1]] if "setup" in case.raw else []) + [case.run]

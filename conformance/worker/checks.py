@@ -24,7 +24,7 @@ from jax_conformance.compare import (
 )
 from jax_conformance.errors import SpecCodeError
 from jax_conformance.spec.blocks import ExpectBlock, RaisesBlock, WarningBlock
-from jax_conformance.text import VALUE_CHARS, cut
+from jax_conformance.text import VALUE_CHARS, cut, plural
 
 # The names spec code runs with (the adapter's namespace, setup's names, a `given` case's drawn ones).
 Namespace = dict[str, object]
@@ -181,7 +181,7 @@ def check_warns(
             problems.append(
                 Mismatch(
                     "warns",
-                    f"{len(hits)} warning(s) {expected}, but should be exactly {count} (saw: "
+                    f"{plural(len(hits), 'warning')} {expected}, but should be exactly {count} (saw: "
                     f"{_warning_text(obs.warnings)})",
                     f"{count} x {expected}",
                     _warning_text(obs.warnings),

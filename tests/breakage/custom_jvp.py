@@ -482,3 +482,34 @@ class GradNotUnbroadcast(BrokenJax):
             return spread
 
         jax.grad = grad
+
+
+class RuleTangentsBroadcastUnderVmap(BrokenJax):
+    claim = (
+        "jax#5849: under vmap a custom_jvp rule sees the tangent of an unbatched argument as it is "
+        "(it is broadcast over the batch and handed to the rule as a plain array instead)"
+    )
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        from jax._src import linear_util as lu
+        from jax._src.interpreters import batching
+
+        jnp, float0 = jax.numpy, jax.dtypes.float0
+
+        @lu.transformation2
+        def broadcast_tangents(f: Any, size: int, dims: tuple[Any, ...], *args: Any) -> Any:
+            primals, tangents = args[: len(dims)], args[len(dims) :]
+            return f(*primals, *(_spread(t, d, size) for t, d in zip(tangents, dims, strict=True)))
+
+        def _spread(t: Any, dim: Any, size: int) -> Any:
+            if dim is not None or getattr(t, "dtype", float0) == float0:
+                return t
+            return jnp.broadcast_to(t, (size, *jnp.shape(t)))
+
+        original = batching.batch_custom_jvp_subtrace
+
+        def subtrace(jvp: Any, tag: Any, axis_data: Any, in_dims: Any) -> Any:
+            dims = tuple(in_dims)
+            return original(broadcast_tangents(jvp, axis_data.size, dims), tag, axis_data, in_dims)
+
+        batching.batch_custom_jvp_subtrace = subtrace

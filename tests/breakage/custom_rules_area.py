@@ -3,13 +3,22 @@ mode off-warn, with the custom_vjp / custom_jvp cases that must fail under each 
 
 from __future__ import annotations
 
+from jax_conformance.mode import Mode
+
 from tests.breakage.harness import OFF_WARN, SPECS, Area, Breakage
+
+# x64 on: the cases of a float64 value for a float32 one
+ON_WARN = Mode(True, "warn")
 
 
 def _rule(
-    adapter: str, catches: tuple[str, ...], control: str, module: str = "custom_vjp"
+    adapter: str,
+    catches: tuple[str, ...],
+    control: str,
+    module: str = "custom_vjp",
+    mode: Mode = OFF_WARN,
 ) -> Breakage:
-    return Breakage(f"tests.breakage.{module}:{adapter}", OFF_WARN, catches, (control,))
+    return Breakage(f"tests.breakage.{module}:{adapter}", mode, catches, (control,))
 
 
 def _ids(prefix: str, names: str) -> tuple[str, ...]:
@@ -202,6 +211,21 @@ RULE_BREAKAGES = (
         f"{V_RO}.bwd-tuple-per-argument",
     ),
     _rule(
+        "BwdCotangentCastToInput",
+        _ids(
+            V_RO,
+            "bwd-cotangent-float16-for-float32 bwd-cotangent-float32-for-float16 "
+            "bwd-cotangent-int32-for-float32 bwd-cotangent-dtype-breaks-chain-rule",
+        ),
+        f"{V_RO}.bwd-tuple-per-argument",
+    ),
+    _rule(
+        "BwdCotangentCastToInput",
+        _ids(V_RO, "bwd-cotangent-float64-for-float32"),
+        f"{V_RO}.bwd-tuple-per-argument",
+        mode=ON_WARN,
+    ),
+    _rule(
         "BwdCotangentsReversed",
         _ids(V_RO, "bwd-tuple-per-argument bwd-list-accepted")
         + _ids(V_ND, "migrated-none-gives-zero migrated-grad"),
@@ -345,10 +369,27 @@ RULE_BREAKAGES = (
     ),
     _rule(
         "JvpTangentTypeUnchecked",
-        _ids(J_RO, "tangent-shape-differs tangent-shape-differs-grad tangent-dtype-differs")
+        _ids(
+            J_RO,
+            "tangent-shape-differs tangent-shape-differs-grad tangent-dtype-differs "
+            "tangent-float32-for-float16-jvp tangent-float32-for-float16-grad "
+            "tangent-python-float-for-float16",
+        )
         + _ids(J_INT, "integer-output-int-tangent-rejected"),
         f"{J_RO}.pair-works",
         "custom_jvp",
+    ),
+    _rule(
+        "JvpTangentTypeUnchecked",
+        _ids(
+            J_RO,
+            "tangent-float64-for-float32-jvp tangent-float64-for-float32-grad "
+            "tangent-float64-for-float32-vjp tangent-float64-for-float32-jit "
+            "tangent-python-float-for-float32",
+        ),
+        f"{J_RO}.pair-works",
+        "custom_jvp",
+        ON_WARN,
     ),
     # items 1 and 6: the rule's primal output is the function's
     _rule(
@@ -584,6 +625,13 @@ RULE_BREAKAGES = (
         "BwdPytreeLeavesReversed",
         _ids(V_TM, "remat-pytree-arg"),
         f"{V_RO}.fwd-pair-works",
+    ),
+    # survey row NB8 (jax#5849): the rule under vmap sees an unbatched argument's tangent unbatched
+    _rule(
+        "RuleTangentsBroadcastUnderVmap",
+        _ids(J_TM, "jax-test-grad-through-nested-vmaps"),
+        f"{J_RO}.jax-test-overbatched-tangent-grads",
+        "custom_jvp",
     ),
     _rule(
         "GradNotUnbroadcast",

@@ -372,6 +372,35 @@ class NoBwdShapeCheck(BrokenJax):
         ]
 
 
+class BwdCotangentCastToInput(BrokenJax):
+    claim = (
+        "5: a bwd cotangent of the input's shape and another dtype is passed on as bwd made it "
+        "(it is cast to the input's dtype instead: the gradient has the right value and the wrong dtype)"
+    )
+
+    def patch(self, jax: Any, cd: Any) -> None:
+        jnp = jax.numpy
+
+        def cast(ct: Any, arg: Any) -> Any:
+            if ct is None or not hasattr(ct, "dtype") or not hasattr(arg, "dtype"):
+                return ct
+            if not jnp.issubdtype(arg.dtype, jnp.inexact) or jnp.shape(ct) != jnp.shape(arg):
+                return ct
+            return jnp.asarray(ct).astype(arg.dtype)
+
+        def change(out: Any, seen: list[Any]) -> Any:
+            if not isinstance(out, (tuple, list)) or len(out) != len(seen):
+                return out
+            return type(out)(
+                jax.tree.map(cast, ct, arg)
+                if jax.tree.structure(ct) == jax.tree.structure(arg)
+                else ct
+                for ct, arg in zip(out, seen, strict=True)
+            )
+
+        _wrap_bwd_output(cd, change)
+
+
 class BwdCotangentsReversed(BrokenJax):
     claim = "5: bwd's cotangents go to the arguments in order (they are matched in reverse instead)"
 

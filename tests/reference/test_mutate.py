@@ -73,4 +73,4 @@ def test_unknown_mutant_is_a_usage_error(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 2
-    assert "unknown mutant(s) no-such-mutant" in proc.stderr
+    assert "unknown mutant no-such-mutant" in proc.stderr
